@@ -1,0 +1,309 @@
+"""The syntax tree of a kernel source, as written (no C rules applied yet).
+
+Every node has `loc`, the user's file:line:col (after the preprocessor's
+positions were mapped back). The type checker (isa/typecheck.py) turns this
+into isa.ir.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .ir import Loc
+
+
+@dataclass(eq=False)
+class Node:
+    loc: Loc
+
+
+# ----------------------------------------------------------- declarations
+
+@dataclass(eq=False)
+class DeclSpecs(Node):
+    storage: list           # 'static', 'extern', 'typedef', '__shared__', ...
+    quals: set              # 'const', 'volatile', 'restrict'
+    fn_specs: list          # 'inline', '__forceinline__', ...
+    types: list             # words ('unsigned', 'int'), StructSpec, EnumSpec, TypedefName
+    launch_bounds: Optional[list] = None   # [Expr, Expr?]
+    extern_c: bool = False
+    align: Optional["Expr"] = None
+
+
+@dataclass(eq=False)
+class TypedefName(Node):
+    name: str
+
+
+@dataclass(eq=False)
+class StructSpec(Node):
+    kind: str                   # 'struct' | 'union' | 'class'
+    tag: Optional[str]
+    members: Optional[list]     # list[Declaration] or None for a reference
+
+
+@dataclass(eq=False)
+class Enumerator(Node):
+    name: str
+    value: Optional["Expr"]
+
+
+@dataclass(eq=False)
+class EnumSpec(Node):
+    tag: Optional[str]
+    items: Optional[list]       # list[Enumerator] or None
+
+
+@dataclass(eq=False)
+class Param(Node):
+    specs: DeclSpecs
+    declarator: Optional["Declarator"]   # None when unnamed
+
+
+@dataclass(eq=False)
+class Declarator(Node):
+    """`name` with derivations applied to the base type in order, e.g.
+    `int *a[4]` is ops [('ptr', quals), ('array', Expr)]: base -> pointer ->
+    array of 4. Ops: ('ptr', set) ('ref',) ('array', Expr|None)
+    ('func', list[Param])."""
+    name: Optional[str]
+    ops: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class InitDeclarator(Node):
+    declarator: Declarator
+    init: Optional["Expr"]    # an Expr or InitList
+
+
+@dataclass(eq=False)
+class Declaration(Node):
+    specs: DeclSpecs
+    items: list               # list[InitDeclarator]
+
+
+@dataclass(eq=False)
+class FunctionDef(Node):
+    specs: DeclSpecs
+    declarator: Declarator
+    body: "Compound"
+
+
+@dataclass(eq=False)
+class TypeName(Node):
+    specs: DeclSpecs
+    ops: list                 # as Declarator.ops
+
+
+@dataclass(eq=False)
+class TranslationUnit(Node):
+    items: list               # Declaration | FunctionDef
+
+
+# ------------------------------------------------------------ expressions
+
+@dataclass(eq=False)
+class Expr(Node):
+    pass
+
+
+@dataclass(eq=False)
+class Name(Expr):
+    name: str
+
+
+@dataclass(eq=False)
+class IntLit(Expr):
+    text: str
+
+
+@dataclass(eq=False)
+class FloatLit(Expr):
+    text: str
+
+
+@dataclass(eq=False)
+class CharLit(Expr):
+    text: str
+
+
+@dataclass(eq=False)
+class StringLit(Expr):
+    text: str
+
+
+@dataclass(eq=False)
+class BoolLit(Expr):
+    value: bool
+
+
+@dataclass(eq=False)
+class NullLit(Expr):
+    pass
+
+
+@dataclass(eq=False)
+class BinOp(Expr):
+    op: str                   # C spelling: '+', '<<', '==', ...
+    a: Expr
+    b: Expr
+
+
+@dataclass(eq=False)
+class LogicalOp(Expr):
+    op: str                   # '&&' | '||'
+    a: Expr
+    b: Expr
+
+
+@dataclass(eq=False)
+class AssignOp(Expr):
+    op: str                   # '=', '+=', ...
+    target: Expr
+    value: Expr
+
+
+@dataclass(eq=False)
+class Ternary(Expr):
+    c: Expr
+    a: Expr
+    b: Expr
+
+
+@dataclass(eq=False)
+class UnaryOp(Expr):
+    op: str    # '-', '+', '~', '!', '*', '&', 'pre++', 'pre--', 'post++', 'post--', 'new', 'delete'
+    a: Expr
+
+
+@dataclass(eq=False)
+class CastExpr(Expr):
+    type_name: TypeName
+    a: Expr
+
+
+@dataclass(eq=False)
+class SizeofType(Expr):
+    type_name: TypeName
+
+
+@dataclass(eq=False)
+class SizeofExpr(Expr):
+    a: Expr
+
+
+@dataclass(eq=False)
+class Index(Expr):
+    a: Expr
+    index: Expr
+
+
+@dataclass(eq=False)
+class CallExpr(Expr):
+    func: Expr
+    args: list
+
+
+@dataclass(eq=False)
+class Member(Expr):
+    a: Expr
+    name: str
+    arrow: bool
+
+
+@dataclass(eq=False)
+class CommaExpr(Expr):
+    items: list
+
+
+@dataclass(eq=False)
+class InitList(Expr):
+    items: list
+
+
+# ------------------------------------------------------------- statements
+
+@dataclass(eq=False)
+class Stmt(Node):
+    pass
+
+
+@dataclass(eq=False)
+class Compound(Stmt):
+    items: list               # Stmt | Declaration
+    end: Optional[Loc] = None
+
+
+@dataclass(eq=False)
+class ExprStmt(Stmt):
+    expr: Optional[Expr]
+
+
+@dataclass(eq=False)
+class DeclStmt(Stmt):
+    decl: Declaration
+
+
+@dataclass(eq=False)
+class If(Stmt):
+    cond: Expr
+    then: Stmt
+    other: Optional[Stmt]
+
+
+@dataclass(eq=False)
+class While(Stmt):
+    cond: Expr
+    body: Stmt
+
+
+@dataclass(eq=False)
+class DoWhile(Stmt):
+    body: Stmt
+    cond: Expr
+
+
+@dataclass(eq=False)
+class For(Stmt):
+    init: Optional[Stmt]      # DeclStmt | ExprStmt | None
+    cond: Optional[Expr]
+    step: Optional[Expr]
+    body: Stmt
+
+
+@dataclass(eq=False)
+class Switch(Stmt):
+    value: Expr
+    body: Stmt
+
+
+@dataclass(eq=False)
+class Case(Stmt):
+    value: Expr
+    stmt: Stmt
+
+
+@dataclass(eq=False)
+class Default(Stmt):
+    stmt: Stmt
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Return(Stmt):
+    value: Optional[Expr]
+
+
+@dataclass(eq=False)
+class Unsupported(Stmt):
+    """A statement we parse only to reject (goto, labels)."""
+    what: str

@@ -1,0 +1,280 @@
+"""Calls: __device__ functions (ir.Call) and CUDA built-ins (ir.Intrinsic etc.).
+
+Argument conversions follow the built-in's CUDA signature (builtins.py); the
+math functions are the C++ overloads of the CUDA Math API (float argument ->
+float version, integer argument -> double version).
+"""
+from __future__ import annotations
+
+import math
+
+from . import ast as A
+from . import ir
+from .ir import BOOL, I32, U32, I64, U64, F32, F64
+from . import builtins as B
+from .conversions import usual_arithmetic, promote
+from .places import is_arith, is_int, is_ptr, tname, with_pq, pq_of, LValue
+
+
+def lower_call(low, e: A.CallExpr, want_place: bool = False):
+    """The call's value; with `want_place`, a struct-returning device call
+    gives an LValue of its result temporary instead."""
+    if not isinstance(e.func, A.Name):
+        raise low.error("calls through function pointers or members are not supported", e.loc)
+    name = e.func.name
+    sym = low.lookup(name)
+    if sym is not None and sym.kind == "func":
+        return _device_call(low, sym.obj, e, want_place)
+    if sym is not None and sym.kind in ("var", "global"):
+        raise low.error(f"called object '{name}' is not a function", e.loc)
+    if low.const_only:
+        if name in ("__builtin_inff", "__builtin_inf", "__builtin_nanf", "__builtin_nan"):
+            pass
+        else:
+            raise low.error("a function call is not a constant expression", e.loc)
+    return _builtin(low, name, e)
+
+
+def _device_call(low, info, e: A.CallExpr, want_place: bool = False):
+    fn = info.fn
+    if low.const_only:
+        raise low.error("a function call is not a constant expression", e.loc)
+    caller = low.info
+    if info.space == "global":
+        raise low.error(f"a __global__ function ('{fn.name}') cannot be called from device code "
+                        "(dynamic parallelism is not supported)", e.loc)
+    if info.space == "host":
+        where = "__global__" if caller.space == "global" else "__device__"
+        raise low.error(f"calling a __host__ function ('{fn.name}') from a {where} function is not allowed",
+                        e.loc)
+    params = fn.params[:len(info.params_q)]
+    if len(e.args) < len(params):
+        raise low.error(f"too few arguments to function '{fn.name}' (expected {len(params)}, have {len(e.args)})",
+                        e.loc)
+    if len(e.args) > len(params):
+        raise low.error(f"too many arguments to function '{fn.name}' (expected {len(params)}, have {len(e.args)})",
+                        e.args[len(params)].loc)
+    args = []
+    for a, p, pq, byref in zip(e.args, params, info.params_q, info.byref):
+        if byref:
+            st = pq.type
+            tmp = low.temp(st, a.loc, "local")
+            dst = ir.AddrOf(ir.PointerType(st, "local"), a.loc, tmp)
+            copy = low.struct_copy(dst, a, st, a.loc)
+            args.append(ir.Comma(dst.type, a.loc, [copy, ir.AddrOf(dst.type, a.loc, tmp)]))
+            continue
+        if isinstance(p.type, ir.StructType):   # only kernels take structs by value
+            raise low.error("cannot pass a struct here", a.loc)
+        v = low.rvalue(a)
+        v = low.convert(v, p.type, a.loc, "pass")
+        if is_ptr(p.type) and pq_of(v)[0] and not pq.pconst:
+            raise low.error(f"cannot pass a pointer to const as '{tname(p.type)}' (parameter '{p.name}')", a.loc)
+        args.append(v)
+    if info.sret is not None:
+        st = info.sret
+        tmp = low.temp(st, e.loc, "local")
+        pt = ir.PointerType(st, "local")
+        call = ir.Call(ir.VOID, e.loc, fn, args + [ir.AddrOf(pt, e.loc, tmp)])
+        place = LValue("mem", st, e.loc, addr=ir.Comma(pt, e.loc, [call, ir.AddrOf(pt, e.loc, tmp)]))
+        if want_place:
+            return place
+        raise low.error(f"a struct result of '{fn.name}' must be assigned, passed or used with '.'", e.loc)
+    r = ir.Call(fn.ret, e.loc, fn, args)
+    return with_pq(r, (info.ret_q.pconst, info.ret_q.pvolatile))
+
+
+def _args(low, e, n_min, n_max=None):
+    n_max = n_min if n_max is None else n_max
+    n = len(e.args)
+    name = e.func.name
+    if n < n_min:
+        raise low.error(f"too few arguments to function '{name}' (expected {n_min}, have {n})", e.loc)
+    if n > n_max:
+        raise low.error(f"too many arguments to function '{name}' (expected {n_max}, have {n})", e.args[n_max].loc)
+    return [low.rvalue(a) for a in e.args]
+
+
+def _conv(low, v, t, loc):
+    if not (is_arith(v.type) or (is_ptr(v.type) and is_ptr(t))):
+        raise low.error(f"cannot convert '{tname(v.type)}' to '{tname(t)}'", loc)
+    return low.convert(v, t, loc, "pass")
+
+
+def _intr(t, loc, name, args) -> ir.Intrinsic:
+    return ir.Intrinsic(t, loc, name, args)
+
+
+def _float_type_of(low, v, loc, name):
+    """The C++ overload picked for a math function: float stays float,
+    double and integers give double."""
+    if not is_arith(v.type):
+        raise low.error(f"no matching function for call to '{name}' with argument of type '{tname(v.type)}'", loc)
+    return F32 if v.type == F32 else F64
+
+
+def _builtin(low, name: str, e: A.CallExpr) -> ir.Expr:
+    loc = e.loc
+    if name in B.LEGACY:
+        raise low.error(f"'{name}' was removed in CUDA 9 for sm_70+; use '{B.LEGACY[name]}' with a mask", loc)
+    if name in B.FENCES:
+        _args(low, e, 0)
+        return _intr(ir.VOID, loc, B.FENCES[name], [])
+    if name == "__syncwarp":
+        a = _args(low, e, 0, 1)
+        mask = _conv(low, a[0], U32, e.args[0].loc) if a else ir.Const(U32, loc, 0xFFFFFFFF)
+        return _intr(ir.VOID, loc, "syncwarp", [mask])
+    if name in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or"):
+        raise low.error(f"'{name}' is not supported", loc)
+    if name == "__activemask":
+        _args(low, e, 0)
+        return _intr(U32, loc, "activemask", [])
+    if name in B.UNSUPPORTED_MATH:
+        raise low.error(f"the math function '{name}' is not supported", loc)
+    if name in B.SHUFFLES:
+        kind = B.SHUFFLES[name]
+        a = _args(low, e, 3, 4)
+        mask = _conv(low, a[0], U32, e.args[0].loc)
+        v = a[1]
+        if not is_arith(v.type):
+            raise low.error(f"'{name}' needs a scalar value, not '{tname(v.type)}'", e.args[1].loc)
+        t = promote(v.type) if v.type.kind in ("int", "bool") else v.type
+        v = low.convert(v, t, e.args[1].loc)
+        third = _conv(low, a[2], B.SHUFFLE_ARG3[kind], e.args[2].loc)
+        width = _conv(low, a[3], I32, e.args[3].loc) if len(a) > 3 else ir.Const(I32, loc, 32)
+        return _intr(t, loc, kind, [mask, v, third, width])
+    if name in B.VOTES:
+        kind, rt = B.VOTES[name]
+        a = _args(low, e, 2)
+        mask = _conv(low, a[0], U32, e.args[0].loc)
+        pred = low.to_bool(a[1], e.args[1].loc)
+        return _intr(rt, loc, kind, [mask, pred])
+    if name in B.ATOMICS:
+        return _atomic(low, B.ATOMICS[name], e)
+    if name in B.LOADS:
+        a = _args(low, e, 1)
+        p = a[0]
+        if not is_ptr(p.type) or isinstance(p.type.pointee, (ir.VoidType, ir.StructType, ir.ArrayType)):
+            raise low.error(f"'{name}' needs a pointer to a scalar or vector type", e.args[0].loc)
+        return ir.Load(p.type.pointee, loc, p)
+    if name in B.STORES:
+        a = _args(low, e, 2)
+        p = a[0]
+        if not is_ptr(p.type) or isinstance(p.type.pointee, (ir.VoidType, ir.StructType, ir.ArrayType)):
+            raise low.error(f"'{name}' needs a pointer to a scalar or vector type", e.args[0].loc)
+        v = low.convert(a[1], p.type.pointee, e.args[1].loc, "pass")
+        return ir.Comma(ir.VOID, loc, [ir.Store(v.type, loc, p, v)])
+    mk = B.vector_make_name(name)
+    if mk is not None:
+        a = _args(low, e, mk.count)
+        elems = [_conv(low, x, mk.elem, ax.loc) for x, ax in zip(a, e.args)]
+        return ir.MakeVector(mk, loc, elems)
+    if name in B.BITOPS:
+        iname, ats, rt = B.BITOPS[name]
+        a = _args(low, e, len(ats))
+        for x, ax in zip(a, e.args):
+            if not is_int(x.type):
+                raise low.error(f"'{name}' needs integer arguments, not '{tname(x.type)}'", ax.loc)
+        return _intr(rt, loc, iname, [_conv(low, x, t, ax.loc) for x, t, ax in zip(a, ats, e.args)])
+    if name in B.REINTERPRET:
+        iname, at, rt = B.REINTERPRET[name]
+        a = _args(low, e, 1)
+        return _intr(rt, loc, iname, [_conv(low, a[0], at, e.args[0].loc)])
+    if name in B.CONVERSIONS:
+        ft, tt, rnd = B.CONVERSIONS[name]
+        a = _args(low, e, 1)
+        v = _conv(low, a[0], ft, e.args[0].loc)
+        if rnd and ft.kind == "float":
+            fname = {"rn": "rint", "rd": "floor", "ru": "ceil"}.get(rnd)
+            if fname:
+                v = _intr(ft, loc, fname, [v])
+        return ir.Cast(tt, loc, v) if v.type != tt else v
+    if name in B.ROUNDED_ARITH:
+        a = _args(low, e, 2)
+        t = F64 if name.startswith("__d") else F32
+        return low.binary_values(B.ROUNDED_ARITH[name], _conv(low, a[0], t, loc), _conv(low, a[1], t, loc), loc)
+    if name in ("__frcp_rn", "__drcp_rn"):
+        a = _args(low, e, 1)
+        t = F64 if name.startswith("__d") else F32
+        return ir.Binary(t, loc, "div", ir.Const(t, loc, 1.0), _conv(low, a[0], t, loc))
+    if name in B.MATH:
+        iname, fixed, n = B.MATH[name]
+        a = _args(low, e, n)
+        if fixed is None and all(is_int(x.type) for x in a):
+            # nvcc resolves sqrt(int) to std::sqrt's constexpr host overload
+            raise low.error(f"'{name}' with integer arguments calls a host function; "
+                            f"convert to float or double (e.g. {name}f((float)x))", e.loc)
+        t = fixed or _float_type_of(low, a[0] if n == 1 else _widest(a), e.args[0].loc, name)
+        for x, ax in zip(a, e.args):
+            if not is_arith(x.type):
+                raise low.error(f"no matching function for call to '{name}' with argument of type "
+                                f"'{tname(x.type)}'", ax.loc)
+        return _intr(t, loc, iname, [_conv(low, x, t, ax.loc) for x, ax in zip(a, e.args)])
+    if name in B.CLASSIFY:
+        a = _args(low, e, 1)
+        t = F32 if name.endswith("f") and name.startswith("__") else _float_type_of(low, a[0], e.args[0].loc, name)
+        return _intr(BOOL, loc, B.CLASSIFY[name], [_conv(low, a[0], t, e.args[0].loc)])
+    if name in ("min", "max", "umin", "umax", "llmin", "llmax", "ullmin", "ullmax"):
+        a = _args(low, e, 2)
+        for x, ax in zip(a, e.args):
+            if not is_arith(x.type):
+                raise low.error(f"no matching function for call to '{name}' with argument of type "
+                                f"'{tname(x.type)}'", ax.loc)
+        fixed = {"umin": U32, "umax": U32, "llmin": I64, "llmax": I64, "ullmin": U64, "ullmax": U64}.get(name)
+        if fixed is None and (a[0].type.kind == "float") != (a[1].type.kind == "float"):
+            # CUDA has no mixed integer/floating min/max overload: nvcc finds it ambiguous
+            raise low.error(f"call to '{name}' with '{tname(a[0].type)}' and '{tname(a[1].type)}' is ambiguous; "
+                            "convert one argument", e.loc)
+        t = fixed or usual_arithmetic(a[0].type, a[1].type)
+        kind = "min" if "min" in name else "max"
+        args = [_conv(low, x, t, ax.loc) for x, ax in zip(a, e.args)]
+        if t.kind == "float":
+            return _intr(t, loc, "f" + kind, args)
+        return _intr(t, loc, kind, args)
+    if name in ("abs", "labs", "llabs"):
+        a = _args(low, e, 1)
+        v = a[0]
+        if not is_arith(v.type):
+            raise low.error(f"no matching function for call to '{name}' with argument of type "
+                            f"'{tname(v.type)}'", e.args[0].loc)
+        if v.type.kind == "float" and name == "abs":
+            return _intr(v.type, loc, "fabs", [v])
+        t = {"labs": I64, "llabs": I64}.get(name) or promote(v.type)
+        if not t.signed:
+            t = I32 if t.bits == 32 else I64
+        return _intr(t, loc, "abs", [_conv(low, v, t, e.args[0].loc)])
+    if name in ("__builtin_inff", "__builtin_inf"):
+        _args(low, e, 0)
+        t = F32 if name.endswith("f") else F64
+        return ir.Const(t, loc, math.inf)
+    if name in ("__builtin_nanf", "__builtin_nan"):
+        if len(e.args) != 1:
+            _args(low, e, 1)
+        t = F32 if name.endswith("f") else F64
+        return ir.Const(t, loc, math.nan)
+    raise low.error(f"use of undeclared identifier '{name}'", e.func.loc)
+
+
+def _widest(a):
+    t = None
+    for x in a:
+        if is_arith(x.type):
+            t = x.type if t is None else usual_arithmetic(t, x.type)
+    class _V:  # a stand-in carrying only a type
+        type = t
+    return _V()
+
+
+def _atomic(low, kind: str, e: A.CallExpr) -> ir.Expr:
+    n = 3 if kind == "atomic_cas" else 2
+    a = _args(low, e, n)
+    p = a[0]
+    name = e.func.name
+    if not is_ptr(p.type):
+        raise low.error(f"the first argument of '{name}' must be a pointer, not '{tname(p.type)}'", e.args[0].loc)
+    t = p.type.pointee
+    if t not in B.ATOMIC_TYPES[kind]:
+        raise low.error(f"'{name}' is not available for '{tname(t)}'", e.args[0].loc)
+    if pq_of(p)[0]:
+        raise low.error(f"'{name}' cannot modify memory through a pointer to const", e.args[0].loc)
+    rest = [_conv(low, x, t, ax.loc) for x, ax in zip(a[1:], e.args[1:])]
+    return ir.Intrinsic(t, e.loc, kind, [p] + rest)

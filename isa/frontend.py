@@ -1,0 +1,55 @@
+"""The whole front end as one call: text -> isa.ir.Module."""
+from __future__ import annotations
+
+import re
+import sys
+from typing import Optional, Union
+
+from . import ir
+from .diagnostics import CompileError
+from .parser import parse
+from .preprocessor import preprocess
+from .typecheck import Checker
+
+# deep expressions (a + b + ... with thousands of terms) recurse deeply in
+# the tree builder and the checker; run them with room to spare
+_RECURSION_LIMIT = 20000
+
+
+def arch_number(arch: Union[int, str, None]) -> Optional[int]:
+    """__CUDA_ARCH__ for an arch: 900, "sm_90", "compute_90" -> 900; None or a
+    name without a number (e.g. "cc2x") -> None."""
+    if arch is None:
+        return None
+    if isinstance(arch, int):
+        return arch
+    m = re.fullmatch(r"(?:sm_|compute_)?(\d)(\d+)[a-z]?", str(arch).strip())
+    if m is None:
+        return None
+    return int(m.group(1)) * 100 + int(m.group(2)[:1]) * 10
+
+
+def compile_source(text: str, filename: str = "<source>", include_dirs: tuple = (),
+                   defines: Optional[dict] = None, arch: Union[int, str, None] = None) -> ir.Module:
+    """Preprocess, parse, type-check and lower a CUDA C source.
+
+    `arch` (900 or "sm_90") sets __CUDA_ARCH__ as nvcc's device pass does;
+    include files are searched next to `filename`, then in `include_dirs`.
+    Raises CompileError (file:line:col, source line, caret, one sentence) on
+    any bad input."""
+    pp = preprocess(text, filename, tuple(include_dirs), defines, arch_number(arch))
+    old = sys.getrecursionlimit()
+    if old < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+    try:
+        tu = parse(pp)
+        return Checker(pp, text, filename).check(tu)
+    except RecursionError:
+        raise CompileError("expression or statement nesting too deep", ir.Loc(filename, 1, 1), None) from None
+    except CompileError:
+        raise
+    except Exception as e:  # a front-end bug must still read as one diagnostic
+        raise CompileError(f"internal error in the front end ({type(e).__name__}: {e}); please report it",
+                           ir.Loc(filename, 1, 1), None) from e
+    finally:
+        sys.setrecursionlimit(old)

@@ -1,0 +1,432 @@
+"""Lowering of one function body to isa.ir: scopes, statements, local
+declarations. Expressions are in expressions.py, brace initialisers in
+initialisers.py, calls in calls.py; this class combines them."""
+from __future__ import annotations
+
+from typing import Optional
+
+from . import ast as A
+from . import ir
+from .const_fold import fold
+from .conversions import promote, const_value
+from .declarations import QType
+from .diagnostics import CompileError
+from .expressions import ExpressionLowering
+from .initialisers import InitialiserLowering, scalar_slots
+from .ir import I64
+from .places import is_int, tname, clone
+
+
+class _Scope:
+    def __init__(self, parent: Optional["_Scope"]):
+        self.parent = parent
+        self.names: dict = {}
+
+    def lookup(self, name: str):
+        s = self
+        while s is not None:
+            if name in s.names:
+                return s.names[name]
+            s = s.parent
+        return None
+
+
+class FunctionLowering(ExpressionLowering, InitialiserLowering):
+    """Lowers one function body (or, with `for_constants`, constant expressions)."""
+
+    def __init__(self, checker, info):
+        from .typecheck import Sym
+        self.Sym = Sym
+        self.ck = checker
+        self.info = info
+        self.fn = info.fn if info is not None else None
+        self.scope = _Scope(None)
+        self.temps: list = []
+        self.addr_taken: set = set()
+        self.loop_depth = 0
+        self.switch_depth = 0
+        self.const_only = False
+        self.extra_lookup = None
+
+    @classmethod
+    def for_constants(cls, checker, scope_lookup) -> "FunctionLowering":
+        low = cls(checker, None)
+        low.const_only = True
+        low.extra_lookup = scope_lookup
+        return low
+
+    # ----------------------------------------------------------- utilities
+    def error(self, msg: str, loc: ir.Loc) -> CompileError:
+        return self.ck.error(msg, loc)
+
+    def lookup(self, name: str):
+        sym = self.scope.lookup(name)
+        if sym is None and self.extra_lookup is not None:
+            sym = self.extra_lookup(name)
+        if sym is None:
+            sym = self.ck.globals_scope.get(name)
+        return sym
+
+    def declare(self, name: str, sym, loc: ir.Loc) -> None:
+        if name in self.scope.names:
+            raise self.error(f"redefinition of '{name}'", loc)
+        self.scope.names[name] = sym
+
+    def push(self):
+        self.scope = _Scope(self.scope)
+
+    def pop(self):
+        self.scope = self.scope.parent
+
+    def temp(self, t: ir.Type, loc: ir.Loc, storage: str = "reg") -> ir.Var:
+        """A compiler temporary, declared at the top of the function."""
+        if self.const_only:
+            raise self.error("expression is not a constant", loc)
+        v = ir.Var(f"__tmp{len(self.temps)}", t, storage, loc)
+        self.temps.append(v)
+        return v
+
+    def base_type(self, specs):
+        saved = self.ck.local_scope
+        self.ck.local_scope = None if self.const_only else self
+        try:
+            return self.ck.base_type(specs, self.lookup)
+        finally:
+            self.ck.local_scope = saved
+
+    def type_of_name(self, tn: A.TypeName) -> QType:
+        q = self.base_type(tn.specs)
+        return self.ck.apply_declarator(q, A.Declarator(tn.loc, None, tn.ops), self.lookup)
+
+    # ------------------------------------------------------------ function
+    def lower(self) -> None:
+        fdef = self.info.decl
+        fn = self.fn
+        _find_addr_taken(fdef.body, self.addr_taken)
+        prologue = []
+        self.push()
+        for v, q, byref in zip(fn.params, self.info.params_q, self.info.byref):
+            if v.name.startswith("<param"):
+                continue
+            if byref:
+                sym = self.Sym("var", v, q, v.loc)
+                sym.byref = True
+                self.declare(v.name, sym, v.loc)
+                continue
+            if v.name in self.addr_taken and not isinstance(v.type, (ir.StructType, ir.ArrayType)):
+                # a parameter whose address is taken lives in local memory
+                local = ir.Var(v.name, v.type, "local", v.loc, q.volatile)
+                prologue.append(ir.Decl(v.loc, local))
+                prologue.append(ir.ExprStmt(v.loc, ir.Store(v.type, v.loc, self.addr_of_var(local),
+                                                            ir.VarRef(v.type, v.loc, v))))
+                self.declare(v.name, self.Sym("var", local, q, v.loc), v.loc)
+            else:
+                self.declare(v.name, self.Sym("var", v, q, v.loc), v.loc)
+        body = self.compound(fdef.body, new_scope=False)
+        self.pop()
+        decls = [ir.Decl(t.loc, t) for t in self.temps]
+        body.stmts = decls + prologue + body.stmts
+        fn.body = body
+        # file-scope __shared__ variables used by this function
+        used = set()
+        _collect_vars(body, used)
+        for v in self.ck.file_shared:
+            if v in used and v not in fn.shared_vars:
+                fn.shared_vars.append(v)
+
+    # ---------------------------------------------------------- statements
+    def compound(self, c: A.Compound, new_scope: bool = True) -> ir.Block:
+        if new_scope:
+            self.push()
+        out = []
+        for item in c.items:
+            self.stmt(item, out)
+        if new_scope:
+            self.pop()
+        return ir.Block(c.loc, out)
+
+    def stmt_as_block(self, s: A.Stmt) -> ir.Stmt:
+        out: list = []
+        self.push()
+        self.stmt(s, out)
+        self.pop()
+        if len(out) == 1:
+            return out[0]
+        return ir.Block(s.loc, out)
+
+    def stmt(self, s: A.Stmt, out: list) -> None:
+        if isinstance(s, A.Compound):
+            out.append(self.compound(s))
+        elif isinstance(s, A.DeclStmt):
+            self.local_declaration(s.decl, out)
+        elif isinstance(s, A.ExprStmt):
+            if s.expr is not None:
+                out.append(ir.ExprStmt(s.loc, self.effect(s.expr)))
+        elif isinstance(s, A.If):
+            c = self.condition(s.cond)
+            then = self.stmt_as_block(s.then)
+            other = self.stmt_as_block(s.other) if s.other is not None else None
+            out.append(ir.If(s.loc, c, then, other))
+        elif isinstance(s, A.While):
+            c = self.condition(s.cond)
+            self.loop_depth += 1
+            body = self.stmt_as_block(s.body)
+            self.loop_depth -= 1
+            out.append(ir.Loop(s.loc, c, body))
+        elif isinstance(s, A.DoWhile):
+            self.loop_depth += 1
+            body = self.stmt_as_block(s.body)
+            self.loop_depth -= 1
+            c = self.condition(s.cond)
+            out.append(ir.Loop(s.loc, c, body, None, True))
+        elif isinstance(s, A.For):
+            self.push()
+            inner: list = []
+            if s.init is not None:
+                self.stmt(s.init, inner)
+            c = self.condition(s.cond) if s.cond is not None else None
+            step = self.effect(s.step) if s.step is not None else None
+            self.loop_depth += 1
+            body = self.stmt_as_block(s.body)
+            self.loop_depth -= 1
+            self.pop()
+            inner.append(ir.Loop(s.loc, c, body, step))
+            if len(inner) == 1:
+                out.append(inner[0])
+            else:
+                out.append(ir.Block(s.loc, inner))
+        elif isinstance(s, A.Switch):
+            out.append(self.switch(s))
+        elif isinstance(s, (A.Case, A.Default)):
+            raise self.error("case label outside a switch, or inside a nested block of it (not supported)",
+                             s.loc)
+        elif isinstance(s, A.Break):
+            if self.loop_depth == 0 and self.switch_depth == 0:
+                raise self.error("'break' statement not in a loop or switch", s.loc)
+            out.append(ir.Break(s.loc))
+        elif isinstance(s, A.Continue):
+            if self.loop_depth == 0:
+                raise self.error("'continue' statement not in a loop", s.loc)
+            out.append(ir.Continue(s.loc))
+        elif isinstance(s, A.Return):
+            out.append(self.return_stmt(s))
+        else:
+            raise self.error("unsupported statement", s.loc)
+
+    def return_stmt(self, s: A.Return):
+        if self.info.sret is not None:
+            t = self.info.sret
+            if s.value is None:
+                raise self.error(f"non-void function '{self.fn.name}' should return a value", s.loc)
+            out = self.fn.params[-1]
+            copy = self.struct_copy(ir.VarRef(out.type, s.loc, out), s.value, t, s.value.loc)
+            return ir.Block(s.loc, [ir.ExprStmt(s.loc, copy), ir.Return(s.loc, None)])
+        ret = self.fn.ret
+        if s.value is None:
+            if not isinstance(ret, ir.VoidType):
+                raise self.error(f"non-void function '{self.fn.name}' should return a value", s.loc)
+            return ir.Return(s.loc, None)
+        if isinstance(ret, ir.VoidType):
+            v = self.rvalue(s.value, allow_void=True)
+            if isinstance(v.type, ir.VoidType):   # `return f();` with f void
+                return ir.Block(s.loc, [ir.ExprStmt(s.loc, v), ir.Return(s.loc, None)])
+            raise self.error(f"void function '{self.fn.name}' should not return a value", s.value.loc)
+        v = self.convert(self.rvalue(s.value), ret, s.value.loc, "return")
+        return ir.Return(s.loc, v)
+
+    def switch(self, s: A.Switch) -> ir.Switch:
+        v = self.rvalue(s.value)
+        if not is_int(v.type):
+            raise self.error(f"switch value must have integer type, not '{tname(v.type)}'", s.value.loc)
+        t = promote(v.type)
+        v = self.convert(v, t, s.value.loc)
+        body: list = []
+        cases: list = []
+        seen = set()
+        self.switch_depth += 1
+        saved_loop = self.loop_depth
+        self.push()
+        items = s.body.items if isinstance(s.body, A.Compound) else [s.body]
+        for item in items:
+            while isinstance(item, (A.Case, A.Default)):
+                if isinstance(item, A.Case):
+                    cv = fold(self.convert(self.rvalue(item.value), t, item.value.loc))
+                    if cv is None or isinstance(cv, float):
+                        raise self.error("case label must be an integer constant", item.value.loc)
+                    if cv in seen:
+                        raise self.error(f"duplicate case value {cv}", item.value.loc)
+                    seen.add(cv)
+                    cases.append((cv, len(body)))
+                else:
+                    if None in seen:
+                        raise self.error("multiple default labels in one switch", item.loc)
+                    seen.add(None)
+                    cases.append((None, len(body)))
+                item = item.stmt
+            self.stmt(item, body)
+        self.pop()
+        self.loop_depth = saved_loop
+        self.switch_depth -= 1
+        return ir.Switch(s.loc, v, cases, body)
+
+    def condition(self, e: A.Expr) -> ir.Expr:
+        return self.to_bool(self.rvalue(e), e.loc)
+
+    # -------------------------------------------------------- declarations
+    def local_declaration(self, d: A.Declaration, out: list) -> None:
+        specs = d.specs
+        storage = set(specs.storage)
+        if "typedef" in storage:
+            base = self.base_type(specs)
+            for item in d.items:
+                q = self.ck.apply_declarator(base, item.declarator, self.lookup)
+                self.declare(item.declarator.name, self.Sym("typedef", None, q, item.loc), item.loc)
+            return
+        if not d.items:
+            self.base_type(specs)
+            return
+        for bad in ("__global__", "__constant__", "__host__"):
+            if bad in storage:
+                raise self.error(f"'{bad}' is not allowed on a local variable", specs.loc)
+        if "static" in storage and "__shared__" not in storage:
+            raise self.error("static local variables are not supported", specs.loc)
+        if "__device__" in storage and "__shared__" not in storage:
+            raise self.error("'__device__' is not allowed on a local variable", specs.loc)
+        if "extern" in storage and "__shared__" not in storage:
+            raise self.error("extern local variables are not supported", specs.loc)
+        base = self.base_type(specs)
+        for item in d.items:
+            self.local_variable(specs, base, item, out)
+
+    def local_variable(self, specs: A.DeclSpecs, base: QType, item: A.InitDeclarator, out: list) -> None:
+        storage = set(specs.storage)
+        dcl = item.declarator
+        if dcl.ops and dcl.ops[-1][0] == "func":
+            raise self.error("local function declarations are not supported", dcl.loc)
+        q = self.ck.apply_declarator(base, dcl, self.lookup)
+        t = q.type
+        name = dcl.name
+        if isinstance(t, ir.VoidType):
+            raise self.error(f"variable '{name}' has type void", dcl.loc)
+        if "__shared__" in storage:
+            if item.init is not None:
+                raise self.error("__shared__ variables cannot have an initialiser", item.init.loc)
+            extern = "extern" in storage
+            if extern and not (isinstance(t, ir.ArrayType) and t.count is None):
+                raise self.error("extern __shared__ must be an array of unknown size, like "
+                                 "'extern __shared__ float s[]'", dcl.loc)
+            if not extern and isinstance(t, ir.ArrayType) and t.count is None:
+                raise self.error(f"__shared__ array '{name}' needs a size (or 'extern')", dcl.loc)
+            var = ir.Var(name, t, "extern_shared" if extern else "shared", dcl.loc, q.volatile)
+            self.fn.shared_vars.append(var)
+            self.declare(name, self.Sym("var", var, q, dcl.loc), dcl.loc)
+            return
+        if isinstance(t, ir.ArrayType) and t.count is None:
+            if isinstance(item.init, A.InitList):
+                t = ir.ArrayType(t.elem, self.init_list_length(t.elem, item.init))
+                q = QType(t, q.const, q.volatile, q.pconst, q.pvolatile)
+            else:
+                raise self.error(f"array '{name}' needs a size", dcl.loc)
+        if isinstance(t, (ir.ArrayType, ir.StructType)) or name in self.addr_taken:
+            storage_kind = "local"
+        else:
+            storage_kind = "reg"
+        var = ir.Var(name, t, storage_kind, dcl.loc, q.volatile)
+        if q.const and item.init is None:
+            raise self.error(f"const variable '{name}' must be initialised", dcl.loc)
+        # the initialiser sees the outer scope's names for its own name (C: scope
+        # starts after the declarator; that use is an uninitialised read)
+        init = item.init
+        if init is None:
+            self.declare(name, self.Sym("var", var, q, dcl.loc), dcl.loc)
+            out.append(ir.Decl(dcl.loc, var))
+            return
+        if storage_kind == "reg" and not isinstance(init, A.InitList):
+            v = self.convert(self.rvalue(init), t, init.loc, "initialise")
+            self.check_qual_drop(v, t, init.loc, q.pconst)
+            sym = self.Sym("var", var, q, dcl.loc)
+            if q.const and is_int(t) and isinstance(v, ir.Const):
+                sym.value = v.value     # C++: a const int with a constant initialiser is a constant
+            self.declare(name, sym, dcl.loc)
+            out.append(ir.Decl(dcl.loc, var, v))
+            return
+        if storage_kind == "reg":   # vector or scalar with braces
+            self.declare(name, self.Sym("var", var, q, dcl.loc), dcl.loc)
+            items = init.items
+            if isinstance(t, ir.VectorType):
+                if len(items) > t.count:
+                    raise self.error("too many initialisers", init.loc)
+                elems = [self.convert(self.rvalue(x), t.elem, x.loc, "initialise") for x in items]
+                elems += [ir.Const(t.elem, init.loc, const_value(0, t.elem))] * (t.count - len(elems))
+                out.append(ir.Decl(dcl.loc, var, ir.MakeVector(t, init.loc, elems)))
+            else:
+                if len(items) > 1:
+                    raise self.error("too many initialisers for a scalar", init.loc)
+                v = self.convert(self.rvalue(items[0]), t, init.loc, "initialise") if items else self.zero(t, init.loc)
+                out.append(ir.Decl(dcl.loc, var, v))
+            return
+        self.declare(name, self.Sym("var", var, q, dcl.loc), dcl.loc)
+        out.append(ir.Decl(dcl.loc, var))
+        base_addr = self.addr_of_var(var)
+        if isinstance(t, ir.StructType) and not isinstance(init, A.InitList):
+            out.append(ir.ExprStmt(init.loc, self.struct_copy(base_addr, init, t, init.loc)))
+            return
+        if isinstance(t, ir.ArrayType) and not isinstance(init, A.InitList):
+            raise self.error("an array must be initialised with a brace-enclosed list", init.loc)
+        if not isinstance(t, (ir.ArrayType, ir.StructType)):
+            v = self.convert(self.rvalue(init), t, init.loc, "initialise") if not isinstance(init, A.InitList) \
+                else (self.convert(self.rvalue(init.items[0]), t, init.loc, "initialise") if init.items
+                      else self.zero(t, init.loc))
+            out.append(ir.ExprStmt(init.loc, ir.Store(t, init.loc, base_addr, v, var.volatile)))
+            return
+        # aggregate with a list: every scalar member stored, missing ones zero (C11 6.7.9p21)
+        flat = self.flatten_init(t, init)
+        given = {off: (st, e) for off, st, e in flat}
+        for off, st in scalar_slots(t, 0):
+            if off in given:
+                st2, e = given[off]
+            else:
+                st2, e = st, self.zero(st, init.loc)
+            addr = base_addr if off == 0 else ir.PtrAdd(base_addr.type, init.loc, clone(base_addr),
+                                                         ir.Const(I64, init.loc, off))
+            addr = ir.Cast(ir.PointerType(st2, "local"), init.loc, addr)
+            out.append(ir.ExprStmt(e.loc, ir.Store(st2, e.loc, addr, e)))
+
+
+def _find_addr_taken(node, out: set) -> None:
+    """Names used under unary '&' (their variables must live in memory)."""
+    if isinstance(node, A.UnaryOp) and node.op == "&":
+        base = node.a
+        while isinstance(base, (A.Member, A.Index)):
+            if isinstance(base, A.Member) and base.arrow:
+                break
+            if isinstance(base, A.Index):
+                break
+            base = base.a
+        if isinstance(base, A.Name):
+            out.add(base.name)
+    if isinstance(node, A.Node):
+        for k, v in vars(node).items():
+            if k == "loc":
+                continue
+            if isinstance(v, A.Node):
+                _find_addr_taken(v, out)
+            elif isinstance(v, list):
+                for x in v:
+                    if isinstance(x, A.Node):
+                        _find_addr_taken(x, out)
+
+
+def _collect_vars(node, out: set) -> None:
+    if isinstance(node, (ir.VarRef, ir.AddrOf, ir.Assign)):
+        out.add(node.var)
+    if isinstance(node, (ir.Expr, ir.Stmt)):
+        for k, v in vars(node).items():
+            if k in ("type", "loc", "var", "func"):
+                continue
+            if isinstance(v, (ir.Expr, ir.Stmt)):
+                _collect_vars(v, out)
+            elif isinstance(v, list):
+                for x in v:
+                    if isinstance(x, (ir.Expr, ir.Stmt)):
+                        _collect_vars(x, out)

@@ -1,0 +1,209 @@
+"""The C preprocessor step (pcpp), keeping every position true to the user's file.
+
+pcpp expands macros, #if/#ifdef/#elif, #include; it writes `#line N "file"`
+markers whenever the output drifts from the input, which we turn into a table
+from output line to (file, line). Comments become blanks of the same width so
+columns stay true; on lines a macro changed, columns are mapped back by finding
+the token in the original line (see `Preprocessed.loc`).
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from pcpp import Preprocessor
+from pcpp.preprocessor import OutputDirective
+
+from .diagnostics import CompileError
+from .ir import Loc
+from .system_headers import HEADERS, UNSUPPORTED_HEADERS
+
+_VIRTUAL = "<cuda>"          # the include dir that holds system_headers.HEADERS
+_LINE_RE = re.compile(r'^\s*#\s*line\s+(\d+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*$')
+_DIRECTIVE_RE = re.compile(r'^\s*#\s*(\w+)')
+
+
+@dataclass
+class Preprocessed:
+    """Expanded text plus the map back to the user's files."""
+    text: str                              # same number of lines as line_map
+    line_map: list                         # out line (0-based) -> (file, line)
+    file_lines: dict = field(default_factory=dict)  # file -> list of its lines
+    out_lines: list = field(default_factory=list)
+
+    def source_line(self, file: str, line: int) -> Optional[str]:
+        lines = self.file_lines.get(file)
+        if lines is None or not (1 <= line <= len(lines)):
+            return None
+        return lines[line - 1].rstrip("\r")
+
+    def loc(self, out_line: int, out_col: int, token: str = "") -> Loc:
+        """Map a 1-based position in the expanded text to the user's file.
+
+        The column is exact where the line was not changed by a macro; else we
+        look for `token` in the original line near the expanded column."""
+        if not (1 <= out_line <= len(self.line_map)):
+            f, ln = self.line_map[-1] if self.line_map else ("<source>", 1)
+            return Loc(f, ln, 1)
+        f, ln = self.line_map[out_line - 1]
+        orig = self.source_line(f, ln)
+        exp = self.out_lines[out_line - 1] if out_line - 1 < len(self.out_lines) else None
+        col = out_col
+        if orig is not None and exp is not None and orig.rstrip() != exp.rstrip():
+            col = _map_column(orig, exp, out_col, token)
+        return Loc(f, ln, max(col, 1))
+
+    def error(self, message: str, out_line: int, out_col: int, token: str = "") -> CompileError:
+        loc = self.loc(out_line, out_col, token)
+        return CompileError(message, loc, self.source_line(loc.file, loc.line))
+
+
+def _map_column(orig: str, exp: str, col: int, token: str) -> int:
+    """Column in `orig` for column `col` of the macro-expanded line `exp`."""
+    # same prefix: exact
+    n = 0
+    while n < min(len(orig), len(exp)) and orig[n] == exp[n]:
+        n += 1
+    if col - 1 < n:
+        return col
+    # same suffix: exact counted from the end
+    m = 0
+    while m < min(len(orig), len(exp)) - n and orig[-1 - m] == exp[-1 - m]:
+        m += 1
+    from_end = len(exp) - (col - 1)
+    if 0 < from_end <= m:
+        return len(orig) - from_end + 1
+    if token:
+        hits = [mm.start() for mm in re.finditer(re.escape(token), orig)]
+        if hits:
+            best = min(hits, key=lambda h: abs(h - (col - 1)))
+            return best + 1
+    return n + 1  # where the macro use starts
+
+
+class _PP(Preprocessor):
+    """pcpp with errors raised as CompileError and our virtual system headers."""
+
+    def __init__(self, file_lines: dict):
+        super().__init__()
+        self.file_lines = file_lines
+        self.line_directive = "#line"
+        self.compress = 0
+
+    def _err(self, file, line, msg) -> CompileError:
+        lines = self.file_lines.get(file)
+        src = lines[line - 1].rstrip("\r") if lines and 1 <= line <= len(lines) else None
+        col = 1
+        if src is not None:
+            col = len(src) - len(src.lstrip()) + 1
+        return CompileError(msg, Loc(file or "<source>", int(line or 1), col), src)
+
+    def on_error(self, file, line, msg):
+        raise self._err(file, line, f"preprocessor: {msg.strip()}")
+
+    def on_file_open(self, is_system_include, includepath):
+        norm = includepath.replace("\\", "/")
+        marker = "/" + _VIRTUAL + "/"
+        if marker in norm:
+            name = norm.split(marker, 1)[1]
+            if name in HEADERS:
+                return io.StringIO(HEADERS[name])
+            raise IOError(includepath)
+        with open(includepath, "r", encoding="utf-8") as fh:
+            text = fh.read()
+        self.file_lines.setdefault(includepath, text.split("\n"))
+        return io.StringIO(text)
+
+    def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
+        d = self.lastdirective
+        file, line = (d.source, d.lineno) if d is not None else ("<source>", 1)
+        if is_malformed:
+            raise self._err(file, line, f"malformed #include {includepath}")
+        if includepath in UNSUPPORTED_HEADERS:
+            raise self._err(file, line, UNSUPPORTED_HEADERS[includepath])
+        kind = "system header" if is_system_include else "include file"
+        raise self._err(file, line, f"{kind} '{includepath}' not found")
+
+    def on_directive_unknown(self, directive, toks, ifpassthru, precedingtoks):
+        if directive.value == "error":
+            text = "".join(t.value for t in toks).strip()
+            raise self._err(directive.source, directive.lineno, f"#error {text}")
+        if directive.value == "warning":
+            return True
+        if directive.value == "pragma":
+            return None   # passed through; the parser's input drops it
+        raise self._err(directive.source, directive.lineno,
+                        f"unknown preprocessor directive '#{directive.value}'")
+
+    def on_comment(self, tok):
+        # keep the comment's width (and its newlines) so columns stay true
+        tok.value = re.sub(r"[^\n]", " ", tok.value)
+        return True
+
+
+def preprocess(text: str, filename: str = "<source>", include_dirs: tuple = (),
+               defines: Optional[dict] = None, arch: Optional[int] = None) -> Preprocessed:
+    """Run the C preprocessor over `text`; predefines __CUDACC__, __NVCC__ and
+    __CUDA_ARCH__ (when `arch`, e.g. 900, is given, as nvcc does in its device pass)."""
+    file_lines: dict = {filename: text.split("\n")}
+    pp = _PP(file_lines)
+    pp.define("__CUDACC__ 1")
+    pp.define("__NVCC__ 1")
+    pp.define("__GPUEMU__ 1")
+    if arch is not None:
+        pp.define(f"__CUDA_ARCH__ {int(arch)}")
+    for k, v in (defines or {}).items():
+        pp.define(f"{k} {v}" if v is not None and v != "" else f"{k} 1")
+    for d in include_dirs:
+        pp.add_path(str(d))
+    pp.add_path(_VIRTUAL)
+    try:
+        pp.parse(text, filename)
+        out = io.StringIO()
+        pp.write(out)
+    except CompileError:
+        raise
+    except OutputDirective:  # pragma: no cover - pcpp internal control flow
+        raise CompileError("preprocessor failed", Loc(filename, 1, 1), None)
+    except Exception as e:  # pcpp bug or unexpected input: still one diagnostic
+        raise CompileError(f"preprocessor: {e}", Loc(filename, 1, 1), None) from None
+    return _line_table(out.getvalue(), filename, file_lines)
+
+
+def _same_file_key(name: str) -> str:
+    try:
+        return os.path.normcase(os.path.abspath(name))
+    except (TypeError, ValueError):  # pragma: no cover - odd names
+        return name
+
+
+def _line_table(out: str, filename: str, file_lines: dict) -> Preprocessed:
+    lines = out.split("\n")
+    cur_file, cur_line = filename, 1
+    # pcpp may spell a file differently in its #line markers (absolute or
+    # relative); report every file as the user named it
+    known = {_same_file_key(f): f for f in file_lines}
+    known[_same_file_key(filename)] = filename
+    kept: list = []
+    mapping: list = []
+    for raw in lines:
+        m = _LINE_RE.match(raw)
+        if m:
+            cur_line = int(m.group(1))
+            if m.group(2) is not None:
+                cur_file = m.group(2).replace("\\\\", "\\")
+                if cur_file not in file_lines:
+                    cur_file = known.get(_same_file_key(cur_file), cur_file)
+            kept.append("")
+            mapping.append((cur_file, max(cur_line - 1, 1)))
+            continue
+        d = _DIRECTIVE_RE.match(raw)
+        if d and d.group(1) == "pragma":
+            raw = ""  # #pragma unroll etc.: hints only
+        kept.append(raw)
+        mapping.append((cur_file, cur_line))
+        cur_line += 1
+    return Preprocessed("\n".join(kept), mapping, file_lines, kept)

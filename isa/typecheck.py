@@ -1,0 +1,524 @@
+"""Type checking and lowering: isa.ast -> isa.ir, applying C's rules.
+
+Everything isa/ir.py's docstring promises is made here: explicit Casts, BOOL
+conditions, PtrAdd with byte offsets, array decay via AddrOf, Load/Store,
+++/--/compound assignment via Assign/Store/Comma with temporaries, storage
+classes of Vars. The module-level part (declarations, functions, globals,
+recursion check) is `Checker`; statements and expressions of one function are
+`FunctionLowering` in lower.py.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from . import ast as A
+from . import ir
+from .builtins import VECTOR_TYPES, SCALAR_TYPEDEFS, is_builtin_function
+from .const_fold import fold, pack
+from .conversions import const_value
+from .declarations import QType, scalar_from_words, struct_layout
+from .diagnostics import CompileError
+from .preprocessor import Preprocessed
+
+
+class Sym:
+    """A name in scope: kind 'var' | 'global' | 'func' | 'enum' | 'typedef'."""
+    __slots__ = ("kind", "obj", "qtype", "loc", "value", "byref")
+
+    def __init__(self, kind: str, obj, qtype: Optional[QType] = None, loc: Optional[ir.Loc] = None):
+        self.kind = kind
+        self.obj = obj
+        self.qtype = qtype
+        self.loc = loc
+        self.value = None   # for a const variable with a constant initialiser
+        self.byref = False  # a struct parameter held by address (obj is the pointer Var)
+
+
+class FuncInfo:
+    """A function's signature and IR object; `space` is 'global' | 'device' | 'host'."""
+
+    def __init__(self, fn: ir.Function, space: str, params_q: list, ret_q: QType, decl: A.Node):
+        self.fn = fn
+        self.space = space
+        self.params_q = params_q
+        self.ret_q = ret_q
+        self.decl = decl
+        self.defined = False
+        self.byref: list = [False] * len(params_q)   # struct params passed by address
+        self.sret: Optional[ir.Type] = None          # struct result via hidden '__ret' param
+
+
+class Checker:
+    """Module-level checking and lowering."""
+
+    def __init__(self, pp: Preprocessed, source: str, filename: str):
+        self.pp = pp
+        self.source = source
+        self.filename = filename
+        self.globals_scope: dict = {}
+        self.tags: dict = {}                # struct/enum tag -> ir type
+        self.functions: list = []
+        self.func_info: dict = {}
+        self.globals: list = []
+        self.file_shared: list = []         # file-scope __shared__ Vars
+        self.anon = 0
+        self.local_scope = None             # the FunctionLowering being run, if any
+
+    # ------------------------------------------------------------ diagnostics
+    def error(self, msg: str, loc: ir.Loc) -> CompileError:
+        return CompileError(msg, loc, self.pp.source_line(loc.file, loc.line))
+
+    # ------------------------------------------------------------------ types
+    def base_type(self, specs: A.DeclSpecs, scope_lookup) -> QType:
+        """The type named by declaration specifiers."""
+        words = []
+        others = []
+        for t in specs.types:
+            if isinstance(t, tuple):
+                words.append(t)
+            else:
+                others.append(t)
+        quals = specs.quals
+        if others:
+            if words or len(others) > 1:
+                raise self.error("cannot combine these type specifiers", specs.loc)
+            o = others[0]
+            if isinstance(o, A.StructSpec):
+                t = self.struct_type(o, scope_lookup)
+            elif isinstance(o, A.EnumSpec):
+                t = self.enum_type(o, scope_lookup)
+            else:
+                q = self.typedef_type(o, scope_lookup)
+                return QType(q.type, q.const or "const" in quals, q.volatile or "volatile" in quals,
+                             q.pconst, q.pvolatile)
+        else:
+            if not words:
+                raise self.error("a type specifier is required (C++ has no implicit int)", specs.loc)
+            names = [w for w, _ in words]
+            if "auto" in names:
+                raise self.error("auto type deduction is not supported", words[0][1])
+            if names.count("long") > 1 and "double" in names:
+                raise self.error("long double is not supported", words[0][1])
+            if "long" in names and "double" in names:
+                raise self.error("long double is not supported", words[0][1])
+            t = scalar_from_words(names)
+            if t is None:
+                raise self.error(f"invalid type '{' '.join(names)}'", words[0][1])
+        return QType(t, "const" in quals, "volatile" in quals)
+
+    def typedef_type(self, o: A.TypedefName, scope_lookup) -> QType:
+        sym = scope_lookup(o.name)
+        if sym is not None and sym.kind == "typedef":
+            return sym.qtype
+        if o.name in self.tags:
+            return QType(self.tags[o.name])
+        if o.name in VECTOR_TYPES and o.name != "dim3":
+            return QType(VECTOR_TYPES[o.name])
+        if o.name in SCALAR_TYPEDEFS:
+            return QType(SCALAR_TYPEDEFS[o.name])
+        if o.name in ("dim3", "uint3"):
+            raise self.error(f"'{o.name}' is a host-side type; use threadIdx.x etc. in kernels", o.loc)
+        raise self.error(f"unknown type name '{o.name}'", o.loc)
+
+    def struct_type(self, s: A.StructSpec, scope_lookup) -> ir.Type:
+        if s.kind == "union":
+            raise self.error("unions are not supported", s.loc)
+        if s.kind == "class":
+            raise self.error("classes are not supported", s.loc)
+        if s.members is None:
+            t = self.tags.get(s.tag)
+            if t is None:
+                raise self.error(f"incomplete struct '{s.tag}': define it before use", s.loc)
+            if not isinstance(t, ir.StructType):
+                raise self.error(f"'{s.tag}' is not a struct", s.loc)
+            return t
+        members = []
+        seen = set()
+        for d in s.members:
+            base = self.base_type(d.specs, scope_lookup)
+            if d.specs.storage:
+                raise self.error(f"'{d.specs.storage[0]}' is not allowed on a struct member", d.loc)
+            for item in d.items:
+                q = self.apply_declarator(base, item.declarator, scope_lookup)
+                name = item.declarator.name
+                if isinstance(q.type, ir.VoidType):
+                    raise self.error(f"member '{name}' has type void", item.loc)
+                if isinstance(q.type, ir.ArrayType) and q.type.count is None:
+                    raise self.error("flexible array members are not supported", item.loc)
+                if name in seen:
+                    raise self.error(f"duplicate member '{name}'", item.loc)
+                seen.add(name)
+                members.append((name, q.type))
+        if not members:
+            raise self.error("empty structs are not supported", s.loc)
+        if s.tag is None:
+            self.anon += 1
+        name = s.tag or f"<anonymous {self.anon}>"
+        t = struct_layout(name, members)
+        if s.tag is not None:
+            old = self.tags.get(s.tag)
+            if old is not None and old != t:
+                raise self.error(f"redefinition of struct '{s.tag}'", s.loc)
+            self.tags[s.tag] = t
+        return t
+
+    def enum_type(self, e: A.EnumSpec, scope_lookup) -> ir.Type:
+        if e.items is None:
+            if e.tag not in self.tags:
+                raise self.error(f"unknown enum '{e.tag}'", e.loc)
+            return self.tags[e.tag]
+        value = 0
+        for it in e.items:
+            if it.value is not None:
+                v = self.const_int(it.value, scope_lookup, "an enumerator value")
+                value = v
+            self.define_enum_constant(it.name, value, it.loc)
+            value += 1
+        if e.tag is not None:
+            self.tags[e.tag] = ir.I32
+        return ir.I32
+
+    def define_enum_constant(self, name: str, value: int, loc: ir.Loc) -> None:
+        # enum constants are I32; they live in the scope of the enum's
+        # declaration (a function's block while one is lowered)
+        sym = Sym("enum", const_value(value, ir.I32), QType(ir.I32), loc)
+        if self.local_scope is not None:
+            self.local_scope.declare(name, sym, loc)
+        else:
+            if name in self.globals_scope:
+                raise self.error(f"redefinition of '{name}'", loc)
+            self.globals_scope[name] = sym
+
+    def apply_declarator(self, base: QType, d: Optional[A.Declarator], scope_lookup,
+                         param: bool = False) -> QType:
+        """Apply a declarator's ops (base-first) to `base`."""
+        q = base
+        if d is None:
+            return q
+        for op in d.ops:
+            if op[0] == "ptr":
+                q = q.pointer_to(op[1])
+            elif op[0] == "array":
+                if isinstance(q.type, ir.VoidType):
+                    raise self.error("array of void", d.loc)
+                if op[1] is None:
+                    n = None
+                else:
+                    n = self.const_int(op[1], scope_lookup, "the array size")
+                    if n <= 0:
+                        raise self.error(f"array size must be positive, not {n}", op[1].loc)
+                q = QType(ir.ArrayType(q.type, n), q.const, q.volatile, q.const, q.volatile)
+            elif op[0] == "func":
+                raise self.error("function pointers and function types are not supported here", d.loc)
+            elif op[0] == "ref":
+                raise self.error("references are not supported", d.loc)
+        return q
+
+    def const_int(self, e: A.Expr, scope_lookup, what: str) -> int:
+        from .lower import FunctionLowering
+        low = FunctionLowering.for_constants(self, scope_lookup)
+        try:
+            v = fold(low.rvalue(e))
+        except CompileError as err:
+            if "constant" not in err.message:
+                raise
+            v = None
+        if v is None or isinstance(v, float):
+            raise self.error(f"{what} must be an integer constant expression", e.loc)
+        return int(v)
+
+    def lookup_global(self, name: str) -> Optional[Sym]:
+        return self.globals_scope.get(name)
+
+    # ------------------------------------------------------------------ module
+    def check(self, tu: A.TranslationUnit) -> ir.Module:
+        from .lower import FunctionLowering
+        # in source order, as C++ does: a body sees only what is declared above it
+        for item in tu.items:
+            if isinstance(item, A.FunctionDef):
+                info = self.function_def(item)
+                if info.space != "host":
+                    FunctionLowering(self, info).lower()
+            else:
+                self.file_declaration(item)
+        self.check_calls()
+        fns = [i.fn for i in self.func_info.values() if i.space != "host"]
+        return ir.Module(fns, self.globals, self.source, self.filename)
+
+    def function_signature(self, specs: A.DeclSpecs, d: A.Declarator, node: A.Node) -> FuncInfo:
+        if not d.ops or d.ops[-1][0] != "func":
+            raise self.error("expected a function declarator", d.loc)
+        storage = set(specs.storage)
+        for bad in ("__shared__", "__constant__", "typedef"):
+            if bad in storage:
+                raise self.error(f"'{bad}' cannot be applied to a function", specs.loc)
+        if "__global__" in storage:
+            space = "global"
+            if "__host__" in storage or "__device__" in storage:
+                raise self.error("__global__ cannot be combined with __host__ or __device__", specs.loc)
+        elif "__device__" in storage:
+            space = "device"
+        else:
+            space = "host"
+        base = self.base_type(specs, self.lookup_global)
+        ret = self.apply_declarator(base, A.Declarator(d.loc, d.name, d.ops[:-1]), self.lookup_global)
+        if isinstance(ret.type, ir.ArrayType):
+            raise self.error("a function cannot return an array", d.loc)
+        if space == "global" and not isinstance(ret.type, ir.VoidType):
+            raise self.error("a __global__ function must return void", d.loc)
+        params = d.ops[-1][1]
+        if len(params) == 1 and params[0].declarator is None and \
+                self.base_type(params[0].specs, self.lookup_global).type == ir.VOID:
+            params = []
+        pvars = []
+        pqs = []
+        byrefs = []
+        names = set()
+        for i, p in enumerate(params):
+            pbase = self.base_type(p.specs, self.lookup_global)
+            pq = self.apply_declarator(pbase, p.declarator, self.lookup_global, param=True)
+            if isinstance(pq.type, ir.ArrayType):   # array parameters are pointers (C11 6.7.6.3p7)
+                pq = QType(ir.PointerType(pq.type.elem), False, False, pq.pconst, pq.pvolatile)
+            if isinstance(pq.type, ir.VoidType):
+                raise self.error("a parameter cannot have type void", p.loc)
+            t = pq.type
+            if space == "global" and isinstance(t, ir.PointerType):
+                t = ir.PointerType(t.pointee, "global")
+                pq = QType(t, pq.const, pq.volatile, pq.pconst, pq.pvolatile)
+            name = p.declarator.name if p.declarator is not None and p.declarator.name else f"<param {i}>"
+            if name in names:
+                raise self.error(f"redefinition of parameter '{name}'", p.loc)
+            names.add(name)
+            byref = space != "global" and isinstance(t, ir.StructType)
+            if byref:
+                # a struct by value into an inlined device function: the caller
+                # copies it to a local temporary and passes its address
+                t = ir.PointerType(t, "local")
+            pvars.append(ir.Var(name, t, "param", p.loc))
+            pqs.append(pq)
+            byrefs.append(byref)
+        ret_t = ret.type
+        sret = None
+        if space != "global" and isinstance(ret_t, ir.StructType):
+            # a struct result is written through a hidden last parameter
+            sret = ret_t
+            pvars.append(ir.Var("__ret", ir.PointerType(ret_t, "local"), "param", d.loc))
+            ret_t = ir.VOID
+        lb = None
+        if specs.launch_bounds:
+            if space != "global":
+                raise self.error("__launch_bounds__ applies only to __global__ functions", specs.loc)
+            vals = [self.const_int(e, self.lookup_global, "a __launch_bounds__ argument")
+                    for e in specs.launch_bounds]
+            lb = (vals[0], vals[1] if len(vals) > 1 else None)
+        fn = ir.Function(d.name, pvars, ret_t, None, space == "global", d.loc, lb)
+        info = FuncInfo(fn, space, pqs, ret, node)
+        info.byref = byrefs
+        info.sret = sret
+        return info
+
+    def function_def(self, f: A.FunctionDef) -> FuncInfo:
+        info = self.declare_function(f.specs, f.declarator, f)
+        if info.defined:
+            raise self.error(f"redefinition of '{info.fn.name}'", f.declarator.loc)
+        info.defined = True
+        info.decl = f
+        info.fn.loc = f.declarator.loc
+        return info
+
+    def declare_function(self, specs: A.DeclSpecs, d: A.Declarator, node: A.Node) -> FuncInfo:
+        new = self.function_signature(specs, d, node)
+        old = self.func_info.get(d.name)
+        if old is not None:
+            if [v.type for v in old.fn.params] != [v.type for v in new.fn.params] or \
+                    old.fn.ret != new.fn.ret or old.space != new.space:
+                raise self.error(f"conflicting declaration of '{d.name}' (overloading is not supported)",
+                                 d.loc)
+            if isinstance(node, A.FunctionDef):
+                old.fn.params = new.fn.params      # the definition's parameter names
+                old.params_q = new.params_q
+                old.byref = new.byref
+                if new.fn.launch_bounds:
+                    old.fn.launch_bounds = new.fn.launch_bounds
+            return old
+        sym = self.globals_scope.get(d.name)
+        if sym is not None:
+            raise self.error(f"redefinition of '{d.name}' as a function", d.loc)
+        if is_builtin_function(d.name):
+            raise self.error(f"'{d.name}' is a CUDA built-in function and cannot be redefined", d.loc)
+        self.func_info[d.name] = new
+        self.globals_scope[d.name] = Sym("func", new, None, d.loc)
+        return new
+
+    def file_declaration(self, decl: A.Declaration) -> None:
+        specs = decl.specs
+        storage = set(specs.storage)
+        if "typedef" in storage:
+            base = self.base_type(specs, self.lookup_global)
+            for item in decl.items:
+                q = self.apply_declarator(base, item.declarator, self.lookup_global)
+                self.globals_scope[item.declarator.name] = Sym("typedef", None, q, item.loc)
+            return
+        if not decl.items:
+            fwd = [t for t in specs.types if isinstance(t, A.StructSpec) and t.members is None]
+            if not fwd:     # `struct S;` alone declares nothing we need
+                self.base_type(specs, self.lookup_global)   # struct/enum definition
+            return
+        for item in decl.items:
+            d = item.declarator
+            if d.ops and d.ops[-1][0] == "func":
+                if item.init is not None:
+                    raise self.error("a function declaration cannot have an initialiser", item.loc)
+                self.declare_function(specs, d, decl)
+                continue
+            self.file_variable(specs, item)
+
+    def file_variable(self, specs: A.DeclSpecs, item: A.InitDeclarator) -> None:
+        storage = set(specs.storage)
+        d = item.declarator
+        base = self.base_type(specs, self.lookup_global)
+        q = self.apply_declarator(base, d, self.lookup_global)
+        if d.name in self.globals_scope and self.globals_scope[d.name].kind != "global":
+            raise self.error(f"redefinition of '{d.name}'", d.loc)
+        if "__shared__" in storage:
+            if item.init is not None:
+                raise self.error("__shared__ variables cannot have an initialiser", item.loc)
+            extern = "extern" in storage
+            t = q.type
+            if extern and not (isinstance(t, ir.ArrayType) and t.count is None):
+                raise self.error("extern __shared__ must be an array of unknown size, like 'extern __shared__ float s[]'", d.loc)
+            var = ir.Var(d.name, t, "extern_shared" if extern else "shared", d.loc, q.volatile)
+            self.file_shared.append(var)
+            self.globals_scope[d.name] = Sym("var", var, q, d.loc)
+            return
+        if "__constant__" in storage:
+            space = "constant"
+            q = QType(q.type, True, q.volatile, True, q.pvolatile)
+        elif "__device__" in storage:
+            space = "global"
+        else:
+            # a host const of integral type (or a constexpr scalar) is usable
+            # in device code as a constant, as nvcc allows; nothing else is
+            integral = isinstance(q.type, ir.ScalarType) and q.type.kind != "float"
+            if q.const and item.init is not None and isinstance(q.type, ir.ScalarType) and \
+                    (integral or "constexpr" in storage):
+                from .lower import FunctionLowering
+                low = FunctionLowering.for_constants(self, self.lookup_global)
+                v = fold(low.convert(low.rvalue(item.init), q.type, item.init.loc, "initialise"))
+                if v is not None:
+                    self.globals_scope[d.name] = Sym("enum", v, QType(q.type, True), d.loc)
+                    return
+            raise self.error(
+                f"file-scope variable '{d.name}' must be __device__ or __constant__ to be used by kernels",
+                d.loc)
+        if isinstance(q.type, ir.ArrayType) and q.type.count is None:
+            if isinstance(item.init, A.InitList):
+                from .lower import FunctionLowering
+                n = FunctionLowering.for_constants(self, self.lookup_global).init_list_length(q.type.elem, item.init)
+                q = QType(ir.ArrayType(q.type.elem, n), q.const, q.volatile, q.pconst, q.pvolatile)
+            else:
+                raise self.error(f"array '{d.name}' needs a size", d.loc)
+        init = None
+        if item.init is not None:
+            init = self.init_image(q.type, item.init)
+        old = self.globals_scope.get(d.name)
+        if old is not None:
+            gv = old.obj
+            if gv.type != q.type or gv.space != space:
+                raise self.error(f"conflicting declaration of '{d.name}'", d.loc)
+            if init is not None:
+                if gv.init is not None:
+                    raise self.error(f"redefinition of '{d.name}'", d.loc)
+                gv.init = init
+            return
+        gv = ir.GlobalVar(d.name, q.type, space, init, d.loc)
+        self.globals.append(gv)
+        self.globals_scope[d.name] = Sym("global", gv, q, d.loc)
+
+    def init_image(self, t: ir.Type, init: A.Expr) -> bytes:
+        """Little-endian image of a file-scope variable's initialiser."""
+        from .lower import FunctionLowering
+        low = FunctionLowering.for_constants(self, self.lookup_global)
+        image = bytearray(t.size)
+        for offset, st, e in low.flatten_init(t, init):
+            v = fold(e)
+            if v is None:
+                raise self.error("the initialiser of a __device__ or __constant__ variable must be a constant", e.loc)
+            if isinstance(st, ir.PointerType):
+                if v != 0:
+                    raise self.error("pointer initialisers other than 0 are not supported", e.loc)
+                st = ir.U64
+            image[offset:offset + st.size] = pack(v, st)
+        return bytes(image)
+
+    # ------------------------------------------------------------- call graph
+    def check_calls(self) -> None:
+        """Reject recursion (the JIT inlines device functions) and calls of
+        host functions from device code."""
+        graph: dict = {}
+        for info in self.func_info.values():
+            fn = info.fn
+            graph[fn] = []
+            if fn.body is not None:
+                _collect_calls(fn.body, graph[fn])
+        state: dict = {}
+
+        def visit(fn, stack):
+            state[fn] = 1
+            for call in graph.get(fn, []):
+                g = call.func
+                if state.get(g) == 1:
+                    raise self.error("recursion is not supported", call.loc)
+                if state.get(g) is None:
+                    visit(g, stack + [g])
+            state[fn] = 2
+
+        for fn in graph:
+            if state.get(fn) is None:
+                visit(fn, [fn])
+        for info in self.func_info.values():
+            fn = info.fn
+            for call in graph.get(fn, []):
+                if call.func.body is None:
+                    raise self.error(f"function '{call.func.name}' is declared but never defined", call.loc)
+        # a kernel owns the __shared__ variables of the device functions it
+        # calls (they are inlined into it): append them in first-call order
+        for info in self.func_info.values():
+            if info.space != "global":
+                continue
+            k = info.fn
+            seen = {k}
+            order = []
+
+            def walk(f):
+                for call in graph.get(f, []):
+                    g = call.func
+                    if g not in seen:
+                        seen.add(g)
+                        order.append(g)
+                        walk(g)
+            walk(k)
+            for g in order:
+                for v in g.shared_vars:
+                    if v not in k.shared_vars:
+                        k.shared_vars.append(v)
+
+
+def _collect_calls(node, out: list) -> None:
+    """All ir.Call nodes under `node` (a statement or expression)."""
+    if isinstance(node, ir.Call):
+        out.append(node)
+    if isinstance(node, (ir.Expr, ir.Stmt)):
+        for k, v in vars(node).items():
+            if k in ("type", "loc", "var", "func"):
+                continue
+            if isinstance(v, (ir.Expr, ir.Stmt)):
+                _collect_calls(v, out)
+            elif isinstance(v, list):
+                for x in v:
+                    if isinstance(x, (ir.Expr, ir.Stmt)):
+                        _collect_calls(x, out)
+                    elif isinstance(x, tuple):
+                        for y in x:
+                            if isinstance(y, (ir.Expr, ir.Stmt)):
+                                _collect_calls(y, out)

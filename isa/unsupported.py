@@ -1,0 +1,103 @@
+"""CUDA/C++ constructs outside our language, named so the user sees what is
+unsupported instead of a syntax error. Checked on the token stream before
+parsing (see parser.py), so the diagnostic points at the construct itself."""
+from __future__ import annotations
+
+# keyword or identifier -> message. Identifiers count only when used as a
+# name (not as a struct member after '.'/'->').
+KEYWORDS: dict = {
+    "template": "templates are not supported",
+    "typename": "templates are not supported",
+    "class": "classes are not supported",
+    "this": "classes are not supported",
+    "virtual": "classes are not supported",
+    "public": "classes are not supported",
+    "private": "classes are not supported",
+    "protected": "classes are not supported",
+    "friend": "classes are not supported",
+    "operator": "operator overloading is not supported",
+    "namespace": "namespaces are not supported",
+    "using": "namespaces are not supported",
+    "new": "new and delete are not supported",
+    "delete": "new and delete are not supported",
+    "goto": "goto is not supported",
+    "throw": "exceptions are not supported",
+    "try": "exceptions are not supported",
+    "catch": "exceptions are not supported",
+    "union": "unions are not supported",
+    "asm": "inline PTX assembly (asm) is not supported",
+    "__asm__": "inline PTX assembly (asm) is not supported",
+    "auto": "auto type deduction is not supported",
+    "decltype": "decltype is not supported",
+    "static_assert": "static_assert is not supported",
+    "__managed__": "managed memory (__managed__) is not supported",
+    "dynamic_cast": "C++ casts are not supported",
+    "static_cast": "C++ casts are not supported",
+    "reinterpret_cast": "C++ casts are not supported",
+    "const_cast": "C++ casts are not supported",
+    "__half": "half precision is not supported",
+    "__half2": "half precision is not supported",
+    "__nv_bfloat16": "bfloat16 is not supported",
+    "__grid_constant__": "__grid_constant__ is not supported",
+}
+
+# identifiers that are only unsupported when called or used as a type
+CALLS: dict = {
+    "printf": "printf is not supported",
+    "malloc": "device-side malloc and free are not supported",
+    "free": "device-side malloc and free are not supported",
+    "assert": "assert is not supported",
+    "clock": "clock() is not supported",
+    "clock64": "clock64() is not supported",
+    "tex1D": "texture objects are not supported",
+    "tex1Dfetch": "texture objects are not supported",
+    "tex2D": "texture objects are not supported",
+    "tex3D": "texture objects are not supported",
+    "tex2DLayered": "texture objects are not supported",
+    "texCubemap": "texture objects are not supported",
+    "surf1Dread": "surface objects are not supported",
+    "surf2Dread": "surface objects are not supported",
+    "surf1Dwrite": "surface objects are not supported",
+    "surf2Dwrite": "surface objects are not supported",
+    "this_thread_block": "cooperative groups are not supported",
+    "this_grid": "cooperative groups are not supported",
+    "tiled_partition": "cooperative groups are not supported",
+    "cudaMalloc": "host API calls are not supported in kernel code",
+    "cudaMemcpy": "host API calls are not supported in kernel code",
+    "__syncthreads_count": "'__syncthreads_count' is not supported",
+    "__syncthreads_and": "'__syncthreads_and' is not supported",
+    "__syncthreads_or": "'__syncthreads_or' is not supported",
+    "__nanosleep": "'__nanosleep' is not supported",
+    "__trap": "'__trap' is not supported",
+    "__brkpt": "'__brkpt' is not supported",
+    "__prof_trigger": "'__prof_trigger' is not supported",
+}
+# warp reduce/match functions (sm_70/sm_80) and SIMD video intrinsics
+for _n in ("add", "min", "max", "and", "or", "xor"):
+    CALLS[f"__reduce_{_n}_sync"] = f"'__reduce_{_n}_sync' is not supported"
+for _n in ("__match_any_sync", "__match_all_sync", "__funnelshift_l", "__funnelshift_r", "__funnelshift_lc",
+           "__funnelshift_rc", "__dp4a", "__dp2a_lo", "__dp2a_hi", "__vadd2", "__vadd4", "__vsub2", "__vsub4",
+           "__vabsdiffu4", "__hadd", "__rhadd", "__uhadd", "__urhadd", "__fns", "__ldcs", "__stcs"):
+    CALLS[_n] = f"'{_n}' is not supported"
+CALLS.pop("__ldcs")   # plain loads and stores (builtins.LOADS/STORES)
+CALLS.pop("__stcs")
+
+NAMES: dict = {
+    "texture": "texture objects are not supported",
+    "cudaTextureObject_t": "texture objects are not supported",
+    "cudaSurfaceObject_t": "surface objects are not supported",
+    "cooperative_groups": "cooperative groups are not supported",
+    "thread_block": "cooperative groups are not supported",
+    "thread_group": "cooperative groups are not supported",
+    "grid_group": "cooperative groups are not supported",
+    "thread_block_tile": "cooperative groups are not supported",
+}
+
+# NAMES count when used as a type: followed by a name, '<' or '::'.
+
+# punctuation sequences
+PUNCT: dict = {
+    "::": "namespaces ('::' qualified names) are not supported",
+    "<<<": "kernel launches (<<<...>>>) are not supported in kernel source",
+    "...": "variadic functions are not supported",
+}

@@ -1,0 +1,52 @@
+"""Test helpers for the front-end tests: compile a snippet, walk its IR."""
+from __future__ import annotations
+
+import isa
+from isa import ir
+
+
+def compile_kernel(body: str, params: str = "", prelude: str = "", name: str = "k") -> ir.Function:
+    """Compile `__global__ void k(params) { body }` and return the kernel."""
+    src = f"{prelude}\n__global__ void {name}({params})\n{{\n{body}\n}}\n"
+    return isa.compile_source(src, "t.cu").kernel(name)
+
+
+def nodes(root, cls) -> list:
+    """Every node of class `cls` under `root` (pre-order)."""
+    out = []
+
+    def walk(n):
+        if isinstance(n, cls):
+            out.append(n)
+        if isinstance(n, (ir.Expr, ir.Stmt, ir.Function)):
+            for k, v in vars(n).items():
+                if k in ("type", "loc", "var", "func", "params", "shared_vars"):
+                    continue
+                if isinstance(v, (ir.Expr, ir.Stmt)):
+                    walk(v)
+                elif isinstance(v, list):
+                    for x in v:
+                        if isinstance(x, (ir.Expr, ir.Stmt)):
+                            walk(x)
+    walk(root)
+    return out
+
+
+def stmts(fn: ir.Function) -> list:
+    """The kernel body's statements without the temporaries' Decls."""
+    return [s for s in fn.body.stmts if not (isinstance(s, ir.Decl) and s.var.name.startswith("__tmp"))]
+
+
+def decl_init(fn: ir.Function, name: str) -> ir.Expr:
+    for d in nodes(fn.body, ir.Decl):
+        if d.var.name == name:
+            return d.init
+    raise KeyError(name)
+
+
+def compile_error(src: str, filename: str = "t.cu", **kw) -> isa.CompileError:
+    try:
+        isa.compile_source(src, filename, **kw)
+    except isa.CompileError as e:
+        return e
+    raise AssertionError("expected a CompileError")

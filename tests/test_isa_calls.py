@@ -1,0 +1,215 @@
+"""Built-in functions: each lowers to the Intrinsic/IR the contract names."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from isa import ir
+from isa.ir import BOOL, I32, U32, I64, F32, F64
+from isa_ir_walk import compile_kernel, nodes, decl_init, compile_error
+
+
+def intr(body: str, params: str = "float *f, int *i, unsigned *u, double *d") -> ir.Intrinsic:
+    fn = compile_kernel(body, params)
+    return nodes(fn.body, ir.Intrinsic)[0]
+
+
+def test_syncthreads_is_void_intrinsic():
+    x = intr("__syncthreads();")
+    assert x.name == "syncthreads" and x.type == ir.VOID and x.args == []
+
+
+def test_syncwarp_default_mask_is_all_lanes():
+    x = intr("__syncwarp();")
+    assert x.name == "syncwarp" and x.args[0].value == 0xFFFFFFFF and x.args[0].type == U32
+
+
+def test_fences():
+    fn = compile_kernel("__threadfence_block(); __threadfence(); __threadfence_system();")
+    assert [x.name for x in nodes(fn.body, ir.Intrinsic)] == ["threadfence_block", "threadfence",
+                                                              "threadfence_system"]
+
+
+def test_atomic_add_statement_has_result_unused():
+    x = intr("atomicAdd(i, 1);")
+    assert x.name == "atomic_add" and x.result_used is False and x.type == I32
+
+
+def test_atomic_add_value_used_keeps_result():
+    x = intr("int old = atomicAdd(i, 1);")
+    assert x.result_used is True
+
+
+def test_atomic_add_float_converts_value_to_pointee():
+    x = intr("atomicAdd(f, 1);")
+    assert x.type == F32 and x.args[1].type == F32
+
+
+def test_atomic_cas_has_three_arguments():
+    x = intr("int o = atomicCAS(i, 0, 1);")
+    assert x.name == "atomic_cas" and len(x.args) == 3
+
+
+def test_atomic_on_shared_array_element():
+    fn = compile_kernel("__shared__ unsigned h[64]; atomicAdd(&h[3], 1u);")
+    x = nodes(fn.body, ir.Intrinsic)[0]
+    assert x.args[0].type.space == "shared"
+
+
+def test_atomic_inc_only_for_unsigned():
+    e = compile_error("__global__ void k(int *p)\n{\n  atomicInc(p, 5);\n}\n")
+    assert "'atomicInc' is not available for 'int'" in e.message
+
+
+def test_atomic_with_void_cast_is_reduction():
+    x = intr("(void)atomicMax(i, 3);")
+    assert x.result_used is False and x.name == "atomic_max"
+
+
+@pytest.mark.parametrize("call,name,third", [
+    ("__shfl_sync(0xffffffff, v, 3)", "shfl", I32),
+    ("__shfl_up_sync(0xffffffff, v, 1)", "shfl_up", U32),
+    ("__shfl_down_sync(0xffffffff, v, 16)", "shfl_down", U32),
+    ("__shfl_xor_sync(0xffffffff, v, 8)", "shfl_xor", I32),
+])
+def test_shuffles_have_default_width_32(call, name, third):
+    x = intr(f"float v = f[0]; float r = {call};")
+    assert x.name == name and x.type == F32 and x.args[2].type == third
+    assert x.args[3].value == 32 and x.args[3].type == I32
+
+
+def test_shuffle_with_width():
+    x = intr("int r = __shfl_sync(0xffffffff, i[0], 0, 16);")
+    assert x.args[3].value == 16 and x.type == I32
+
+
+def test_shuffle_of_char_promotes_to_int():
+    x = intr("char c = 1; int r = __shfl_sync(0xffffffff, c, 0);")
+    assert x.type == I32
+
+
+def test_ballot_takes_bool_predicate():
+    x = intr("unsigned r = __ballot_sync(0xffffffff, i[0] > 3);")
+    assert x.name == "ballot" and x.type == U32 and x.args[1].type == BOOL
+
+
+def test_ballot_of_int_predicate_compares_with_zero():
+    x = intr("unsigned r = __ballot_sync(0xffffffff, i[0]);")
+    assert x.args[1].op == "ne"
+
+
+def test_all_and_any_return_int():
+    fn = compile_kernel("int a = __all_sync(0xffffffff, 1); int b = __any_sync(0xffffffff, 0);")
+    assert [(x.name, x.type) for x in nodes(fn.body, ir.Intrinsic)] == [("all", I32), ("any", I32)]
+
+
+def test_activemask():
+    x = intr("unsigned r = __activemask();")
+    assert x.name == "activemask" and x.type == U32
+
+
+@pytest.mark.parametrize("call,name,rtype", [
+    ("__popc(u[0])", "popc", I32), ("__popcll(1ull)", "popcll", I32), ("__clz(i[0])", "clz", I32),
+    ("__ffs(i[0])", "ffs", I32), ("__brev(u[0])", "brev", U32), ("__mul24(i[0], 3)", "mul24", I32),
+    ("__umul24(u[0], 3u)", "umul24", U32), ("__mulhi(i[0], 7)", "mulhi", I32),
+    ("__umulhi(u[0], 7u)", "umulhi", U32), ("__clzll(5ll)", "clzll", I32),
+])
+def test_bit_intrinsics(call, name, rtype):
+    x = intr(f"long long r = {call};")
+    assert x.name == name and x.type == rtype
+
+
+@pytest.mark.parametrize("call,name,rtype", [
+    ("__float_as_int(f[0])", "float_as_int", I32), ("__int_as_float(i[0])", "int_as_float", F32),
+    ("__float_as_uint(f[0])", "float_as_uint", U32), ("__uint_as_float(u[0])", "uint_as_float", F32),
+    ("__double_as_longlong(d[0])", "double_as_longlong", I64),
+    ("__longlong_as_double(5ll)", "longlong_as_double", F64),
+])
+def test_reinterpret_intrinsics(call, name, rtype):
+    x = intr(f"double r = {call};")
+    assert x.name == name and x.type == rtype
+
+
+@pytest.mark.parametrize("call,name,t", [
+    ("sqrtf(f[0])", "sqrt", F32), ("sqrt(d[0])", "sqrt", F64), ("sqrt(f[0])", "sqrt", F32),
+    ("rsqrtf(f[0])", "rsqrt", F32), ("expf(f[0])", "exp", F32), ("__expf(f[0])", "exp", F32),
+    ("exp(d[0])", "exp", F64), ("logf(f[0])", "log", F32), ("__logf(f[0])", "log", F32),
+    ("log2f(f[0])", "log2", F32), ("__log2f(f[0])", "log2", F32), ("powf(f[0], 2)", "pow", F32),
+    ("__powf(f[0], 2)", "pow", F32), ("sinf(f[0])", "sin", F32), ("__sinf(f[0])", "sin", F32),
+    ("cosf(f[0])", "cos", F32), ("__cosf(f[0])", "cos", F32), ("tanf(f[0])", "tan", F32),
+    ("fabsf(f[0])", "fabs", F32), ("fabs(d[0])", "fabs", F64), ("floorf(f[0])", "floor", F32),
+    ("ceilf(f[0])", "ceil", F32), ("truncf(f[0])", "trunc", F32), ("roundf(f[0])", "round", F32),
+    ("fminf(f[0], 1)", "fmin", F32), ("fmaxf(f[0], 1)", "fmax", F32), ("fmodf(f[0], 2)", "fmod", F32),
+    ("fmaf(f[0], 2, 3)", "fma", F32), ("__fdividef(f[0], 3)", "fdivide", F32),
+    ("__saturatef(f[0])", "saturate", F32), ("atan2f(f[0], 1)", "atan2", F32), ("tanhf(f[0])", "tanh", F32),
+    ("pow(d[0], 2)", "pow", F64),
+])
+def test_math_functions(call, name, t):
+    x = intr(f"double r = {call};")
+    assert x.name == name and x.type == t and all(a.type == t for a in x.args)
+
+
+@pytest.mark.parametrize("call,name,t", [
+    ("min(i[0], 3)", "min", I32), ("max(u[0], 3u)", "max", U32), ("min(i[0], u[0])", "min", U32),
+    ("max(5ll, 3ll)", "max", I64), ("min(f[0], 1.0f)", "fmin", F32), ("max(d[0], 1.0)", "fmax", F64),
+])
+def test_min_max_overloads(call, name, t):
+    x = intr(f"double r = {call};")
+    assert x.name == name and x.type == t and x.args[0].type == x.args[1].type == t
+
+
+def test_abs_of_int_and_float():
+    fn = compile_kernel("int a = abs(i[0]); float b = abs(f[0]);", "float *f, int *i")
+    assert [(x.name, x.type) for x in nodes(fn.body, ir.Intrinsic)] == [("abs", I32), ("fabs", F32)]
+
+
+def test_ldg_is_plain_load():
+    fn = compile_kernel("float r = __ldg(&p[3]);", "const float *p")
+    e = decl_init(fn, "r")
+    assert isinstance(e, ir.Load) and e.type == F32
+
+
+def test_float2int_rn_rounds_then_casts():
+    e = decl_init(compile_kernel("int r = __float2int_rn(f[0]);", "float *f"), "r")
+    assert isinstance(e, ir.Cast) and e.type == I32 and e.a.name == "rint"
+
+
+def test_builtin_inf():
+    e = decl_init(compile_kernel("float r = INFINITY;", prelude="#include <math.h>"), "r")
+    assert e.type == F32 and math.isinf(e.value)
+
+
+def test_make_int2():
+    e = decl_init(compile_kernel("int2 r = make_int2(1, 2);"), "r")
+    assert isinstance(e, ir.MakeVector) and e.type.name == "int2" and e.type.align == 8
+
+
+def test_wrong_argument_count_to_builtin():
+    e = compile_error("__global__ void k(float *p)\n{\n  p[0] = sqrtf(1.0f, 2.0f);\n}\n")
+    assert "too many arguments to function 'sqrtf'" in e.message
+
+
+def test_unknown_function_is_undeclared():
+    e = compile_error("__global__ void k(float *p)\n{\n  p[0] = frobnicate(1);\n}\n")
+    assert e.message == "use of undeclared identifier 'frobnicate'" and (e.line, e.col) == (3, 10)
+
+
+def test_math_on_pointer_is_error():
+    e = compile_error("__global__ void k(float *p)\n{\n  p[0] = sqrtf(p);\n}\n")
+    assert "sqrtf" in e.message
+
+
+def test_math_function_of_integer_is_an_error_as_in_nvcc():
+    e = compile_error("__global__ void k(double *p, int n)\n{\n  p[0] = sqrt(n);\n}\n")
+    assert "'sqrt' with integer arguments calls a host function" in e.message
+
+
+def test_min_of_float_and_int_is_ambiguous_as_in_nvcc():
+    e = compile_error("__global__ void k(float *p)\n{\n  p[0] = min(p[1], 2);\n}\n")
+    assert "is ambiguous" in e.message
+
+
+def test_math_function_outside_the_ir_set_is_named_unsupported():
+    e = compile_error("__global__ void k(float *p)\n{\n  p[0] = erff(p[1]);\n}\n")
+    assert e.message == "the math function 'erff' is not supported" and (e.line, e.col) == (3, 10)

@@ -1,0 +1,89 @@
+"""C's conversion rules as pure functions (C11 6.3.1, 6.4.4.1)."""
+from __future__ import annotations
+
+import math
+
+from isa.conversions import promote, usual_arithmetic, wrap, const_value, int_literal_type, char_literal_value
+from isa.ir import BOOL, I8, U8, I16, U16, I32, U32, I64, U64, F32, F64
+
+
+def test_small_integers_promote_to_int():
+    assert [promote(t) for t in (BOOL, I8, U8, I16, U16)] == [I32] * 5
+
+
+def test_int_and_wider_do_not_promote():
+    assert [promote(t) for t in (I32, U32, I64, F32)] == [I32, U32, I64, F32]
+
+
+def test_int_with_unsigned_is_unsigned():
+    assert usual_arithmetic(I32, U32) == U32
+
+
+def test_unsigned_with_long_long_is_long_long():
+    assert usual_arithmetic(U32, I64) == I64
+
+
+def test_unsigned_long_long_with_long_long_is_unsigned():
+    assert usual_arithmetic(U64, I64) == U64
+
+
+def test_float_with_int_is_float():
+    assert usual_arithmetic(F32, I64) == F32
+
+
+def test_float_with_double_is_double():
+    assert usual_arithmetic(F32, F64) == F64
+
+
+def test_char_with_char_is_int():
+    assert usual_arithmetic(I8, U8) == I32
+
+
+def test_wrap_to_signed_byte():
+    assert wrap(200, I8) == -56
+
+
+def test_wrap_to_unsigned_int():
+    assert wrap(-1, U32) == 4294967295
+
+
+def test_float_to_int_constant_truncates_toward_zero():
+    assert const_value(-2.7, I32) == -2
+
+
+def test_float_to_int_constant_saturates_like_cvt_rzi():
+    assert const_value(1e20, I32) == 2**31 - 1 and const_value(-1e20, U32) == 0
+
+
+def test_nan_to_int_constant_is_zero():
+    assert const_value(math.nan, I32) == 0
+
+
+def test_double_constant_to_float_rounds_to_binary32():
+    assert const_value(0.1, F32) == 0.10000000149011612
+
+
+def test_decimal_literal_types():
+    assert int_literal_type("2147483647") == (2147483647, I32)
+    assert int_literal_type("2147483648") == (2147483648, I64)
+
+
+def test_hex_literal_may_be_unsigned():
+    assert int_literal_type("0x80000000") == (2147483648, U32)
+
+
+def test_octal_literal_value():
+    assert int_literal_type("017") == (15, I32)
+
+
+def test_suffixes():
+    assert int_literal_type("5u")[1] == U32
+    assert int_literal_type("5ll")[1] == I64
+    assert int_literal_type("5ULL")[1] == U64
+    assert int_literal_type("5lu")[1] == U64
+
+
+def test_char_literal_escapes():
+    assert char_literal_value("'\\0'") == 0
+    assert char_literal_value("'\\x41'") == 65
+    assert char_literal_value("'\\''") == 39

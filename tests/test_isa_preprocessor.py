@@ -1,0 +1,160 @@
+"""The preprocessor step: macros, conditionals, includes, true positions."""
+from __future__ import annotations
+
+import isa
+from isa import ir
+from isa.preprocessor import preprocess
+from isa_ir_walk import nodes, compile_error
+
+
+def kernel_const(src: str, **kw) -> int:
+    """Value stored by the first Store of kernel k."""
+    m = isa.compile_source(src, "t.cu", **kw)
+    return nodes(m.kernel("k").body, ir.Store)[0].value.value
+
+
+def test_object_macro_expands():
+    assert kernel_const("#define N 42\n__global__ void k(int *p) { p[0] = N; }") == 42
+
+
+def test_function_macro_expands():
+    assert kernel_const("#define SQ(x) ((x) * (x))\n__global__ void k(int *p) { p[0] = SQ(3 + 1); }") == 16
+
+
+def test_ifdef_selects_branch():
+    src = "#define FAST\n#ifdef FAST\n#define V 1\n#else\n#define V 2\n#endif\n__global__ void k(int *p) { p[0] = V; }"
+    assert kernel_const(src) == 1
+
+
+def test_elif_chain():
+    src = "#define L 2\n#if L == 1\n#define V 10\n#elif L == 2\n#define V 20\n#else\n#define V 30\n#endif\n" \
+          "__global__ void k(int *p) { p[0] = V; }"
+    assert kernel_const(src) == 20
+
+
+def test_cudacc_and_nvcc_are_predefined():
+    src = "#if defined(__CUDACC__) && defined(__NVCC__)\n#define V 1\n#else\n#define V 0\n#endif\n" \
+          "__global__ void k(int *p) { p[0] = V; }"
+    assert kernel_const(src) == 1
+
+
+def test_cuda_arch_set_from_arch_argument():
+    src = "__global__ void k(int *p) { p[0] = __CUDA_ARCH__; }"
+    assert kernel_const(src, arch=900) == 900
+
+
+def test_cuda_arch_undefined_without_arch():
+    src = "#ifdef __CUDA_ARCH__\n#define V 1\n#else\n#define V 0\n#endif\n__global__ void k(int *p) { p[0] = V; }"
+    assert kernel_const(src) == 0
+
+
+def test_user_defines_argument():
+    assert kernel_const("__global__ void k(int *p) { p[0] = BS; }", defines={"BS": "128"}) == 128
+
+
+def test_include_local_file_relative_to_source(tmp_path):
+    (tmp_path / "consts.cuh").write_text("#define W 7\n")
+    src = '#include "consts.cuh"\n__global__ void k(int *p) { p[0] = W; }'
+    m = isa.compile_source(src, str(tmp_path / "k.cu"))
+    assert nodes(m.kernel("k").body, ir.Store)[0].value.value == 7
+
+
+def test_include_from_include_dirs(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "h.cuh").write_text("#define W 9\n")
+    assert kernel_const('#include "h.cuh"\n__global__ void k(int *p) { p[0] = W; }',
+                        include_dirs=(str(tmp_path / "inc"),)) == 9
+
+
+def test_system_headers_are_accepted():
+    src = ("#include <cuda_runtime.h>\n#include <cuda.h>\n#include <device_launch_parameters.h>\n"
+           "#include <stdio.h>\n#include <stdint.h>\n#include <math.h>\n#include <float.h>\n#include <limits.h>\n"
+           "__global__ void k(int *p) { p[0] = INT_MAX; }")
+    assert kernel_const(src) == 2147483647
+
+
+def test_stdint_types_come_from_header():
+    m = isa.compile_source("#include <stdint.h>\n__global__ void k(uint32_t *p, int64_t *q) { p[0] = 1; }", "t.cu")
+    assert [v.type.pointee for v in m.kernel("k").params] == [ir.U32, ir.I64]
+
+
+def test_flt_max_from_float_h():
+    m = isa.compile_source("#include <float.h>\n__global__ void k(float *p) { p[0] = FLT_MAX; }", "t.cu")
+    v = nodes(m.kernel("k").body, ir.Store)[0].value
+    assert v.type == ir.F32 and v.value == 3.4028234663852886e+38
+
+
+def test_unknown_system_header_is_a_diagnostic():
+    e = compile_error("int a;\n#include <thrust/sort.h>\n")
+    assert e.message == "system header 'thrust/sort.h' not found" and (e.line, e.col) == (2, 1)
+
+
+def test_missing_local_include_is_a_diagnostic():
+    e = compile_error('#include "nothere.cuh"\n')
+    assert "include file 'nothere.cuh' not found" in e.message
+
+
+def test_error_directive_becomes_compile_error():
+    e = compile_error("#if 1\n#error need sm_70\n#endif\n")
+    assert e.message == "#error need sm_70" and e.line == 2
+
+
+def test_macro_with_wrong_argument_count_is_diagnostic():
+    e = compile_error("#define F(a) a\nint x = F(1, 2);\n")
+    assert e.line == 2 and "preprocessor" in e.message
+
+
+def test_line_numbers_stay_true_after_multiline_macro():
+    src = "#define ADD(a, b) \\\n   ((a) + \\\n    (b))\n__global__ void k(int *p)\n{\n  p[0] = ADD(1, 2);\n  q = 1;\n}\n"
+    e = compile_error(src)
+    assert (e.line, e.col) == (7, 3) and e.source_line.strip() == "q = 1;"
+
+
+def test_columns_true_after_block_comment():
+    e = compile_error("__global__ void k()\n{\n  /* note */ y = 1;\n}\n")
+    assert (e.line, e.col) == (3, 14)
+
+
+def test_error_inside_included_file_names_that_file(tmp_path):
+    (tmp_path / "bad.cuh").write_text("__device__ int f()\n{\n    return zz;\n}\n")
+    src = '#include "bad.cuh"\n__global__ void k() {}\n'
+    e = compile_error(src, str(tmp_path / "k.cu"))
+    assert e.file.endswith("bad.cuh") and (e.line, e.col) == (3, 12)
+    assert e.source_line.strip() == "return zz;"
+
+
+def test_pragma_unroll_is_ignored():
+    assert kernel_const("__global__ void k(int *p) {\n#pragma unroll\n for (int i = 0; i < 4; i++) p[i] = 5; }") == 5
+
+
+def test_column_of_token_after_macro_use_maps_back():
+    src = "#define LONGNAME_VALUE 1\n__global__ void k()\n{\n  int a = LONGNAME_VALUE + bad;\n}\n"
+    e = compile_error(src)
+    assert (e.line, e.col) == (4, 28)
+
+
+def test_line_table_maps_every_line():
+    pp = preprocess("#define A 1\nint x = A;\n\nint y;\n", "f.cu")
+    assert pp.loc(len(pp.line_map) - 1, 1).line >= 1
+    assert [pp.line_map[i] for i, l in enumerate(pp.out_lines) if "int y" in l] == [("f.cu", 4)]
+
+
+def test_crlf_source_gives_clean_diagnostic():
+    e = compile_error("__global__ void k(int *p)\r\n{\r\n  p[1] = q;\r\n}\r\n")
+    assert (e.line, e.col) == (3, 10) and e.source_line == "  p[1] = q;"
+
+
+def test_relative_filename_is_kept_and_source_line_found(tmp_path, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    f = tmp_path / "sub" / "b.cu"
+    f.write_text("__global__ void k(float *x)\n{\n    int i = threadIdx.x\n    x[i] = 1.0f;\n}\n")
+    monkeypatch.chdir(tmp_path)
+    e = compile_error(f.read_text(), "sub/../sub/b.cu")
+    assert e.file == "sub/../sub/b.cu" and e.source_line == "    int i = threadIdx.x"
+
+
+def test_pragma_once_header_included_twice(tmp_path):
+    (tmp_path / "h.cuh").write_text("#pragma once\n__device__ inline int twice(int x) { return 2 * x; }\n")
+    src = '#include "h.cuh"\n#include "h.cuh"\n__global__ void k(int *p) { p[0] = twice(3); }\n'
+    m = isa.compile_source(src, str(tmp_path / "k.cu"))
+    assert [f.name for f in m.functions] == ["twice", "k"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpuemu.arch.memory_config import MemoryConfig
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -43,3 +45,6 @@ class Preset:
     # --- memory-model parameters beyond these live in `memory`, a dict the
     # memory system reads (bank mode, L1/L2 sizes, line/sector sizes, latencies)
     memory: dict = field(default_factory=dict)
+    # --- the typed memory rules (bank arbiter, coalescer, caches, costs);
+    # `memory` above holds the same values as a plain dict (mem.as_dict())
+    mem: MemoryConfig = field(default_factory=MemoryConfig)

@@ -1,0 +1,325 @@
+"""MemorySystem: wires the memory units from a preset and charges every
+warp-level request the machine records (gpuemu/memory/trace.py).
+
+    ms = MemorySystem(preset, l1_enabled=True, bank_mode=None, seed=None)
+    res = ms.charge(batch, instrs, stats)   # many times per launch, in issue order
+    ms.finish(stats, issue_cycles_per_sm=None)
+
+The builder (`__init__`) takes every rule from `preset.mem`; each unit is one
+small module (bank_arbiter, coalescer, cache, constant_cache), so a
+researcher swaps a rule by editing one file.
+
+Spaces:
+- shared: bank_arbiter -> shared_{load,store}_{requests,wavefronts},
+  shared_bank_conflicts (wavefronts beyond the ideal, loads + stores, as
+  Nsight Compute sums them), shared_conflict_ways_N (requests whose conflict
+  degree is N >= 2), shared_atomic_requests (atomics are not counted in the
+  load/store wavefronts, as on the H100: conformance smem_atomic_hist).
+- global: coalescer -> global_{load,store}_{requests,sectors,transactions},
+  global_atomic_requests, global_reduction_requests; loads through L1 (per
+  SM, when the preset caches global loads and l1_enabled) then L2; stores
+  write through to L2 without allocating in L1 (they leave L1 as it is:
+  Fermi's invalidate-on-store is not modelled); atomics and reductions are
+  performed at L2; l1_hits/l1_misses and
+  l2_hits/l2_misses count 32-byte sectors of reads; l2_read_sectors,
+  l2_write_sectors, dram_read_sectors.
+- local: offsets interleaved per 4-byte word across the warp (coalescer.
+  interleave_local), then as global through L1; local stores allocate in
+  L1 and stay there (local data is private, L1 is write-back for it; dirty
+  evictions are not modelled) -> local_{load,store}_{requests,sectors}.
+- constant: constant_requests, constant_wavefronts (distinct addresses),
+  constant_cache_hits/misses.
+- param: not charged (kernel parameters live in the constant bank and are
+  not counted by the H100 counters we compare with).
+
+Caches are exact set-associative LRU, looked up in issue order within and
+across batches (splitting a trace into batches changes no counter).
+
+Cycles. `charge` returns a ChargeResult with, per request, `cycles` (the
+throughput cost charged to the issuing warp: wavefronts x
+cycles_per_shared_wavefront; sectors x cycles per L1/L2/DRAM sector by the
+level that served them; distinct constant addresses x
+cycles_per_constant_wavefront; atomics add same-address serialisation) and
+`latency` (when the value is ready, for timing mode: the level's latency
+plus one cycle per extra wavefront). Cycles accumulate per SM
+(`sm_cycles`) and per warp (`warp_cycles`, keyed (block, warp)), and per
+line as the counter `memory_cycles`. `finish` sets stats["cycles"] =
+max over SMs of (issue cycles the machine passes + memory cycles): the
+busiest SM's sum, the definition of functional-mode cycles.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpuemu.arch import get_preset
+from gpuemu.memory import bank_arbiter, coalescer, constant_cache
+from gpuemu.memory.cache import SectoredCache
+from gpuemu.memory.trace import SPACE_CODES, AccessBatch
+
+_OPS = {"ld": 0, "st": 1, "atom": 2, "red": 3}
+SHARED, GLOBAL, LOCAL, CONST = (SPACE_CODES[k] for k in ("shared", "global", "local", "constant"))
+SECTOR = 32
+
+
+@dataclass
+class ChargeResult:
+    cycles: np.ndarray     # int64[N] throughput cycles charged per request
+    latency: np.ndarray    # int64[N] cycles until the request's data is ready
+
+
+class MemorySystem:
+    def __init__(self, preset, l1_enabled: bool = True, bank_mode: int | None = None,
+                 seed: int | None = None, cache_global_loads: bool | None = None) -> None:
+        """preset: Preset or name. l1_enabled=False bypasses L1 for global loads
+        (nvcc -Xptxas -dlcm=cg); cache_global_loads=True forces them into L1
+        (-dlcm=ca) on presets whose default is off. bank_mode: 4 or 8 on cc3.x
+        (cudaDeviceSetSharedMemConfig). seed: for seeded-random choices
+        (same-address store winners, see bank_arbiter.store_winner_lanes)."""
+        self.preset = get_preset(preset)
+        self.mem = self.preset.mem.with_bank_mode(bank_mode)
+        self.seed = seed
+        m = self.mem
+        caches_loads = m.l1_caches_global_loads if cache_global_loads is None else cache_global_loads
+        self.l1_present = m.l1_present and m.l1_bytes > 0
+        self.l1_global_loads = bool(self.l1_present and l1_enabled and caches_loads)
+        # one L1 per SM, kept as the partitions of one cache object
+        self.l1 = (SectoredCache(m.l1_bytes, m.l1_line_bytes, m.l1_sector_bytes, m.l1_assoc,
+                                 "L1", partitions=self.preset.num_sms)
+                   if self.l1_present else None)
+        self.l2 = (SectoredCache(m.l2_bytes, m.l2_line_bytes, SECTOR, m.l2_assoc, "L2")
+                   if m.l2_bytes > 0 else None)
+        self.const = constant_cache.ConstantCache(m)
+        self.sm_cycles = np.zeros(self.preset.num_sms, dtype=np.int64)
+        self.warp_cycles: dict = {}
+        self._tables_for = None
+
+    # ------------------------------------------------------------ helpers
+    def _tables(self, instrs):
+        if self._tables_for is not instrs or len(self._op) != len(instrs):
+            n = max((i.id for i in instrs), default=-1) + 1
+            self._op = np.zeros(n, dtype=np.int8)
+            self._size = np.full(n, 4, dtype=np.int64)
+            self._line = np.zeros(n, dtype=np.int64)
+            for i in instrs:
+                self._op[i.id] = _OPS.get(i.op, 2 if i.op.startswith("atom") else 0)
+                self._size[i.id] = i.size
+                self._line[i.id] = i.line
+            self._tables_for = instrs
+        return self._op, self._size, self._line
+
+    # ------------------------------------------------------------ caches
+    def _through_l1(self, req, sec, sm_of_req, allocate: bool, n: int):
+        """Look up 32-byte sectors (req-ordered) in the SMs' L1s.
+
+        Returns (hit per sector bool[M], sectors sent to L2: (req, sector))."""
+        m = self.mem
+        k = m.l1_sector_bytes // SECTOR
+        l1sec = sec // k
+        # one L1 entry per (request, L1 sector): sectors are ascending per request
+        new = np.ones(sec.size, dtype=bool)
+        new[1:] = (l1sec[1:] != l1sec[:-1]) | (req[1:] != req[:-1])
+        eid = np.cumsum(new) - 1
+        ereq, esec = req[new], l1sec[new]
+        spl = m.l1_line_bytes // m.l1_sector_bytes
+        eline, ebit = esec // spl, np.int64(1) << (esec % spl)
+        # merge entries of one (request, line) into one access with several bits
+        newl = np.ones(eline.size, dtype=bool)
+        newl[1:] = (eline[1:] != eline[:-1]) | (ereq[1:] != ereq[:-1])
+        lid = np.cumsum(newl) - 1
+        lbits = np.bincount(lid, weights=ebit).astype(np.int64) if lid.size else np.zeros(0, np.int64)
+        lline, lreq = eline[newl], ereq[newl]
+        lsm = sm_of_req[lreq] % self.preset.num_sms
+        hitbits = self.l1.access(lline, lbits, allocate, lsm)
+        ehit = ((hitbits[lid] & ebit) != 0)
+        hit = ehit[eid]
+        # L2 traffic: every 32-byte sector of each missed L1 sector
+        miss_req, miss_l1 = ereq[~ehit], esec[~ehit]
+        if k == 1:
+            return hit, miss_req, miss_l1
+        return hit, np.repeat(miss_req, k), (np.repeat(miss_l1 * k, k) + np.tile(np.arange(k), miss_l1.size))
+
+    # ------------------------------------------------------------ charging
+    def charge(self, batch: AccessBatch, instrs, stats) -> ChargeResult:
+        n = len(batch)
+        cycles = np.zeros(n, dtype=np.int64)
+        latency = np.zeros(n, dtype=np.int64)
+        if n == 0:
+            return ChargeResult(cycles, latency)
+        op_t, size_t, line_t = self._tables(instrs)
+        instr = np.asarray(batch.instr, dtype=np.int64)
+        op, size, line = op_t[instr], size_t[instr], line_t[instr]
+        space = np.asarray(batch.space)
+        addr = np.asarray(batch.addr, dtype=np.int64)
+        mask = np.asarray(batch.mask, dtype=np.uint32)
+        sm = np.asarray(batch.sm, dtype=np.int64)
+        m = self.mem
+
+        sel = np.flatnonzero(space == SHARED)
+        if sel.size:
+            self._charge_shared(sel, op, size, line, addr, mask, stats, cycles, latency)
+        sel = np.flatnonzero((space == GLOBAL) | (space == LOCAL))
+        if sel.size:
+            self._charge_global(sel, space, op, size, line, addr, mask, sm, batch,
+                                stats, cycles, latency)
+        sel = np.flatnonzero(space == CONST)
+        if sel.size:
+            active = bank_arbiter._lane_bits(mask[sel])
+            wf, rows, caddr = constant_cache.constant_wavefronts_batch(addr[sel], active)
+            ln = line[sel]
+            stats.add_lines("constant_requests", ln, np.ones(sel.size, dtype=np.int64))
+            stats.add_lines("constant_wavefronts", ln, wf)
+            hits, misses = self.const.access(sm[sel][rows], caddr)
+            stats.add("constant_cache_hits", hits)
+            stats.add("constant_cache_misses", misses)
+            cycles[sel] = wf * m.cycles_per_constant_wavefront
+            latency[sel] = m.constant_latency + np.maximum(wf - 1, 0)
+
+        # accumulate per SM, per warp, per line
+        np.add.at(self.sm_cycles, sm % self.preset.num_sms, cycles)
+        key = np.asarray(batch.block, dtype=np.int64) * 4096 + np.asarray(batch.warp, dtype=np.int64)
+        uk, inv = np.unique(key, return_inverse=True)
+        sums = np.bincount(inv, weights=cycles).astype(np.int64)
+        wc = self.warp_cycles
+        for kk, v in zip(uk.tolist(), sums.tolist()):
+            t = (kk // 4096, kk % 4096)
+            wc[t] = wc.get(t, 0) + v
+        stats.add_lines("memory_cycles", line, cycles)
+        return ChargeResult(cycles, latency)
+
+    def _charge_shared(self, sel, op, size, line, addr, mask, stats, cycles, latency):
+        m = self.mem
+        o, s, ln = op[sel], size[sel], line[sel]
+        wf, ideal, ways = bank_arbiter.shared_requests_batch(addr[sel], mask[sel], s, m)
+        ones = np.ones(sel.size, dtype=np.int64)
+        for code, name in ((0, "load"), (1, "store")):
+            k = o == code
+            if k.any():
+                stats.add_lines(f"shared_{name}_requests", ln[k], ones[k])
+                stats.add_lines(f"shared_{name}_wavefronts", ln[k], wf[k])
+                stats.add_lines(f"shared_{name}_bank_conflicts", ln[k], wf[k] - ideal[k])
+        ldst = o <= 1
+        stats.add_lines("shared_bank_conflicts", ln[ldst], (wf - ideal)[ldst])
+        for w in np.unique(ways[ldst & (ways >= 2)]).tolist():
+            k = ldst & (ways == w)
+            stats.add_lines(f"shared_conflict_ways_{w}", ln[k], ones[k])
+        cost = wf.copy()
+        at = o >= 2
+        if at.any():
+            stats.add_lines("shared_atomic_requests", ln[at], ones[at])
+            mult = bank_arbiter.same_address_multiplicity(addr[sel][at], mask[sel][at])
+            cost[at] = np.maximum(wf[at], mult) + np.maximum(mult - 1, 0) * (m.cycles_per_atomic_serialization - 1)
+        cycles[sel] = cost * m.cycles_per_shared_wavefront
+        latency[sel] = m.shared_latency + np.maximum(cost - 1, 0) * m.cycles_per_shared_wavefront
+
+    def _charge_global(self, sel, space, op, size, line, addr, mask, sm, batch, stats, cycles, latency):
+        """Global and local requests: counts by group, caches in issue order."""
+        m = self.mem
+        n_all = op.size
+        ent_req, ent_sec, ent_kind = [], [], []
+        groups = [(prefix, sel[(space[sel] == code) & (size[sel] == s)], s)
+                  for code, prefix in ((GLOBAL, "global"), (LOCAL, "local"))
+                  for s in np.unique(size[sel][space[sel] == code]).tolist()]
+        for prefix, sub, s in groups:
+            o, ln = op[sub], line[sub]
+            active = bank_arbiter._lane_bits(mask[sub])
+            a = addr[sub]
+            unit = s
+            if prefix == "local":
+                wid = (np.asarray(batch.block, dtype=np.int64)[sub] * 64
+                       + np.asarray(batch.warp, dtype=np.int64)[sub])
+                a, active, unit = coalescer.interleave_local(a, active, s, wid, m)
+            for code, name in ((0, "load"), (1, "store"), (2, "atomic"), (3, "reduction")):
+                k = np.flatnonzero(o == code)
+                if k.size == 0:
+                    continue
+                via_l1 = code == 0 and (self.l1_global_loads if prefix == "global" else self.l1_present)
+                cb = coalescer.global_requests_batch(a[k], active[k], unit, m, l1_cached=via_l1)
+                kl = ln[k]
+                stats.add_lines(f"{prefix}_{name}_requests", kl, np.ones(k.size, dtype=np.int64))
+                stats.add_lines(f"{prefix}_{name}_sectors", kl, cb.sectors)
+                if code <= 1:
+                    stats.add_lines(f"{prefix}_{name}_transactions", kl, cb.transactions)
+                write_back = prefix == "local" and code == 1 and self.l1_present
+                if code == 1 and self.l2 is not None and not write_back:
+                    stats.add_lines("l2_write_sectors", kl, cb.sectors)
+                if code >= 2:
+                    mult = bank_arbiter.same_address_multiplicity(addr[sub][k], mask[sub][k])
+                    cycles[sub[k]] += np.maximum(mult - 1, 0) * m.cycles_per_atomic_serialization
+                    latency[sub[k]] += np.maximum(mult - 1, 0) * m.cycles_per_atomic_serialization
+                # kind 0: load via L1, 1: load to L2, 2: write at L2, 3: local store
+                # into L1 (local data is private: L1 is write-back for it; dirty
+                # evictions to L2 are not modelled)
+                kind = 0 if via_l1 else (1 if code == 0 else (3 if write_back else 2))
+                ent_req.append(sub[k][cb.req])
+                ent_sec.append(cb.sector_id)
+                ent_kind.append(np.full(cb.req.size, kind, dtype=np.int8))
+        if not ent_req:
+            return
+        req = np.concatenate(ent_req)
+        sec = np.concatenate(ent_sec)
+        kind = np.concatenate(ent_kind)
+        order = np.argsort(req, kind="stable")
+        req, sec, kind = req[order], sec[order], kind[order]
+        is_load = np.zeros(n_all, dtype=bool)
+        is_load[sel] = op[sel] == 0
+        # ---- L1, in issue order (loads that go through it, local stores)
+        l1_hit = np.zeros(n_all, dtype=np.int64)
+        l1_sel = (kind == 0) | (kind == 3)
+        l2_parts = [(req[(kind == 1) | (kind == 2)], sec[(kind == 1) | (kind == 2)])]
+        if l1_sel.any():
+            r1, s1, k1 = req[l1_sel], sec[l1_sel], kind[l1_sel]
+            hit, mreq, msec = self._through_l1(r1, s1, sm, True, n_all)
+            ld = k1 == 0
+            l1_hit = np.bincount(r1[ld], weights=hit[ld], minlength=n_all).astype(np.int64)
+            l1_miss = np.bincount(r1[ld], weights=~hit[ld], minlength=n_all).astype(np.int64)
+            mine = sel[is_load[sel]]
+            stats.add_lines("l1_hits", line[mine], l1_hit[mine])
+            stats.add_lines("l1_misses", line[mine], l1_miss[mine])
+            keep = is_load[mreq]               # local-store misses do not read L2
+            l2_parts.append((mreq[keep], msec[keep]))
+        l2req = np.concatenate([p[0] for p in l2_parts])
+        l2sec = np.concatenate([p[1] for p in l2_parts])
+        order = np.argsort(l2req, kind="stable")
+        l2req, l2sec = l2req[order], l2sec[order]
+        # ---- L2, in issue order
+        l2_read = np.bincount(l2req[is_load[l2req]], minlength=n_all).astype(np.int64)
+        l2_hit = np.zeros(n_all, dtype=np.int64)
+        if self.l2 is not None and l2sec.size:
+            h = self.l2.access_sectors(l2req, l2sec, True)
+            rd = is_load[l2req]
+            l2_hit = np.bincount(l2req[rd], weights=h[rd], minlength=n_all).astype(np.int64)
+        loads = sel[is_load[sel]]
+        if self.l2 is not None:
+            stats.add_lines("l2_read_sectors", line[loads], l2_read[loads])
+            stats.add_lines("l2_hits", line[loads], l2_hit[loads])
+            stats.add_lines("l2_misses", line[loads], (l2_read - l2_hit)[loads])
+            dram = l2_read - l2_hit
+        else:
+            dram = l2_read
+        stats.add_lines("dram_read_sectors", line[loads], dram[loads])
+        # ---- cycles: loads by the level that served each sector; writes at L2
+        written = np.bincount(req[kind == 2], minlength=n_all).astype(np.int64)
+        in_l1 = np.bincount(req[kind == 3], minlength=n_all).astype(np.int64)
+        c = (l1_hit * m.cycles_per_l1_sector + l2_hit * m.cycles_per_l2_sector
+             + dram * m.cycles_per_dram_sector + written * m.cycles_per_l2_sector
+             + in_l1 * m.cycles_per_l1_sector)
+        lat = np.where(dram > 0, m.dram_latency,
+                       np.where(l2_hit > 0, m.l2_hit_latency, m.l1_hit_latency))
+        lat = np.where(is_load, lat, np.where(in_l1 > 0, m.l1_hit_latency, m.l2_hit_latency))
+        cycles[sel] += c[sel]
+        latency[sel] += lat[sel]
+
+    def cycles_for(self, batch: AccessBatch, instrs, stats=None) -> ChargeResult:
+        """Alias of `charge` for callers that want the per-request cycles."""
+        from gpuemu.stats import Stats
+        return self.charge(batch, instrs, stats if stats is not None else Stats())
+
+    def finish(self, stats, issue_cycles_per_sm=None) -> None:
+        """End of launch: stats['cycles'] = max over SMs of issue + memory cycles."""
+        total = self.sm_cycles.copy()
+        if issue_cycles_per_sm is not None:
+            issue = np.asarray(issue_cycles_per_sm, dtype=np.int64)
+            total[: issue.size] += issue[: total.size]
+        stats.add("cycles", int(total.max()) if total.size else 0)

@@ -1,0 +1,90 @@
+"""The sectored LRU cache model: hits, sector fills, LRU eviction, no-allocate."""
+import numpy as np
+
+from gpuemu.memory.cache import SectoredCache, popcount
+
+
+def small():
+    # 2 sets x 2 ways of 128-byte lines with 32-byte sectors
+    return SectoredCache(512, 128, 32, 2)
+
+
+def test_first_touch_misses_and_second_hits():
+    c = small()
+    assert c.access(np.array([0]), np.array([0b1])).tolist() == [0]
+    assert c.access(np.array([0]), np.array([0b1])).tolist() == [0b1]
+    assert (c.hits, c.misses) == (1, 1)
+
+
+def test_miss_fills_only_requested_sectors():
+    c = small()
+    c.access(np.array([0]), np.array([0b0011]))
+    assert c.access(np.array([0]), np.array([0b1111])).tolist() == [0b0011]
+
+
+def test_lru_evicts_least_recently_used_line_of_the_set():
+    c = small()                          # lines 0, 2, 4 map to set 0
+    c.access(np.array([0, 2, 0, 4]), np.ones(4, dtype=np.int64))   # 4 evicts 2 (0 was reused)
+    assert c.access(np.array([0]), np.array([1])).tolist() == [1]
+    assert c.access(np.array([2]), np.array([1])).tolist() == [0]
+
+
+def test_other_sets_are_unaffected():
+    c = small()
+    c.access(np.array([1, 0, 2, 4]), np.ones(4, dtype=np.int64))
+    assert c.access(np.array([1]), np.array([1])).tolist() == [1]
+
+
+def test_no_allocate_access_leaves_cache_unchanged():
+    c = small()
+    c.access(np.array([0]), np.array([1]), allocate=False)
+    assert c.access(np.array([0]), np.array([1])).tolist() == [0]
+
+
+def test_split_maps_sectors_to_lines_and_bits():
+    c = small()
+    lines, bits = c.split(np.array([0, 5, 7]))
+    assert lines.tolist() == [0, 1, 1] and bits.tolist() == [1, 2, 8]
+
+
+def test_popcount():
+    assert popcount(np.array([0, 1, 0b1011, 0xFFFF])).tolist() == [0, 1, 3, 16]
+
+
+def test_geometry_sets_from_size():
+    c = SectoredCache(50 * 1024 * 1024, 128, 32, 16)
+    assert c.num_sets == 50 * 1024 * 1024 // (128 * 16)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from gpuemu.memory.cache import lru_reference  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(calls=st.lists(st.lists(st.tuples(st.integers(0, 23), st.integers(1, 15)),
+                               min_size=1, max_size=30), min_size=1, max_size=5),
+       assoc=st.sampled_from([1, 2, 4]))
+def test_batched_access_agrees_with_reference_lru(calls, assoc):
+    c = SectoredCache(4 * 128 * assoc, 128, 32, assoc)       # 4 sets
+    got = []
+    for call in calls:
+        got += c.access(np.array([l for l, _ in call]), np.array([b for _, b in call])).tolist()
+    flat = [x for call in calls for x in call]
+    assert got == lru_reference([l for l, _ in flat], [b for _, b in flat], 4, assoc)
+
+
+@settings(max_examples=100, deadline=None)
+@given(calls=st.lists(st.lists(st.tuples(st.integers(0, 15), st.integers(1, 15), st.integers(0, 2)),
+                               min_size=1, max_size=30), min_size=1, max_size=4))
+def test_partitions_behave_as_independent_caches(calls):
+    c = SectoredCache(2 * 128 * 2, 128, 32, 2, partitions=3)          # 2 sets x 2 ways each
+    got = []
+    for call in calls:
+        a = np.array(call)
+        got += list(zip(a[:, 2].tolist(), c.access(a[:, 0], a[:, 1], True, a[:, 2]).tolist()))
+    flat = [x for call in calls for x in call]
+    for part in range(3):
+        mine = [(l, b) for l, b, p in flat if p == part]
+        ref = lru_reference([l for l, _ in mine], [b for _, b in mine], 2, 2)
+        assert [h for p, h in got if p == part] == ref

@@ -1,0 +1,292 @@
+"""The Python API in CuPy's RawModule / RawKernel shape (DESIGN section 6).
+
+    mod = gpuemu.RawModule(code=src, arch="sm_90")
+    k = mod.get_function("transpose")
+    launch = k((32, 32), (32, 8), (y, x, np.int32(n)), shared_mem=0, budget=10**7)
+    launch.stats["shared_load_wavefronts"], launch.stats_by_line, launch.findings
+
+numpy arrays passed as arguments are copied to device memory before the
+launch and copied back after it (not when the kernel fails, so a faulty
+kernel leaves the user's arrays untouched). Scalars (Python numbers or numpy
+scalars) are converted to the parameter's type.
+"""
+from __future__ import annotations
+
+import numbers
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from isa import ir
+from isa.diagnostics import CompileError
+
+from .device_array import DeviceArray, asarray
+from .device_memory import device_memory
+from .errors import LaunchError
+from .jit import abi, compile_kernel
+from .machine import DEFAULT_BUDGET, LaunchRun, check_launch
+
+_NP = {("int", 8, True): np.int8, ("int", 8, False): np.uint8, ("int", 16, True): np.int16,
+       ("int", 16, False): np.uint16, ("int", 32, True): np.int32, ("int", 32, False): np.uint32,
+       ("int", 64, True): np.int64, ("int", 64, False): np.uint64,
+       ("float", 32, True): np.float32, ("float", 64, True): np.float64,
+       ("bool", 1, False): np.bool_}
+
+
+def numpy_dtype(t) -> np.dtype:
+    """The numpy dtype of an IR scalar or vector element type."""
+    if isinstance(t, ir.VectorType):
+        t = t.elem
+    if isinstance(t, ir.PointerType):
+        return np.dtype(np.uint64)
+    if isinstance(t, ir.ScalarType):
+        key = (t.kind, t.bits, t.signed if t.kind == "int" else (t.kind != "bool"))
+        return np.dtype(_NP[key])
+    raise TypeError(str(t))
+
+
+def _get_preset(arch: str):
+    from .arch import get_preset
+    try:
+        return get_preset(arch)
+    except ValueError as e:
+        raise LaunchError(str(e)) from None
+
+
+def _parse_options(options) -> tuple:
+    """(-I include dirs, -D defines) from nvcc-style options; others kept."""
+    incs, defs, rest = [], {}, []
+    opts = list(options or ())
+    flat = []
+    for o in opts:
+        flat += shlex.split(o) if isinstance(o, str) and " " in o else [o]
+    i = 0
+    while i < len(flat):
+        o = str(flat[i])
+        if o in ("-I", "-D") and i + 1 < len(flat):
+            o = o + str(flat[i + 1])
+            i += 1
+        if o.startswith("-I") or o.startswith("--include-path="):
+            incs.append(o.split("=", 1)[1] if o.startswith("--") else o[2:])
+        elif o.startswith("-D"):
+            k, _, v = o[2:].partition("=")
+            defs[k] = v or "1"
+        else:
+            rest.append(o)
+        i += 1
+    return tuple(incs), defs, tuple(rest)
+
+
+class RawModule:
+    """A compiled CUDA C source: kernels and file-scope symbols."""
+
+    def __init__(self, code: Optional[str] = None, path: Optional[str] = None, arch: str = "sm_90",
+                 options: tuple = (), name_expressions=None, **kwargs):
+        import isa
+        if (code is None) == (path is None):
+            raise ValueError("RawModule needs exactly one of code= or path=")
+        filename = "<source>"
+        incs, defs, self.options = _parse_options(options)
+        if path is not None:
+            filename = str(path)
+            code = Path(path).read_text()
+            incs = incs + (str(Path(path).resolve().parent),)
+        self.code, self.arch = code, arch
+        self.preset = _get_preset(arch)
+        cc = tuple(getattr(self.preset, "compute_capability", (9, 0)))
+        self.module = isa.compile_source(code, filename=filename, include_dirs=incs,
+                                         defines=defs or None, arch=cc[0] * 100 + cc[1] * 10)
+        self._kernels: dict = {}
+        self._symbols: dict = {}
+        self._layout_symbols()
+        self.symbol_table = np.array([abi.as_int64(self._symbols[g.name][0].pointer)
+                                      for g in self.module.globals] or [0], dtype=np.int64)
+
+    def _layout_symbols(self):
+        """__device__ symbols: one global allocation each. __constant__
+        symbols: packed with natural alignment into one 64 KB bank."""
+        mem = device_memory()
+        const_off = 0
+        limit = int(getattr(self.preset, "constant_bytes", 65536))
+        for g in self.module.globals:
+            size = max(int(g.type.size), 1)
+            if g.space == "constant":
+                al = max(int(getattr(g.type, "align", 1)), 1)
+                const_off = (const_off + al - 1) // al * al
+                if const_off + size > limit:
+                    lines = self.module.source.splitlines()
+                    src = lines[g.loc.line - 1] if 0 < g.loc.line <= len(lines) else None
+                    raise CompileError(f"__constant__ data exceeds the {limit}-byte constant bank "
+                                       f"({const_off + size} bytes with '{g.name}')", g.loc, src)
+                alloc = mem.allocate(size, "constant", name=f"__constant__ {g.name}",
+                                     address=const_off)
+                const_off += size
+            else:
+                alloc = mem.allocate(size, "global", name=f"__device__ {g.name}")
+            if g.init:
+                alloc.host[:len(g.init)] = np.frombuffer(bytes(g.init), dtype=np.uint8)
+            self._symbols[g.name] = (alloc, g)
+
+    def get_function(self, name: str) -> "RawKernel":
+        k = self._kernels.get(name)
+        if k is None:
+            try:
+                self.module.kernel(name)
+            except KeyError:
+                names = ", ".join(f.name for f in self.module.kernels) or "none"
+                raise KeyError(f"no __global__ function named {name!r} (kernels: {names})") from None
+            k = self._kernels[name] = RawKernel(self, name)
+        return k
+
+    def get_global(self, symbol: str) -> DeviceArray:
+        """A device array over a __constant__ or __device__ symbol."""
+        try:
+            alloc, g = self._symbols[symbol]
+        except KeyError:
+            raise KeyError(f"no __device__ or __constant__ symbol named {symbol!r}") from None
+        t, shape = g.type, []
+        while isinstance(t, ir.ArrayType):
+            shape.append(t.count or 0)
+            t = t.elem
+        if isinstance(t, ir.VectorType):
+            shape.append(t.count)
+        try:
+            dt = numpy_dtype(t)
+        except (TypeError, KeyError):
+            dt = np.dtype(np.uint8)
+            shape = [g.type.size]
+        return DeviceArray(alloc, tuple(shape), dt)
+
+
+@dataclass
+class Launch:
+    """What one launch did: counters, findings, timing."""
+    kernel: str
+    grid: tuple
+    block: tuple
+    shared_mem: int
+    stats: dict = field(default_factory=dict)
+    stats_by_line: dict = field(default_factory=dict)
+    findings: list = field(default_factory=list)
+    seconds: float = 0.0
+    compile_seconds: float = 0.0
+
+
+# Launch keywords handed to the machine / memory system besides budget,
+# stats and scheduler: l1 (False: global loads bypass L1, as -dlcm=cg),
+# bank_mode (4 or 8 bytes on cc3.x), seed (seeded-random choices),
+# enable_cooperative_groups (accepted for CuPy compatibility, unused).
+LAUNCH_OPTIONS = frozenset({"l1", "bank_mode", "seed", "enable_cooperative_groups"})
+
+
+class RawKernel:
+    """One __global__ function of a RawModule; call it to launch."""
+
+    def __init__(self, module: RawModule, name: str):
+        self.module, self.name = module, name
+        self.kernel_ir = module.module.kernel(name)
+        self.compiled = compile_kernel(module.module, name, module.arch, module.options)
+
+    @property
+    def meta(self):
+        return self.compiled.meta
+
+    def _pack(self, args) -> tuple:
+        meta = self.meta
+        if not isinstance(args, (tuple, list)):
+            raise LaunchError(f"kernel arguments must be a tuple, got {type(args).__name__}")
+        if len(args) != len(meta.params):
+            raise LaunchError(f"kernel '{self.name}' takes {len(meta.params)} arguments, "
+                              f"got {len(args)}")
+        buf = np.zeros(max(meta.param_bytes, 8), dtype=np.uint8)
+        copies, keep = [], []
+        for i, ((pname, t, off), a) in enumerate(zip(meta.params, args)):
+            where = f"argument {i} ('{pname}', {t})"
+            if isinstance(t, ir.PointerType):
+                if isinstance(a, DeviceArray):
+                    v = a.ptr
+                elif isinstance(a, np.ndarray) and a.ndim > 0:
+                    d = asarray(np.ascontiguousarray(a))
+                    copies.append((a, d))
+                    keep.append(d)
+                    v = d.ptr
+                elif a is None or (isinstance(a, numbers.Integral) and not isinstance(a, bool) and a == 0):
+                    v = 0
+                else:
+                    raise LaunchError(f"{where} is a pointer: pass a DeviceArray or a numpy array, "
+                                      f"got {type(a).__name__}")
+                buf[off:off + 8] = np.frombuffer(np.uint64(v).tobytes(), dtype=np.uint8)
+            elif isinstance(t, ir.ScalarType):
+                buf[off:off + t.size] = np.frombuffer(self._scalar(a, t, where), dtype=np.uint8)
+            elif isinstance(t, ir.VectorType):
+                vals = np.asarray(a.get() if isinstance(a, DeviceArray) else a)
+                if vals.size != t.count:
+                    raise LaunchError(f"{where} needs {t.count} values, got {vals.size}")
+                raw = vals.astype(numpy_dtype(t.elem)).tobytes()
+                buf[off:off + len(raw)] = np.frombuffer(raw, dtype=np.uint8)
+            else:   # struct by value: raw bytes of the C layout
+                raw = a.tobytes() if hasattr(a, "tobytes") else bytes(a) if isinstance(a, (bytes, bytearray)) else None
+                if raw is None or len(raw) != t.size:
+                    raise LaunchError(f"{where} is a struct of {t.size} bytes: pass a numpy "
+                                      f"structured scalar or bytes of that size")
+                buf[off:off + t.size] = np.frombuffer(raw, dtype=np.uint8)
+        return buf, copies, keep
+
+    @staticmethod
+    def _scalar(a, t: ir.ScalarType, where: str) -> bytes:
+        dt = numpy_dtype(t)
+        if isinstance(a, np.ndarray) and a.ndim == 0:
+            a = a[()]
+        if isinstance(a, (DeviceArray, np.ndarray, list, tuple)):
+            raise LaunchError(f"{where} is a scalar, got {type(a).__name__}")
+        if isinstance(a, np.generic):
+            if not np.issubdtype(type(a), np.number) and not isinstance(a, np.bool_):
+                raise LaunchError(f"{where}: cannot convert {type(a).__name__}")
+            return np.array(a).astype(dt).tobytes()
+        if isinstance(a, bool):
+            return np.array(int(a)).astype(dt).tobytes()
+        if isinstance(a, numbers.Integral):
+            if t.kind == "int":
+                lo = -(1 << (t.bits - 1)) if t.signed else 0
+                hi = (1 << t.bits) - 1 if not t.signed else (1 << (t.bits - 1)) - 1
+                if not lo <= int(a) <= hi:
+                    raise LaunchError(f"{where}: value {a} does not fit in {t}")
+            return np.array(int(a)).astype(dt).tobytes()
+        if isinstance(a, numbers.Real):
+            if t.kind == "int":
+                raise LaunchError(f"{where} is an integer, got the float {a!r}")
+            return np.array(float(a)).astype(dt).tobytes()
+        raise LaunchError(f"{where} is a scalar, got {type(a).__name__}")
+
+    def __call__(self, grid, block, args, shared_mem: int = 0, *, budget: int = DEFAULT_BUDGET,
+                 stats: bool = True, scheduler=None, **options) -> Launch:
+        unknown = set(options) - LAUNCH_OPTIONS
+        if unknown:
+            raise LaunchError(f"unknown launch option(s) {', '.join(sorted(unknown))}; known: "
+                              f"budget, stats, scheduler, {', '.join(sorted(LAUNCH_OPTIONS))}")
+        mod = self.module
+        meta = self.meta
+        shape = check_launch(mod.preset, grid, block, meta.static_shared, shared_mem,
+                             meta.launch_bounds)
+        if not isinstance(budget, numbers.Integral) or budget < 1:
+            raise LaunchError(f"budget must be a positive int, got {budget!r}")
+        params, copies, keep = self._pack(args)
+        run = LaunchRun(self.compiled, mod.preset, shape, params, mod.symbol_table,
+                        device_memory(), budget=budget, stats=stats, scheduler=scheduler,
+                        options=options)
+        t0 = time.perf_counter()
+        res = run.run()
+        seconds = time.perf_counter() - t0
+        for host, dev in copies:
+            host[...] = dev.get().reshape(host.shape)
+        del keep
+        st = res.stats.as_dict()
+        wi = st.get("warp_instructions", 0)
+        st["active_lanes_per_instruction"] = (st.get("thread_instructions", 0) / wi) if wi else 0.0
+        return Launch(kernel=self.name, grid=shape.grid, block=shape.block, shared_mem=shape.shared_dynamic,
+                      stats=st, stats_by_line=res.stats.lines_dict(), findings=list(res.findings),
+                      seconds=seconds, compile_seconds=meta.compile_seconds)

@@ -1,0 +1,108 @@
+"""DeviceArray: an n-d array living in emulated global memory (CuPy-shaped)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .device_memory import Allocation, device_memory
+
+
+class DeviceArray:
+    """Shape and dtype over one allocation. `.get()` copies to numpy,
+    `.set(a)` and slice assignment write into device memory."""
+
+    def __init__(self, alloc: Allocation, shape: tuple, dtype, offset: int = 0):
+        self._alloc = alloc
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+        self._offset = offset
+
+    # ---- properties (as numpy/CuPy)
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def ptr(self) -> int:
+        """The fat pointer a kernel receives for this array."""
+        return self._alloc.pointer + self._offset
+
+    @property
+    def device_address(self) -> int:
+        return self._alloc.address + self._offset
+
+    def _view(self) -> np.ndarray:
+        raw = self._alloc.host[self._offset:self._offset + self.nbytes]
+        return raw.view(self.dtype).reshape(self.shape)
+
+    # ---- data movement
+    def get(self) -> np.ndarray:
+        """A numpy copy of the device data."""
+        return self._view().copy()
+
+    def set(self, arr) -> None:
+        """Copy a numpy array (same size) into device memory."""
+        a = np.asarray(arr)
+        if a.size != self.size:
+            raise ValueError(f"set: array of {a.size} elements into a device array of {self.size}")
+        self._view()[...] = a.astype(self.dtype, copy=False).reshape(self.shape)
+
+    def __setitem__(self, key, value) -> None:
+        v = value.get() if isinstance(value, DeviceArray) else value
+        self._view()[key] = v
+
+    def __getitem__(self, key):
+        return self._view()[key].copy()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.get()
+        return a.astype(dtype) if dtype is not None else a
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d device array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, address={self.device_address:#x})"
+
+
+def _new(shape, dtype) -> DeviceArray:
+    shape = (shape,) if np.isscalar(shape) else tuple(shape)
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    return DeviceArray(device_memory().allocate(n), shape, dtype)
+
+
+def empty(shape, dtype=np.float64) -> DeviceArray:
+    """Uninitialised (here: zeroed) device array, as cupy.empty."""
+    return _new(shape, dtype)
+
+
+def zeros(shape, dtype=np.float64) -> DeviceArray:
+    return _new(shape, dtype)
+
+
+def asarray(a, dtype=None) -> DeviceArray:
+    """A device copy of a numpy array (a DeviceArray is returned as is)."""
+    if isinstance(a, DeviceArray) and (dtype is None or np.dtype(dtype) == a.dtype):
+        return a
+    arr = np.asarray(a.get() if isinstance(a, DeviceArray) else a, dtype=dtype)
+    d = _new(arr.shape, arr.dtype)
+    d._view()[...] = arr
+    return d
+
+
+def empty_like(a, dtype=None) -> DeviceArray:
+    return _new(a.shape, dtype or a.dtype)
+
+
+def zeros_like(a, dtype=None) -> DeviceArray:
+    return _new(a.shape, dtype or a.dtype)

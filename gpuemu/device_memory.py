@@ -1,0 +1,109 @@
+"""Emulated device memory: allocations with device addresses and fat-pointer tags.
+
+Every allocation (a global buffer, a `__device__` or `__constant__` symbol)
+gets a tag (bits 48-63 of a pointer) and an entry in the bounds table that
+native code checks on every access. Global allocations are 256-byte aligned
+in a 47-bit device address range starting at 0x7f0000000000, as
+cudaMalloc and CuPy's pool align them; the coalescer's counts depend on it.
+Constant symbols live in a per-module 64 KB bank (CUDA C Programming Guide,
+"Device Memory Spaces": 64 KB of constant memory) and are addressed by their
+offset in it.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Optional
+
+import numpy as np
+
+from gpuemu.jit import abi
+
+GLOBAL_BASE = 0x7F00_0000_0000
+GLOBAL_ALIGN = 256        # cudaMalloc / CuPy memory pool alignment
+SPACE_CODE = {"global": 0, "shared": 1, "local": 2, "constant": 3}
+
+
+class Allocation:
+    """One object of device memory. `host` is the numpy bytes behind it."""
+
+    def __init__(self, memory: "DeviceMemory", tag: int, address: int, host: np.ndarray,
+                 space: str, name: str = ""):
+        self.memory = memory
+        self.tag = tag
+        self.address = address
+        self.host = host
+        self.space = space
+        self.name = name
+        self.nbytes = host.nbytes
+
+    @property
+    def pointer(self) -> int:
+        """The fat pointer a kernel receives."""
+        return abi.tagged(self.tag, self.address)
+
+
+class DeviceMemory:
+    """The device's allocations and the bounds table native code reads."""
+
+    def __init__(self) -> None:
+        self.bounds = np.zeros(abi.N_TAGS, dtype=abi.BOUNDS_DTYPE)
+        self.bounds["space"] = -1
+        self._next_addr = GLOBAL_BASE
+        self._free_tags: list = []
+        self._next_tag = abi.FIRST_ALLOC_TAG
+        # re-entrant: a garbage collection inside allocate() may run _release
+        self._lock = threading.RLock()
+        self.by_tag: dict = {}
+
+    def _new_tag(self) -> int:
+        if self._free_tags:
+            return self._free_tags.pop()
+        if self._next_tag > abi.LAST_ALLOC_TAG:
+            raise MemoryError("too many live device allocations (tag space exhausted)")
+        t = self._next_tag
+        self._next_tag += 1
+        return t
+
+    def allocate(self, nbytes: int, space: str = "global", name: str = "",
+                 address: Optional[int] = None, host: Optional[np.ndarray] = None) -> Allocation:
+        """A new zeroed allocation (or one over `host` bytes)."""
+        with self._lock:
+            tag = self._new_tag()
+            if host is None:
+                host = np.zeros(max(int(nbytes), 1), dtype=np.uint8)[:int(nbytes)]
+            if address is None:
+                address = self._next_addr
+                self._next_addr += (max(int(nbytes), 1) + GLOBAL_ALIGN - 1) // GLOBAL_ALIGN * GLOBAL_ALIGN
+            e = self.bounds[tag]
+            e["lo"], e["hi"] = address, address + int(nbytes)
+            e["host"] = host.ctypes.data if host.size else 0
+            e["space"] = SPACE_CODE[space]
+            alloc = Allocation(self, tag, address, host, space, name)
+            self.by_tag[tag] = weakref.ref(alloc)
+            weakref.finalize(alloc, self._release, tag, host)
+        return alloc
+
+    def _release(self, tag: int, host) -> None:
+        with self._lock:
+            self.bounds[tag]["space"] = -1
+            self.by_tag.pop(tag, None)
+            self._free_tags.append(tag)
+
+    def describe(self, tag: int) -> str:
+        ref = self.by_tag.get(tag)
+        a = ref() if ref else None
+        if a is None:
+            return ""
+        return a.name or f"allocation at {a.address:#x} ({a.nbytes} bytes)"
+
+
+_device_memory: Optional[DeviceMemory] = None
+
+
+def device_memory() -> DeviceMemory:
+    """The process's one emulated device memory."""
+    global _device_memory
+    if _device_memory is None:
+        _device_memory = DeviceMemory()
+    return _device_memory

@@ -1,0 +1,98 @@
+"""The binary contract between native warp functions and the machine.
+
+A compiled warp function is ``i32 warp_fn(i8* frame, i8* ctx)``. ``frame`` is
+the warp's private state (header below, then one 32-lane slot per register
+variable and mask, then the 32 lanes' local memory windows); ``ctx`` is one
+int64 array per launch (fields below). The return value is an event code.
+Everything here is plain data so the machine (Python, numpy) and the code
+generator (llvmlite) read the same numbers.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+WARP = 32
+ADDR_BITS = 48                       # low 48 bits: device address
+ADDR_MASK = (1 << ADDR_BITS) - 1     # bits 48..63: allocation tag
+
+# ---------------------------------------------------------------- events
+EV_EXIT = 0          # every lane of the warp has returned
+EV_BARRIER = 1       # waits at __syncthreads (frame.event_line = its line)
+EV_TRACE_FULL = 2    # trace buffer has no room: drain it, then call again
+EV_FAULT = 3         # bad memory access: ctx fault fields say what
+EV_TIMEOUT = 4       # watchdog: back-edge budget spent (frame.event_line)
+EVENT_NAMES = {EV_EXIT: "exit", EV_BARRIER: "barrier", EV_TRACE_FULL: "trace_full",
+               EV_FAULT: "fault", EV_TIMEOUT: "timeout"}
+
+# ------------------------------------------------------ frame header (bytes)
+F_RESUME = 0         # i32 resume point (0 = start)
+F_VALID = 4          # i32 lanes that exist (partial last warp)
+F_WARP = 8           # i32 warp index within the block
+F_BLOCK = 12         # i32 linear block index
+F_CTAID = 16         # i32 x3 blockIdx
+F_SM = 28            # i32 SM the block runs on
+F_SHARED = 32        # i64 host address of the block's shared memory
+F_BACKEDGES = 40     # i64 loop back-edges taken (watchdog)
+F_EXITED = 48        # i32 lanes that returned from the kernel
+F_EVENT_LINE = 52    # i32 source line of the last barrier / timeout
+F_TID = 64           # <32 x i32> x3: threadIdx.x, .y, .z per lane
+F_CUR = 448          # i32 current active mask
+HEADER_BYTES = 512   # register/mask slots start here
+
+# ------------------------------------------------------ ctx fields (int64 index)
+C_BOUNDS = 0         # host address of the bounds table
+C_TRACE = 1          # host address of the trace buffer (0: no tracing)
+C_TRACE_LEN = 2      # records in the trace buffer
+C_TRACE_CAP = 3      # capacity in records
+C_PARAMS = 4         # host address of the packed kernel parameters
+C_SYMBOLS = 5        # host address of int64[] tagged pointers of module symbols
+C_COUNTERS = 6       # host address of int64[nlines][N_LINE_COUNTERS]
+C_BUDGET = 7         # back-edge budget per warp
+C_NTID = 8           # blockDim x, y, z (8, 9, 10)
+C_NCTAID = 11        # gridDim x, y, z (11, 12, 13)
+C_FAULT_KIND = 14    # 1 out_of_bounds, 2 misaligned_access
+C_FAULT_LANE = 15
+C_FAULT_ADDR = 16    # device address (tag cleared)
+C_FAULT_SPACE = 17   # space code, -1 when the tag names nothing
+C_FAULT_INSTR = 18   # MemInstr id
+C_FAULT_LINE = 19
+C_FAULT_TAG = 20
+C_NLINES = 21        # rows of the counter array (lines beyond are clamped)
+C_LOCAL_OFF = 22     # frame offset of lane 0's local window
+C_LOCAL_STRIDE = 23  # bytes between two lanes' local windows
+C_DYN_SHARED = 24    # tagged pointer to the dynamic (extern) shared region
+CTX_FIELDS = 32
+
+FAULT_KINDS = {1: "out_of_bounds", 2: "misaligned_access"}
+
+# Per-line counters kept natively, in this column order.
+LINE_COUNTERS = ("warp_instructions", "thread_instructions", "divergent_branches",
+                 "barriers", "fences")
+N_LINE_COUNTERS = len(LINE_COUNTERS)
+
+# ------------------------------------------------------------- bounds table
+# One entry per tag: [lo, hi) device addresses the tag may touch, the host
+# address of `lo` (global/constant), and the space code (-1: no object).
+BOUNDS_DTYPE = np.dtype([("lo", "<i8"), ("hi", "<i8"), ("host", "<i8"),
+                         ("space", "<i4"), ("pad", "<i4")])
+N_TAGS = 1 << 16
+FIRST_ALLOC_TAG = 1            # global allocations and module symbols
+LAST_ALLOC_TAG = 0xEFFF
+FIRST_STATIC_TAG = 0xF000      # a kernel's shared arrays and local objects
+
+# ------------------------------------------------------------- trace records
+TRACE_DTYPE = np.dtype([("instr", "<i4"), ("mask", "<u4"), ("space", "<i4"),
+                        ("block", "<i4"), ("warp", "<i4"), ("sm", "<i4"),
+                        ("pad", "<i8"), ("addr", "<i8", (WARP,))])
+TRACE_RECORD_BYTES = TRACE_DTYPE.itemsize  # 288
+
+
+def tagged(tag: int, address: int) -> int:
+    """A fat pointer: allocation tag in bits 48-63, device address below."""
+    return (tag << ADDR_BITS) | (address & ADDR_MASK)
+
+
+def as_int64(v: int) -> int:
+    """The same 64 bits as a signed value (for int64 numpy fields)."""
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >> 63 else v

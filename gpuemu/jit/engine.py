@@ -1,0 +1,74 @@
+"""llvmlite plumbing: one target machine and one MCJIT engine per process.
+
+Kernels are compiled to object code (`emit_object`) and loaded with
+`add_object_file`, so the same bytes can be stored in the disk cache and
+loaded by a later process without recompiling.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import threading
+
+import llvmlite.binding as llvm
+
+from .intrinsics_codegen import LIBM
+
+_lock = threading.Lock()
+_state: dict = {}
+
+
+def _init() -> dict:
+    if _state:
+        return _state
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple()
+    # no FMA contraction, no fast-math: fp-contract stays 'off' by default
+    tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                      features=llvm.get_host_cpu_features().flatten(),
+                                      opt=2, reloc="default", codemodel="jitdefault")
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    for names in LIBM.values():
+        for n in names:
+            try:
+                llvm.add_symbol(n, ctypes.cast(getattr(libm, n), ctypes.c_void_p).value)
+            except AttributeError:
+                pass
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+    _state.update(tm=tm, engine=engine, triple=llvm.get_process_triple(),
+                  host=f"{llvm.get_host_cpu_name()}|{llvm.get_host_cpu_features().flatten()}")
+    return _state
+
+
+def host_id() -> str:
+    """Identifies the CPU the object code is built for (part of cache keys)."""
+    return _init()["host"]
+
+
+def triple() -> str:
+    return _init()["triple"]
+
+
+def compile_to_object(llvm_ir: str) -> bytes:
+    """Optimise the module (O2, no fast-math) and return native object code."""
+    with _lock:
+        st = _init()
+        mod = llvm.parse_assembly(llvm_ir)
+        mod.verify()
+        pto = llvm.create_pipeline_tuning_options(speed_level=2)
+        pb = llvm.create_pass_builder(st["tm"], pto)
+        pb.getModulePassManager().run(mod, pb)
+        return st["tm"].emit_object(mod)
+
+
+def load_object(obj: bytes, symbol: str) -> int:
+    """Load object code into the process; the address of `symbol`."""
+    with _lock:
+        st = _init()
+        st["engine"].add_object_file(llvm.ObjectFileRef.from_data(obj))
+        st["engine"].finalize_object()
+        addr = st["engine"].get_function_address(symbol)
+        if not addr:
+            raise RuntimeError(f"symbol {symbol} not found in loaded object")
+        return addr

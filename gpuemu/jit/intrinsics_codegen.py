@@ -1,0 +1,357 @@
+"""Code generation for intrinsics: warp shuffles and votes, fences, atomics,
+bit manipulation and math, as a mixin of WarpCodegen.
+
+Shuffles follow PTX shfl.sync (PTX ISA, "shfl.sync"): with width w the warp
+is split into segments of w lanes; a source lane outside the lane's segment
+(up, down, xor) gives the lane its own value, as the CUDA C Programming Guide
+("Warp Shuffle Functions") says. A source lane that is not active gives that
+lane's register value as it stands (its last assigned value); CUDA leaves it
+undefined. Votes and ballots take the mask argument from the first active
+lane and act on the active lanes in it.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ll
+
+from isa import ir
+
+from . import abi
+from .c_semantics import intrinsic, vname
+from .lane_types import F32, I1, I32, I64, is_bool, is_float_t, scalar_ll, splat
+from .memory_access import get_helper
+
+WARP = abi.WARP
+
+# libm names for math intrinsics that have no LLVM instruction (float, double)
+LIBM = {n: (n + "f", n) for n in (
+    "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
+    "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "pow", "fmod", "hypot")}
+LIBM["exp10"] = ("exp10f", "exp10")
+LLVM_MATH = {"sqrt": "sqrt", "fabs": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
+             "round": "round", "rint": "rint", "fmin": "minnum", "fmax": "maxnum",
+             "fma": "fma", "copysign": "copysign"}
+
+
+class IntrinsicsMixin:
+    """ev_Intrinsic and its helpers; needs WarpCodegen's builder and state."""
+
+    # ------------------------------------------------------------ intrinsics
+    def ev_Intrinsic(self, e: ir.Intrinsic, m):
+        name = e.name
+        if name.startswith("atomic_"):
+            return self.atomic(e, m)
+        if name in ("syncthreads",):
+            raise self.err("__syncthreads() must be a statement of its own", e)
+        meth = getattr(self, "in_" + name, None)
+        if meth is not None:
+            return meth(e, m)
+        if name in LLVM_MATH or name in LIBM or name in ("rsqrt", "saturate", "fdivide", "isnan",
+                                                           "isinf", "isfinite"):
+            return self.math(e, m)
+        raise self.err(f"the intrinsic '{name}' is not supported", e)
+
+    def args(self, e, m):
+        return [self.ev(a, m) for a in e.args]
+
+    def in_syncwarp(self, e, m):
+        self.args(e, m)
+        return None
+
+    def _fence(self, e, m):
+        self.tick(e, m, column=4)
+        return None
+
+    in_threadfence_block = in_threadfence = in_threadfence_system = _fence
+
+    def in_activemask(self, e, m):
+        return self.splat_val(m, I32)
+
+    def in_ballot(self, e, m):
+        b = self.b
+        mask, pred = self.args(e, m)
+        bits = b.and_(b.and_(self.mbits(pred), m), self.uniform(mask, m))
+        return self.splat_val(bits, I32)
+
+    def _vote(self, e, m, want_all: bool):
+        b = self.b
+        mask, pred = self.args(e, m)
+        grp = b.and_(m, self.uniform(mask, m))
+        yes = b.and_(self.mbits(pred), grp)
+        r = b.icmp_unsigned("==", yes, grp) if want_all else b.icmp_unsigned("!=", yes, ll.Constant(I32, 0))
+        r = b.zext(r, scalar_ll(e.type)) if not is_bool(e.type) else r
+        return self.splat_val(r, scalar_ll(e.type))
+
+    def uniform(self, v, m):
+        """The value of v in the first active lane (warp-uniform operands)."""
+        b = self.b
+        first = b.call(intrinsic(self.m, "llvm.cttz.i32", I32, [I32, I1]),
+                       [b.or_(m, ll.Constant(I32, -0x80000000)), ll.Constant(I1, 0)])
+        return b.extract_element(v, first)
+
+    def in_all(self, e, m):
+        return self._vote(e, m, True)
+
+    def in_any(self, e, m):
+        return self._vote(e, m, False)
+
+    def _shuffle(self, e, m, mode: str):
+        """PTX shfl.sync semantics (PTX ISA, "shfl.sync"): with width w the
+        warp is split into segments of w lanes; a source lane outside the
+        lane's segment (up/down/xor) gives the lane its own value. A source
+        lane that is not active gives that lane's register value as it
+        stands (its last assigned value); CUDA leaves it undefined."""
+        b = self.b
+        _mask, v, sel, width = self.args(e, m)
+        vt = ll.VectorType(I32, WARP)
+        lane = ll.Constant(vt, list(range(WARP)))
+        if sel.type.element != I32:
+            sel = b.trunc(sel, vt) if sel.type.element.width > 32 else b.zext(sel, vt)
+        if width.type.element != I32:
+            width = b.trunc(width, vt) if width.type.element.width > 32 else b.sext(width, vt)
+        segmask = b.and_(b.sub(splat(WARP, I32), width), splat(31, I32))  # c[12:8]
+        minlane = b.and_(lane, segmask)
+        notseg = b.xor(segmask, splat(-1, I32))
+        if mode == "up":
+            maxlane = minlane
+            j = b.sub(lane, sel)
+            ok = b.icmp_signed(">=", j, maxlane)
+        else:
+            maxlane = b.or_(minlane, b.and_(splat(31, I32), notseg))
+            if mode == "down":
+                j = b.add(lane, b.and_(sel, splat(31, I32)))
+            elif mode == "xor":
+                j = b.xor(lane, b.and_(sel, splat(31, I32)))
+            else:
+                j = b.or_(minlane, b.and_(b.and_(sel, splat(31, I32)), notseg))
+            ok = b.icmp_signed("<=", j, maxlane)
+        j = b.select(ok, j, lane)
+        return self._permute(v, j)
+
+    def _permute(self, v, j):
+        b = self.b
+        out = ll.Constant(v.type, ll.Undefined)
+        for lanei in range(WARP):
+            src = b.extract_element(j, ll.Constant(I32, lanei))
+            out = b.insert_element(out, b.extract_element(v, src), ll.Constant(I32, lanei))
+        return out
+
+    def in_shfl(self, e, m):
+        return self._shuffle(e, m, "idx")
+
+    def in_shfl_up(self, e, m):
+        return self._shuffle(e, m, "up")
+
+    def in_shfl_down(self, e, m):
+        return self._shuffle(e, m, "down")
+
+    def in_shfl_xor(self, e, m):
+        return self._shuffle(e, m, "xor")
+
+    def atomic(self, e, m):
+        b = self.b
+        op = e.name[len("atomic_"):]
+        vals = self.args(e, m)
+        ptr = vals[0]
+        if op == "cas":
+            cmp, val = vals[1], vals[2]
+        else:
+            cmp, val = None, vals[1]
+        t = e.type
+        et, size, align = self._access_type(t)
+        kind = "atom" if e.result_used else "red"
+        iid = self.new_instr(kind, size, e, self._space(e.args[0]))
+        vt = ll.VectorType(et, WARP)
+        b.store(val, b.bitcast(self.databuf, vt.as_pointer()))
+        if cmp is not None:
+            b.store(cmp, b.bitcast(self.auxbuf, vt.as_pointer()))
+        h = get_helper(self.m, "atom", et, size, align, op, is_float_t(t),
+                       bool(getattr(t, "signed", False)))
+        self._call_helper(h, ptr, m, iid, e)
+        return b.load(b.bitcast(self.databuf, vt.as_pointer()))
+
+    # bit manipulation ------------------------------------------------------
+    def _res(self, v, e):
+        """Fit an integer result vector to e's type."""
+        b = self.b
+        want = scalar_ll(e.type)
+        have = v.type.element
+        if have == want:
+            return v
+        vt = ll.VectorType(want, WARP)
+        if is_bool(e.type):
+            return b.icmp_unsigned("!=", v, splat(0, have))
+        if isinstance(want, ll.IntType) and isinstance(have, ll.IntType):
+            return b.trunc(v, vt) if have.width > want.width else b.zext(v, vt)
+        return v
+
+    def _bitop(self, e, m, llname):
+        v = self.args(e, m)[0]
+        et = v.type.element
+        if llname == "ctpop" or llname == "bitreverse":
+            r = self.b.call(intrinsic(self.m, f"llvm.{llname}.{vname(et)}", v.type, [v.type]), [v])
+        else:
+            r = self.b.call(intrinsic(self.m, f"llvm.{llname}.{vname(et)}", v.type, [v.type, I1]),
+                            [v, ll.Constant(I1, 0)])
+        return self._res(r, e)
+
+    def in_popc(self, e, m):
+        return self._bitop(e, m, "ctpop")
+
+    in_popcll = in_popc
+
+    def in_clz(self, e, m):
+        return self._bitop(e, m, "ctlz")
+
+    in_clzll = in_clz
+
+    def in_brev(self, e, m):
+        return self._bitop(e, m, "bitreverse")
+
+    in_brevll = in_brev
+
+    def in_ffs(self, e, m):
+        b = self.b
+        v = self.args(e, m)[0]
+        et = v.type.element
+        tz = b.call(intrinsic(self.m, f"llvm.cttz.{vname(et)}", v.type, [v.type, I1]),
+                    [v, ll.Constant(I1, 0)])
+        r = b.select(b.icmp_unsigned("==", v, splat(0, et)), splat(0, et), b.add(tz, splat(1, et)))
+        return self._res(r, e)
+
+    in_ffsll = in_ffs
+
+    def _mul24(self, e, m, signed):
+        b = self.b
+        x, y = self.args(e, m)
+        if signed:
+            x = b.ashr(b.shl(x, splat(8, I32)), splat(8, I32))
+            y = b.ashr(b.shl(y, splat(8, I32)), splat(8, I32))
+        else:
+            x = b.and_(x, splat(0xFFFFFF, I32))
+            y = b.and_(y, splat(0xFFFFFF, I32))
+        return b.mul(x, y)
+
+    def in_mul24(self, e, m):
+        return self._mul24(e, m, True)
+
+    def in_umul24(self, e, m):
+        return self._mul24(e, m, False)
+
+    def _mulhi(self, e, m, signed, bits):
+        b = self.b
+        x, y = self.args(e, m)
+        wide = ll.VectorType(ll.IntType(2 * bits), WARP)
+        ext = b.sext if signed else b.zext
+        p = b.mul(ext(x, wide), ext(y, wide))
+        return b.trunc(b.lshr(p, splat(bits, ll.IntType(2 * bits))), x.type)
+
+    def in_mulhi(self, e, m):
+        return self._mulhi(e, m, True, 32)
+
+    def in_umulhi(self, e, m):
+        return self._mulhi(e, m, False, 32)
+
+    def in_mul64hi(self, e, m):
+        return self._mulhi(e, m, True, 64)
+
+    def in_umul64hi(self, e, m):
+        return self._mulhi(e, m, False, 64)
+
+    def _sad(self, e, m, signed):
+        b = self.b
+        x, y, z = self.args(e, m)
+        gt = b.icmp_signed(">", x, y) if signed else b.icmp_unsigned(">", x, y)
+        d = b.select(gt, b.sub(x, y), b.sub(y, x))
+        return b.add(d, z)
+
+    def in_sad(self, e, m):
+        return self._sad(e, m, True)
+
+    def in_usad(self, e, m):
+        return self._sad(e, m, False)
+
+    def in_byte_perm(self, e, m):
+        b = self.b
+        x, y, s = self.args(e, m)
+        v64 = ll.VectorType(I64, WARP)
+        both = b.or_(b.shl(b.zext(y, v64), splat(32, I64)), b.zext(x, v64))
+        r = splat(0, I64)
+        s64 = b.zext(s, v64)
+        for n in range(4):
+            sel = b.and_(b.lshr(s64, splat(4 * n, I64)), splat(7, I64))
+            byte = b.and_(b.lshr(both, b.mul(sel, splat(8, I64))), splat(0xFF, I64))
+            r = b.or_(r, b.shl(byte, splat(8 * n, I64)))
+        return b.trunc(r, ll.VectorType(I32, WARP))
+
+    def _reinterpret(self, e, m):
+        v = self.args(e, m)[0]
+        return self.b.bitcast(v, ll.VectorType(scalar_ll(e.type), WARP))
+
+    in_float_as_int = in_int_as_float = in_float_as_uint = in_uint_as_float = _reinterpret
+    in_double_as_longlong = in_longlong_as_double = _reinterpret
+
+    def _minmax(self, e, m, is_min):
+        b = self.b
+        x, y = self.args(e, m)
+        t = e.type
+        if is_float_t(t):
+            nm = "minnum" if is_min else "maxnum"
+            return b.call(intrinsic(self.m, f"llvm.{nm}.{vname(x.type.element)}", x.type,
+                                    [x.type, x.type]), [x, y])
+        c = "<" if is_min else ">"
+        lt = b.icmp_signed(c, x, y) if t.signed else b.icmp_unsigned(c, x, y)
+        return b.select(lt, x, y)
+
+    def in_min(self, e, m):
+        return self._minmax(e, m, True)
+
+    def in_max(self, e, m):
+        return self._minmax(e, m, False)
+
+    def in_abs(self, e, m):
+        b = self.b
+        x = self.args(e, m)[0]
+        if is_float_t(e.type):
+            return b.call(intrinsic(self.m, f"llvm.fabs.{vname(x.type.element)}", x.type, [x.type]), [x])
+        neg = b.icmp_signed("<", x, splat(0, x.type.element))
+        return b.select(neg, b.neg(x), x)
+
+    # math -----------------------------------------------------------------
+    def math(self, e, m):
+        b = self.b
+        name = e.name
+        vals = self.args(e, m)
+        x = vals[0]
+        et = x.type.element
+        if name in ("isnan", "isinf", "isfinite"):
+            if name == "isnan":
+                r = b.fcmp_unordered("uno", x, x)
+            else:
+                ax = b.call(intrinsic(self.m, f"llvm.fabs.{vname(et)}", x.type, [x.type]), [x])
+                inf = splat(float("inf"), et)
+                r = b.fcmp_ordered("==", ax, inf) if name == "isinf" else b.fcmp_ordered("<", ax, inf)
+            if is_bool(e.type):
+                return r
+            return b.zext(r, ll.VectorType(scalar_ll(e.type), WARP))
+        if name == "rsqrt":
+            s = b.call(intrinsic(self.m, f"llvm.sqrt.{vname(et)}", x.type, [x.type]), [x])
+            return b.fdiv(splat(1.0, et), s)
+        if name == "saturate":
+            lo = b.call(intrinsic(self.m, f"llvm.maxnum.{vname(et)}", x.type, [x.type, x.type]),
+                        [x, splat(0.0, et)])
+            return b.call(intrinsic(self.m, f"llvm.minnum.{vname(et)}", x.type, [x.type, x.type]),
+                          [lo, splat(1.0, et)])
+        if name == "fdivide":
+            return b.fdiv(x, vals[1])
+        if name in LLVM_MATH:
+            ln = LLVM_MATH[name]
+            return b.call(intrinsic(self.m, f"llvm.{ln}.{vname(et)}", x.type, [x.type] * len(vals)), vals)
+        cname = LIBM[name][0 if et == F32 else 1]
+        self.libm_used.add(cname)
+        fn = intrinsic(self.m, cname, et, [et] * len(vals))
+        out = ll.Constant(x.type, ll.Undefined)
+        for lanei in range(WARP):
+            idx = ll.Constant(I32, lanei)
+            r = b.call(fn, [b.extract_element(v, idx) for v in vals])
+            out = b.insert_element(out, r, idx)
+        return out

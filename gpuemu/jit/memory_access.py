@@ -1,0 +1,244 @@
+"""Native helpers that perform one warp-wide memory instruction, checked.
+
+For each active lane (in lane order) a helper decodes the fat pointer (tag in
+bits 48-63, device address below), looks the tag up in the bounds table and
+checks [addr, addr+size) inside the object's [lo, hi) and natural alignment.
+Only when every active lane passes does it record the request in the trace
+buffer (MemInstr id, mask, space, 32 addresses as gpuemu.memory.trace says)
+and touch memory; otherwise it writes the fault into ctx and returns 1, so a
+bad kernel never reads or writes outside its objects.
+
+Local objects (and kernel struct parameters, space 'param', which each
+thread may modify) live in each lane's window of the frame.
+
+Stores and atomics go lane by lane in lane order: of several lanes storing to
+one address the highest active lane wins (deterministic), atomics apply in
+lane order. Helpers are generated once per (operation, type) in the kernel's
+LLVM module.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ll
+
+from . import abi
+from .lane_types import I1, I32, I64, VOIDP, AlignedBuilder
+
+# space codes (gpuemu.memory.trace.SPACE_CODES)
+SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONSTANT, SP_PARAM = 0, 1, 2, 3, 4
+
+ATOMIC_OPS = ("add", "sub", "exch", "min", "max", "and", "or", "xor", "inc", "dec", "cas")
+
+HELPER_TYPE = ll.FunctionType(I32, [VOIDP, VOIDP, VOIDP, I32, VOIDP, VOIDP, I32, I32])
+
+
+def _c(v, t=I64):
+    return ll.Constant(t, v)
+
+
+class _Emitter:
+    def __init__(self, fn: ll.Function):
+        self.fn = fn
+        self.b = AlignedBuilder(fn.append_basic_block("entry"))
+
+    def ctx_field(self, ctx, idx: int):
+        p = self.b.gep(self.b.bitcast(ctx, I64.as_pointer()), [_c(idx, I32)])
+        return self.b.load(p)
+
+    def ctx_store(self, ctx, idx: int, v):
+        p = self.b.gep(self.b.bitcast(ctx, I64.as_pointer()), [_c(idx, I32)])
+        self.b.store(v, p)
+
+    def byte_ptr(self, base_i8p, off_i64, t: ll.Type):
+        return self.b.bitcast(self.b.gep(base_i8p, [off_i64]), t.as_pointer())
+
+    def frame_i32(self, frame, off: int):
+        return self.b.load(self.byte_ptr(frame, _c(off), I32))
+
+
+def _atomic_apply(b: ll.IRBuilder, op: str, old, v, cmp, et: ll.Type, is_float: bool, signed: bool):
+    if op == "add":
+        return b.fadd(old, v) if is_float else b.add(old, v)
+    if op == "sub":
+        return b.fsub(old, v) if is_float else b.sub(old, v)
+    if op == "exch":
+        return v
+    if op in ("min", "max"):
+        if is_float:
+            c = b.fcmp_ordered("<" if op == "min" else ">", v, old)
+        elif signed:
+            c = b.icmp_signed("<" if op == "min" else ">", v, old)
+        else:
+            c = b.icmp_unsigned("<" if op == "min" else ">", v, old)
+        return b.select(c, v, old)
+    if op == "and":
+        return b.and_(old, v)
+    if op == "or":
+        return b.or_(old, v)
+    if op == "xor":
+        return b.xor(old, v)
+    if op == "inc":   # ((old >= v) ? 0 : (old+1))   CUDA Guide, atomicInc
+        return b.select(b.icmp_unsigned(">=", old, v), ll.Constant(et, 0), b.add(old, ll.Constant(et, 1)))
+    if op == "dec":   # (((old == 0) || (old > v)) ? v : (old-1))   CUDA Guide, atomicDec
+        c = b.or_(b.icmp_unsigned("==", old, ll.Constant(et, 0)), b.icmp_unsigned(">", old, v))
+        return b.select(c, v, b.sub(old, ll.Constant(et, 1)))
+    if op == "cas":
+        if is_float:
+            eq = b.icmp_unsigned("==", b.bitcast(old, ll.IntType(et.width if hasattr(et, "width") else 32)),
+                                 b.bitcast(cmp, ll.IntType(32)))
+        else:
+            eq = b.icmp_unsigned("==", old, cmp)
+        return b.select(eq, v, old)
+    raise NotImplementedError(op)
+
+
+def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
+               atomic_op: str = "", is_float: bool = False, signed: bool = True) -> ll.Function:
+    """The helper for kind 'ld' | 'st' | 'atom' on lanes of element type et.
+
+    Signature: i32 (ctx, frame, ptrs (i64[32]), mask, data (et[32]),
+    aux (et[32], CAS compare values), instr id, line). Returns 0, or 1 on a
+    fault (details in ctx)."""
+    name = f"__mem_{kind}{atomic_op}_{et}_{size}_{align}_{int(signed)}".replace(" ", "")
+    fn = module.globals.get(name)
+    if fn is not None:
+        return fn
+    fn = ll.Function(module, HELPER_TYPE, name)
+    fn.linkage = "internal"
+    ctx, frame, ptrs, mask, data, aux, instr, line = fn.args
+    e = _Emitter(fn)
+    b = e.b
+    hosts = b.alloca(ll.ArrayType(I64, abi.WARP))
+    space_acc = b.alloca(I32)
+    b.store(_c(-1, I32), space_acc)
+    ptrs64 = b.bitcast(ptrs, I64.as_pointer())
+    bounds = b.inttoptr(e.ctx_field(ctx, abi.C_BOUNDS), VOIDP)
+    trace = e.ctx_field(ctx, abi.C_TRACE)
+    tlen = e.ctx_field(ctx, abi.C_TRACE_LEN)
+    tcap = e.ctx_field(ctx, abi.C_TRACE_CAP)
+    local_off = e.ctx_field(ctx, abi.C_LOCAL_OFF)
+    local_stride = e.ctx_field(ctx, abi.C_LOCAL_STRIDE)
+    shared_base = b.load(e.byte_ptr(frame, _c(abi.F_SHARED), I64))
+    frame_int = b.ptrtoint(frame, I64)
+    tracing = b.and_(b.icmp_unsigned("!=", trace, _c(0)), b.icmp_signed("<", tlen, tcap))
+    rec = b.add(trace, b.mul(tlen, _c(abi.TRACE_RECORD_BYTES)))
+    rec_addr0 = b.add(rec, _c(abi.TRACE_DTYPE.fields["addr"][1]))
+
+    loop_bb = fn.append_basic_block("check")
+    check_bb = fn.append_basic_block("check_lane")
+    next_bb = fn.append_basic_block("check_next")
+    act_bb = fn.append_basic_block("act")
+    fault_bb = fn.append_basic_block("fault")
+    ret0 = fn.append_basic_block("ret0")
+    b.cbranch(b.icmp_unsigned("==", mask, _c(0, I32)), ret0, loop_bb)
+    with b.goto_block(ret0):
+        b.ret(_c(0, I32))
+
+    # ---- pass 1: check every active lane, compute host and trace addresses
+    b.position_at_end(loop_bb)
+    entry_bb = fn.basic_blocks[0]
+    lane = b.phi(I32)
+    lane.add_incoming(_c(0, I32), entry_bb)
+    active = b.trunc(b.lshr(mask, lane), I1)
+    b.cbranch(active, check_bb, next_bb)
+    b.position_at_end(check_bb)
+    lane64 = b.zext(lane, I64)
+    p = b.load(b.gep(ptrs64, [lane]))
+    tag = b.lshr(p, _c(abi.ADDR_BITS))
+    a = b.and_(p, _c(abi.ADDR_MASK))
+    ent = b.gep(bounds, [b.mul(tag, _c(abi.BOUNDS_DTYPE.itemsize))])
+    lo = b.load(e.byte_ptr(ent, _c(0), I64))
+    hi = b.load(e.byte_ptr(ent, _c(8), I64))
+    hbase = b.load(e.byte_ptr(ent, _c(16), I64))
+    space = b.load(e.byte_ptr(ent, _c(24), I32))
+    bad = b.or_(b.icmp_signed("<", space, _c(0, I32)),
+                b.or_(b.icmp_signed("<", a, lo), b.icmp_signed(">", b.add(a, _c(size)), hi)))
+    mis = b.icmp_unsigned("!=", b.and_(a, _c(align - 1)), _c(0))
+    fkind = b.select(bad, _c(1), b.select(mis, _c(2), _c(0)))
+    ok_bb = fn.append_basic_block("lane_ok")
+    # fault details are written before branching (harmless when ok)
+    b.cbranch(b.icmp_unsigned("!=", fkind, _c(0)), fault_bb, ok_bb)
+    fault_kind = fkind
+    b.position_at_end(ok_bb)
+    host_g = b.add(hbase, b.sub(a, lo))
+    host_s = b.add(shared_base, a)
+    host_l = b.add(b.add(frame_int, local_off), b.add(b.mul(lane64, local_stride), a))
+    is_sh = b.icmp_signed("==", space, _c(SP_SHARED, I32))
+    is_lo = b.or_(b.icmp_signed("==", space, _c(SP_LOCAL, I32)),
+                  b.icmp_signed("==", space, _c(SP_PARAM, I32)))
+    host = b.select(is_sh, host_s, b.select(is_lo, host_l, host_g))
+    b.store(host, b.gep(hosts, [_c(0, I32), lane]))
+    first = b.icmp_signed("<", b.load(space_acc), _c(0, I32))
+    b.store(b.select(first, space, b.load(space_acc)), space_acc)
+    with b.if_then(tracing):
+        b.store(a, b.inttoptr(b.add(rec_addr0, b.mul(lane64, _c(8))), I64.as_pointer()))
+    b.branch(next_bb)
+    b.position_at_end(next_bb)
+    nxt = b.add(lane, _c(1, I32))
+    lane.add_incoming(nxt, next_bb)
+    b.cbranch(b.icmp_unsigned("<", nxt, _c(abi.WARP, I32)), loop_bb, act_bb)
+
+    # ---- fault: report the first bad lane
+    b.position_at_end(fault_bb)
+    fk = b.phi(I64)
+    fk.add_incoming(fault_kind, check_bb)
+    fl = b.phi(I64)
+    fl.add_incoming(lane64, check_bb)
+    fa = b.phi(I64)
+    fa.add_incoming(a, check_bb)
+    fs = b.phi(I32)
+    fs.add_incoming(space, check_bb)
+    ft = b.phi(I64)
+    ft.add_incoming(tag, check_bb)
+    e.ctx_store(ctx, abi.C_FAULT_KIND, fk)
+    e.ctx_store(ctx, abi.C_FAULT_LANE, fl)
+    e.ctx_store(ctx, abi.C_FAULT_ADDR, fa)
+    e.ctx_store(ctx, abi.C_FAULT_SPACE, b.sext(fs, I64))
+    e.ctx_store(ctx, abi.C_FAULT_TAG, ft)
+    e.ctx_store(ctx, abi.C_FAULT_INSTR, b.zext(instr, I64))
+    e.ctx_store(ctx, abi.C_FAULT_LINE, b.zext(line, I64))
+    b.ret(_c(1, I32))
+
+    # ---- commit the trace record, then act lane by lane in lane order
+    b.position_at_end(act_bb)
+    with b.if_then(tracing):
+        recp = b.inttoptr(rec, I32.as_pointer())
+        b.store(instr, recp)
+        b.store(mask, b.gep(recp, [_c(1, I32)]))
+        b.store(b.load(space_acc), b.gep(recp, [_c(2, I32)]))
+        b.store(e.frame_i32(frame, abi.F_BLOCK), b.gep(recp, [_c(3, I32)]))
+        b.store(e.frame_i32(frame, abi.F_WARP), b.gep(recp, [_c(4, I32)]))
+        b.store(e.frame_i32(frame, abi.F_SM), b.gep(recp, [_c(5, I32)]))
+        e.ctx_store(ctx, abi.C_TRACE_LEN, b.add(tlen, _c(1)))
+    dat = b.bitcast(data, et.as_pointer())
+    auxp = b.bitcast(aux, et.as_pointer())
+    act_loop = fn.append_basic_block("act_loop")
+    act_do = fn.append_basic_block("act_lane")
+    act_next = fn.append_basic_block("act_next")
+    done = fn.append_basic_block("done")
+    pre = b.block
+    b.branch(act_loop)
+    b.position_at_end(act_loop)
+    ln = b.phi(I32)
+    ln.add_incoming(_c(0, I32), pre)
+    b.cbranch(b.trunc(b.lshr(mask, ln), I1), act_do, act_next)
+    b.position_at_end(act_do)
+    hp = b.inttoptr(b.load(b.gep(hosts, [_c(0, I32), ln])), et.as_pointer())
+    slot = b.gep(dat, [ln])
+    if kind == "ld":
+        b.store(b.load(hp, align=align), slot)
+    elif kind == "st":
+        b.store(b.load(slot), hp, align=align)
+    else:
+        old = b.load(hp, align=align)
+        new = _atomic_apply(b, atomic_op, old, b.load(slot), b.load(b.gep(auxp, [ln])),
+                            et, is_float, signed)
+        b.store(new, hp, align=align)
+        b.store(old, slot)
+    b.branch(act_next)
+    b.position_at_end(act_next)
+    n2 = b.add(ln, _c(1, I32))
+    ln.add_incoming(n2, act_next)
+    b.cbranch(b.icmp_unsigned("<", n2, _c(abi.WARP, I32)), act_loop, done)
+    b.position_at_end(done)
+    b.ret(_c(0, I32))
+    return fn

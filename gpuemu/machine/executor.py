@@ -1,0 +1,286 @@
+"""Runs one launch: blocks on SMs, warps until their events, barriers.
+
+Python runs once per warp event (barrier, exit, full trace buffer), never per
+lane or instruction. Blocks run one at a time in functional mode (each to
+completion); the block scheduler decides their SM.
+
+Barrier rule: a block's barrier releases when every warp that has not exited
+waits at the same `__syncthreads()`; exited threads no longer take part (as
+on Volta and later). If every live warp waits but not all at the same
+barrier, no warp can ever move: KernelError with a 'deadlock' finding.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpuemu.errors import KernelError
+from gpuemu.jit import abi
+from gpuemu.memory.trace import AccessBatch
+from gpuemu.stats import Stats
+
+from .block_scheduler import RoundRobinBlockScheduler
+from .findings import (barrier_divergence_finding, deadlock_finding, fault_finding, thread_of,
+                       timeout_finding)
+from .launch_config import LaunchShape
+from .warp_scheduler import get_warp_scheduler
+
+DEFAULT_BUDGET = 10_000_000     # loop back-edges per warp
+TRACE_CAPACITY = 8192           # records per drain
+
+READY, WAITING, EXITED = 0, 1, 2
+_CUR, _VALID, _EXITED = abi.F_CUR // 4, abi.F_VALID // 4, abi.F_EXITED // 4
+
+
+def make_memory_system(preset, options: dict):
+    try:
+        from gpuemu.memory.memory_system import MemorySystem
+        return MemorySystem(preset, l1_enabled=options.get("l1", True),
+                            bank_mode=options.get("bank_mode"), seed=options.get("seed"))
+    except ImportError:
+        from .request_counter import RequestCounter
+        return RequestCounter()
+
+
+@dataclass
+class RunResult:
+    stats: Stats
+    findings: list = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class LaunchRun:
+    """One kernel launch on the emulated device."""
+
+    def __init__(self, ck, preset, shape: LaunchShape, params: np.ndarray, symbols: np.ndarray,
+                 memory, budget: int = DEFAULT_BUDGET, stats: bool = True,
+                 scheduler=None, options: dict | None = None):
+        self.ck, self.meta = ck, ck.meta
+        self.preset, self.shape = preset, shape
+        self.params, self.symbols, self.memory = params, symbols, memory
+        self.budget = int(budget)
+        self.want_stats = stats
+        self.scheduler = get_warp_scheduler(scheduler)
+        self.options = options or {}
+        self.stats = Stats()
+        self.findings: list = []
+        self._divergent_barriers: set = set()
+        self.memsys = make_memory_system(preset, self.options) if stats else None
+
+    # ------------------------------------------------------------------ setup
+    def _setup(self):
+        meta, shape = self.meta, self.shape
+        ctx = self.ctx = np.zeros(abi.CTX_FIELDS, dtype=np.int64)
+        b = self.memory.bounds
+        b["space"][abi.FIRST_STATIC_TAG:] = -1
+        dyn_ptr = 0
+        for tag, _name, space, lo, hi, dynamic in meta.objects:
+            if dynamic:
+                lo, hi = meta.dynamic_offset, meta.dynamic_offset + shape.shared_dynamic
+                dyn_ptr = abi.tagged(tag, lo)
+            b[tag]["lo"], b[tag]["hi"], b[tag]["host"] = lo, hi, 0
+            b[tag]["space"] = {"shared": 1, "local": 2, "param": 4}[space]
+        ctx[abi.C_BOUNDS] = b.ctypes.data
+        if self.want_stats:
+            self.trace = np.zeros(TRACE_CAPACITY, dtype=abi.TRACE_DTYPE)
+            ctx[abi.C_TRACE] = self.trace.ctypes.data
+            ctx[abi.C_TRACE_CAP] = TRACE_CAPACITY
+        else:
+            self.trace = None
+            ctx[abi.C_TRACE_CAP] = 1 << 62
+        ctx[abi.C_PARAMS] = self.params.ctypes.data
+        ctx[abi.C_SYMBOLS] = self.symbols.ctypes.data
+        self.counters = np.zeros((meta.nlines, abi.N_LINE_COUNTERS), dtype=np.int64)
+        ctx[abi.C_COUNTERS] = self.counters.ctypes.data
+        ctx[abi.C_BUDGET] = self.budget
+        ctx[abi.C_NTID:abi.C_NTID + 3] = shape.block
+        ctx[abi.C_NCTAID:abi.C_NCTAID + 3] = shape.grid
+        ctx[abi.C_NLINES] = meta.nlines
+        ctx[abi.C_LOCAL_OFF] = meta.local_offset
+        ctx[abi.C_LOCAL_STRIDE] = meta.local_stride
+        ctx[abi.C_DYN_SHARED] = abi.as_int64(dyn_ptr)
+        nw = shape.warps_per_block
+        # blocks are prepared in batches so numpy's per-call cost is shared
+        self.batch = max(1, min(64, 2048 // nw, (64 << 20) // (nw * meta.frame_bytes)))
+        self.frames = np.zeros((self.batch * nw, meta.frame_bytes), dtype=np.uint8)
+        self.shared_stride = (max(meta.dynamic_offset + shape.shared_dynamic,
+                                  meta.static_shared, 16) + 255) // 256 * 256
+        self.shared = np.zeros(self.batch * self.shared_stride, dtype=np.uint8)
+        valid = np.full(nw, -1, dtype=np.int64)
+        rem = shape.threads_per_block % abi.WARP
+        if rem:
+            valid[-1] = (1 << rem) - 1
+        valid = valid.astype(np.uint32).view(np.int32)
+        # the header every warp starts from; per batch only block fields change
+        tpl = np.zeros((self.batch * nw, abi.HEADER_BYTES), dtype=np.uint8)
+        t32 = tpl.view(np.int32)
+        t32[:, abi.F_VALID // 4] = np.tile(valid, self.batch)
+        t32[:, abi.F_WARP // 4] = np.tile(np.arange(nw), self.batch)
+        tpl.view(np.int64)[:, abi.F_SHARED // 8] = (
+            self.shared.ctypes.data + np.repeat(np.arange(self.batch), nw) * self.shared_stride)
+        self.header_template = tpl
+        # values the per-block loop reads, looked up once
+        self._fn = self.ck.fn
+        self._ctxp = ctx.ctypes.data
+        self._nw = nw
+        self._i32 = self.frames.view(np.int32)
+        fb = self.frames.ctypes.data
+        self._fptrs = [fb + w * meta.frame_bytes for w in range(self.batch * nw)]
+
+    def _reset_batch(self, blocks: list):
+        """Fresh headers for the warps of `blocks` [(linear, (x, y, z), sm)]."""
+        nw = self.shape.warps_per_block
+        n = len(blocks) * nw
+        f = self.frames
+        f[:n, :abi.HEADER_BYTES] = self.header_template[:n]
+        i32 = f.view(np.int32)
+        arr = np.array([(lin, x, y, z, sm) for lin, (x, y, z), sm in blocks], dtype=np.int32)
+        rep = np.repeat(arr, nw, axis=0)
+        i32[:n, abi.F_BLOCK // 4] = rep[:, 0]
+        i32[:n, abi.F_CTAID // 4:abi.F_CTAID // 4 + 3] = rep[:, 1:4]
+        i32[:n, abi.F_SM // 4] = rep[:, 4]
+        self.shared[:len(blocks) * self.shared_stride] = 0
+
+    # ------------------------------------------------------------------ trace
+    def _grow_trace(self):
+        self.trace = np.zeros(2 * len(self.trace), dtype=abi.TRACE_DTYPE)
+        self.ctx[abi.C_TRACE] = self.trace.ctypes.data
+        self.ctx[abi.C_TRACE_CAP] = len(self.trace)
+
+    def drain(self):
+        ctx = self.ctx
+        n = int(ctx[abi.C_TRACE_LEN])
+        if n and self.memsys is not None:
+            r = self.trace[:n]
+            c = np.ascontiguousarray   # the batch owns its arrays: the buffer is reused
+            batch = AccessBatch(instr=c(r["instr"]), mask=c(r["mask"]), addr=c(r["addr"]),
+                                space=r["space"].astype(np.int8), sm=c(r["sm"]),
+                                block=c(r["block"]), warp=c(r["warp"]))
+            self.memsys.charge(batch, self.meta.instrs, self.stats)
+        ctx[abi.C_TRACE_LEN] = 0
+
+    # -------------------------------------------------------------------- run
+    def run(self) -> RunResult:
+        t0 = time.perf_counter()
+        self._setup()
+        shape = self.shape
+        sched = RoundRobinBlockScheduler(self.preset.num_sms)
+        self.issue = np.zeros(self.preset.num_sms, dtype=np.int64)
+        self._wi_total = 0
+        pending: list = []
+        for blk in sched.schedule(shape.grid):
+            pending.append(blk)
+            if len(pending) == self.batch:
+                self._run_batch(pending)
+                pending = []
+        if pending:
+            self._run_batch(pending)
+        if self.want_stats:
+            self.drain()
+            self._collect(self.issue)
+        return RunResult(self.stats, self.findings, time.perf_counter() - t0)
+
+    def _run_batch(self, blocks: list):
+        self._reset_batch(blocks)
+        for j, (linear, idx, sm) in enumerate(blocks):
+            self._run_block(j, idx)
+            if self.want_stats:
+                tot = int(self.counters[:, 0].sum())
+                self.issue[sm] += tot - self._wi_total
+                self._wi_total = tot
+
+    def _run_block(self, j: int, idx: tuple):
+        """Run the warps of the batch's block j until all have exited."""
+        fn, ctxp, nw, i32, ctx = self._fn, self._ctxp, self._nw, self._i32, self.ctx
+        first = j * nw
+        fptrs = self._fptrs[first:first + nw]
+        order = self.scheduler.order
+        state = [READY] * nw
+        live = nw
+        while live:
+            for w in order([w for w in range(nw) if state[w] == READY]):
+                ev = fn(fptrs[w], ctxp)
+                while ev == abi.EV_TRACE_FULL:
+                    if ctx[abi.C_TRACE_LEN]:
+                        self.drain()
+                    else:                      # one statement needs more room than there is
+                        self._grow_trace()
+                    ev = fn(fptrs[w], ctxp)
+                if ev == abi.EV_BARRIER:
+                    state[w] = WAITING
+                    row = i32[first + w]
+                    if (row[_CUR] ^ row[_VALID]) & ~row[_EXITED]:   # not all live lanes here
+                        self._barrier_divergence(idx, w, row)
+                elif ev == abi.EV_EXIT:
+                    state[w] = EXITED
+                    live -= 1
+                else:
+                    self._fail(ev, idx, w, first)
+            if not live:
+                break
+            waiting = [w for w in range(nw) if state[w] == WAITING]
+            points = {int(i32[first + w, abi.F_RESUME // 4]) for w in waiting}
+            if len(points) == 1 and len(waiting) == live:
+                for w in waiting:
+                    state[w] = READY
+            else:
+                self._deadlock(idx, waiting, state, first)
+
+    def _barrier_divergence(self, idx, w, row):
+        """A warp reached __syncthreads with some of its live lanes elsewhere
+        (CUDA C Programming Guide, "Synchronization Functions": the barrier
+        must be reached by all threads of the block, else behaviour is
+        undefined). Reported once per barrier line, the launch goes on."""
+        line = int(row[abi.F_EVENT_LINE // 4])
+        if line in self._divergent_barriers:
+            return
+        self._divergent_barriers.add(line)
+        missing = int(np.uint32((row[_CUR] ^ row[_VALID]) & ~row[_EXITED]))
+        lane = (missing & -missing).bit_length() - 1
+        self.findings.append(barrier_divergence_finding(
+            self.meta, idx, w, lane, line, int(np.uint32(row[_CUR])), self.shape.block))
+
+    def _collect(self, issue):
+        c = self.counters
+        rows = np.flatnonzero(c.any(axis=1))
+        for col, name in enumerate(abi.LINE_COUNTERS):
+            vals = c[rows, col]
+            nz = vals != 0
+            if nz.any():
+                self.stats.add_lines(name, rows[nz], vals[nz])
+        per_sched = max(int(getattr(self.preset, "warp_schedulers_per_sm", 1)), 1)
+        self.memsys.finish(self.stats, issue // per_sched)
+
+    def _fail(self, ev, idx, w, first):
+        meta, shape = self.meta, self.shape
+        if ev == abi.EV_FAULT:
+            f = fault_finding(self.ctx, meta, idx, w, shape.block, self._describe_tag)
+        elif ev == abi.EV_TIMEOUT:
+            f = timeout_finding(meta, idx, w, self.frames[first + w], shape.block, self.budget)
+        else:
+            raise RuntimeError(f"warp function returned unknown event {ev}")
+        raise KernelError([f])
+
+    def _describe_tag(self, tag: int) -> str:
+        for t, name, space, lo, hi, dynamic in self.meta.objects:
+            if t == tag:
+                if dynamic:
+                    hi = lo + self.shape.shared_dynamic
+                    return f"the dynamic shared memory [{lo}, {hi})"
+                return f"the {space} array '{name}' [{lo}, {hi})"
+        d = self.memory.describe(tag)
+        return d or "any object"
+
+    def _deadlock(self, idx, waiting, state, first):
+        i32 = self.frames.view(np.int32)[first:]
+        nw = len(state)
+        pairs = [(w, int(i32[w, abi.F_EVENT_LINE // 4])) for w in waiting]
+        exited = []
+        for w in range(nw):
+            gone = int(np.uint32(i32[w, abi.F_EXITED // 4])) & int(np.uint32(i32[w, abi.F_VALID // 4]))
+            for lane in range(abi.WARP):
+                if gone >> lane & 1:
+                    exited.append(thread_of(w * abi.WARP + lane, self.shape.block))
+        raise KernelError([deadlock_finding(self.meta, idx, pairs, exited, self.shape.block)])

@@ -1,0 +1,172 @@
+"""RawModule / RawKernel / DeviceArray as a CuPy user writes them."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuemu
+
+
+def test_exports_and_version():
+    for name in ("RawModule", "RawKernel", "asarray", "empty", "zeros", "empty_like", "zeros_like",
+                 "DeviceArray", "Launch", "CompileError", "LaunchError", "KernelError", "Finding"):
+        assert hasattr(gpuemu, name)
+    assert gpuemu.__version__ == "0.1.0"
+
+
+def test_device_arrays_round_trip_and_slice_assignment():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    d = gpuemu.asarray(a)
+    assert d.shape == (3, 4) and d.dtype == np.float32 and d.size == 12 and d.nbytes == 48
+    np.testing.assert_array_equal(d.get(), a)
+    d[1, :] = -1
+    d.set(d.get() * 2)
+    want = a * 2
+    want[1, :] = -2
+    np.testing.assert_array_equal(d.get(), want)
+    z = gpuemu.zeros_like(d)
+    assert z.shape == d.shape and (z.get() == 0).all()
+    assert gpuemu.empty((5,), np.int16).dtype == np.int16
+    assert gpuemu.empty_like(a).shape == (3, 4)
+
+
+def test_global_allocations_are_256_byte_aligned():
+    arrs = [gpuemu.empty(n, np.uint8) for n in (1, 100, 300)]
+    assert all(x.device_address % 256 == 0 for x in arrs)
+
+
+def test_get_function_takes_the_plain_name_and_launch_reports():
+    src = r"""
+    extern "C" __global__ void scale(float* y, const float* x, float a, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) y[i] = a * x[i];
+    }"""
+    k = gpuemu.RawModule(code=src).get_function("scale")
+    x = gpuemu.asarray(np.arange(100, dtype=np.float32))
+    y = gpuemu.empty_like(x)
+    la = k((2,), (64,), (y, x, 2.5, 100))
+    np.testing.assert_array_equal(y.get(), np.arange(100, dtype=np.float32) * np.float32(2.5))
+    assert la.kernel == "scale" and la.grid == (2, 1, 1) and la.block == (64, 1, 1)
+    assert la.findings == [] and la.seconds > 0
+    assert la.stats["global_load_requests"] == 4
+    assert la.stats["thread_instructions"] > la.stats["warp_instructions"] > 0
+    assert 0 < la.stats["active_lanes_per_instruction"] <= 32
+    assert la.stats_by_line[4]["global_store_requests"] == 4
+
+
+def test_unknown_kernel_name_lists_the_kernels():
+    mod = gpuemu.RawModule(code='extern "C" __global__ void a(int* p) { p[0] = 1; }')
+    with pytest.raises(KeyError, match="kernels: a"):
+        mod.get_function("b")
+
+
+def test_get_global_reads_and_writes_constant_and_device_symbols():
+    src = r"""
+    __constant__ float coeffs[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    __device__ int counter;
+    extern "C" __global__ void poly(float* y, const float* x) {
+        int i = threadIdx.x;
+        float v = x[i];
+        y[i] = coeffs[0] + v * (coeffs[1] + v * (coeffs[2] + v * coeffs[3]));
+        atomicAdd(&counter, 1);
+    }"""
+    mod = gpuemu.RawModule(code=src)
+    c = mod.get_global("coeffs")
+    np.testing.assert_array_equal(c.get(), [1, 2, 3, 4])
+    c[:] = np.array([0.5, 0, 0, 1], np.float32)
+    x = np.linspace(-1, 1, 32).astype(np.float32)
+    y = np.zeros(32, np.float32)
+    la = mod.get_function("poly")(1, 32, (y, x))
+    v = x
+    want = np.float32(0.5) + v * (np.float32(0) + v * (np.float32(0) + v * np.float32(1)))
+    np.testing.assert_array_equal(y, want)
+    assert mod.get_global("counter").get() == 32
+    assert la.stats["constant_requests"] == 4
+
+
+def test_constant_bank_over_64_kb_is_a_compile_error():
+    src = r"""
+    __constant__ float big[20000];
+    extern "C" __global__ void k(float* y) { y[0] = big[0]; }"""
+    with pytest.raises(gpuemu.CompileError, match="64|65536"):
+        gpuemu.RawModule(code=src)
+
+
+def test_dynamic_shared_carve_out_from_one_extern_array():
+    src = r"""
+    extern "C" __global__ void k(short* a, float* b, int* c) {
+        extern __shared__ float array[];
+        short* s = (short*)array;
+        float* f = (float*)&s[64];
+        int* n = (int*)&f[32];
+        int t = threadIdx.x;
+        s[t] = t; s[t + 32] = -t;
+        f[t] = 0.5f * t;
+        n[t] = 1000 + t;
+        __syncthreads();
+        a[t] = s[63 - t]; b[t] = f[31 - t]; c[t] = n[31 - t];
+    }"""
+    a, b, c = np.zeros(32, np.int16), np.zeros(32, np.float32), np.zeros(32, np.int32)
+    gpuemu.RawModule(code=src).get_function("k")(1, 32, (a, b, c), shared_mem=64 * 2 + 32 * 4 + 32 * 4)
+    t = np.arange(32)
+    np.testing.assert_array_equal(a, -(31 - t))
+    np.testing.assert_array_equal(b, 0.5 * (31 - t))
+    np.testing.assert_array_equal(c, 1000 + 31 - t)
+
+
+def test_dynamic_shared_is_bounded_by_the_launch_size():
+    src = r"""
+    extern "C" __global__ void k(int* out) {
+        extern __shared__ int dyn[];
+        dyn[threadIdx.x] = 1;
+        out[threadIdx.x] = dyn[threadIdx.x];
+    }"""
+    k = gpuemu.RawModule(code=src).get_function("k")
+    with pytest.raises(gpuemu.KernelError) as ei:
+        k(1, 32, (np.zeros(32, np.int32),), shared_mem=64)
+    assert ei.value.findings[0].thread == (16, 0, 0)
+
+
+def test_scalar_arguments_convert_to_the_parameter_type():
+    src = r"""
+    extern "C" __global__ void k(double* out, unsigned char c, short s, long long l, float f, double d) {
+        out[0] = c; out[1] = s; out[2] = (double)l; out[3] = f; out[4] = d;
+    }"""
+    out = np.zeros(5, np.float64)
+    gpuemu.RawModule(code=src).get_function("k")(1, 1, (out, np.int32(300), -5, 2**40, np.float64(0.1), 7))
+    np.testing.assert_array_equal(out, [300 % 256, -5, 2**40, np.float32(0.1), 7.0])
+
+
+def test_float4_loads_and_stores_are_one_16_byte_access():
+    src = r"""
+    extern "C" __global__ void k(float4* out, const float4* in) {
+        int i = threadIdx.x;
+        float4 v = in[i];
+        out[i] = make_float4(v.w, v.z, v.y, v.x + 1.0f);
+    }"""
+    a = np.arange(128, dtype=np.float32)
+    out = np.zeros(128, np.float32)
+    la = gpuemu.RawModule(code=src).get_function("k")(1, 32, (out, a))
+    r = a.reshape(32, 4)
+    want = np.stack([r[:, 3], r[:, 2], r[:, 1], r[:, 0] + 1], axis=1).ravel()
+    np.testing.assert_array_equal(out, want)
+    assert la.stats["global_load_requests"] == 1 and la.stats["global_store_requests"] == 1
+
+
+def test_nvcc_style_define_and_include_options(tmp_path):
+    (tmp_path / "scale.h").write_text("#define SCALE 3\n")
+    src = r"""
+    #include "scale.h"
+    extern "C" __global__ void k(int* out) { out[threadIdx.x] = threadIdx.x * SCALE + OFFSET; }"""
+    out = np.zeros(32, np.int32)
+    mod = gpuemu.RawModule(code=src, options=("-DOFFSET=7", f"-I{tmp_path}"))
+    mod.get_function("k")(1, 32, (out,))
+    np.testing.assert_array_equal(out, np.arange(32) * 3 + 7)
+
+
+def test_module_from_a_file_path(tmp_path):
+    p = tmp_path / "k.cu"
+    p.write_text('extern "C" __global__ void k(int* out) { out[threadIdx.x] = 5; }\n')
+    out = np.zeros(32, np.int32)
+    gpuemu.RawModule(path=str(p)).get_function("k")(1, 32, (out,))
+    assert (out == 5).all()

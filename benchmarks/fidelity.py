@@ -10,7 +10,8 @@ emulator's counters beside the Nsight Compute counters the H100 gave:
 
 Match rules (conformance README, "Known limits of the ground truth"):
 - exact, except for counters the H100 itself changed between its repeated
-  runs (`h100.repeat_runs`): within 2%; shared_bank_conflicts of such a
+  runs (`h100.repeat_runs`): within 2% of the nearest of the H100's runs
+  (the profiled one and its repeats); shared_bank_conflicts of such a
   case (it counts those same extra wavefronts) within 2% of the wavefronts;
 - a case whose `note` says the GPU compiler merged or vectorised shared
   accesses (matmul_tiled16) is exempt for its shared counts: the row says
@@ -69,8 +70,10 @@ def match(counter: str, emu: int, ref: int, h100: dict, exempt_shared: bool) -> 
     if exempt_shared and counter in SHARED:
         return "exempt"
     moving = moving_counters(h100)
-    if counter in moving and abs(emu - ref) <= 0.02 * ref:
-        return "within 2%"
+    if counter in moving:
+        runs = [ref] + list(h100["repeat_runs"][counter])
+        if any(abs(emu - r) <= 0.02 * r for r in runs):
+            return "within 2%"
     if counter == "shared_bank_conflicts" and moving & {"shared_load_wavefronts",
                                                         "shared_store_wavefronts"}:
         base = h100.get("shared_load_wavefronts", 0) + h100.get("shared_store_wavefronts", 0)

@@ -1,0 +1,549 @@
+"""The `gpuemu` command line: run a kernel, list the GPUs it can emulate.
+
+    gpuemu run programs/vecadd.json
+    gpuemu run k.cu --kernel vecadd --grid 20 --block 256 \\
+        --arg float32[5000]=random:1 --arg float32[5000]=random:2 \\
+        --arg out:float32[5000] --arg i32:5000
+    gpuemu info archs
+
+Bad input (a compile error, a launch the GPU would refuse, a kernel that
+faults) prints the diagnostic and exits with status 1, never a traceback.
+Exit status: 0 ok, 1 error or an output that does not match its
+expectation, 2 bad command line, 3 an internal error of gpuemu.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from . import manifest as mf
+from .stats import COUNTERS
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+# Short and C spellings accepted wherever a dtype is named on the command line.
+DTYPE_ALIASES = {
+    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+    "f32": "float32", "f64": "float64",
+    "char": "int8", "uchar": "uint8", "short": "int16", "ushort": "uint16",
+    "int": "int32", "uint": "uint32", "unsigned": "uint32",
+    "longlong": "int64", "ulonglong": "uint64", "float": "float32", "double": "float64",
+}
+
+ARG_HELP = """\
+argument SPECs (one --arg per kernel parameter, in order):
+  [NAME=][out:]TYPE[COUNT][=INIT]   a buffer of COUNT elements in global memory
+  [NAME=]TYPE:VALUE                 a scalar passed by value
+
+  TYPE   a numpy dtype (float32, int32, uint8, ...) or a short/C name:
+         i8 i16 i32 i64 u8 u16 u32 u64 f32 f64 char short int unsigned float double
+  INIT   zeros (default) | arange (0, 1, 2, ...) | const:V
+         | random:SEED (numpy.random.default_rng(SEED): random() for floats,
+           integers(0, 1000) for integers) | file:PATH.npy
+  out:   mark the buffer as an output: printed (and saved with --save)
+  NAME=  a name for the argument (default argN), used in the report and --expect
+
+  examples:  --arg float32[1024]=random:1   --arg out:float32[1024]
+             --arg n=i32:1024               --arg f32:2.5
+  --const fills a __constant__ or __device__ symbol before the launch:
+             --const coeffs=float32[8]=arange
+
+manifests (FILE.json): kernel, grid, block, dynamic_shared_bytes, args
+  ({"kind": "buffer", "name", "dtype", "count", "init", "output"} or
+  {"kind": "scalar", "name", "dtype", "value"}), optional constants, source
+  (default: the .cu beside the manifest), expect (numpy statements over the
+  argument names, e.g. "c = a + b") or expect_file (.npz by output name).
+  See programs/*.json and README.md.
+"""
+
+_BUFFER_RE = re.compile(
+    r"^(?:(?P<name>[A-Za-z_]\w*)=)?(?P<out>out:)?(?P<dtype>[A-Za-z_]\w*)"
+    r"\[(?P<count>\d+)\](?:=(?P<init>.+))?$")
+_SCALAR_RE = re.compile(r"^(?:(?P<name>[A-Za-z_]\w*)=)?(?P<dtype>[A-Za-z_]\w*):(?P<value>.+)$")
+
+
+class UsageError(ValueError):
+    """A command line that cannot be run; the message says what to fix."""
+
+
+# --------------------------------------------------------------------------- parsing
+
+def dim3(text: str) -> tuple:
+    """'X', 'X,Y' or 'X,Y,Z' (also with 'x') -> a 3-tuple of positive ints."""
+    parts = re.split(r"[,x]", text.strip())
+    try:
+        vals = [int(p) for p in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not X[,Y[,Z]] integers") from None
+    if not 1 <= len(vals) <= 3:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 1 to 3 dimensions")
+    return tuple(vals) + (1,) * (3 - len(vals))
+
+
+def dtype_name(text: str) -> str:
+    return DTYPE_ALIASES.get(text, text)
+
+
+def parse_arg_spec(text: str, index: int) -> mf.ArgSpec:
+    """One --arg SPEC (see ARG_HELP) -> an ArgSpec."""
+    m = _BUFFER_RE.match(text.strip())
+    if m:
+        name = m.group("name") or f"arg{index}"
+        try:
+            spec = mf.ArgSpec(name=name, kind="buffer",
+                              dtype=mf.parse_dtype(dtype_name(m.group("dtype")), name),
+                              count=int(m.group("count")), init=m.group("init") or "zeros",
+                              output=bool(m.group("out")))
+            spec.build(Path("."))            # validate the init now, with a clear message
+        except mf.ManifestError as e:
+            raise UsageError(f"--arg {text}: {e}") from None
+        return spec
+    m = _SCALAR_RE.match(text.strip())
+    if m:
+        name = m.group("name") or f"arg{index}"
+        try:
+            dt = mf.parse_dtype(dtype_name(m.group("dtype")), name)
+            mf.scalar_value(dt, m.group("value"), name)
+        except mf.ManifestError as e:
+            raise UsageError(f"--arg {text}: {e}") from None
+        return mf.ArgSpec(name=name, kind="scalar", dtype=dt, value=m.group("value"))
+    raise UsageError(f"--arg {text!r}: not a buffer [NAME=][out:]TYPE[COUNT][=INIT] "
+                     f"nor a scalar [NAME=]TYPE:VALUE (see gpuemu run --help)")
+
+
+def parse_const_spec(text: str) -> mf.ArgSpec:
+    """One --const SYMBOL=TYPE[COUNT]=INIT or SYMBOL=TYPE:VALUE."""
+    spec = parse_arg_spec(text, 0)
+    if not re.match(r"^[A-Za-z_]\w*=", text.strip()):
+        raise UsageError(f"--const {text!r}: name the symbol, e.g. coeffs=float32[8]=arange")
+    spec.symbol = spec.name
+    return spec
+
+
+def manifest_from_args(ns: argparse.Namespace) -> mf.Manifest:
+    """The in-memory manifest a `gpuemu run FILE.cu ...` command line describes."""
+    if not ns.kernel:
+        raise UsageError("running a .cu file needs --kernel NAME")
+    if ns.block is None:
+        raise UsageError("running a .cu file needs --block X[,Y,Z]")
+    args = [parse_arg_spec(s, i) for i, s in enumerate(ns.arg or [])]
+    names = [a.name for a in args]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise UsageError(f"argument names repeat: {', '.join(dup)}")
+    return mf.Manifest(kernel=ns.kernel, grid=ns.grid or (1, 1, 1), block=ns.block,
+                       args=args, dynamic_shared_bytes=ns.shared or 0,
+                       constants=[parse_const_spec(s) for s in ns.const or []],
+                       source=Path(ns.target), expect=ns.expect,
+                       rtol=ns.rtol if ns.rtol is not None else 1e-6)
+
+
+# --------------------------------------------------------------------------- output
+
+def _console(stream: Any = None) -> Any:
+    """A rich Console (wide when not on a terminal, so tables do not wrap), or None."""
+    try:
+        from rich.console import Console
+    except ImportError:
+        return None
+    stream = stream or sys.stdout
+    width = None if stream.isatty() else 160
+    return Console(file=stream, width=width, highlight=False, soft_wrap=False)
+
+
+def _fmt_value(v: Any) -> str:
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.6g}"
+    return str(v)
+
+
+def summarize(name: str, a: np.ndarray, show: int = 8) -> dict:
+    """Shape, dtype, first values, sum and CRC-32 of one output."""
+    flat = np.asarray(a).reshape(-1)
+    if flat.dtype.kind == "f":
+        total = float(flat.astype(np.float64).sum())
+    else:
+        total = int(flat.astype(np.int64).sum())
+    return {"name": name, "dtype": flat.dtype.name, "shape": list(np.shape(a)),
+            "first": [v.item() for v in flat[:show]], "sum": total, "crc32": mf.checksum(flat)}
+
+
+def stats_rows(stats: dict) -> list:
+    """(counter, value) in the order of gpuemu.stats.COUNTERS, then any others."""
+    order = [c for c in COUNTERS if c in stats] + sorted(k for k in stats if k not in COUNTERS)
+    return [(k, stats[k]) for k in order]
+
+
+def _source_lines(m: mf.Manifest) -> list:
+    try:
+        text = Path(m.source).read_text()
+    except OSError:
+        return []
+    return text.splitlines()
+
+
+def print_report(m: mf.Manifest, res: mf.RunResult, arch: str, mismatches: Optional[list],
+                 show: int, by_line: bool, seconds: float) -> None:
+    """Human-readable report: launch, outputs, counters (rich tables when available)."""
+    console = _console()
+    launch = res.launch
+    stats = dict(getattr(launch, "stats", {}) or {})
+    head = (f"kernel {m.kernel}  grid {m.grid}  block {m.block}  "
+            f"dynamic shared {m.dynamic_shared_bytes} B  arch {arch}")
+    summaries = [summarize(n, res.outputs[n], show) for n in m.outputs]
+    bad = {mm.name: mm for mm in (mismatches or [])}
+
+    def verdict(name: str) -> str:
+        if mismatches is None:
+            return ""
+        return f"DOES NOT match expectation: {bad[name].message}" if name in bad else "matches expectation"
+
+    rows = stats_rows(stats)
+    if console is None:
+        print(head)
+        for s in summaries:
+            print(f"  {s['name']}: {s['dtype']}{s['shape']} first {[_fmt_value(v) for v in s['first']]} "
+                  f"sum {_fmt_value(s['sum'])} crc32 {s['crc32']} {verdict(s['name'])}")
+        for k, v in rows:
+            h100 = f"  (H100 {m.measured[k]})" if k in m.measured else ""
+            print(f"  {k:32s} {v}{h100}")
+        if by_line:
+            _print_by_line(print, m, getattr(launch, "stats_by_line", {}) or {})
+    else:
+        from rich.table import Table
+        console.print(head)
+        out = Table(title="outputs", title_justify="left")
+        for col in ("name", "dtype", "shape", "first values", "sum", "crc32", "expectation"):
+            out.add_column(col, overflow="fold")
+        for s in summaries:
+            out.add_row(s["name"], s["dtype"], "x".join(map(str, s["shape"])),
+                        " ".join(_fmt_value(v) for v in s["first"]) + (" ..." if s["shape"] and
+                                                                        np.prod(s["shape"]) > show else ""),
+                        _fmt_value(s["sum"]), s["crc32"], verdict(s["name"]) or "-")
+        if summaries:
+            console.print(out)
+        else:
+            console.print("no outputs (mark buffers with out: or \"output\": true)")
+        ct = Table(title="counters", title_justify="left")
+        ct.add_column("counter")
+        ct.add_column("value", justify="right")
+        if m.measured:
+            ct.add_column("H100 (measured)", justify="right")
+        for k, v in rows:
+            ct.add_row(k, _fmt_value(v), *([_fmt_value(m.measured.get(k, ""))] if m.measured else []))
+        console.print(ct)
+        if by_line:
+            _print_by_line(lambda text: console.print(text, markup=False, soft_wrap=True),
+                           m, getattr(launch, "stats_by_line", {}) or {})
+    findings = list(getattr(launch, "findings", []) or [])
+    for f in findings:
+        print(f"finding: {f}")
+    print(f"time {seconds:.3f} s (compile and run)"
+          + (f", kernel {launch.seconds:.3f} s" if isinstance(getattr(launch, "seconds", None), float) else ""))
+
+
+def _print_by_line(emit: Any, m: mf.Manifest, by_line: dict) -> None:
+    """The kernel source, each line followed by its non-zero counters."""
+    src = _source_lines(m)
+    emit("counters by source line")
+    for ln in range(1, max([len(src)] + [int(k) for k in by_line]) + 1):
+        emit(f"{ln:4d}  {src[ln - 1] if ln <= len(src) else ''}")
+        nonzero = [(k, v) for k, v in stats_rows(by_line.get(ln) or {}) if v]
+        if nonzero:
+            emit("      # " + "  ".join(f"{k}={_fmt_value(v)}" for k, v in nonzero))
+
+
+def _json_safe(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_safe(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return v
+
+
+# --------------------------------------------------------------------------- commands
+
+def check_arch(name: str) -> None:
+    """A clear usage error for an arch name no preset has."""
+    try:
+        from .arch import PRESETS
+    except ImportError:
+        return                       # let the emulator report it
+    names = list(PRESETS.keys() if isinstance(PRESETS, dict) else (p.name for p in PRESETS))
+    if name not in names:
+        raise UsageError(f"unknown arch {name!r}; the presets are {', '.join(names)} "
+                         f"(gpuemu info archs)")
+
+
+def cmd_run(ns: argparse.Namespace) -> int:
+    check_arch(ns.arch)
+    target = Path(ns.target)
+    if target.suffix == ".json":
+        stray = [o for o in ("kernel", "block", "arg", "const") if getattr(ns, o)]
+        if stray:
+            raise UsageError(f"a manifest sets the launch itself; drop --{stray[0]} "
+                             f"(or run the .cu file with its options)")
+        m = mf.load(target)
+        if ns.grid:
+            m.grid = ns.grid
+        if ns.shared is not None:
+            m.dynamic_shared_bytes = ns.shared
+        if ns.expect:
+            m.expect, m.expect_file = ns.expect, None
+        if ns.rtol is not None:
+            m.rtol = ns.rtol
+    elif target.suffix in (".cu", ".cuh", ".c", ".h") or target.is_file():
+        m = manifest_from_args(ns)
+    else:
+        raise UsageError(f"{target}: expected a .cu kernel source or a .json manifest")
+    if m.source is not None and not Path(m.source).is_file():
+        raise mf.ManifestError(f"{m.source}: no such file")
+    t0 = time.perf_counter()
+    launch_options = {k: v for k, v in (("budget", ns.budget), ("bank_mode", ns.bank_mode),
+                                        ("seed", ns.seed)) if v is not None}
+    if ns.no_l1:
+        launch_options["l1"] = False
+    res = mf.run(m, arch=ns.arch, **launch_options)
+    seconds = time.perf_counter() - t0
+    mismatches = mf.check(res) if m.has_expectation else None
+    if ns.save:
+        np.savez(ns.save, **res.outputs)
+    if ns.json:
+        launch = res.launch
+        out = {
+            "kernel": m.kernel, "arch": ns.arch, "grid": list(m.grid), "block": list(m.block),
+            "dynamic_shared_bytes": m.dynamic_shared_bytes,
+            "outputs": {n: summarize(n, res.outputs[n], ns.show) for n in m.outputs},
+            "expectation": None if mismatches is None else
+            ("match" if not mismatches else "mismatch"),
+            "mismatches": [str(x) for x in mismatches or []],
+            "stats": dict(getattr(launch, "stats", {}) or {}),
+            "measured": m.measured,
+            "findings": [str(f) for f in getattr(launch, "findings", []) or []],
+            "seconds": seconds,
+        }
+        if ns.lines:
+            out["stats_by_line"] = getattr(launch, "stats_by_line", {}) or {}
+        print(json.dumps(_json_safe(out), indent=1))
+    else:
+        print_report(m, res, ns.arch, mismatches, ns.show, ns.lines, seconds)
+    return EXIT_ERROR if mismatches else EXIT_OK
+
+
+def _mem(p: Any, key: str) -> Any:
+    """A memory-model field of a preset (its `memory` dict, else its `mem` config)."""
+    mem = getattr(p, "memory", {}) or {}
+    if key in mem:
+        return mem[key]
+    return getattr(getattr(p, "mem", None), key, None)
+
+
+def _kib(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    if isinstance(v, (int, np.integer)):
+        if v == 0:
+            return "none"
+        for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+            if v >= size and v % (size // 4) == 0:
+                return f"{v / size:g} {unit}"
+        return f"{v} B"
+    return str(v)
+
+
+def arch_rows() -> list:
+    """One row per preset: name, cc, SMs, shared/block, banks, L1, L2, description."""
+    from .arch import PRESETS
+    presets = PRESETS.values() if isinstance(PRESETS, dict) else PRESETS
+    rows = []
+    for p in presets:
+        cc = ".".join(str(x) for x in p.compute_capability)
+        l1 = _mem(p, "l1_bytes")
+        l2 = _mem(p, "l2_bytes")
+        if _mem(p, "l1_present") is False:
+            l1_text = "none"
+        else:   # say when L1 does not cache global loads by default (-dlcm=cg)
+            l1_text = _kib(l1) + (" (no global loads)"
+                                  if _mem(p, "l1_caches_global_loads") is False else "")
+        rows.append({"name": p.name, "cc": cc, "sms": p.num_sms,
+                     "shared_per_block": p.max_shared_per_block,
+                     "shared_per_sm": p.shared_per_sm,
+                     "banks": f"{p.shared_banks} x {p.shared_bank_width} B",
+                     "l1": l1_text, "l2": _kib(l2), "description": p.description})
+    return rows
+
+
+def cmd_info(ns: argparse.Namespace) -> int:
+    if ns.what == "archs":
+        rows = arch_rows()
+        if ns.json:
+            print(json.dumps(_json_safe(rows), indent=1))
+            return EXIT_OK
+        console = _console()
+        cols = [("name", "name"), ("cc", "cc"), ("SMs", "sms"), ("shared/block", "shared_per_block"),
+                ("shared/SM", "shared_per_sm"), ("banks", "banks"), ("L1", "l1"), ("L2", "l2"),
+                ("description", "description")]
+        if console is None:
+            for r in rows:
+                print("  ".join(f"{h}={_kib(r[k]) if 'shared' in k else r[k]}" for h, k in cols))
+            return EXIT_OK
+        from rich.table import Table
+        t = Table(title="architecture presets (--arch NAME)", title_justify="left")
+        for h, _ in cols:
+            t.add_column(h, overflow="fold")
+        for r in rows:
+            t.add_row(*[_kib(r[k]) if "shared" in k else str(r[k]) for _, k in cols])
+        console.print(t)
+        return EXIT_OK
+    if ns.what == "counters":
+        from .stats import COUNTERS
+        for c in COUNTERS:
+            print(c)
+        return EXIT_OK
+    raise UsageError(f"unknown info topic {ns.what!r}")  # argparse choices prevent this
+
+
+# --------------------------------------------------------------------------- parser
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="gpuemu",
+        description="gpuemu: a SIMT GPU emulator. Runs CUDA C kernels on numpy data and "
+                    "reports what they would cost on a chosen GPU (bank conflicts, memory "
+                    "sectors, divergence, cycles).",
+        epilog="examples:\n  gpuemu run programs/vecadd.json\n"
+               "  gpuemu run programs/transpose_tiled32.json --lines\n"
+               "  gpuemu run k.cu --kernel scale --grid 4 --block 256 "
+               "--arg out:float32[1024]=arange --arg f32:2 --arg i32:1024\n"
+               "  gpuemu info archs\n\n"
+               "exit status: 0 ok; 1 compile/launch/kernel error or an output that does not "
+               "match its expectation; 2 bad command line; 3 internal error",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    from . import __version__
+    p.add_argument("--version", action="version", version=f"gpuemu {__version__}")
+    p.add_argument("--traceback", action="store_true",
+                   help="on an internal error, show the Python traceback (for bug reports)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    r = sub.add_parser(
+        "run", help="compile and launch a kernel, print its outputs and counters",
+        description="Compile and launch one kernel on the emulated GPU, then print a summary "
+                    "of the output buffers (shape, dtype, first values, sum, CRC-32, and "
+                    "whether they match the manifest's expectation) and the cost counters. "
+                    "TARGET is a manifest (FILE.json: the launch and its arguments) or a "
+                    "kernel source (FILE.cu: give --kernel, --grid, --block and one --arg per "
+                    "kernel parameter).",
+        epilog=ARG_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("target", metavar="TARGET", help="FILE.json manifest or FILE.cu kernel source")
+    r.add_argument("--kernel", metavar="NAME", help="the __global__ function to launch (.cu only)")
+    r.add_argument("--grid", type=dim3, metavar="X[,Y,Z]",
+                   help="blocks in the grid (default 1; overrides a manifest's grid)")
+    r.add_argument("--block", type=dim3, metavar="X[,Y,Z]", help="threads per block (.cu only)")
+    r.add_argument("--shared", type=int, metavar="BYTES",
+                   help="dynamic shared memory per block, for extern __shared__ arrays (default 0)")
+    r.add_argument("--arg", action="append", metavar="SPEC",
+                   help="one kernel argument, in parameter order (repeat); SPEC below")
+    r.add_argument("--const", action="append", metavar="SYMBOL=SPEC",
+                   help="fill a __constant__/__device__ symbol before the launch (repeat)")
+    r.add_argument("--expect", metavar="PYTHON",
+                   help="numpy statements giving expected outputs by name, e.g. 'arg2 = arg0 + arg1'")
+    r.add_argument("--rtol", type=float, metavar="R",
+                   help="relative tolerance for float outputs (default 1e-6)")
+    r.add_argument("--arch", default="sm_90", metavar="NAME",
+                   help="GPU preset to emulate (default sm_90; see 'gpuemu info archs')")
+    r.add_argument("--budget", type=int, metavar="N",
+                   help="watchdog: stop a warp after N loop iterations with a 'timeout' "
+                        "finding (default: the emulator's, 10 million)")
+    r.add_argument("--no-l1", action="store_true",
+                   help="global loads bypass L1 (as nvcc -Xptxas -dlcm=cg)")
+    r.add_argument("--bank-mode", type=int, choices=(4, 8), metavar="{4,8}",
+                   help="shared-memory bank width in bytes on cc3x "
+                        "(as cudaDeviceSetSharedMemConfig)")
+    r.add_argument("--seed", type=int, metavar="N",
+                   help="seed for the emulator's random choices (e.g. which lane's store wins "
+                        "when several write one shared address); default: deterministic")
+    r.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    r.add_argument("--lines", action="store_true", help="also print the counters per source line")
+    r.add_argument("--show", type=int, default=8, metavar="N",
+                   help="how many leading values of each output to print (default 8)")
+    r.add_argument("--save", metavar="FILE.npz", help="save the outputs by name with numpy.savez")
+    r.set_defaults(func=cmd_run)
+
+    i = sub.add_parser("info", help="list the architecture presets or the counter names",
+                       description="Show what gpuemu knows: 'archs' lists the GPU presets "
+                                   "(--arch NAME) with compute capability, SM count, shared "
+                                   "memory per block and per SM, banks, L1 and L2; 'counters' "
+                                   "lists the counter names a launch reports.")
+    i.add_argument("what", choices=("archs", "counters"), help="archs | counters")
+    i.add_argument("--json", action="store_true", help="print JSON instead of a table (archs)")
+    i.set_defaults(func=cmd_info)
+    return p
+
+
+def _error(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of the `gpuemu` console script and `python -m gpuemu`."""
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    if not getattr(ns, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        from .errors import CompileError, KernelError, LaunchError
+    except ImportError as e:  # pragma: no cover - the package is broken
+        _error(f"gpuemu: cannot import the emulator: {e}")
+        return EXIT_INTERNAL
+    try:
+        return ns.func(ns)
+    except UsageError as e:
+        _error(f"gpuemu: {e}")
+        return EXIT_USAGE
+    except CompileError as e:
+        _error(str(e))
+        return EXIT_ERROR
+    except LaunchError as e:
+        _error(f"launch error: {e}")
+        return EXIT_ERROR
+    except KernelError as e:
+        _error(f"kernel error: {len(e.findings)} finding(s)")
+        for f in e.findings:
+            _error(f"  {f}")
+        if not e.findings:
+            _error(f"  {e}")
+        return EXIT_ERROR
+    except mf.ManifestError as e:
+        _error(f"gpuemu: {e}")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        _error("gpuemu: interrupted")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as e:  # an emulator bug: say so plainly, traceback on request
+        if ns.traceback or os.environ.get("GPUEMU_TRACEBACK"):
+            raise
+        _error(f"gpuemu: internal error: {type(e).__name__}: {e}\n"
+               f"(run with --traceback or GPUEMU_TRACEBACK=1 for details)")
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,440 @@
+"""Launch manifests: a JSON file that says how to run one kernel.
+
+The format is the one of ../shared/conformance/README.md, so the H100
+conformance cases and our programs/ load the same way:
+
+    {"kernel": "vecadd", "grid": [16, 1, 1], "block": [256, 1, 1],
+     "dynamic_shared_bytes": 0,
+     "args": [{"kind": "buffer", "name": "a", "dtype": "float32",
+               "count": 4096, "init": "random:1", "output": false},
+              {"kind": "scalar", "name": "n", "dtype": "int32", "value": 4096}],
+     "constants": [{"symbol": "coeff", "dtype": "float32", "count": 16,
+                    "init": "arange"}],
+     "source": "vecadd.cu",
+     "expect": "c = a + b"}
+
+Buffer inits: ``zeros``, ``arange`` (0, 1, 2, ... cast to the dtype),
+``const:V``, ``random:SEED`` (``numpy.random.default_rng(SEED)``, then
+``rng.random(count)`` cast for float dtypes, ``rng.integers(0, 1000, count)``
+cast for integer dtypes) -- the rules the GPU measurements were made with.
+
+Expectations, checked by `check`: ``expect`` (or the conformance files'
+``reference``) is Python over numpy run with the arguments' initial values
+bound to their names and ``np`` to numpy; each statement assigns an output
+name.  ``expect_file`` (or ``outputs_file``) is an ``.npz`` keyed by output
+name, relative to the manifest.  Integers must match exactly, floats to
+``rtol`` (default 1e-6, the conformance rule) and ``atol`` (default 0).
+"""
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+INIT_KINDS = ("zeros", "arange", "const:V", "random:SEED")
+
+
+class ManifestError(ValueError):
+    """A manifest or argument spec that cannot be used; the message says which field."""
+
+
+@dataclass
+class ArgSpec:
+    """One kernel argument (or one __constant__ fill when `symbol` is set)."""
+    name: str
+    kind: str                      # 'buffer' | 'scalar'
+    dtype: np.dtype
+    count: int = 0
+    init: str = "zeros"
+    output: bool = False
+    value: Any = None
+    symbol: Optional[str] = None
+
+    def build(self, base: Optional[Path] = None) -> Any:
+        """The initial value: a numpy array for a buffer, a numpy scalar for a scalar."""
+        if self.kind == "scalar":
+            return scalar_value(self.dtype, self.value, self.name)
+        return init_array(self.dtype, self.count, self.init, base=base, what=self.name)
+
+
+@dataclass
+class Manifest:
+    """A parsed manifest. `path` is None for one built in memory (the CLI)."""
+    kernel: str
+    grid: tuple
+    block: tuple
+    args: list
+    dynamic_shared_bytes: int = 0
+    constants: list = field(default_factory=list)
+    source: Optional[Path] = None
+    expect: Optional[str] = None
+    expect_file: Optional[Path] = None
+    rtol: float = 1e-6
+    atol: float = 0.0
+    path: Optional[Path] = None
+    purpose: str = ""
+    # counters a real GPU reported for this launch (the conformance cases'
+    # "h100" block), shown beside the emulator's by the CLI
+    measured: dict = field(default_factory=dict)
+
+    @property
+    def outputs(self) -> list:
+        return [a.name for a in self.args if a.kind == "buffer" and a.output]
+
+    @property
+    def has_expectation(self) -> bool:
+        return self.expect is not None or self.expect_file is not None
+
+
+@dataclass
+class RunResult:
+    """What `run` gives back: initial values, outputs after the launch, the Launch."""
+    manifest: Manifest
+    inputs: dict
+    outputs: dict
+    launch: Any
+
+
+# --------------------------------------------------------------------------- inits
+
+def parse_dtype(name: Any, what: str = "dtype") -> np.dtype:
+    """A numpy dtype from its name ('float32', 'int16', ...)."""
+    try:
+        dt = np.dtype(name)
+    except (TypeError, ValueError):
+        raise ManifestError(f"{what}: unknown dtype {name!r}") from None
+    if dt.kind not in "biuf":
+        raise ManifestError(f"{what}: dtype {name!r} is not a bool, integer or float type")
+    return dt
+
+
+def _const_value(dtype: np.dtype, text: str, what: str) -> Any:
+    try:
+        v = int(text, 0) if dtype.kind in "biu" else float(text)
+    except ValueError:
+        try:
+            v = float(text)
+        except ValueError:
+            raise ManifestError(f"{what}: const value {text!r} is not a number") from None
+    return v
+
+
+def init_array(dtype: Any, count: int, init: str, base: Optional[Path] = None,
+               what: str = "buffer") -> np.ndarray:
+    """Build a buffer's initial contents by the conformance rules.
+
+    zeros | arange | const:V | random:SEED (default_rng(SEED); random() for
+    floats, integers(0, 1000) for integers; then cast) | file:PATH.npy."""
+    try:
+        return _init_array(dtype, count, init, base, what)
+    except (MemoryError, ValueError) as e:
+        if isinstance(e, ManifestError):
+            raise
+        raise ManifestError(f"{what}: cannot build {count} values: {e or type(e).__name__}") from None
+
+
+def _init_array(dtype: Any, count: int, init: str, base: Optional[Path], what: str) -> np.ndarray:
+    dt = parse_dtype(dtype, what)
+    try:
+        count = int(count)
+    except (TypeError, ValueError):
+        raise ManifestError(f"{what}: count {count!r} is not an integer") from None
+    if count < 0:
+        raise ManifestError(f"{what}: count {count} is negative")
+    init = str(init if init is not None else "zeros").strip()
+    if init == "zeros":
+        return np.zeros(count, dtype=dt)
+    if init == "arange":
+        return np.arange(count).astype(dt)
+    if init.startswith("const:"):
+        return np.full(count, _const_value(dt, init[6:], what)).astype(dt)
+    if init.startswith("random:"):
+        try:
+            seed = int(init[7:])
+        except ValueError:
+            raise ManifestError(f"{what}: random seed {init[7:]!r} is not an integer") from None
+        rng = np.random.default_rng(seed)
+        if dt.kind == "f":
+            return rng.random(count).astype(dt)
+        return rng.integers(0, 1000, count).astype(dt)
+    if init.startswith("file:"):
+        p = Path(init[5:])
+        if base is not None and not p.is_absolute():
+            p = base / p
+        try:
+            data = np.load(p)
+        except (OSError, ValueError) as e:
+            raise ManifestError(f"{what}: cannot load {p}: {e}") from None
+        data = np.asarray(data).reshape(-1).astype(dt)
+        if data.size != count:
+            raise ManifestError(f"{what}: {p} holds {data.size} values, count is {count}")
+        return data
+    raise ManifestError(f"{what}: unknown init {init!r} (use one of {', '.join(INIT_KINDS)}, file:PATH.npy)")
+
+
+def scalar_value(dtype: Any, value: Any, what: str = "scalar") -> Any:
+    """A numpy scalar of the given dtype (an int value must fit the type)."""
+    dt = parse_dtype(dtype, what)
+    if value is None:
+        raise ManifestError(f"{what}: a scalar needs a 'value'")
+    if isinstance(value, str):
+        value = _const_value(dt, value, what)
+    if dt.kind in "iu":
+        if isinstance(value, float) and not value.is_integer():
+            raise ManifestError(f"{what}: value {value} is not an integer for {dt.name}")
+        info = np.iinfo(dt)
+        if not info.min <= int(value) <= info.max:
+            raise ManifestError(f"{what}: value {value} does not fit {dt.name} "
+                                f"[{info.min}, {info.max}]")
+        return dt.type(int(value))
+    return dt.type(value)
+
+
+# --------------------------------------------------------------------------- loading
+
+def _dim3(v: Any, what: str) -> tuple:
+    if isinstance(v, int):
+        v = [v]
+    if not isinstance(v, (list, tuple)) or not 1 <= len(v) <= 3 or \
+            not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        raise ManifestError(f"{what}: expected 1 to 3 integers, got {v!r}")
+    return tuple(v) + (1,) * (3 - len(v))
+
+
+def _arg(d: Any, i: int, constant: bool = False) -> ArgSpec:
+    where = f"constants[{i}]" if constant else f"args[{i}]"
+    if not isinstance(d, dict):
+        raise ManifestError(f"{where}: expected an object, got {d!r}")
+    name = d.get("symbol" if constant else "name", d.get("name", f"arg{i}"))
+    where = f"{where} ({name})"
+    kind = d.get("kind", "buffer")
+    if kind not in ("buffer", "scalar"):
+        raise ManifestError(f"{where}: kind {kind!r} is not 'buffer' or 'scalar'")
+    if "dtype" not in d:
+        raise ManifestError(f"{where}: missing 'dtype'")
+    dt = parse_dtype(d["dtype"], where)
+    if kind == "scalar":
+        if "value" not in d:
+            raise ManifestError(f"{where}: a scalar needs a 'value'")
+        return ArgSpec(name=name, kind=kind, dtype=dt, value=d["value"],
+                       symbol=d.get("symbol") if constant else None)
+    if "count" not in d:
+        raise ManifestError(f"{where}: a buffer needs a 'count'")
+    return ArgSpec(name=name, kind=kind, dtype=dt, count=d["count"],
+                   init=d.get("init", "zeros"), output=bool(d.get("output", False)),
+                   symbol=d.get("symbol") if constant else None)
+
+
+def _expect_text(v: Any, what: str) -> Optional[str]:
+    if v is None:
+        return None
+    if isinstance(v, list) and all(isinstance(s, str) for s in v):
+        return "\n".join(v)
+    if isinstance(v, str):
+        return v
+    raise ManifestError(f"{what}: expected a string or a list of strings")
+
+
+def from_dict(d: dict, path: Optional[Path] = None) -> Manifest:
+    """Build a Manifest from parsed JSON; `path` anchors relative file names."""
+    where = str(path) if path else "manifest"
+    if not isinstance(d, dict):
+        raise ManifestError(f"{where}: the top level must be a JSON object")
+    for key in ("kernel", "grid", "block"):
+        if key not in d:
+            raise ManifestError(f"{where}: missing '{key}'")
+    base = path.parent if path else Path(".")
+    args = d.get("args", [])
+    if not isinstance(args, list):
+        raise ManifestError(f"{where}: 'args' must be a list")
+    specs = [_arg(a, i) for i, a in enumerate(args)]
+    consts = [_arg(a, i, constant=True) for i, a in enumerate(d.get("constants") or [])]
+    for c in consts:
+        c.symbol = c.symbol or c.name
+    source = d.get("source")
+    if source is not None:
+        source = base / source
+    elif path is not None:
+        source = path.with_suffix(".cu")
+    expect_file = d.get("expect_file") or d.get("outputs_file")
+    shared = d.get("dynamic_shared_bytes", 0)
+    if not isinstance(shared, int) or shared < 0:
+        raise ManifestError(f"{where}: dynamic_shared_bytes must be a non-negative integer")
+    m = Manifest(
+        kernel=str(d["kernel"]), grid=_dim3(d["grid"], f"{where}: grid"),
+        block=_dim3(d["block"], f"{where}: block"), args=specs,
+        dynamic_shared_bytes=shared, constants=consts,
+        source=source,
+        expect=_expect_text(d.get("expect", d.get("reference")), f"{where}: expect"),
+        expect_file=(base / expect_file) if expect_file else None,
+        rtol=float(d.get("rtol", 1e-6)), atol=float(d.get("atol", 0.0)),
+        path=path, purpose=str(d.get("purpose", "")),
+        measured={k: v for k, v in (d.get("h100") or {}).items() if isinstance(v, (int, float))})
+    names = [a.name for a in specs]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise ManifestError(f"{where}: argument names repeat: {', '.join(sorted(dup))}")
+    return m
+
+
+def load(path: str | Path) -> Manifest:
+    """Read a manifest file (JSON)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ManifestError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ManifestError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+    return from_dict(d, path)
+
+
+# --------------------------------------------------------------------------- running
+
+def build_inputs(m: Manifest) -> dict:
+    """Initial values of every argument and constant, by name (fresh arrays)."""
+    base = m.path.parent if m.path else None
+    values = {a.name: a.build(base) for a in m.args}
+    for c in m.constants:
+        values.setdefault(c.name, c.build(base))
+    return values
+
+
+def module_for(m: Manifest, arch: str = "sm_90", **options: Any) -> Any:
+    """Compile the manifest's source with gpuemu.RawModule."""
+    import gpuemu
+    if m.source is None:
+        raise ManifestError("manifest has neither 'source' nor a path to find NAME.cu beside it")
+    if not Path(m.source).is_file():
+        raise ManifestError(f"kernel source {m.source} not found")
+    return gpuemu.RawModule(path=str(m.source), arch=arch, **options)
+
+
+def _fill_symbol(mod: Any, symbol: str, value: Any) -> None:
+    """Write a __constant__/__device__ symbol, reshaped to the symbol's own shape."""
+    try:
+        sym = mod.get_global(symbol)
+    except KeyError as e:
+        raise ManifestError(f"constants: {e.args[0] if e.args else symbol}") from None
+    current = sym.get()
+    value = np.asarray(value)
+    if value.size != current.size:
+        raise ManifestError(f"constant {symbol}: {value.size} values given, the symbol "
+                            f"holds {current.size}")
+    sym.set(value.astype(current.dtype).reshape(current.shape))
+
+
+def run(m: Manifest | str | Path, arch: str = "sm_90", module: Any = None,
+        **launch_options: Any) -> RunResult:
+    """Compile (unless `module` is given), fill constants, launch, copy outputs back.
+
+    Extra keyword arguments go to the kernel call (e.g. a watchdog budget)."""
+    import gpuemu
+    if not isinstance(m, Manifest):
+        m = load(m)
+    mod = module if module is not None else module_for(m, arch)
+    try:
+        fn = mod.get_function(m.kernel)
+    except KeyError as e:
+        raise ManifestError(f"kernel: {e.args[0] if e.args else m.kernel}") from None
+    inputs = build_inputs(m)
+    for c in m.constants:
+        _fill_symbol(mod, c.symbol, inputs[c.name])
+    dev = {}
+    call_args = []
+    for a in m.args:
+        if a.kind == "buffer":
+            dev[a.name] = gpuemu.asarray(inputs[a.name].copy())
+            call_args.append(dev[a.name])
+        else:
+            call_args.append(inputs[a.name])
+    launch = fn(m.grid, m.block, tuple(call_args), shared_mem=m.dynamic_shared_bytes,
+                **launch_options)
+    outputs = {name: dev[name].get() for name in m.outputs}
+    return RunResult(manifest=m, inputs=inputs, outputs=outputs, launch=launch)
+
+
+# --------------------------------------------------------------------------- checking
+
+def expected_outputs(m: Manifest, inputs: dict) -> dict:
+    """The expected value of each output the expectation names."""
+    want: dict = {}
+    if m.expect_file is not None:
+        try:
+            with np.load(m.expect_file) as npz:
+                want.update({k: npz[k] for k in npz.files})
+        except (OSError, ValueError) as e:
+            raise ManifestError(f"expect_file {m.expect_file}: {e}") from None
+    if m.expect is not None:
+        ns: dict = {"np": np, "numpy": np}
+        ns.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()})
+        before = {k: id(v) for k, v in ns.items()}
+        try:
+            exec(compile(m.expect, f"<expect of {m.kernel}>", "exec"), ns)
+        except Exception as e:  # the expression is user text: report, do not crash
+            raise ManifestError(f"expect: {type(e).__name__}: {e}") from None
+        for k in m.outputs:
+            if k in ns and before.get(k) != id(ns[k]):
+                want[k] = np.asarray(ns[k])
+    return want
+
+
+@dataclass
+class Mismatch:
+    """One output that differs from its expectation."""
+    name: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.message}"
+
+
+def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float = 1e-6,
+            atol: float = 0.0) -> Optional[Mismatch]:
+    """None when `got` matches `want` (integers exactly, floats to rtol/atol)."""
+    want = np.asarray(want).reshape(-1)
+    got = np.asarray(got).reshape(-1)
+    if got.size != want.size:
+        return Mismatch(name, f"{got.size} values, expected {want.size}")
+    if got.dtype.kind == "f" or want.dtype.kind == "f":
+        g = got.astype(np.float64)
+        w = want.astype(got.dtype).astype(np.float64)
+        bad = ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        # the expectation is cast to the output's type: it wraps as the GPU's integers do
+        bad = got != want.astype(got.dtype)
+    if not bad.any():
+        return None
+    i = int(np.flatnonzero(bad)[0])
+    return Mismatch(name, f"{int(bad.sum())} of {got.size} values differ; first at [{i}]: "
+                          f"got {got[i]!r}, expected {want.astype(got.dtype)[i]!r}")
+
+
+def check(result: RunResult) -> list:
+    """Mismatches between a run's outputs and its manifest's expectation ([] = all match)."""
+    m = result.manifest
+    want = expected_outputs(m, result.inputs)
+    out = []
+    for name, w in want.items():
+        if name not in result.outputs:
+            continue
+        mm = compare(name, result.outputs[name], w, m.rtol, m.atol)
+        if mm:
+            out.append(mm)
+    return out
+
+
+def checksum(a: np.ndarray) -> str:
+    """A short content checksum (CRC-32 of the bytes, hex) to compare runs."""
+    return f"{zlib.crc32(np.ascontiguousarray(a).tobytes()) & 0xffffffff:08x}"
+
+
+def discover(folder: str | Path) -> Sequence[Path]:
+    """Every *.json manifest in a folder, sorted by name."""
+    return sorted(Path(folder).glob("*.json"))

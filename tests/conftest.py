@@ -1,0 +1,38 @@
+"""Shared test setup: where the repository, programs/ and the conformance set are.
+
+Hypothesis runs without its per-example deadline: the first example of a
+property test may include a JIT compile, which says nothing about speed
+(speed is measured in benchmarks/, never asserted in tests)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PROGRAMS = REPO / "programs"
+# The conformance set lives beside the checkout: <repo root>/../shared/conformance.
+CONFORMANCE = REPO.parent / "shared" / "conformance"
+
+try:
+    from hypothesis import settings
+
+    settings.register_profile("gpuemu", deadline=None)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gpuemu"))
+except ImportError:  # hypothesis is in the test extra; tests that need it import it
+    pass
+
+
+def run_cli(*args: str, cwd: Path = REPO, timeout: int = 300) -> subprocess.CompletedProcess:
+    """Run `python -m gpuemu ARGS` in a fresh process, capturing text output."""
+    return subprocess.run([sys.executable, "-m", "gpuemu", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def cli():
+    """The `run_cli` helper, as a fixture."""
+    return run_cli

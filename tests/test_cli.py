@@ -1,0 +1,332 @@
+"""The `gpuemu` command line, run as users run it (python -m gpuemu in a
+subprocess), plus the argument-spec parser on its own."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import CONFORMANCE, PROGRAMS, REPO, run_cli
+from gpuemu import cli
+
+SCALE = """\
+extern "C" __global__ void scale(float *x, float f, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        x[i] = x[i] * f;
+}
+"""
+
+BROKEN = """\
+extern "C" __global__ void broken(float *x)
+{
+    int i = threadIdx.x
+    x[i] = 1.0f;
+}
+"""
+
+OVERRUN = """\
+extern "C" __global__ void overrun(int *x)
+{
+    x[threadIdx.x + 1] = 1;
+}
+"""
+
+
+# ---------------------------------------------------------------- spec parsing
+
+def test_buffer_spec_gives_dtype_count_and_init():
+    a = cli.parse_arg_spec("float32[1024]=random:1", 0)
+    assert (a.kind, a.dtype, a.count, a.init, a.output, a.name) == \
+        ("buffer", np.dtype("float32"), 1024, "random:1", False, "arg0")
+
+
+def test_out_prefix_marks_an_output_with_zeros_by_default():
+    a = cli.parse_arg_spec("out:i32[8]", 2)
+    assert a.output and a.init == "zeros" and a.dtype == np.int32 and a.name == "arg2"
+
+
+def test_scalar_spec_gives_a_typed_value():
+    a = cli.parse_arg_spec("n=i32:1024", 0)
+    assert a.kind == "scalar" and a.name == "n" and a.build() == np.int32(1024)
+    assert isinstance(cli.parse_arg_spec("f32:2.5", 1).build(), np.float32)
+
+
+def test_named_output_buffer():
+    a = cli.parse_arg_spec("c=out:float[4]=const:1", 0)
+    assert a.name == "c" and a.output and a.build().tolist() == [1.0] * 4
+
+
+def test_bad_spec_is_a_usage_error_pointing_at_help():
+    with pytest.raises(cli.UsageError, match="gpuemu run --help"):
+        cli.parse_arg_spec("float32(4)", 0)
+
+
+def test_bad_init_in_spec_is_a_usage_error():
+    with pytest.raises(cli.UsageError, match="unknown init"):
+        cli.parse_arg_spec("float32[4]=ones", 0)
+
+
+def test_dim3_pads_to_three():
+    assert cli.dim3("4") == (4, 1, 1) and cli.dim3("32,8") == (32, 8, 1)
+    assert cli.dim3("2x3x4") == (2, 3, 4)
+
+
+# ---------------------------------------------------------------- help
+
+def test_help_lists_the_commands():
+    r = run_cli("--help")
+    assert r.returncode == 0 and "run" in r.stdout and "info" in r.stdout
+
+
+def test_run_help_documents_every_option_and_the_spec_grammar():
+    r = run_cli("run", "--help")
+    assert r.returncode == 0
+    for text in ("--kernel", "--grid", "--block", "--shared", "--arg", "--arch", "--json",
+                 "random:SEED", "TYPE:VALUE", "out:"):
+        assert text in r.stdout, text
+
+
+def test_installed_console_script_runs():
+    # pip install -e '.[test]' puts the `gpuemu` script beside the interpreter
+    script = Path(sys.executable).parent / "gpuemu"
+    if not script.exists():
+        pytest.skip("gpuemu is not installed in this environment (pip install -e .)")
+    r = subprocess.run([str(script), "info", "archs"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "sm_90" in r.stdout
+
+
+def test_version_is_the_packaged_version():
+    declared = re.search(r'^version = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M)
+    r = run_cli("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"gpuemu {declared.group(1)}"
+
+
+def test_no_command_prints_help_and_fails():
+    r = run_cli()
+    assert r.returncode == 2 and "usage" in r.stdout
+
+
+# ---------------------------------------------------------------- info
+
+def test_info_archs_lists_the_presets():
+    r = run_cli("info", "archs")
+    assert r.returncode == 0, r.stderr
+    for name in ("sm_90", "sm_80", "sm_70", "cc1x", "cc2x", "cc3x"):
+        assert name in r.stdout, name
+
+
+def test_info_archs_json_gives_sm_90_with_132_sms():
+    r = run_cli("info", "archs", "--json")
+    rows = {row["name"]: row for row in json.loads(r.stdout)}
+    # H100 SXM5: 132 SMs (NVIDIA H100 Tensor Core GPU Architecture whitepaper)
+    assert rows["sm_90"]["cc"] == "9.0" and rows["sm_90"]["sms"] == 132
+
+
+# ---------------------------------------------------------------- run
+
+def test_run_manifest_prints_outputs_and_counters():
+    r = run_cli("run", PROGRAMS / "vecadd.json")
+    assert r.returncode == 0, r.stderr
+    assert "matches expectation" in r.stdout
+    assert "global_load_requests" in r.stdout and "float32" in r.stdout
+
+
+def test_run_manifest_json_has_outputs_and_stats():
+    r = run_cli("run", PROGRAMS / "vecadd.json", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["expectation"] == "match"
+    assert out["outputs"]["c"]["shape"] == [5000]
+    # 5000 floats read twice, by warps of 32: ceil(5000/32) = 157 requests per array
+    assert out["stats"]["global_load_requests"] == 2 * 157
+
+
+def test_run_cu_with_args_gives_the_scaled_values(tmp_path):
+    src = tmp_path / "scale.cu"
+    src.write_text(SCALE)
+    save = tmp_path / "out.npz"
+    r = run_cli("run", src, "--kernel", "scale", "--grid", "2", "--block", "64",
+                "--arg", "x=out:float32[100]=arange", "--arg", "f32:3", "--arg", "i32:100",
+                "--save", save, "--expect", "x = x * 3")
+    assert r.returncode == 0, r.stderr
+    assert "matches expectation" in r.stdout
+    assert np.array_equal(np.load(save)["x"], np.arange(100, dtype=np.float32) * 3)
+
+
+def test_mismatch_with_expectation_exits_non_zero(tmp_path):
+    src = tmp_path / "scale.cu"
+    src.write_text(SCALE)
+    r = run_cli("run", src, "--kernel", "scale", "--block", "32",
+                "--arg", "x=out:float32[32]=const:1", "--arg", "f32:2", "--arg", "i32:32",
+                "--expect", "x = x * 3")
+    assert r.returncode == 1 and "DOES NOT match" in r.stdout
+
+
+def test_compile_error_shows_file_line_col_and_caret(tmp_path):
+    src = tmp_path / "broken.cu"
+    src.write_text(BROKEN)
+    r = run_cli("run", src, "--kernel", "broken", "--block", "32", "--arg", "out:f32[32]")
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr
+    assert f"{src.name}:3:" in r.stderr or f"{src.name}:4:" in r.stderr
+    lines = r.stderr.splitlines()
+    caret = [i for i, ln in enumerate(lines) if ln.strip() == "^"]
+    assert caret, r.stderr
+    assert "x[i]" in lines[caret[0] - 1] or "threadIdx.x" in lines[caret[0] - 1]
+
+
+def test_launch_error_names_the_limit_and_value(tmp_path):
+    src = tmp_path / "scale.cu"
+    src.write_text(SCALE)
+    r = run_cli("run", src, "--kernel", "scale", "--block", "2048",
+                "--arg", "out:f32[32]", "--arg", "f32:1", "--arg", "i32:32")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "launch error" in r.stderr and "2048" in r.stderr and "1024" in r.stderr
+
+
+def test_out_of_bounds_kernel_reports_the_finding(tmp_path):
+    src = tmp_path / "overrun.cu"
+    src.write_text(OVERRUN)
+    r = run_cli("run", src, "--kernel", "overrun", "--block", "32", "--arg", "out:i32[32]")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "out_of_bounds" in r.stderr and "line 3" in r.stderr
+
+
+def test_cu_without_kernel_is_a_usage_error(tmp_path):
+    src = tmp_path / "scale.cu"
+    src.write_text(SCALE)
+    r = run_cli("run", src, "--block", "32")
+    assert r.returncode == 2 and "--kernel" in r.stderr
+
+
+def test_missing_file_fails_without_traceback(tmp_path):
+    r = run_cli("run", tmp_path / "nothing.json")
+    assert r.returncode == 1 and "Traceback" not in r.stderr and "nothing.json" in r.stderr
+
+
+def test_unknown_arch_fails_without_traceback():
+    r = run_cli("run", PROGRAMS / "vecadd.json", "--arch", "sm_999")
+    assert r.returncode != 0 and "Traceback" not in r.stderr and "sm_999" in r.stderr
+
+
+def test_unknown_kernel_name_is_reported(tmp_path):
+    src = tmp_path / "scale.cu"
+    src.write_text(SCALE)
+    r = run_cli("run", src, "--kernel", "nope", "--block", "32",
+                "--arg", "out:f32[32]", "--arg", "f32:1", "--arg", "i32:32")
+    assert r.returncode == 1 and "Traceback" not in r.stderr and "nope" in r.stderr
+
+
+CONST = """\
+__constant__ int table[4];
+
+extern "C" __global__ void lookup(int *out)
+{
+    out[threadIdx.x] = table[threadIdx.x % 4] * 10;
+}
+"""
+
+
+def test_const_option_fills_a_constant_symbol(tmp_path):
+    src = tmp_path / "lookup.cu"
+    src.write_text(CONST)
+    r = run_cli("run", src, "--kernel", "lookup", "--block", "8", "--arg", "o=out:i32[8]",
+                "--const", "table=i32[4]=arange", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["outputs"]["o"]["first"] == [0, 10, 20, 30, 0, 10, 20, 30]
+
+
+def test_lines_option_prints_counters_by_source_line():
+    r = run_cli("run", PROGRAMS / "transpose_tiled32.json", "--lines")
+    assert r.returncode == 0, r.stderr
+    assert "counters by source line" in r.stdout
+    # the conflicting column read of the tile is line 16 of the program
+    assert "tile[threadIdx.x][threadIdx.y + j]" in r.stdout
+
+
+def test_grid_override_on_a_manifest_changes_the_launch():
+    r = run_cli("run", PROGRAMS / "vecadd.json", "--grid", "10", "--json")
+    out = json.loads(r.stdout)
+    # half the blocks: elements 2560.. stay zero, so the expectation fails
+    assert out["grid"] == [10, 1, 1] and out["expectation"] == "mismatch"
+    assert r.returncode == 1
+
+
+SPIN = """\
+extern "C" __global__ void spin(int *x)
+{
+    while (x[0] == 0)
+        x[1] += 1;
+}
+"""
+
+
+def test_budget_stops_a_kernel_that_never_ends(tmp_path):
+    src = tmp_path / "spin.cu"
+    src.write_text(SPIN)
+    r = run_cli("run", src, "--kernel", "spin", "--block", "1", "--arg", "out:i32[2]",
+                "--budget", "1000")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "timeout" in r.stderr
+
+
+def test_plain_text_report_without_rich(monkeypatch, capsys):
+    # rich is a dependency, but the report must not need it
+    monkeypatch.setattr(cli, "_console", lambda stream=None: None)
+    assert cli.main(["run", str(PROGRAMS / "vecadd.json")]) == 0
+    out = capsys.readouterr().out
+    assert "matches expectation" in out and "global_load_requests" in out
+
+
+def test_no_l1_makes_cc2x_loads_32_byte_segments():
+    # CUDA C Programming Guide, cc2.x global memory: a warp reading 128
+    # aligned bytes is one 128-byte L1 line, or four 32-byte segments with L1
+    # off (-dlcm=cg). transpose_naive reads 256*256/32 = 2048 such rows.
+    def loads(*extra):
+        r = run_cli("run", PROGRAMS / "transpose_naive.json", "--arch", "cc2x", "--json", *extra)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)["stats"]["global_load_transactions"]
+    assert loads() == 2048 and loads("--no-l1") == 4 * 2048
+
+
+STRIDE2 = """\
+extern "C" __global__ void stride2(float *out)
+{
+    __shared__ float buf[64];
+    buf[threadIdx.x] = threadIdx.x;
+    buf[threadIdx.x + 32] = threadIdx.x + 32;
+    __syncthreads();
+    out[threadIdx.x] = buf[2 * threadIdx.x];
+}
+"""
+
+
+def test_bank_mode_8_makes_stride_2_floats_conflict_free_on_cc3x(tmp_path):
+    # Guide, cc3.x shared memory: in 8-byte mode words 2i and 2i+1 share bank
+    # i, so lane i reading word 2i hits 32 different banks: one wavefront.
+    src = tmp_path / "stride2.cu"
+    src.write_text(STRIDE2)
+    r = run_cli("run", src, "--kernel", "stride2", "--block", "32", "--arg", "out:f32[32]",
+                "--arch", "cc3x", "--bank-mode", "8", "--json")
+    assert r.returncode == 0, r.stderr
+    stats = json.loads(r.stdout)["stats"]
+    assert stats["shared_load_requests"] == 1 and stats["shared_load_wavefronts"] == 1
+
+
+def test_conformance_manifest_shows_the_h100_counters_beside_ours():
+    case = CONFORMANCE / "smem_ld_stride4.json"
+    if not case.exists():
+        pytest.skip(f"conformance set not found at {CONFORMANCE}")
+    r = run_cli("run", case)
+    assert r.returncode == 0, r.stderr
+    assert "H100 (measured)" in r.stdout
+    row = [ln for ln in r.stdout.splitlines() if "shared_load_wavefronts" in ln][0]
+    # stride 4 floats: gcd(4, 32) = 4 wavefronts x 128 requests, as the H100 measured
+    assert row.count("512") == 2

@@ -1,0 +1,236 @@
+"""gpuemu.manifest: the init rules of ../shared/conformance/README.md, loading,
+expectations and comparison (no emulator needed: these are numpy-only)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import CONFORMANCE, PROGRAMS
+from gpuemu import manifest as mf
+
+
+def write(tmp_path, d, name="k.json"):
+    p = tmp_path / name
+    p.write_text(json.dumps(d))
+    return p
+
+
+BASE = {"kernel": "k", "grid": [2], "block": [32, 2],
+        "args": [{"kind": "buffer", "name": "x", "dtype": "float32", "count": 4,
+                  "init": "arange"},
+                 {"kind": "buffer", "name": "y", "dtype": "float32", "count": 4,
+                  "output": True},
+                 {"kind": "scalar", "name": "n", "dtype": "int32", "value": 4}]}
+
+
+# ---------------------------------------------------------------- init rules
+
+def test_zeros_gives_zeros_of_the_dtype():
+    a = mf.init_array("int16", 5, "zeros")
+    assert a.dtype == np.int16 and a.tolist() == [0] * 5
+
+
+def test_arange_counts_from_zero_cast_to_dtype():
+    a = mf.init_array("float64", 4, "arange")
+    assert a.dtype == np.float64 and a.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_arange_wraps_like_a_cast_for_narrow_integers():
+    a = mf.init_array("uint8", 258, "arange")
+    assert a[256] == 0 and a[257] == 1
+
+
+def test_const_fills_every_element_with_the_value():
+    assert mf.init_array("float32", 3, "const:2.5").tolist() == [2.5, 2.5, 2.5]
+    assert mf.init_array("int32", 2, "const:-7").tolist() == [-7, -7]
+
+
+def test_random_float_is_default_rng_random_cast():
+    want = np.random.default_rng(5).random(100).astype(np.float32)
+    assert np.array_equal(mf.init_array("float32", 100, "random:5"), want)
+
+
+def test_random_integer_is_default_rng_integers_below_1000():
+    want = np.random.default_rng(9).integers(0, 1000, 64).astype(np.int32)
+    got = mf.init_array("int32", 64, "random:9")
+    assert got.dtype == np.int32 and np.array_equal(got, want)
+
+
+def test_random_matches_a_conformance_input_when_present():
+    # reduce_shfl_down's input is random:3 float32 (its manifest); the GPU's
+    # output is the per-block sum of it, so a wrong init rule would show here.
+    case = CONFORMANCE / "reduce_shfl_down.json"
+    if not case.exists():
+        pytest.skip(f"conformance set not found at {CONFORMANCE}")
+    m = mf.load(case)
+    inputs = mf.build_inputs(m)
+    src = [a for a in m.args if a.kind == "buffer" and not a.output][0]
+    out = [a for a in m.args if a.output][0]
+    gpu = np.load(m.expect_file)[out.name]
+    sums = inputs[src.name].astype(np.float64).reshape(len(gpu), -1).sum(axis=1)
+    assert np.allclose(gpu, sums, rtol=1e-5)
+
+
+def test_file_init_loads_an_npy_relative_to_the_manifest(tmp_path):
+    np.save(tmp_path / "data.npy", np.array([3, 1, 2]))
+    a = mf.init_array("int32", 3, "file:data.npy", base=tmp_path)
+    assert a.tolist() == [3, 1, 2]
+
+
+def test_unknown_init_is_a_manifest_error_naming_it():
+    with pytest.raises(mf.ManifestError, match="ones"):
+        mf.init_array("float32", 3, "ones")
+
+
+def test_unknown_dtype_is_a_manifest_error():
+    with pytest.raises(mf.ManifestError, match="float13"):
+        mf.init_array("float13", 3, "zeros")
+
+
+def test_impossible_count_is_a_manifest_error_not_a_crash():
+    with pytest.raises(mf.ManifestError, match="cannot build"):
+        mf.init_array("float32", 10**14, "zeros")
+
+
+def test_scalar_is_a_numpy_scalar_of_its_dtype():
+    v = mf.scalar_value("uint16", 7)
+    assert isinstance(v, np.uint16) and v == 7
+
+
+def test_scalar_out_of_range_is_a_manifest_error():
+    with pytest.raises(mf.ManifestError, match="does not fit int8"):
+        mf.scalar_value("int8", 300)
+
+
+# ---------------------------------------------------------------- loading
+
+def test_load_pads_grid_and_block_to_three_dimensions(tmp_path):
+    m = mf.load(write(tmp_path, BASE))
+    assert m.grid == (2, 1, 1) and m.block == (32, 2, 1)
+
+
+def test_source_defaults_to_the_cu_beside_the_manifest(tmp_path):
+    m = mf.load(write(tmp_path, BASE, "vec.json"))
+    assert m.source == tmp_path / "vec.cu"
+
+
+def test_source_is_relative_to_the_manifest(tmp_path):
+    m = mf.load(write(tmp_path, dict(BASE, source="kernels/a.cu")))
+    assert m.source == tmp_path / "kernels" / "a.cu"
+
+
+def test_outputs_are_the_buffers_flagged_output(tmp_path):
+    assert mf.load(write(tmp_path, BASE)).outputs == ["y"]
+
+
+def test_missing_field_is_named(tmp_path):
+    d = dict(BASE)
+    del d["block"]
+    with pytest.raises(mf.ManifestError, match="missing 'block'"):
+        mf.load(write(tmp_path, d))
+
+
+def test_buffer_without_count_is_named(tmp_path):
+    d = dict(BASE, args=[{"kind": "buffer", "name": "q", "dtype": "int32"}])
+    with pytest.raises(mf.ManifestError, match=r"args\[0\] \(q\).*count"):
+        mf.load(write(tmp_path, d))
+
+
+def test_invalid_json_reports_line_and_column(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_text('{"kernel": "k",\n "grid": [1,}')
+    with pytest.raises(mf.ManifestError, match=r"bad.json:2:\d+: invalid JSON"):
+        mf.load(p)
+
+
+def test_measured_counters_come_from_the_h100_block(tmp_path):
+    d = dict(BASE, h100={"shared_load_requests": 128, "sass_memory_ops_static": {"LDS": 4}})
+    assert mf.load(write(tmp_path, d)).measured == {"shared_load_requests": 128}
+
+
+def test_constants_are_built_under_their_symbol(tmp_path):
+    d = dict(BASE, constants=[{"symbol": "coeff", "dtype": "float32", "count": 3,
+                               "init": "arange"}])
+    inputs = mf.build_inputs(mf.load(write(tmp_path, d)))
+    assert inputs["coeff"].tolist() == [0.0, 1.0, 2.0]
+
+
+# ---------------------------------------------------------------- expectations
+
+def test_expect_expression_sees_inputs_by_name(tmp_path):
+    m = mf.load(write(tmp_path, dict(BASE, expect="y = x * 2 + n")))
+    want = mf.expected_outputs(m, mf.build_inputs(m))
+    assert want["y"].tolist() == [4.0, 6.0, 8.0, 10.0]
+
+
+def test_expect_may_be_several_lines(tmp_path):
+    m = mf.load(write(tmp_path, dict(BASE, expect=["t = x + 1", "y = t * t"])))
+    assert mf.expected_outputs(m, mf.build_inputs(m))["y"].tolist() == [1.0, 4.0, 9.0, 16.0]
+
+
+def test_reference_is_read_like_expect(tmp_path):
+    m = mf.load(write(tmp_path, dict(BASE, reference="y = x[::-1]")))
+    assert mf.expected_outputs(m, mf.build_inputs(m))["y"].tolist() == [3.0, 2.0, 1.0, 0.0]
+
+
+def test_expect_file_is_an_npz_by_output_name(tmp_path):
+    np.savez(tmp_path / "want.npz", y=np.array([9, 8, 7, 6], dtype=np.float32))
+    m = mf.load(write(tmp_path, dict(BASE, outputs_file="want.npz")))
+    assert mf.expected_outputs(m, mf.build_inputs(m))["y"].tolist() == [9, 8, 7, 6]
+
+
+def test_broken_expect_is_a_manifest_error(tmp_path):
+    m = mf.load(write(tmp_path, dict(BASE, expect="y = x +")))
+    with pytest.raises(mf.ManifestError, match="expect: SyntaxError"):
+        mf.expected_outputs(m, mf.build_inputs(m))
+
+
+def test_expect_does_not_modify_the_inputs(tmp_path):
+    m = mf.load(write(tmp_path, dict(BASE, expect="x += 100\ny = x")))
+    inputs = mf.build_inputs(m)
+    mf.expected_outputs(m, inputs)
+    assert inputs["x"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_integers_must_match_exactly():
+    assert mf.compare("h", np.array([1, 2, 3]), np.array([1, 2, 3])) is None
+    mm = mf.compare("h", np.array([1, 2, 3]), np.array([1, 2, 4]))
+    assert mm is not None and "first at [2]" in mm.message
+
+
+def test_floats_match_within_rtol():
+    a = np.array([1.0, 1000.0], dtype=np.float32)
+    assert mf.compare("f", a * np.float32(1 + 5e-7), a, rtol=1e-6) is None
+    assert mf.compare("f", a * np.float32(1 + 5e-6), a, rtol=1e-6) is not None
+
+
+def test_size_mismatch_is_reported():
+    mm = mf.compare("f", np.zeros(3), np.zeros(4))
+    assert mm is not None and "3 values, expected 4" in mm.message
+
+
+def test_check_lists_only_the_outputs_that_differ(tmp_path):
+    m = mf.load(write(tmp_path, dict(BASE, expect="y = x + 1")))
+    inputs = mf.build_inputs(m)
+    good = mf.RunResult(m, inputs, {"y": np.array([1, 2, 3, 4], np.float32)}, None)
+    bad = mf.RunResult(m, inputs, {"y": np.array([1, 2, 3, 5], np.float32)}, None)
+    assert mf.check(good) == [] and [x.name for x in mf.check(bad)] == ["y"]
+
+
+def test_checksum_changes_with_the_content():
+    a = np.arange(10, dtype=np.int32)
+    b = a.copy()
+    b[3] = 0
+    assert mf.checksum(a) == mf.checksum(a.copy()) != mf.checksum(b)
+
+
+# ---------------------------------------------------------------- the shipped manifests
+
+@pytest.mark.parametrize("path", mf.discover(PROGRAMS), ids=lambda p: p.stem)
+def test_every_program_manifest_loads_with_source_and_expectation(path):
+    m = mf.load(path)
+    assert m.source.is_file() and m.has_expectation and m.outputs
+    want = mf.expected_outputs(m, mf.build_inputs(m))
+    assert set(want) == set(m.outputs)

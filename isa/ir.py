@@ -156,13 +156,23 @@ class StructField:
     offset: int
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class StructType:
-    """A C struct with C layout (natural alignment, tail padding)."""
+    """A C struct with C layout (natural alignment, tail padding).
+
+    Identity is the object: one StructType per struct definition, so a
+    struct can point to itself (`struct Node { struct Node *next; }`). A
+    struct only declared so far (`struct Node;` or a pointer to it) has
+    `complete` False until its definition fills in fields, size and align."""
     name: str
     fields: tuple  # tuple[StructField, ...]
     size: int
     align: int
+    complete: bool = True
+
+    def define(self, fields: tuple, size: int, align: int) -> None:
+        """Complete a forward-declared struct in place."""
+        self.fields, self.size, self.align, self.complete = fields, size, align, True
 
     def field(self, name: str) -> StructField:
         for f in self.fields:

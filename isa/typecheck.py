@@ -127,8 +127,8 @@ class Checker:
             raise self.error("classes are not supported", s.loc)
         if s.members is None:
             t = self.tags.get(s.tag)
-            if t is None:
-                raise self.error(f"incomplete struct '{s.tag}': define it before use", s.loc)
+            if t is None:  # a forward reference: usable behind a pointer
+                t = self.tags[s.tag] = ir.StructType(s.tag, (), 0, 1, complete=False)
             if not isinstance(t, ir.StructType):
                 raise self.error(f"'{s.tag}' is not a struct", s.loc)
             return t
@@ -157,7 +157,10 @@ class Checker:
         t = struct_layout(name, members)
         if s.tag is not None:
             old = self.tags.get(s.tag)
-            if old is not None and old != t:
+            if isinstance(old, ir.StructType) and not old.complete:
+                old.define(t.fields, t.size, t.align)
+                return old
+            if old is not None:
                 raise self.error(f"redefinition of struct '{s.tag}'", s.loc)
             self.tags[s.tag] = t
         return t
@@ -212,6 +215,11 @@ class Checker:
                 raise self.error("function pointers and function types are not supported here", d.loc)
             elif op[0] == "ref":
                 raise self.error("references are not supported", d.loc)
+        inner = q.type
+        while isinstance(inner, ir.ArrayType):
+            inner = inner.elem
+        if isinstance(inner, ir.StructType) and not inner.complete:
+            raise self.error(f"incomplete struct '{inner.name}': define it before use", d.loc)
         return q
 
     def const_int(self, e: A.Expr, scope_lookup, what: str) -> int:

@@ -726,3 +726,19 @@ def test_struct_from_conditional_copies_from_selected_address():
     fn = compile_kernel("S a, b; a.x = 1; b.x = 2; S r = n ? a : b;", "int n", prelude="struct S { int x; };")
     mc = nodes(fn.body, ir.MemCopy)[0]
     assert isinstance(mc.src, ir.Cond) and mc.src.c.type == BOOL
+
+
+def test_struct_may_point_to_itself():
+    fn = compile_kernel("Node n; n.next = &n;", prelude="struct Node { int v; struct Node *next; };")
+    node = [d for d in nodes(fn, ir.Decl) if d.var.name == "n"][0].var.type
+    assert node.field("next").type.pointee is node
+
+
+def test_value_of_forward_declared_struct_is_an_error():
+    e = compile_error("struct N; __global__ void k() { struct N x; }")
+    assert "incomplete struct 'N'" in e.message
+
+
+def test_struct_redefinition_is_an_error():
+    e = compile_error("struct N { int a; }; struct N { int a; };")
+    assert "redefinition of struct 'N'" in e.message

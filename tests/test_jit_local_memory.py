@@ -51,3 +51,18 @@ def test_struct_in_local_memory_keeps_its_fields():
     out = np.zeros(32, np.float64)
     launch(src, "k", 1, 32, out)
     np.testing.assert_array_equal(out, np.arange(32) * 3.5)
+
+
+def test_linked_structs_in_local_memory_follow_next_pointers():
+    src = r"""
+    struct Node { int v; struct Node *next; };
+    __global__ void k(int *out) {
+        struct Node a, b;
+        a.v = threadIdx.x; b.v = 100; a.next = &b; b.next = 0;
+        int s = 0;
+        for (struct Node *p = &a; p; p = p->next) s += p->v;
+        out[threadIdx.x] = s;
+    }"""
+    out = np.zeros(32, np.int32)
+    launch(src, "k", 1, 32, out)
+    np.testing.assert_array_equal(out, np.arange(32) + 100)

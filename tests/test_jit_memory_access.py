@@ -79,3 +79,24 @@ def test_one_warp_filling_the_trace_buffer_many_times_loses_no_request():
     assert la.stats["local_store_requests"] == 30000
     assert la.stats["global_store_requests"] == 1
     np.testing.assert_array_equal(o, (np.arange(32) + 29952) * 0.5)
+
+
+SAME_ADDRESS_STORE = r"""
+__global__ void k(int *out) {
+    __shared__ int s;
+    s = threadIdx.x;            // every lane stores to one word
+    __syncthreads();
+    if (threadIdx.x == 0) out[0] = s;
+}"""
+
+
+def _winner(seed):
+    out = np.zeros(1, np.int32)
+    launch(SAME_ADDRESS_STORE, "k", 1, 32, out, seed=seed)
+    return int(out[0])
+
+
+def test_same_address_store_winner_is_seeded_random():
+    winners = [_winner(s) for s in range(8)]
+    assert len(set(winners)) > 1                       # not always the same lane
+    assert winners == [_winner(s) for s in range(8)]   # same seed, same winner

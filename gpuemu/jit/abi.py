@@ -61,6 +61,7 @@ C_NLINES = 21        # rows of the counter array (lines beyond are clamped)
 C_LOCAL_OFF = 22     # frame offset of lane 0's local window
 C_LOCAL_STRIDE = 23  # bytes between two lanes' local windows
 C_DYN_SHARED = 24    # tagged pointer to the dynamic (extern) shared region
+C_STORE_ORDER = 25   # host address of u8[32]: the order plain stores visit lanes
 CTX_FIELDS = 32
 
 FAULT_KINDS = {1: "out_of_bounds", 2: "misaligned_access"}

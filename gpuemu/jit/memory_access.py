@@ -11,9 +11,10 @@ bad kernel never reads or writes outside its objects.
 Local objects (and kernel struct parameters, space 'param', which each
 thread may modify) live in each lane's window of the frame.
 
-Stores and atomics go lane by lane in lane order: of several lanes storing to
-one address the highest active lane wins (deterministic), atomics apply in
-lane order. Helpers are generated once per (operation, type) in the kernel's
+Atomics go lane by lane in lane order. Plain stores visit lanes in the
+order of ctx's store-order table (identity unless the launch has a seed), so
+of several lanes storing to one address the last visited wins: the highest
+active lane by default, a seeded-random one on request. Helpers are generated once per (operation, type) in the kernel's
 LLVM module.
 """
 from __future__ import annotations
@@ -200,6 +201,8 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
 
     # ---- commit the trace record, then act lane by lane in lane order
     b.position_at_end(act_bb)
+    if kind == "st":
+        order = b.inttoptr(e.ctx_field(ctx, abi.C_STORE_ORDER), ll.IntType(8).as_pointer())
     with b.if_then(tracing):
         recp = b.inttoptr(rec, I32.as_pointer())
         b.store(instr, recp)
@@ -218,8 +221,9 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     pre = b.block
     b.branch(act_loop)
     b.position_at_end(act_loop)
-    ln = b.phi(I32)
-    ln.add_incoming(_c(0, I32), pre)
+    step = b.phi(I32)
+    step.add_incoming(_c(0, I32), pre)
+    ln = b.zext(b.load(b.gep(order, [step])), I32) if kind == "st" else step
     b.cbranch(b.trunc(b.lshr(mask, ln), I1), act_do, act_next)
     b.position_at_end(act_do)
     hp = b.inttoptr(b.load(b.gep(hosts, [_c(0, I32), ln])), et.as_pointer())
@@ -236,8 +240,8 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
         b.store(old, slot)
     b.branch(act_next)
     b.position_at_end(act_next)
-    n2 = b.add(ln, _c(1, I32))
-    ln.add_incoming(n2, act_next)
+    n2 = b.add(step, _c(1, I32))
+    step.add_incoming(n2, act_next)
     b.cbranch(b.icmp_unsigned("<", n2, _c(abi.WARP, I32)), act_loop, done)
     b.position_at_end(done)
     b.ret(_c(0, I32))

@@ -101,6 +101,12 @@ class LaunchRun:
         ctx[abi.C_LOCAL_OFF] = meta.local_offset
         ctx[abi.C_LOCAL_STRIDE] = meta.local_stride
         ctx[abi.C_DYN_SHARED] = abi.as_int64(dyn_ptr)
+        # Which lane's plain store lands when several write one address: the
+        # highest by default; with a seed, a seeded-random lane per warp run.
+        self.store_order = np.arange(abi.WARP, dtype=np.uint8)
+        ctx[abi.C_STORE_ORDER] = self.store_order.ctypes.data
+        seed = self.options.get("seed")
+        self._order_rng = np.random.default_rng(seed) if seed is not None else None
         nw = shape.warps_per_block
         # blocks are prepared in batches so numpy's per-call cost is shared
         self.batch = max(1, min(64, 2048 // nw, (64 << 20) // (nw * meta.frame_bytes)))
@@ -201,6 +207,8 @@ class LaunchRun:
         live = nw
         while live:
             for w in order([w for w in range(nw) if state[w] == READY]):
+                if self._order_rng is not None:
+                    self.store_order[:] = self._order_rng.permutation(abi.WARP)
                 ev = fn(fptrs[w], ctxp)
                 while ev == abi.EV_TRACE_FULL:
                     if ctx[abi.C_TRACE_LEN]:

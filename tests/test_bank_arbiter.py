@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from gpuemu.arch import PRESETS, get_preset
 from gpuemu.memory.bank_arbiter import (shared_request_reference, shared_requests_batch,
-                                        same_address_multiplicity, store_winner_lanes)
+                                        same_address_multiplicity)
 
 FULL = 0xFFFFFFFF
 T = np.arange(32)
@@ -164,19 +164,6 @@ def test_same_address_multiplicity_counts_the_largest_group():
     addrs = np.where(T < 20, 0, 4 * T)[None]
     assert same_address_multiplicity(addrs, np.array([FULL], np.uint32))[0] == 20
     assert same_address_multiplicity(addrs, np.array([0], np.uint32))[0] == 0
-
-
-def test_same_address_store_winner_is_highest_lane_by_default():
-    addrs = [0] * 32
-    assert store_winner_lanes(addrs, FULL) == {0: 31}
-    assert store_winner_lanes(addrs, 0x0000FFFF) == {0: 15}
-
-
-def test_same_address_store_winner_is_reproducible_with_a_seed():
-    addrs = [0] * 32
-    a = store_winner_lanes(addrs, FULL, seed=7)
-    assert a == store_winner_lanes(addrs, FULL, seed=7)
-    assert 0 <= a[0] < 32
 
 
 # ------------------------------------------------- batch path == reference

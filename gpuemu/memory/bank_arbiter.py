@@ -326,17 +326,3 @@ def same_address_multiplicity(addr: np.ndarray, mask: np.ndarray) -> np.ndarray:
     out[:] = best
     return out
 
-
-def store_winner_lanes(addr: Sequence[int], mask: int, seed: int | None = None) -> dict:
-    """For a same-address store: address -> the lane whose value lands.
-
-    Deterministic by default (the highest active lane, as the hardware's
-    usual outcome); with a seed, a seeded-random lane per address."""
-    rng = np.random.default_rng(seed) if seed is not None else None
-    lanes_of: dict = {}
-    for lane in range(WARP):
-        if (mask >> lane) & 1:
-            lanes_of.setdefault(int(addr[lane]), []).append(lane)
-    if rng is None:
-        return {a: ls[-1] for a, ls in lanes_of.items()}
-    return {a: int(rng.choice(ls)) for a, ls in lanes_of.items()}

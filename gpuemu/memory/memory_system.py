@@ -75,8 +75,9 @@ class MemorySystem:
         """preset: Preset or name. l1_enabled=False bypasses L1 for global loads
         (nvcc -Xptxas -dlcm=cg); cache_global_loads=True forces them into L1
         (-dlcm=ca) on presets whose default is off. bank_mode: 4 or 8 on cc3.x
-        (cudaDeviceSetSharedMemConfig). seed: for seeded-random choices
-        (same-address store winners, see bank_arbiter.store_winner_lanes)."""
+        (cudaDeviceSetSharedMemConfig). seed: the launch's seed, kept for
+        seeded-random choices (the machine itself picks which lane's
+        same-address store lands)."""
         self.preset = get_preset(preset)
         self.mem = self.preset.mem.with_bank_mode(bank_mode)
         self.seed = seed

@@ -91,6 +91,10 @@ class RawModule:
             raise ValueError("RawModule needs exactly one of code= or path=")
         filename = "<source>"
         incs, defs, self.options = _parse_options(options)
+        # nvcc's -Xptxas -dlcm=cg / -dlcm=ca: the L1 policy for global loads,
+        # the default of every launch of this module (a launch's l1= wins).
+        dlcm = [o.split("=", 1)[1] for o in self.options if str(o).lstrip("-").startswith("dlcm=")]
+        self.l1_default = {"cg": False, "ca": True}.get(dlcm[-1]) if dlcm else None
         if path is not None:
             filename = str(path)
             code = Path(path).read_text()
@@ -177,7 +181,8 @@ class Launch:
 
 
 # Launch keywords handed to the machine / memory system besides budget,
-# stats and scheduler: l1 (False: global loads bypass L1, as -dlcm=cg),
+# stats and scheduler: l1 (False: global loads bypass L1, as -dlcm=cg; True:
+# cached in L1, as -dlcm=ca; default: the module's -dlcm option, else the preset's),
 # bank_mode (4 or 8 bytes on cc3.x), seed (seeded-random choices),
 # enable_cooperative_groups (accepted for CuPy compatibility, unused).
 LAUNCH_OPTIONS = frozenset({"l1", "bank_mode", "seed", "enable_cooperative_groups"})
@@ -270,6 +275,7 @@ class RawKernel:
                               f"budget, stats, scheduler, {', '.join(sorted(LAUNCH_OPTIONS))}")
         mod = self.module
         meta = self.meta
+        options.setdefault("l1", mod.l1_default)
         shape = check_launch(mod.preset, grid, block, meta.static_shared, shared_mem,
                              meta.launch_bounds)
         if not isinstance(budget, numbers.Integral) or budget < 1:

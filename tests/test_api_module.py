@@ -170,3 +170,24 @@ def test_module_from_a_file_path(tmp_path):
     out = np.zeros(32, np.int32)
     gpuemu.RawModule(path=str(p)).get_function("k")(1, 32, (out,))
     assert (out == 5).all()
+
+
+L1_PROBE = r"""
+__global__ void k(const float *a, float *b) { b[threadIdx.x] = a[threadIdx.x]; }"""
+
+
+def _load_transactions(options=(), **launch_options):
+    k = gpuemu.RawModule(code=L1_PROBE, arch="cc2x", options=options).get_function("k")
+    a = np.arange(32, dtype=np.float32)
+    return k(1, 32, (a, np.zeros_like(a)), **launch_options).stats["global_load_transactions"]
+
+
+def test_dlcm_cg_module_option_sends_global_loads_past_l1():
+    # cc2.x: one 128-byte L1 line for an aligned warp of floats; with L1
+    # bypassed, four 32-byte segments (Guide, Compute Capability 2.x, Global Memory).
+    assert _load_transactions() == 1
+    assert _load_transactions(options=("-Xptxas", "-dlcm=cg")) == 4
+
+
+def test_launch_l1_option_overrides_the_module_option():
+    assert _load_transactions(options=("-Xptxas", "-dlcm=cg"), l1=True) == 1

@@ -18,6 +18,7 @@ import numpy as np
 
 from gpuemu.errors import KernelError
 from gpuemu.jit import abi
+from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.memory.trace import AccessBatch
 from gpuemu.stats import Stats
 
@@ -34,14 +35,12 @@ READY, WAITING, EXITED = 0, 1, 2
 _CUR, _VALID, _EXITED = abi.F_CUR // 4, abi.F_VALID // 4, abi.F_EXITED // 4
 
 
-def make_memory_system(preset, options: dict):
-    try:
-        from gpuemu.memory.memory_system import MemorySystem
-        return MemorySystem(preset, l1_enabled=options.get("l1", True),
-                            bank_mode=options.get("bank_mode"), seed=options.get("seed"))
-    except ImportError:
-        from .request_counter import RequestCounter
-        return RequestCounter()
+def make_memory_system(preset, options: dict) -> MemorySystem:
+    """The launch's memory model. Option l1: None = the preset's default,
+    False = global loads bypass L1 (-dlcm=cg), True = cache them (-dlcm=ca)."""
+    l1 = options.get("l1")
+    return MemorySystem(preset, l1_enabled=l1 is not False, cache_global_loads=l1 or None,
+                        bank_mode=options.get("bank_mode"), seed=options.get("seed"))
 
 
 @dataclass

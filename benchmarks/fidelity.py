@@ -27,7 +27,6 @@ import time
 import traceback
 from pathlib import Path
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -38,23 +37,6 @@ COUNTERS = ("shared_load_requests", "shared_load_wavefronts", "shared_store_requ
             "global_load_requests", "global_load_sectors",
             "global_store_requests", "global_store_sectors", "global_reduction_requests")
 SHARED = tuple(c for c in COUNTERS if c.startswith("shared_"))
-
-
-def init_array(spec: dict) -> np.ndarray:
-    """A buffer by the manifest README's init rules."""
-    dt, n, init = np.dtype(spec["dtype"]), int(spec["count"]), spec["init"]
-    if init == "zeros":
-        return np.zeros(n, dtype=dt)
-    if init == "arange":
-        return np.arange(n).astype(dt)
-    if init.startswith("const:"):
-        return np.full(n, float(init[6:]) if dt.kind == "f" else int(init[6:]), dtype=dt)
-    if init.startswith("random:"):
-        rng = np.random.default_rng(int(init[7:]))
-        if dt.kind == "f":
-            return rng.random(n).astype(dt)
-        return rng.integers(0, 1000, n).astype(dt)
-    raise ValueError(f"unknown init {init!r}")
 
 
 def moving_counters(h100: dict) -> set:
@@ -82,63 +64,24 @@ def match(counter: str, emu: int, ref: int, h100: dict, exempt_shared: bool) -> 
     return "MISMATCH"
 
 
-def check_outputs(manifest: dict, arrays: dict, conf: Path) -> str:
-    try:
-        if manifest.get("outputs_file"):
-            ref = np.load(conf / manifest["outputs_file"])
-            expect = {k: ref[k] for k in ref.files}
-        elif manifest.get("reference"):
-            env = {k: v for k, v in arrays.items()}
-            env["np"] = np
-            exec(manifest["reference"], {"np": np}, env)  # e.g. "odata = idata.reshape(...).T..."
-            expect = {a["name"]: env[a["name"]] for a in manifest["args"] if a.get("output")}
-        else:
-            return "no reference"
-        for name, want in expect.items():
-            got = arrays[name]
-            if want.dtype.kind == "f":
-                bad = ~np.isclose(got, want, rtol=1e-6, atol=0)
-            else:
-                bad = got != want
-            if bad.any():
-                return f"{name} differs at {int(bad.sum())} of {bad.size} elements"
-        return "ok"
-    except Exception as e:  # report, never crash the table
-        return f"check failed: {e}"
-
-
 def run_case(path: Path, arch: str) -> dict:
-    conf = path.parent
-    import gpuemu
+    from gpuemu import manifest as mf
     manifest = json.loads(path.read_text())
-    name = path.stem
-    src = (conf / f"{name}.cu").read_text()
-    row = {"case": name, "kernel": manifest["kernel"], "error": None, "counters": {},
-           "outputs": None, "note": manifest.get("note")}
+    row = {"case": path.stem, "kernel": manifest["kernel"], "error": None, "counters": {},
+           "outputs": None}
     h100 = manifest["h100"]
     row["h100_runs"] = {k: v for k, v in h100.get("repeat_runs", {}).items() if k in COUNTERS}
     note = manifest.get("note") or h100.get("note") or ""
     row["note"] = note or None
     exempt = "merged" in note
     try:
-        mod = gpuemu.RawModule(code=src, arch=arch)
-        for c in manifest.get("constants", []):
-            mod.get_global(c["symbol"]).set(init_array(c))
-        k = mod.get_function(manifest["kernel"])
-        arrays, args = {}, []
-        for a in manifest["args"]:
-            if a["kind"] == "buffer":
-                arrays[a["name"]] = init_array(a)
-                args.append(arrays[a["name"]])      # numpy: copied in and back
-            else:
-                args.append(np.dtype(a["dtype"]).type(a["value"]))
         t0 = time.perf_counter()
-        launch = k(tuple(manifest["grid"]), tuple(manifest["block"]), tuple(args),
-                   shared_mem=int(manifest.get("dynamic_shared_bytes", 0)))
+        res = mf.run(path, arch=arch)
         row["seconds"] = time.perf_counter() - t0
-        stats = dict(launch.stats)
-        row["outputs"] = check_outputs(manifest, arrays, conf)
-    except Exception as e:
+        stats = dict(res.launch.stats)
+        bad = mf.check(res)
+        row["outputs"] = "; ".join(str(m) for m in bad) if bad else "ok"
+    except Exception as e:  # report in the table, never crash it
         row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         row["traceback"] = traceback.format_exc(limit=3)
         return row

@@ -200,6 +200,28 @@ class RawKernel:
     def meta(self):
         return self.compiled.meta
 
+    @property
+    def registers(self):
+        """The register estimate (isa/register_estimate.py): demand, count, cap, spills."""
+        if getattr(self, "_registers", None) is None:
+            from isa.register_estimate import estimate_registers
+            self._registers = estimate_registers(self.kernel_ir, self.module.preset, self.module.options)
+        return self._registers
+
+    @property
+    def num_regs(self) -> int:
+        """Registers per thread, as CuPy's RawKernel.num_regs (estimated from the IR)."""
+        return self.registers.count
+
+    def occupancy(self, block, shared_mem: int = 0, carveout=None):
+        """Occupancy of a launch with this block shape and dynamic shared memory,
+        as the CUDA occupancy calculator gives it (gpuemu/machine/occupancy.py)."""
+        from .machine.occupancy import kernel_occupancy
+        from .machine.launch_config import dim3
+        b = dim3(block, "block")
+        return kernel_occupancy(self.module.preset, b[0] * b[1] * b[2], self.num_regs,
+                                self.meta.static_shared, shared_mem, carveout, self.meta.launch_bounds)
+
     def _pack(self, args) -> tuple:
         meta = self.meta
         if not isinstance(args, (tuple, list)):

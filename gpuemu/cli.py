@@ -388,6 +388,28 @@ def arch_rows() -> list:
     return rows
 
 
+def cmd_occupancy(ns: argparse.Namespace) -> int:
+    from . import RawModule
+    from .machine.occupancy import occupancy_report
+    check_arch(ns.arch)
+    options = tuple(f"-maxrregcount={ns.maxrregcount}" for _ in [0] if ns.maxrregcount)
+    mod = RawModule(path=ns.source, arch=ns.arch, options=options)
+    names = [ns.kernel] if ns.kernel else [f.name for f in mod.module.kernels]
+    carveout = int(ns.carveout) if ns.carveout and ns.carveout.isdigit() else ns.carveout
+    for name in names:
+        try:
+            k = mod.get_function(name)
+        except KeyError:
+            raise UsageError(f"no __global__ function '{name}' in {ns.source}") from None
+        try:
+            occ = k.occupancy(ns.block, shared_mem=ns.shared, carveout=carveout)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        print(f"kernel {name}  arch {ns.arch}")
+        print(occupancy_report(occ))
+    return EXIT_OK
+
+
 def cmd_info(ns: argparse.Namespace) -> int:
     if ns.what == "archs":
         rows = arch_rows()
@@ -430,6 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
                "  gpuemu run programs/transpose_tiled32.json --lines\n"
                "  gpuemu run k.cu --kernel scale --grid 4 --block 256 "
                "--arg out:float32[1024]=arange --arg f32:2 --arg i32:1024\n"
+               "  gpuemu occupancy programs/matmul_tiled.cu --block 16,16\n"
                "  gpuemu info archs\n\n"
                "exit status: 0 ok; 1 compile/launch/kernel error or an output that does not "
                "match its expectation; 2 bad command line; 3 internal error",
@@ -483,6 +506,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how many leading values of each output to print (default 8)")
     r.add_argument("--save", metavar="FILE.npz", help="save the outputs by name with numpy.savez")
     r.set_defaults(func=cmd_run)
+
+    o = sub.add_parser(
+        "occupancy", help="resident blocks and warps per SM, as the CUDA occupancy calculator",
+        description="Compute a kernel's occupancy on a GPU preset as the CUDA occupancy "
+                    "calculator does: blocks per SM allowed by warps, blocks, registers (the "
+                    "emulator's estimate of the kernel's registers per thread, capped by "
+                    "__launch_bounds__ and --maxrregcount) and shared memory (static plus "
+                    "--shared, with the L1/shared carve-out), the active warps, the "
+                    "occupancy and the limiting resource.")
+    o.add_argument("source", metavar="FILE.cu", help="kernel source")
+    o.add_argument("--kernel", metavar="NAME", help="one __global__ function (default: all)")
+    o.add_argument("--block", type=dim3, required=True, metavar="X[,Y,Z]", help="threads per block")
+    o.add_argument("--shared", type=int, default=0, metavar="BYTES",
+                   help="dynamic shared memory per block (default 0)")
+    o.add_argument("--arch", default="sm_90", metavar="NAME", help="GPU preset (default sm_90)")
+    o.add_argument("--carveout", metavar="PERCENT|prefer_shared|prefer_l1|prefer_equal",
+                   help="shared memory share of the unified L1/shared storage, as "
+                        "cudaFuncAttributePreferredSharedMemoryCarveout or cudaFuncSetCacheConfig")
+    o.add_argument("--maxrregcount", type=int, metavar="N", help="cap registers per thread, as nvcc's")
+    o.set_defaults(func=cmd_occupancy)
 
     i = sub.add_parser("info", help="list the architecture presets or the counter names",
                        description="Show what gpuemu knows: 'archs' lists the GPU presets "

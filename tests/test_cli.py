@@ -330,3 +330,22 @@ def test_conformance_manifest_shows_the_h100_counters_beside_ours():
     row = [ln for ln in r.stdout.splitlines() if "shared_load_wavefronts" in ln][0]
     # stride 4 floats: gcd(4, 32) = 4 wavefronts x 128 requests, as the H100 measured
     assert row.count("512") == 2
+
+
+def test_occupancy_names_the_limiting_resource(tmp_path):
+    # 48 KB of static shared memory per block: 4 blocks fit in the H100's
+    # 228 KB (with 1 KB reserved per block), 32 of 64 warps: 50%.
+    src = tmp_path / "big.cu"
+    src.write_text("__global__ void big(float *o) {\n"
+                   "    __shared__ float s[12288];\n"
+                   "    s[threadIdx.x] = 1.0f; __syncthreads(); o[threadIdx.x] = s[255 - threadIdx.x];\n"
+                   "}\n")
+    r = run_cli("occupancy", src, "--block", "256")
+    assert r.returncode == 0, r.stderr
+    assert "active blocks per SM: 4" in r.stdout
+    assert "50.0%" in r.stdout and "limited by shared memory" in r.stdout
+
+
+def test_occupancy_of_an_unknown_kernel_is_a_usage_error():
+    r = run_cli("occupancy", PROGRAMS / "vecadd.cu", "--kernel", "nope", "--block", "128")
+    assert r.returncode == 2 and "nope" in r.stderr

@@ -312,9 +312,10 @@ class RawKernel:
         for host, dev in copies:
             host[...] = dev.get().reshape(host.shape)
         del keep
+        by_line = {meta.line_key(row): c for row, c in res.stats.lines_dict().items()}
         st = res.stats.as_dict()
         wi = st.get("warp_instructions", 0)
         st["active_lanes_per_instruction"] = (st.get("thread_instructions", 0) / wi) if wi else 0.0
         return Launch(kernel=self.name, grid=shape.grid, block=shape.block, shared_mem=shape.shared_dynamic,
-                      stats=st, stats_by_line=res.stats.lines_dict(), findings=list(res.findings),
+                      stats=st, stats_by_line=by_line, findings=list(res.findings),
                       seconds=seconds, compile_seconds=meta.compile_seconds)

@@ -255,11 +255,19 @@ def _print_by_line(emit: Any, m: mf.Manifest, by_line: dict) -> None:
     """The kernel source, each line followed by its non-zero counters."""
     src = _source_lines(m)
     emit("counters by source line")
-    for ln in range(1, max([len(src)] + [int(k) for k in by_line]) + 1):
+    lines = [k for k in by_line if isinstance(k, int)]
+    for ln in range(1, max([len(src)] + lines) + 1):
         emit(f"{ln:4d}  {src[ln - 1] if ln <= len(src) else ''}")
-        nonzero = [(k, v) for k, v in stats_rows(by_line.get(ln) or {}) if v]
-        if nonzero:
-            emit("      # " + "  ".join(f"{k}={_fmt_value(v)}" for k, v in nonzero))
+        _emit_counters(emit, by_line.get(ln))
+    for where in sorted(k for k in by_line if not isinstance(k, int)):   # #include'd files
+        emit(f"      {where}")
+        _emit_counters(emit, by_line[where])
+
+
+def _emit_counters(emit: Any, counters: Optional[dict]) -> None:
+    nonzero = [(k, v) for k, v in stats_rows(counters or {}) if v]
+    if nonzero:
+        emit("      # " + "  ".join(f"{k}={_fmt_value(v)}" for k, v in nonzero))
 
 
 def _json_safe(v: Any) -> Any:

@@ -191,3 +191,36 @@ def test_dlcm_cg_module_option_sends_global_loads_past_l1():
 
 def test_launch_l1_option_overrides_the_module_option():
     assert _load_transactions(options=("-Xptxas", "-dlcm=cg"), l1=True) == 1
+
+
+def _included_kernel(tmp_path):
+    (tmp_path / "helpers.cuh").write_text(
+        "// helpers\n"
+        "__device__ float twice(float x)\n"
+        "{\n"
+        "    while (x < 0.0f) { }\n"          # line 4: spins for negative input
+        "    return x * 2.0f;\n"              # line 5
+        "}\n")
+    (tmp_path / "k.cu").write_text(
+        '#include "helpers.cuh"\n'
+        "__global__ void k(float *a)\n"
+        "{\n"
+        "    a[threadIdx.x] = twice(a[threadIdx.x]);\n"   # line 4 of k.cu
+        "}\n")
+    return gpuemu.RawModule(path=str(tmp_path / "k.cu")).get_function("k")
+
+
+def test_stats_of_an_included_file_are_keyed_by_file_and_line(tmp_path):
+    k = _included_kernel(tmp_path)
+    launch = k(1, 32, (np.ones(32, np.float32),))
+    assert launch.stats_by_line[4]["global_load_requests"] == 1
+    assert f"{tmp_path / 'helpers.cuh'}:5" in launch.stats_by_line
+
+
+def test_finding_in_an_included_file_names_that_file_and_its_line(tmp_path):
+    k = _included_kernel(tmp_path)
+    with pytest.raises(gpuemu.KernelError) as e:
+        k(1, 32, (-np.ones(32, np.float32),), budget=1000)
+    f = e.value.findings[0]
+    assert (f.kind, f.line, f.extra["file"]) == ("timeout", 4, str(tmp_path / "helpers.cuh"))
+    assert "helpers.cuh:4" in f.message

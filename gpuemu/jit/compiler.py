@@ -37,6 +37,19 @@ class KernelMeta:
     nlines: int
     launch_bounds: tuple = None
     compile_seconds: float = 0.0
+    line_files: dict = field(default_factory=dict)   # counter row -> (file, line) of an #include'd file
+
+    def where(self, row: int) -> tuple:
+        """(line, file or None, label) of a counter row: main-file rows are
+        their own line numbers; rows of #include'd files map back here."""
+        if row in self.line_files:
+            file, line = self.line_files[row]
+            return line, file, f"{file}:{line}"
+        return row, None, f"line {row}"
+
+    def line_key(self, row: int):
+        """stats_by_line key: the line number in the main file, 'file:line' otherwise."""
+        return self.where(row)[2] if row in self.line_files else row
 
 
 @dataclass
@@ -113,7 +126,8 @@ def _compile_kernel(module, name, arch, options, use_cache) -> CompiledKernel:
         frame_bytes=st.frame_bytes, local_offset=st.local_offset, local_stride=st.local_stride,
         static_shared=st.static_shared, dynamic_offset=st.dynamic_offset,
         objects=[(o.tag, o.name, o.space, o.lo, o.hi, o.dynamic) for o in st.objects],
-        instrs=list(cg.instrs), nlines=cg.nlines, launch_bounds=kernel.launch_bounds)
+        instrs=list(cg.instrs), nlines=cg.nlines, launch_bounds=kernel.launch_bounds,
+        line_files=dict(cg.line_files))
     addr = engine.load_object(obj, symbol)
     meta.compile_seconds = time.perf_counter() - t0
     ck = CompiledKernel(meta, addr, WARP_FN(addr), "compiled")

@@ -108,7 +108,12 @@ class WarpCodegen(IntrinsicsMixin):
         self.fnctx = [_FnCtx(-1, -1, ir.VOID)]
         self.hoisted: dict = {}
         self.globals_index = {id(g): i for i, g in enumerate(module.globals)}
-        self.nlines = max(len(module.source.splitlines()), 1) + 2
+        # Counter rows ("line slots"): a line of the main file is its own row;
+        # a line of an #include'd file gets a row past them (line_files).
+        self.main_file = module.filename
+        self.main_rows = max(len(module.source.splitlines()), 1) + 2
+        self.line_files: dict = {}     # slot -> (file, line)
+        self._slot_of: dict = {}       # (file, line) -> slot
         self._drop_memo: dict = {}
         self.libm_used: set = set()
 
@@ -165,9 +170,21 @@ class WarpCodegen(IntrinsicsMixin):
         src = lines[loc.line - 1] if 0 < loc.line <= len(lines) else None
         return CompileError(msg, loc, src)
 
+    @property
+    def nlines(self) -> int:
+        return self.main_rows + len(self.line_files)
+
     def line(self, node) -> int:
-        ln = getattr(getattr(node, "loc", None), "line", 0) or 0
-        return min(max(ln, 0), self.nlines - 1)
+        """The counter row of node's source line (see line_files)."""
+        loc = getattr(node, "loc", None)
+        ln = getattr(loc, "line", 0) or 0
+        if ln <= 0 or loc.file in (self.main_file, ir.NOLOC.file):
+            return min(max(ln, 0), self.main_rows - 1)
+        key = (loc.file, ln)
+        if key not in self._slot_of:
+            self._slot_of[key] = self.nlines
+            self.line_files[self.nlines] = key
+        return self._slot_of[key]
 
     # ------------------------------------------------------------ counters
     def tick(self, node, m, n: int = 1, column: int = 0):

@@ -195,10 +195,31 @@ class RawKernel:
         self.module, self.name = module, name
         self.kernel_ir = module.module.kernel(name)
         self.compiled = compile_kernel(module.module, name, module.arch, module.options)
+        self._max_dynamic = None
 
     @property
     def meta(self):
         return self.compiled.meta
+
+    @property
+    def max_dynamic_shared_size_bytes(self) -> int:
+        """Dynamic shared memory a launch may ask for (CuPy's attribute of the
+        same name, cudaFuncAttributeMaxDynamicSharedMemorySize). Defaults to
+        what fits in the preset's 48 KB per block; set it higher, up to the
+        opt-in limit less the static shared memory, to launch with more."""
+        if self._max_dynamic is not None:
+            return self._max_dynamic
+        return max(self.module.preset.max_shared_per_block - self.meta.static_shared, 0)
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, nbytes: int) -> None:
+        preset = self.module.preset
+        room = preset.max_shared_per_block_optin - self.meta.static_shared
+        if not isinstance(nbytes, numbers.Integral) or not 0 <= nbytes <= room:
+            raise LaunchError(f"max_dynamic_shared_size_bytes must be 0..{room} on {preset.name} "
+                              f"(opt-in limit {preset.max_shared_per_block_optin} bytes less "
+                              f"{self.meta.static_shared} static), got {nbytes!r}")
+        self._max_dynamic = int(nbytes)
 
     @property
     def registers(self):
@@ -299,7 +320,7 @@ class RawKernel:
         meta = self.meta
         options.setdefault("l1", mod.l1_default)
         shape = check_launch(mod.preset, grid, block, meta.static_shared, shared_mem,
-                             meta.launch_bounds)
+                             meta.launch_bounds, self._max_dynamic)
         if not isinstance(budget, numbers.Integral) or budget < 1:
             raise LaunchError(f"budget must be a positive int, got {budget!r}")
         params, copies, keep = self._pack(args)

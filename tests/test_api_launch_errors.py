@@ -68,3 +68,29 @@ def test_zero_sized_block(kern):
 def test_unknown_launch_option_is_refused(kern):
     with pytest.raises(gpuemu.LaunchError, match=r"unknown launch option\(s\) budgte"):
         kern(1, 32, (np.zeros(4, np.float32), 4), budgte=5)
+
+
+DYN = r"""
+__global__ void k(float *out, int n) {
+    extern __shared__ float d[];
+    for (int i = threadIdx.x; i < n; i += blockDim.x) d[i] = (float)i;
+    __syncthreads();
+    for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = d[n - 1 - i];
+}"""
+
+
+def test_dynamic_shared_over_48k_needs_the_max_dynamic_attribute():
+    k = gpuemu.RawModule(code=DYN).get_function("k")
+    n = 25000                                   # 100,000 bytes
+    out = np.zeros(n, np.float32)
+    with pytest.raises(gpuemu.LaunchError, match="49152"):
+        k(1, 256, (out, n), shared_mem=4 * n)
+    k.max_dynamic_shared_size_bytes = 4 * n
+    k(1, 256, (out, n), shared_mem=4 * n)
+    np.testing.assert_array_equal(out, np.arange(n, dtype=np.float32)[::-1])
+
+
+def test_max_dynamic_attribute_is_capped_by_the_opt_in_limit():
+    k = gpuemu.RawModule(code=DYN).get_function("k")   # sm_90: 227 KB opt-in
+    with pytest.raises(gpuemu.LaunchError, match="232448"):
+        k.max_dynamic_shared_size_bytes = 232449

@@ -54,8 +54,13 @@ def dim3(value, what: str) -> tuple:
 
 
 def check_launch(preset, grid, block, shared_static: int, shared_dynamic: int,
-                 launch_bounds=None) -> LaunchShape:
-    """Normalise grid/block and check them against the preset's limits."""
+                 launch_bounds=None, max_dynamic_shared: int | None = None) -> LaunchShape:
+    """Normalise grid/block and check them against the preset's limits.
+
+    Shared memory per block may exceed the preset's 48 KB default only up to
+    the opt-in limit, and only for a kernel whose max_dynamic_shared (CUDA's
+    cudaFuncAttributeMaxDynamicSharedMemorySize) allows it (CUDA C
+    Programming Guide, "Shared Memory" of compute capability 7.x+)."""
     g, b = dim3(grid, "grid"), dim3(block, "block")
     if not isinstance(shared_dynamic, numbers.Integral) or shared_dynamic < 0:
         raise LaunchError(f"shared_mem must be a non-negative int, got {shared_dynamic!r}")
@@ -73,7 +78,16 @@ def check_launch(preset, grid, block, shared_static: int, shared_dynamic: int,
     for axis, v, lim in zip("xyz", g, preset.max_grid_dim):
         if v > lim:
             raise LaunchError(f"grid.{axis} = {v} exceeds the limit of {lim} on {preset.name}")
-    if shape.shared_total > preset.max_shared_per_block:
+    if max_dynamic_shared is not None:
+        if shape.shared_dynamic > max_dynamic_shared:
+            raise LaunchError(
+                f"dynamic shared memory of {shape.shared_dynamic} bytes exceeds the kernel's "
+                f"max_dynamic_shared_size_bytes of {max_dynamic_shared}")
+        if shape.shared_total > preset.max_shared_per_block_optin:
+            raise LaunchError(
+                f"shared memory per block of {shape.shared_total} bytes exceeds the opt-in "
+                f"limit of {preset.max_shared_per_block_optin} bytes on {preset.name}")
+    elif shape.shared_total > preset.max_shared_per_block:
         raise LaunchError(
             f"shared memory per block of {shape.shared_total} bytes ({shape.shared_static} static"
             f" + {shape.shared_dynamic} dynamic) exceeds the limit of "

@@ -63,120 +63,13 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 # ----------------------------------------------------------------------------
-# The kernels (CUDA C for gpuemu; numba_kernels.py has the Numba versions).
+# The kernels: the programs/ gallery's (numba_kernels.py has the Numba versions).
 # ----------------------------------------------------------------------------
 
-VECADD = r"""
-extern "C" __global__ void vecadd(const float *a, const float *b, float *c, int n)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        c[i] = a[i] + b[i];
-}
-"""
+def program(name: str) -> str:
+    """CUDA C source of programs/NAME.cu (kernel NAME)."""
+    return (REPO / "programs" / f"{name}.cu").read_text()
 
-TRANSPOSE = r"""
-#define TILE_DIM 32
-#define BLOCK_ROWS 8
-extern "C" __global__ void transpose(float *odata, const float *idata, int width)
-{
-    __shared__ float tile[TILE_DIM][TILE_DIM + 1];
-    int x = blockIdx.x * TILE_DIM + threadIdx.x;
-    int y = blockIdx.y * TILE_DIM + threadIdx.y;
-    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
-        tile[threadIdx.y + j][threadIdx.x] = idata[(y + j) * width + x];
-    __syncthreads();
-    x = blockIdx.y * TILE_DIM + threadIdx.x;
-    y = blockIdx.x * TILE_DIM + threadIdx.y;
-    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
-        odata[(y + j) * width + x] = tile[threadIdx.x][threadIdx.y + j];
-}
-"""
-
-REDUCE_SHARED = r"""
-#define BLOCK 256
-extern "C" __global__ void reduce_shared(const float *idata, float *odata)
-{
-    __shared__ float sdata[BLOCK];
-    unsigned int tid = threadIdx.x;
-    sdata[tid] = idata[blockIdx.x * blockDim.x + tid];
-    __syncthreads();
-    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (tid < s)
-            sdata[tid] += sdata[tid + s];
-        __syncthreads();
-    }
-    if (tid == 0)
-        odata[blockIdx.x] = sdata[0];
-}
-"""
-
-REDUCE_SHFL = r"""
-__device__ float warp_sum(float v)
-{
-    for (int offset = 16; offset > 0; offset /= 2)
-        v += __shfl_down_sync(0xffffffff, v, offset);
-    return v;
-}
-extern "C" __global__ void reduce_shfl(const float *idata, float *odata)
-{
-    __shared__ float warp_totals[32];
-    int tid = threadIdx.x;
-    int lane = tid % warpSize;
-    int warp = tid / warpSize;
-    float v = warp_sum(idata[blockIdx.x * blockDim.x + tid]);
-    if (lane == 0)
-        warp_totals[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        int nwarps = blockDim.x / warpSize;
-        v = lane < nwarps ? warp_totals[lane] : 0.0f;
-        v = warp_sum(v);
-        if (lane == 0)
-            odata[blockIdx.x] = v;
-    }
-}
-"""
-
-MATMUL = r"""
-#define TILE 16
-extern "C" __global__ void matmul(const float *A, const float *B, float *C, int M, int N, int K)
-{
-    __shared__ float As[TILE][TILE];
-    __shared__ float Bs[TILE][TILE];
-    int row = blockIdx.y * TILE + threadIdx.y;
-    int col = blockIdx.x * TILE + threadIdx.x;
-    float acc = 0.0f;
-    for (int t = 0; t < (K + TILE - 1) / TILE; t++) {
-        int ak = t * TILE + threadIdx.x;
-        int bk = t * TILE + threadIdx.y;
-        As[threadIdx.y][threadIdx.x] = (row < M && ak < K) ? A[row * K + ak] : 0.0f;
-        Bs[threadIdx.y][threadIdx.x] = (bk < K && col < N) ? B[bk * N + col] : 0.0f;
-        __syncthreads();
-        for (int k = 0; k < TILE; k++)
-            acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
-        __syncthreads();
-    }
-    if (row < M && col < N)
-        C[row * N + col] = acc;
-}
-"""
-
-HISTOGRAM = r"""
-#define BINS 256
-extern "C" __global__ void histogram(const int *data, unsigned int *hist, int n)
-{
-    __shared__ unsigned int local[BINS];
-    for (int b = threadIdx.x; b < BINS; b += blockDim.x)
-        local[b] = 0;
-    __syncthreads();
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        atomicAdd(&local[data[i] & (BINS - 1)], 1u);
-    __syncthreads();
-    for (int b = threadIdx.x; b < BINS; b += blockDim.x)
-        atomicAdd(&hist[b], local[b]);
-}
-"""
 
 HIST_PER_THREAD = 4      # histogram: elements per thread (grid-stride), at every size
 
@@ -300,7 +193,7 @@ def make_benches() -> dict:
     np = _np()
     i32 = np.int32
     benches = [
-        Bench("vecadd", VECADD, "vecadd", full=1 << 20, numba_full=1 << 14, quick=1 << 18,
+        Bench("vecadd", program("vecadd"), "vecadd", full=1 << 20, numba_full=1 << 14, quick=1 << 18,
               numba_quick=1 << 12, warm_size=1 << 12, make_inputs=_vec_inputs,
               shape=lambda i: (((i["a"].size + 255) // 256,), (256,)),
               outputs=lambda i: {"c": np.zeros_like(i["a"])},
@@ -308,7 +201,7 @@ def make_benches() -> dict:
               result=lambda o: o["c"].get(),
               reference=lambda i: i["a"] + i["b"],
               native=lambda i: i["a"] + i["b"]),
-        Bench("transpose", TRANSPOSE, "transpose", full=1024, numba_full=128, quick=512,
+        Bench("transpose", program("transpose_tiled33"), "transpose_tiled33", full=1024, numba_full=128, quick=512,
               numba_quick=64, warm_size=64, make_inputs=_sq_inputs,
               shape=lambda i: ((i["a"].shape[0] // 32, i["a"].shape[0] // 32), (32, 8)),
               outputs=lambda i: {"t": np.zeros_like(i["a"])},
@@ -317,9 +210,9 @@ def make_benches() -> dict:
               reference=lambda i: i["a"].T,
               native=lambda i: np.ascontiguousarray(i["a"].T),
               size_label=lambda n: f"{n}x{n}"),
-        _reduce_bench("reduce_shared", REDUCE_SHARED, "reduce_shared", 1 << 11, 1 << 9),
-        _reduce_bench("reduce_shfl", REDUCE_SHFL, "reduce_shfl", None, None),
-        Bench("matmul", MATMUL, "matmul", full=512, numba_full=32, quick=256, numba_quick=16,
+        _reduce_bench("reduce_shared", program("reduce_sequential"), "reduce_sequential", 1 << 11, 1 << 9),
+        _reduce_bench("reduce_shfl", program("reduce_shfl"), "reduce_shfl", None, None),
+        Bench("matmul", program("matmul_tiled"), "matmul_tiled", full=512, numba_full=32, quick=256, numba_quick=16,
               warm_size=32, make_inputs=_mm_inputs,
               shape=lambda i: ((i["B"].shape[1] // 16, i["A"].shape[0] // 16), (16, 16)),
               outputs=lambda i: {"C": np.zeros((i["A"].shape[0], i["B"].shape[1]), np.float32)},
@@ -329,7 +222,7 @@ def make_benches() -> dict:
               reference=lambda i: i["A"].astype(np.float64) @ i["B"],
               native=lambda i: i["A"] @ i["B"],
               rtol=1e-4, size_label=lambda n: f"{n}x{n}", numba_inputs=_mm_inputs),
-        Bench("histogram", HISTOGRAM, "histogram", full=1 << 20, numba_full=1 << 14,
+        Bench("histogram", program("histogram_shared_atomics"), "histogram_shared_atomics", full=1 << 20, numba_full=1 << 14,
               quick=1 << 18, numba_quick=1 << 12, warm_size=1 << 12, make_inputs=_hist_inputs,
               shape=lambda i: ((i["grid"],), (256,)),
               outputs=lambda i: {"h": np.zeros(256, np.uint32)},

@@ -315,17 +315,7 @@ def numba_run(bench: Bench, size: int, full: int, repeats: int, numba_python: Op
             raise RuntimeError(f"numba subprocess failed:\n{p.stderr[-3000:]}")
         return json.loads(p.stdout.strip().splitlines()[-1])["times"]
     import numba_kernels
-    launch = numba_kernels.LAUNCHES[bench.name]
-    warm = bench.make_inputs(bench.warm_size)
-    bench.check(launch(warm), warm, "numba warm-up")
-    inp = bench.small_inputs(size, full)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = launch(inp)
-        times.append(time.perf_counter() - t0)
-        bench.check(out, inp, "numba")
-    return times
+    return numba_kernels.time_launches(bench, size, full, repeats)
 
 
 def _has_taskset() -> bool:

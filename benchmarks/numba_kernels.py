@@ -156,19 +156,11 @@ LAUNCHES = {
 }
 
 
-def _main(argv) -> None:
-    """NAME SIZE FULL_SIZE REPEATS: warm up once, then time REPEATS launches; one JSON line."""
-    import json
-    import sys
+def time_launches(bench, size: int, full: int, repeats: int) -> list:
+    """Warm up once on bench's small inputs, then time REPEATS launches of
+    the Numba version at SIZE, checking every result (compare.Bench)."""
     import time
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import compare  # the inputs, warm-up sizes and checks live there
-
-    name, size, full, repeats = argv[0], int(argv[1]), int(argv[2]), int(argv[3])
-    bench = compare.BENCHES[name]
-    launch = LAUNCHES[name]
+    launch = LAUNCHES[bench.name]
     warm = bench.make_inputs(bench.warm_size)
     bench.check(launch(warm), warm, "numba warm-up")
     inp = bench.small_inputs(size, full)
@@ -178,7 +170,20 @@ def _main(argv) -> None:
         out = launch(inp)
         times.append(time.perf_counter() - t0)
         bench.check(out, inp, "numba")
-    print(json.dumps({"times": times}))
+    return times
+
+
+def _main(argv) -> None:
+    """NAME SIZE FULL_SIZE REPEATS: time_launches, printed as one JSON line."""
+    import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import compare  # the inputs, warm-up sizes and checks live there
+
+    name, size, full, repeats = argv[0], int(argv[1]), int(argv[2]), int(argv[3])
+    print(json.dumps({"times": time_launches(compare.BENCHES[name], size, full, repeats)}))
 
 
 if __name__ == "__main__":

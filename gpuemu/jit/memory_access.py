@@ -82,13 +82,8 @@ def _atomic_apply(b: ll.IRBuilder, op: str, old, v, cmp, et: ll.Type, is_float: 
     if op == "dec":   # (((old == 0) || (old > v)) ? v : (old-1))   CUDA Guide, atomicDec
         c = b.or_(b.icmp_unsigned("==", old, ll.Constant(et, 0)), b.icmp_unsigned(">", old, v))
         return b.select(c, v, b.sub(old, ll.Constant(et, 1)))
-    if op == "cas":
-        if is_float:
-            eq = b.icmp_unsigned("==", b.bitcast(old, ll.IntType(et.width if hasattr(et, "width") else 32)),
-                                 b.bitcast(cmp, ll.IntType(32)))
-        else:
-            eq = b.icmp_unsigned("==", old, cmp)
-        return b.select(eq, v, old)
+    if op == "cas":   # integer types only (the front end rejects others, as CUDA has no float CAS)
+        return b.select(b.icmp_unsigned("==", old, cmp), v, old)
     raise NotImplementedError(op)
 
 

@@ -88,3 +88,31 @@ def test_partitions_behave_as_independent_caches(calls):
         mine = [(l, b) for l, b, p in flat if p == part]
         ref = lru_reference([l for l, _ in mine], [b for _, b in mine], 2, 2)
         assert [h for p, h in got if p == part] == ref
+
+
+@settings(max_examples=150, deadline=None)
+@given(calls=st.lists(st.lists(st.tuples(st.integers(0, 23), st.integers(1, 15), st.booleans()),
+                               min_size=1, max_size=30), min_size=1, max_size=4),
+       assoc=st.sampled_from([1, 2, 4]))
+def test_no_allocate_entries_agree_with_reference_lru(calls, assoc):
+    c = SectoredCache(4 * 128 * assoc, 128, 32, assoc)       # 4 sets
+    got = []
+    for call in calls:
+        a = np.array(call, dtype=np.int64)
+        got += c.access(a[:, 0], a[:, 1], a[:, 2].astype(bool)).tolist()
+    flat = [x for call in calls for x in call]
+    assert got == lru_reference([x[0] for x in flat], [x[1] for x in flat], 4, assoc,
+                                [bool(x[2]) for x in flat])
+
+
+def test_hits_and_misses_count_sectors():
+    c = small()
+    c.access(np.array([0, 0]), np.array([0b0011, 0b0110]))   # 2 misses, then 1 hit + 1 miss
+    assert (c.hits, c.misses) == (1, 3)
+
+
+def test_invalidate_drops_the_line_only():
+    c = small()
+    c.access(np.array([0, 1]), np.array([1, 1]))
+    c.invalidate(np.array([0]))
+    assert c.access(np.array([0, 1]), np.array([1, 1])).tolist() == [0, 1]

@@ -8,14 +8,15 @@ sector is valid. Replacement is least-recently-used within a set; the set
 of a line is `line % sets`.
 
 `access` takes a whole batch (numpy arrays, issue order) and returns, per
-entry, the mask of sectors that hit (exact LRU: vectorised while no set
-overflows, a plain-Python walk otherwise).
+entry, the mask of sectors that hit: exact LRU, walked entry by entry in
+native code (native_lru.py); `lru_reference` below is the readable rule the
+native walk is tested against (tests/test_cache.py).
 """
 from __future__ import annotations
 
-from collections import defaultdict
-
 import numpy as np
+
+from . import native_lru
 
 
 class SectoredCache:
@@ -35,9 +36,11 @@ class SectoredCache:
         self.assoc = assoc
         self.num_sets = max(1, size_bytes // (line_bytes * assoc))
         self.partitions = max(1, int(partitions))
-        self._lines: dict = {}             # resident key -> (valid sector bits, last use)
-        self._members = defaultdict(list)  # set -> resident keys
-        self._count = np.zeros(self.num_sets * self.partitions, dtype=np.int64)
+        # one row of `assoc` ways per set (gpuemu/memory/native_lru.py)
+        shape = (self.num_sets * self.partitions, assoc)
+        self._tags = np.full(shape, -1, dtype=np.int64)     # resident key, -1: empty way
+        self._valid = np.zeros(shape, dtype=np.int64)       # valid sector bits
+        self._last = np.zeros(shape, dtype=np.int64)        # last use (LRU order)
         self._t = 0                        # access clock (LRU order)
         self.hits = 0                      # sectors
         self.misses = 0
@@ -59,11 +62,7 @@ class SectoredCache:
 
         allocate: bool or bool[M]; False for entries that must not fill the
         cache on a miss. partition: int[M] (e.g. the SM), with `partitions` > 1.
-
-        Exact LRU. Entries of sets that cannot overflow in this call (they
-        keep at most `assoc` lines) evict nothing, so their hits follow from
-        the lines' earlier contents and the earlier entries of the call:
-        computed with numpy. Entries of the other sets are walked one by one."""
+        Exact LRU, one entry after the other, in native code (native_lru)."""
         keys = np.asarray(lines, dtype=np.int64)
         if partition is not None:
             keys = keys * self.partitions + np.asarray(partition, dtype=np.int64)
@@ -72,110 +71,13 @@ class SectoredCache:
         if m == 0:
             return np.zeros(0, dtype=np.int64)
         alloc = np.broadcast_to(np.asarray(allocate, dtype=bool), (m,))
-        t0 = self._t
+        out = native_lru.lru_access(keys, bits, alloc, self._set_of(keys), self._t,
+                                    self._tags, self._valid, self._last)
         self._t += m
-        sets = self._set_of(keys)
-        out = np.zeros(m, dtype=np.int64)
-        if alloc.all():
-            walk = self._vectorised(keys, bits, sets, t0, out)
-        else:
-            walk = np.arange(m)
-        if walk.size:
-            out[walk] = self._access_walk(keys[walk], bits[walk], alloc[walk], sets[walk],
-                                          t0 + walk)
         nh = int(popcount(out).sum())
         self.hits += nh
         self.misses += int(popcount(bits).sum()) - nh
         return out
-
-    def _vectorised(self, keys, bits, sets, t0, out) -> np.ndarray:
-        """Serve the entries of sets that cannot overflow; return the others' indices."""
-        uniq, first_idx, inv = np.unique(keys, return_index=True, return_inverse=True)
-        ul = uniq.tolist()
-        get = self._lines.get
-        prev = [get(x) for x in ul]
-        present = np.fromiter((p is not None for p in prev), dtype=bool, count=len(ul))
-        sets_u = sets[first_idx]
-        new_sets = sets_u[~present]
-        walk = np.zeros(0, dtype=np.int64)
-        if new_sets.size:
-            add = np.bincount(new_sets, minlength=self._count.size)
-            over = self._count + add > self.assoc
-            if over.any():
-                bad_u = over[sets_u]
-                walk = np.flatnonzero(bad_u[inv])
-                add[over] = 0
-                keep_u = ~bad_u
-                if not keep_u.any():
-                    return walk
-                # restrict to the entries / lines of sets that fit
-                sel = np.flatnonzero(keep_u[inv])
-                remap = np.cumsum(keep_u) - 1
-                inv_k = remap[inv[sel]]
-                uniq, present, sets_u = uniq[keep_u], present[keep_u], sets_u[keep_u]
-                prev = [p for p, k in zip(prev, keep_u.tolist()) if k]
-                ul = uniq.tolist()
-                new_sets = sets_u[~present]
-                self._serve(sel, inv_k, bits[sel], prev, present, ul, uniq, new_sets, add, t0, out)
-                return walk
-        self._serve(None, inv, bits, prev, present, ul, uniq, new_sets,
-                    add if new_sets.size else None, t0, out)
-        return walk
-
-    def _serve(self, sel, inv, bits, prev, present, ul, uniq, new_sets, add, t0, out):
-        prev_bits = np.fromiter((p[0] if p is not None else 0 for p in prev), dtype=np.int64,
-                                count=len(ul))
-        m = bits.size
-        order = np.argsort(inv, kind="stable")
-        g = inv[order]
-        b = bits[order]
-        is_start = np.ones(m, dtype=bool)
-        is_start[1:] = g[1:] != g[:-1]
-        starts = np.flatnonzero(is_start)
-        seg_len = np.diff(np.append(starts, m))
-        pb = prev_bits[g]
-        hit_sorted = np.zeros(m, dtype=np.int64)
-        for k in range(self.sectors_per_line):
-            bk = (b >> k) & 1
-            if not bk.any():
-                continue
-            cs = np.cumsum(bk)
-            before = cs - bk - np.repeat(cs[starts] - bk[starts], seg_len)
-            seen = (before > 0) | (((pb >> k) & 1) == 1)
-            hit_sorted |= (bk & seen) << k
-        pos = order if sel is None else sel[order]
-        out[pos] = hit_sorted
-        final = prev_bits | np.bitwise_or.reduceat(b, starts)
-        last = t0 + pos[np.append(starts[1:], m) - 1]
-        self._lines.update(zip(ul, zip(final.tolist(), last.tolist())))
-        if new_sets.size:
-            members = self._members
-            for key, st in zip(uniq[~present].tolist(), new_sets.tolist()):
-                members[st].append(key)
-            self._count += add
-
-    def _access_walk(self, keys, bits, alloc, sets, times) -> np.ndarray:
-        d, members, assoc = self._lines, self._members, self.assoc
-        out = [0] * keys.size
-        touched = set()
-        for i, (key, b, al, s, t) in enumerate(zip(keys.tolist(), bits.tolist(), alloc.tolist(),
-                                                  sets.tolist(), times.tolist())):
-            v = d.get(key)
-            if v is not None:
-                out[i] = v[0] & b
-                d[key] = ((v[0] | b) if al else v[0], t)
-            elif al:
-                lst = members[s]
-                if len(lst) >= assoc:
-                    victim = min(lst, key=lambda x: d[x][1])
-                    lst.remove(victim)
-                    del d[victim]
-                lst.append(key)
-                d[key] = (b, t)
-                touched.add(s)
-        for s in touched:
-            self._count[s] = len(members[s])
-        return np.asarray(out, dtype=np.int64)
 
     def access_sectors(self, req: np.ndarray, sector_ids: np.ndarray, allocate=True,
                        partition: np.ndarray | None = None) -> np.ndarray:
@@ -199,10 +101,14 @@ class SectoredCache:
         keys = np.asarray(lines, dtype=np.int64)
         if partition is not None:
             keys = keys * self.partitions + np.asarray(partition, dtype=np.int64)
-        for key, s in zip(keys.tolist(), self._set_of(keys).tolist()):
-            if self._lines.pop(key, None) is not None:
-                self._members[s].remove(key)
-                self._count[s] -= 1
+        if keys.size == 0:
+            return
+        rows = self._tags[self._set_of(keys)]                 # [M, assoc]
+        hit = rows == keys[:, None]
+        r, w = np.nonzero(hit)
+        s = self._set_of(keys)[r]
+        self._tags[s, w] = -1
+        self._valid[s, w] = 0
 
 
 _POP16 = np.array([bin(i).count("1") for i in range(1 << 16)], dtype=np.int64)
@@ -213,22 +119,26 @@ def popcount(x: np.ndarray) -> np.ndarray:
     return _POP16[np.asarray(x, dtype=np.int64) & 0xFFFF]
 
 
-def lru_reference(lines, bits, num_sets: int, assoc: int) -> list:
+def lru_reference(lines, bits, num_sets: int, assoc: int, allocate=None) -> list:
     """The readable rule: a list of per-set LRU lists, one access at a time.
 
-    Returns the hit bits of each (line, bits) access (all allocate)."""
+    Returns the hit bits of each (line, bits) access; allocate[i] False: a
+    miss of access i leaves the cache as it is (all allocate by default)."""
     sets = [[] for _ in range(num_sets)]       # most recent last: [line, valid bits]
     out = []
-    for line, b in zip(lines, bits):
+    allocate = [True] * len(lines) if allocate is None else allocate
+    for line, b, al in zip(lines, bits, allocate):
         ways = sets[line % num_sets]
         entry = next((e for e in ways if e[0] == line), None)
         if entry is None:
             out.append(0)
+            if not al:
+                continue
             if len(ways) == assoc:
                 ways.pop(0)                   # least recently used
             ways.append([line, b])
         else:
             out.append(entry[1] & b)
             ways.remove(entry)
-            ways.append([line, entry[1] | b])
+            ways.append([line, entry[1] | b if al else entry[1]])
     return out

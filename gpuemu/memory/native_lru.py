@@ -1,0 +1,181 @@
+"""The set-associative LRU walk of gpuemu/memory/cache.py, as native code.
+
+One call looks up a whole batch of (key, sector bits) entries in issue order,
+exactly as `cache.lru_reference` does one access at a time (tests/test_cache.py
+checks the two agree), so the cache model costs no Python per access. The
+state lives in numpy arrays the caller owns, one row of `assoc` ways per set:
+
+    tags  int64[sets, assoc]   resident key, -1 for an empty way
+    valid int64[sets, assoc]   valid sector bits of the line
+    last  int64[sets, assoc]   time of the last use (LRU order)
+
+Entry i, in set s = sets[i], at time t0 + i:
+  hit (a way holds the key): out = valid & bits; an allocating entry adds
+      its bits to the valid ones; the way's time becomes t.
+  miss, allocating: the first empty way, else the least recently used one,
+      takes the key with only the entry's bits valid; out = 0.
+  miss, not allocating: nothing changes; out = 0.
+
+Built with llvmlite (the JIT gpuemu already uses) once per process; ctypes
+releases the GIL for the call.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import llvmlite.ir as ll
+import numpy as np
+
+from gpuemu.jit import engine
+
+I8, I64 = ll.IntType(8), ll.IntType(64)
+P64 = I64.as_pointer()
+SYMBOL = "gpuemu_lru_access"
+
+_lock = threading.Lock()
+_fn = None
+
+
+def _build_ir() -> str:
+    m = ll.Module(name="lru")
+    ft = ll.FunctionType(ll.VoidType(), [I64, P64, P64, I8.as_pointer(), P64, I64,
+                                         P64, P64, P64, I64, P64])
+    fn = ll.Function(m, ft, SYMBOL)
+    n, keys, bits, alloc, sets, t0, tags, valid, last, assoc, out = fn.args
+    c = lambda v: ll.Constant(I64, v)  # noqa: E731
+    entry = fn.append_basic_block("entry")
+    b = ll.IRBuilder(entry)
+    i_v = b.alloca(I64, name="i")
+    w_v = b.alloca(I64, name="w")
+    found_v = b.alloca(I64, name="found")
+    empty_v = b.alloca(I64, name="empty")
+    victim_v = b.alloca(I64, name="victim")
+    vtime_v = b.alloca(I64, name="vtime")
+    b.store(c(0), i_v)
+    loop = fn.append_basic_block("loop")
+    body = fn.append_basic_block("body")
+    done = fn.append_basic_block("done")
+    b.branch(loop)
+
+    b.position_at_end(loop)
+    i = b.load(i_v)
+    b.cbranch(b.icmp_signed("<", i, n), body, done)
+
+    b.position_at_end(body)
+    key = b.load(b.gep(keys, [i]))
+    bt = b.load(b.gep(bits, [i]))
+    al = b.icmp_unsigned("!=", b.load(b.gep(alloc, [i])), ll.Constant(I8, 0))
+    base = b.mul(b.load(b.gep(sets, [i])), assoc)
+    t = b.add(t0, i)
+    for v, x in ((w_v, 0), (found_v, -1), (empty_v, -1), (victim_v, -1), (vtime_v, (1 << 63) - 1)):
+        b.store(c(x), v)
+    scan = fn.append_basic_block("scan")
+    scan_body = fn.append_basic_block("scan_body")
+    is_hit = fn.append_basic_block("is_hit")
+    not_key = fn.append_basic_block("not_key")
+    older = fn.append_basic_block("older")
+    scan_next = fn.append_basic_block("scan_next")
+    decide = fn.append_basic_block("decide")
+    b.branch(scan)
+
+    b.position_at_end(scan)
+    w = b.load(w_v)
+    b.cbranch(b.icmp_signed("<", w, assoc), scan_body, decide)
+
+    b.position_at_end(scan_body)
+    slot = b.add(base, w)
+    tg = b.load(b.gep(tags, [slot]))
+    b.cbranch(b.icmp_signed("==", tg, key), is_hit, not_key)
+
+    b.position_at_end(is_hit)
+    b.store(slot, found_v)
+    b.branch(decide)
+
+    b.position_at_end(not_key)
+    empty_here = b.icmp_signed("==", tg, c(-1))
+    with b.if_then(b.and_(empty_here, b.icmp_signed("==", b.load(empty_v), c(-1)))):
+        b.store(slot, empty_v)
+    lt = b.load(b.gep(last, [slot]))
+    b.cbranch(b.and_(b.not_(empty_here), b.icmp_signed("<", lt, b.load(vtime_v))), older, scan_next)
+
+    b.position_at_end(older)
+    b.store(slot, victim_v)
+    b.store(lt, vtime_v)
+    b.branch(scan_next)
+
+    b.position_at_end(scan_next)
+    b.store(b.add(w, c(1)), w_v)
+    b.branch(scan)
+
+    b.position_at_end(decide)
+    f = b.load(found_v)
+    hit_bb = fn.append_basic_block("hit")
+    miss_bb = fn.append_basic_block("miss")
+    fill_bb = fn.append_basic_block("fill")
+    nxt = fn.append_basic_block("next")
+    b.cbranch(b.icmp_signed(">=", f, c(0)), hit_bb, miss_bb)
+
+    b.position_at_end(hit_bb)
+    vp = b.gep(valid, [f])
+    old = b.load(vp)
+    b.store(b.and_(old, bt), b.gep(out, [i]))
+    b.store(b.select(al, b.or_(old, bt), old), vp)
+    b.store(t, b.gep(last, [f]))
+    b.branch(nxt)
+
+    b.position_at_end(miss_bb)
+    b.store(c(0), b.gep(out, [i]))
+    b.cbranch(al, fill_bb, nxt)
+
+    b.position_at_end(fill_bb)
+    e = b.load(empty_v)
+    way = b.select(b.icmp_signed(">=", e, c(0)), e, b.load(victim_v))
+    b.store(key, b.gep(tags, [way]))
+    b.store(bt, b.gep(valid, [way]))
+    b.store(t, b.gep(last, [way]))
+    b.branch(nxt)
+
+    b.position_at_end(nxt)
+    b.store(b.add(i, c(1)), i_v)
+    b.branch(loop)
+
+    b.position_at_end(done)
+    b.ret_void()
+    return str(m)
+
+
+def _function():
+    global _fn
+    with _lock:
+        if _fn is None:
+            addr = engine.load_object(engine.compile_to_object(_build_ir()), SYMBOL)
+            p = ctypes.c_void_p
+            _fn = ctypes.CFUNCTYPE(None, ctypes.c_int64, p, p, p, p, ctypes.c_int64,
+                                   p, p, p, ctypes.c_int64, p)(addr)
+    return _fn
+
+
+def lru_access(keys: np.ndarray, bits: np.ndarray, alloc: np.ndarray, sets: np.ndarray, t0: int,
+               tags: np.ndarray, valid: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Walk the entries in order, updating the state arrays; the hit bits of each.
+
+    keys, bits, sets int64[M], alloc bool[M]; state arrays int64[sets, assoc]."""
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    bits = np.ascontiguousarray(bits, dtype=np.int64)
+    sets = np.ascontiguousarray(sets, dtype=np.int64)
+    alloc = np.ascontiguousarray(alloc, dtype=np.uint8)
+    for a in (tags, valid, last):
+        if a.dtype != np.int64 or not a.flags.c_contiguous:
+            raise ValueError("cache state arrays must be C-contiguous int64")
+    m = keys.size
+    if not (bits.size == sets.size == alloc.size == m):
+        raise ValueError("keys, bits, alloc and sets must have one entry each")
+    if m and (sets.min() < 0 or sets.max() >= tags.shape[0]):
+        raise ValueError("set index out of range")
+    out = np.zeros(m, dtype=np.int64)
+    if m:
+        _function()(m, keys.ctypes.data, bits.ctypes.data, alloc.ctypes.data, sets.ctypes.data,
+                    int(t0), tags.ctypes.data, valid.ctypes.data, last.ctypes.data,
+                    tags.shape[1], out.ctypes.data)
+    return out

@@ -99,7 +99,7 @@ class RawModule:
             filename = str(path)
             code = Path(path).read_text()
             incs = incs + (str(Path(path).resolve().parent),)
-        self.code, self.arch = code, arch
+        self.code, self.arch, self.filename = code, arch, filename
         self.preset = _get_preset(arch)
         cc = tuple(getattr(self.preset, "compute_capability", (9, 0)))
         self.module = isa.compile_source(code, filename=filename, include_dirs=incs,
@@ -178,6 +178,20 @@ class Launch:
     findings: list = field(default_factory=list)
     seconds: float = 0.0
     compile_seconds: float = 0.0
+    arch: str = ""
+    source: str = field(default="", repr=False)       # the kernel's source text
+    filename: str = ""
+    # per (space, stats_by_line key): the costliest warp request of the line
+    # (gpuemu/memory/worst_requests.py) and the memory rules that priced it
+    worst_requests: dict = field(default_factory=dict, repr=False)
+    memory_config: object = field(default=None, repr=False)
+
+    def report(self, top: int = 3):
+        """A Report of this launch (gpuemu/report/): counter tables and the source
+        annotated line by line, costliest lines marked; print it, or call
+        .to_dict(), .to_html() or .save_html(path)."""
+        from .report import Report
+        return Report.from_launch(self, top=top)
 
 
 # Launch keywords handed to the machine / memory system besides budget,
@@ -337,6 +351,10 @@ class RawKernel:
         st = res.stats.as_dict()
         wi = st.get("warp_instructions", 0)
         st["active_lanes_per_instruction"] = (st.get("thread_instructions", 0) / wi) if wi else 0.0
+        ms = run.memsys
+        worst = {(sp, meta.line_key(row)): w for (sp, row), w in ms.worst.by_line.items()} if ms else {}
         return Launch(kernel=self.name, grid=shape.grid, block=shape.block, shared_mem=shape.shared_dynamic,
                       stats=st, stats_by_line=by_line, findings=list(res.findings),
-                      seconds=seconds, compile_seconds=meta.compile_seconds)
+                      seconds=seconds, compile_seconds=meta.compile_seconds, arch=mod.arch,
+                      source=mod.code, filename=mod.filename, worst_requests=worst,
+                      memory_config=ms.mem if ms else None)

@@ -329,8 +329,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
     mismatches = mf.check(res) if m.has_expectation else None
     if ns.save:
         np.savez(ns.save, **res.outputs)
+    launch = res.launch
     if ns.json:
-        launch = res.launch
         out = {
             "kernel": m.kernel, "arch": ns.arch, "grid": list(m.grid), "block": list(m.block),
             "dynamic_shared_bytes": m.dynamic_shared_bytes,
@@ -345,9 +345,16 @@ def cmd_run(ns: argparse.Namespace) -> int:
         }
         if ns.lines:
             out["stats_by_line"] = getattr(launch, "stats_by_line", {}) or {}
+        if ns.report:
+            out["report"] = launch.report(top=ns.top).to_dict()
         print(json.dumps(_json_safe(out), indent=1))
     else:
         print_report(m, res, ns.arch, mismatches, ns.show, ns.lines, seconds)
+        if ns.report:
+            launch.report(top=ns.top).render(_console(), counters=False)
+    if ns.html:
+        launch.report(top=ns.top).save_html(ns.html)
+        print(f"wrote {ns.html}", file=sys.stderr if ns.json else sys.stdout)
     return EXIT_ERROR if mismatches else EXIT_OK
 
 
@@ -458,6 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "sectors, divergence, cycles).",
         epilog="examples:\n  gpuemu run programs/vecadd.json\n"
                "  gpuemu run programs/transpose_tiled32.json --lines\n"
+               "  gpuemu run programs/transpose_tiled32.json --report --html report.html\n"
                "  gpuemu run k.cu --kernel scale --grid 4 --block 256 "
                "--arg out:float32[1024]=arange --arg f32:2 --arg i32:1024\n"
                "  gpuemu occupancy programs/matmul_tiled.cu --block 16,16\n"
@@ -510,6 +518,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "when several write one shared address); default: deterministic")
     r.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     r.add_argument("--lines", action="store_true", help="also print the counters per source line")
+    r.add_argument("--report", action="store_true",
+                   help="also print the source view: every line with its executions, active "
+                        "lanes, shared requests, wavefronts per request, bank conflicts (n-way), "
+                        "global requests, sectors per request, divergent branches (and stall "
+                        "cycles in timing mode), the costliest lines highlighted; with --json, "
+                        "add it as 'report'")
+    r.add_argument("--html", metavar="FILE.html",
+                   help="write one self-contained HTML page: counters, source view, bank heat "
+                        "map of the worst shared-memory line, coalescing per line")
+    r.add_argument("--top", type=int, default=3, metavar="N",
+                   help="how many of the costliest lines --report and --html highlight (default 3)")
     r.add_argument("--show", type=int, default=8, metavar="N",
                    help="how many leading values of each output to print (default 8)")
     r.add_argument("--save", metavar="FILE.npz", help="save the outputs by name with numpy.savez")

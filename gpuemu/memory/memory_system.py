@@ -57,6 +57,7 @@ from gpuemu.arch import get_preset
 from gpuemu.memory import bank_arbiter, coalescer, constant_cache
 from gpuemu.memory.cache import SectoredCache
 from gpuemu.memory.trace import SPACE_CODES, AccessBatch
+from gpuemu.memory.worst_requests import WorstRequests
 
 _OPS = {"ld": 0, "st": 1, "atom": 2, "red": 3}
 SHARED, GLOBAL, LOCAL, CONST = (SPACE_CODES[k] for k in ("shared", "global", "local", "constant"))
@@ -95,6 +96,7 @@ class MemorySystem:
         self.sm_cycles = np.zeros(self.preset.num_sms, dtype=np.int64)
         self.warp_cycles: dict = {}
         self._tables_for = None
+        self.worst = WorstRequests()      # per line, the costliest request (for reports)
 
     # ------------------------------------------------------------ helpers
     def _tables(self, instrs):
@@ -201,6 +203,7 @@ class MemorySystem:
                 stats.add_lines(f"shared_{name}_wavefronts", ln[k], wf[k])
                 stats.add_lines(f"shared_{name}_bank_conflicts", ln[k], wf[k] - ideal[k])
         ldst = o <= 1
+        self.worst.note("shared", ln, np.array(list(_OPS))[o], s, wf, mask[sel], addr[sel])
         stats.add_lines("shared_bank_conflicts", ln[ldst], (wf - ideal)[ldst])
         for w in np.unique(ways[ldst & (ways >= 2)]).tolist():
             k = ldst & (ways == w)
@@ -238,6 +241,9 @@ class MemorySystem:
                 via_l1 = code == 0 and (self.l1_global_loads if prefix == "global" else self.l1_present)
                 cb = coalescer.global_requests_batch(a[k], active[k], unit, m, l1_cached=via_l1)
                 kl = ln[k]
+                if prefix == "global":
+                    self.worst.note("global", kl, np.full(k.size, list(_OPS)[code]),
+                                    np.full(k.size, s), cb.sectors, mask[sub][k], addr[sub][k])
                 stats.add_lines(f"{prefix}_{name}_requests", kl, np.ones(k.size, dtype=np.int64))
                 stats.add_lines(f"{prefix}_{name}_sectors", kl, cb.sectors)
                 if code <= 1:

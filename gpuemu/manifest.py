@@ -80,6 +80,11 @@ class Manifest:
     # counters a real GPU reported for this launch (the conformance cases'
     # "h100" block), shown beside the emulator's by the CLI
     measured: dict = field(default_factory=dict)
+    # "launch": keyword options of the kernel call (budget, bank_mode, seed, l1)
+    launch_options: dict = field(default_factory=dict)
+    # "expect_finding": the kind of finding the launch must stop with (a demo of
+    # a bug, e.g. "timeout" for a deadlock the watchdog ends) instead of outputs
+    expect_finding: Optional[str] = None
 
     @property
     def outputs(self) -> list:
@@ -264,6 +269,8 @@ def from_dict(d: dict, path: Optional[Path] = None) -> Manifest:
     shared = d.get("dynamic_shared_bytes", 0)
     if not isinstance(shared, int) or shared < 0:
         raise ManifestError(f"{where}: dynamic_shared_bytes must be a non-negative integer")
+    if not isinstance(d.get("launch") or {}, dict):
+        raise ManifestError(f"{where}: 'launch' must be an object of launch options")
     m = Manifest(
         kernel=str(d["kernel"]), grid=_dim3(d["grid"], f"{where}: grid"),
         block=_dim3(d["block"], f"{where}: block"), args=specs,
@@ -273,7 +280,8 @@ def from_dict(d: dict, path: Optional[Path] = None) -> Manifest:
         expect_file=(base / expect_file) if expect_file else None,
         rtol=float(d.get("rtol", 1e-6)), atol=float(d.get("atol", 0.0)),
         path=path, purpose=str(d.get("purpose", "")),
-        measured={k: v for k, v in (d.get("h100") or {}).items() if isinstance(v, (int, float))})
+        measured={k: v for k, v in (d.get("h100") or {}).items() if isinstance(v, (int, float))},
+        launch_options=dict(d.get("launch") or {}), expect_finding=d.get("expect_finding"))
     names = [a.name for a in specs]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
@@ -355,7 +363,7 @@ def run(m: Manifest | str | Path, arch: str = "sm_90", module: Any = None,
         else:
             call_args.append(inputs[a.name])
     launch = fn(m.grid, m.block, tuple(call_args), shared_mem=m.dynamic_shared_bytes,
-                **launch_options)
+                **{**m.launch_options, **launch_options})
     outputs = {name: dev[name].get() for name in m.outputs}
     return RunResult(manifest=m, inputs=inputs, outputs=outputs, launch=launch)
 

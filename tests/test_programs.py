@@ -12,12 +12,21 @@ import pytest
 
 from conftest import PROGRAMS
 from gpuemu import manifest as mf
+from gpuemu.errors import KernelError
 
-MANIFESTS = mf.discover(PROGRAMS)
+ALL = mf.discover(PROGRAMS)
+# demos of a bug: their manifest names the finding the launch must stop with
+FINDING_DEMOS = [p for p in ALL if mf.load(p).expect_finding]
+MANIFESTS = [p for p in ALL if p not in FINDING_DEMOS]
 REQUIRED = ("vecadd", "saxpy", "transpose_naive", "transpose_tiled32", "transpose_tiled33",
             "reduce_interleaved", "reduce_sequential", "reduce_shfl", "dynamic_shared_carve",
             "const_poly", "histogram_shared_atomics", "matmul_tiled", "warp_scan_shfl_up",
-            "divergence_demo")
+            "divergence_demo",
+            # issue 7: the memory chapters of the CUDA guide
+            "shared_stride", "shared_broadcast", "shared_char", "shared_double", "global_coeffs",
+            "gmem_offset", "gmem_stride", "reduce_strided_index", "reduce_first_add",
+            "reduce_unroll_last_warp", "reduce_shfl_atomic", "last_block_sum", "deadlock_demo",
+            "occupancy_study")
 
 
 @functools.cache
@@ -27,8 +36,18 @@ def run(path):
 
 
 def test_every_required_program_is_present():
-    names = {p.stem for p in MANIFESTS}
+    names = {p.stem for p in ALL}
     assert set(REQUIRED) <= names
+    assert len(names) >= 25
+
+
+@pytest.mark.parametrize("path", FINDING_DEMOS, ids=lambda p: p.stem)
+def test_bug_demo_stops_with_the_finding_its_manifest_expects(path):
+    m = mf.load(path)
+    with pytest.raises(KernelError) as e:
+        mf.run(path)
+    assert [f.kind for f in e.value.findings] == [m.expect_finding]
+    assert e.value.findings[0].kernel == m.kernel
 
 
 @pytest.mark.parametrize("source", sorted(PROGRAMS.glob("*.cu")), ids=lambda p: p.stem)
@@ -100,3 +119,71 @@ def test_readme_python_example_runs():
     example = re.search(r"```python\n(.*?)```", text, re.S)
     assert example, "README.md has no python example"
     exec(compile(example.group(1), "README.md", "exec"), {"__name__": "readme"})
+
+
+def _per_request(name, counter, requests):
+    s = run(PROGRAMS / f"{name}.json").launch.stats
+    return s[counter] / s[requests]
+
+
+def test_shared_stride_of_four_words_is_four_way():
+    # lanes 0, 8, 16, 24 read words 0, 32, 64, 96: bank 0, four rows
+    assert _per_request("shared_stride", "shared_load_wavefronts", "shared_load_requests") == 4
+
+
+def test_broadcast_costs_one_wavefront_and_two_rows_of_a_bank_two():
+    s = run(PROGRAMS / "shared_broadcast.json").launch.stats
+    warps = 4 * 128 // 32
+    assert s["shared_load_requests"] == 2 * warps
+    assert s["shared_load_wavefronts"] == warps * 1 + warps * 2
+    assert s["shared_bank_conflicts"] == warps
+
+
+def test_char_reads_do_not_conflict():
+    assert run(PROGRAMS / "shared_char.json").launch.stats["shared_bank_conflicts"] == 0
+
+
+def test_doubles_need_two_wavefronts_with_4_byte_banks_and_one_in_8_byte_mode():
+    def loads(**kw):
+        s = mf.run(PROGRAMS / "shared_double.json", **kw).launch.stats
+        return s["shared_load_wavefronts"] / s["shared_load_requests"]
+    assert loads() == 2                          # sm_90: 256 bytes over 32 x 4-byte banks
+    assert loads(arch="cc3x", bank_mode=8) == 1  # 32 x 8-byte banks
+
+
+def test_constant_coefficients_save_the_global_loads_of_global_coefficients():
+    const = run(PROGRAMS / "const_poly.json").launch.stats
+    glob = run(PROGRAMS / "global_coeffs.json").launch.stats
+    warps = -(-4000 // 32)
+    assert glob["constant_requests"] == 0 and const["constant_requests"] == 8 * warps
+    assert glob["global_load_requests"] - const["global_load_requests"] == 8 * warps
+
+
+def test_a_read_misaligned_by_one_float_costs_five_sectors():
+    assert _per_request("gmem_offset", "global_load_sectors", "global_load_requests") == 5
+
+
+def test_a_read_of_every_fourth_float_costs_sixteen_sectors():
+    assert _per_request("gmem_stride", "global_load_sectors", "global_load_requests") == 16
+
+
+def test_strided_index_reduction_trades_divergence_for_bank_conflicts():
+    strided = run(PROGRAMS / "reduce_strided_index.json").launch.stats
+    interleaved = run(PROGRAMS / "reduce_interleaved.json").launch.stats
+    assert strided["shared_bank_conflicts"] > 0 == interleaved["shared_bank_conflicts"]
+    assert strided["divergent_branches"] < interleaved["divergent_branches"]
+
+
+def test_first_add_halves_the_blocks_of_the_shared_tree():
+    first = run(PROGRAMS / "reduce_first_add.json").launch.stats
+    seq = run(PROGRAMS / "reduce_sequential.json").launch.stats
+    assert first["shared_load_requests"] * 2 == seq["shared_load_requests"]
+
+
+def test_one_global_atomic_per_warp_in_the_shuffle_reduction():
+    s = run(PROGRAMS / "reduce_shfl_atomic.json").launch.stats
+    assert s["global_atomic_requests"] + s["global_reduction_requests"] == 20 * 256 // 32
+
+
+def test_last_block_pattern_fences_once_per_block():
+    assert run(PROGRAMS / "last_block_sum.json").launch.stats["fences"] == 40

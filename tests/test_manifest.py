@@ -231,6 +231,20 @@ def test_checksum_changes_with_the_content():
 @pytest.mark.parametrize("path", mf.discover(PROGRAMS), ids=lambda p: p.stem)
 def test_every_program_manifest_loads_with_source_and_expectation(path):
     m = mf.load(path)
+    if m.expect_finding:          # a bug demo: it expects a finding, not outputs
+        assert m.source.is_file() and not m.has_expectation
+        return
     assert m.source.is_file() and m.has_expectation and m.outputs
     want = mf.expected_outputs(m, mf.build_inputs(m))
     assert set(want) == set(m.outputs)
+
+
+def test_launch_options_and_expected_finding_are_read():
+    m = mf.from_dict({"kernel": "k", "grid": [1], "block": [32], "launch": {"budget": 7},
+                      "expect_finding": "timeout"})
+    assert m.launch_options == {"budget": 7} and m.expect_finding == "timeout"
+
+
+def test_launch_must_be_an_object():
+    with pytest.raises(mf.ManifestError, match="'launch' must be an object"):
+        mf.from_dict({"kernel": "k", "grid": [1], "block": [32], "launch": [1]})

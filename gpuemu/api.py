@@ -105,10 +105,30 @@ class RawModule:
         self.module = isa.compile_source(code, filename=filename, include_dirs=incs,
                                          defines=defs or None, arch=cc[0] * 100 + cc[1] * 10)
         self._kernels: dict = {}
+        self._names: dict = {}     # name expression -> instance name (templates)
         self._symbols: dict = {}
         self._layout_symbols()
         self.symbol_table = np.array([abi.as_int64(self._symbols[g.name][0].pointer)
                                       for g in self.module.globals] or [0], dtype=np.int64)
+        self.name_expressions = tuple(name_expressions or ())
+        for expr in self.name_expressions:
+            self._instance_name(expr)
+
+    def _instance_name(self, name: str) -> str:
+        """The kernel a name (or template name expression, as CuPy's
+        name_expressions: 'reduce<float, 256>') stands for; instantiates it."""
+        got = self._names.get(name)
+        if got is None:
+            got = name
+            inst = getattr(self.module, "instantiate", None)
+            if "<" in name and inst is not None:
+                got = inst(self.module, name)
+            self._names[name] = got
+        return got
+
+    def get_lowered_name(self, name: str) -> str:
+        """The instance name of a name expression (CuPy's RawModule method)."""
+        return self._instance_name(name)
 
     def _layout_symbols(self):
         """__device__ symbols: one global allocation each. __constant__
@@ -136,6 +156,7 @@ class RawModule:
             self._symbols[g.name] = (alloc, g)
 
     def get_function(self, name: str) -> "RawKernel":
+        name = self._instance_name(name)
         k = self._kernels.get(name)
         if k is None:
             try:

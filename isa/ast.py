@@ -33,6 +33,7 @@ class DeclSpecs(Node):
 @dataclass(eq=False)
 class TypedefName(Node):
     name: str
+    targs: Optional[list] = None    # template argument token lists (cg::thread_block_tile<32>)
 
 
 @dataclass(eq=False)
@@ -58,6 +59,7 @@ class EnumSpec(Node):
 class Param(Node):
     specs: DeclSpecs
     declarator: Optional["Declarator"]   # None when unnamed
+    default: Optional["Expr"] = None     # default argument
 
 
 @dataclass(eq=False)
@@ -98,6 +100,9 @@ class TypeName(Node):
 @dataclass(eq=False)
 class TranslationUnit(Node):
     items: list               # Declaration | FunctionDef
+    templates: dict = field(default_factory=dict)   # name -> cxx_tokens.TemplateDef
+    requests: list = field(default_factory=list)    # explicit instantiations (token lists)
+    fragments: object = None  # parser.Fragments: parses template bodies and arguments
 
 
 # ------------------------------------------------------------ expressions
@@ -110,6 +115,7 @@ class Expr(Node):
 @dataclass(eq=False)
 class Name(Expr):
     name: str
+    targs: Optional[list] = None    # template argument token lists (f<float, 4>)
 
 
 @dataclass(eq=False)

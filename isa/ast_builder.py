@@ -117,7 +117,8 @@ class AstBuilder:
             elif kind == "basic_type":
                 specs.types.append((str(s.children[0]), self.loc(s)))
             elif kind == "typedef_name":
-                specs.types.append(A.TypedefName(self.loc(s), str(s.children[0])))
+                specs.types.append(A.TypedefName(self.loc(s), str(s.children[0]),
+                                                  getattr(s.children[0], "targs", None)))
             elif kind == "struct_spec":
                 specs.types.append(self.struct_spec(s))
             elif kind == "enum_spec":
@@ -182,13 +183,13 @@ class AstBuilder:
 
     def pointer_op(self, c: Tree) -> tuple:
         sym = str(c.children[0])
-        if sym in ("&", "&&"):
-            raise self.err("references are not supported", c)
+        if sym == "&&":
+            raise self.err("rvalue references are not supported", c)
         quals = set()
         for q in c.children[1:]:
             w = str(q.children[0])
             quals.add("restrict" if "restrict" in w else w)
-        return ("ptr", quals)
+        return ("ref", quals) if sym == "&" else ("ptr", quals)
 
     def direct(self, t) -> tuple:
         """(name, loc, ops) for a direct declarator; ops base-first."""
@@ -217,7 +218,8 @@ class AstBuilder:
         if p.data == "abstract_param":
             ops = [self.pointer_op(c) for c in p.children[1:]]
             return A.Param(self.loc(p), specs, A.Declarator(self.loc(p), None, ops) if ops else None)
-        return A.Param(self.loc(p), specs, self.declarator(p.children[1]))
+        default = self.expr(p.children[2]) if len(p.children) > 2 else None
+        return A.Param(self.loc(p), specs, self.declarator(p.children[1]), default)
 
     def type_name(self, t: Tree) -> A.TypeName:
         specs = self.decl_specs(t.children[0])
@@ -288,7 +290,7 @@ class AstBuilder:
         c = t.children
         loc = self.loc(t)
         if d == "name":
-            return A.Name(loc, str(c[0]))
+            return A.Name(loc, str(c[0]), getattr(c[0], "targs", None))
         if d == "int_lit":
             return A.IntLit(loc, str(c[0]))
         if d == "float_lit":
@@ -375,7 +377,7 @@ class AstBuilder:
     def leaf(self, tok: Token) -> A.Expr:
         loc = self.loc_tok(tok)
         if tok.type == "IDENT":
-            return A.Name(loc, str(tok))
+            return A.Name(loc, str(tok), getattr(tok, "targs", None))
         if tok.type == "INT":
             return A.IntLit(loc, str(tok))
         if tok.type == "FLOAT":

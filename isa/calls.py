@@ -19,10 +19,23 @@ from .places import is_arith, is_int, is_ptr, tname, with_pq, pq_of, LValue
 def lower_call(low, e: A.CallExpr, want_place: bool = False):
     """The call's value; with `want_place`, a struct-returning device call
     gives an LValue of its result temporary instead."""
+    if isinstance(e.func, A.Member):
+        from .cooperative_groups import method_call
+        return method_call(low, e)
     if not isinstance(e.func, A.Name):
-        raise low.error("calls through function pointers or members are not supported", e.loc)
+        raise low.error("calls through function pointers are not supported", e.loc)
     name = e.func.name
+    if name.startswith("cg::"):
+        from .cooperative_groups import cg_call
+        return cg_call(low, e)
     sym = low.lookup(name)
+    tps = low.ck.templates
+    if sym is None and tps is not None and name in tps.defs:
+        if low.const_only:
+            raise low.error("a function call is not a constant expression", e.loc)
+        return _device_call(low, tps.for_call(low, e.func, e.args, e.loc), e, want_place)
+    if e.func.targs is not None:
+        raise low.error(f"'{name}' is not a function template", e.func.loc)
     if sym is not None and sym.kind == "func":
         return _device_call(low, sym.obj, e, want_place)
     if sym is not None and sym.kind in ("var", "global"):
@@ -48,6 +61,10 @@ def _device_call(low, info, e: A.CallExpr, want_place: bool = False):
         raise low.error(f"calling a __host__ function ('{fn.name}') from a {where} function is not allowed",
                         e.loc)
     params = fn.params[:len(info.params_q)]
+    call_args = list(e.args)
+    while len(call_args) < len(params) and info.defaults[len(call_args)] is not None:
+        call_args.append(info.defaults[len(call_args)])
+    e = A.CallExpr(e.loc, e.func, call_args)
     if len(e.args) < len(params):
         raise low.error(f"too few arguments to function '{fn.name}' (expected {len(params)}, have {len(e.args)})",
                         e.loc)
@@ -55,7 +72,10 @@ def _device_call(low, info, e: A.CallExpr, want_place: bool = False):
         raise low.error(f"too many arguments to function '{fn.name}' (expected {len(params)}, have {len(e.args)})",
                         e.args[len(params)].loc)
     args = []
-    for a, p, pq, byref in zip(e.args, params, info.params_q, info.byref):
+    for a, p, pq, byref, ref in zip(e.args, params, info.params_q, info.byref, info.refs):
+        if ref:
+            args.append(_reference(low, a, p, pq))
+            continue
         if byref:
             st = pq.type
             tmp = low.temp(st, a.loc, "local")
@@ -81,6 +101,26 @@ def _device_call(low, info, e: A.CallExpr, want_place: bool = False):
         raise low.error(f"a struct result of '{fn.name}' must be assigned, passed or used with '.'", e.loc)
     r = ir.Call(fn.ret, e.loc, fn, args)
     return with_pq(r, (info.ret_q.pconst, info.ret_q.pvolatile))
+
+
+def _reference(low, a: A.Expr, p: ir.Var, pq) -> ir.Expr:
+    """The address a reference parameter binds to (the argument must be a place)."""
+    from .diagnostics import CompileError
+    try:
+        lv = low.lvalue(a)
+    except CompileError as err:
+        if "assignable" not in err.message:
+            raise
+        lv = None
+    if lv is None or lv.kind != "mem":
+        raise low.error(f"cannot bind the reference parameter '{p.name}' to this value "
+                        "(it needs a variable or an array element)", a.loc)
+    if lv.const and not pq.const:
+        raise low.error(f"binding the reference parameter '{p.name}' to a const value drops const", a.loc)
+    addr = low.typed_addr(lv.addr, p.type.pointee, a.loc)
+    if addr.type != p.type:
+        addr = ir.Cast(p.type, a.loc, addr)
+    return addr
 
 
 def _args(low, e, n_min, n_max=None):

@@ -48,6 +48,7 @@ class QType:
     volatile: bool = False
     pconst: bool = False       # pointee is const (for pointers / arrays' elements)
     pvolatile: bool = False
+    group: Optional[tuple] = None   # a cooperative group: ('block',) ('tile', N) ('coalesced',) ('any',)
 
     def pointer_to(self, quals: set) -> "QType":
         return QType(ir.PointerType(self.type), "const" in quals, "volatile" in quals,

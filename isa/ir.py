@@ -494,6 +494,9 @@ class Module:
     globals: list             # list[GlobalVar]
     source: str               # the user's original text (for reports)
     filename: str
+    # instantiate(module, 'k<float, 256>') -> 'k<float,256>': instantiates a
+    # kernel template on demand (set by the front end; None without templates)
+    instantiate: Optional[object] = field(default=None, repr=False, compare=False)
 
     def kernel(self, name: str) -> Function:
         for f in self.functions:

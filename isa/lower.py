@@ -14,7 +14,7 @@ from .diagnostics import CompileError
 from .expressions import ExpressionLowering
 from .initialisers import InitialiserLowering, scalar_slots
 from .ir import I64
-from .places import is_int, tname, clone
+from .places import is_int, tname, clone, strip_spaces
 
 
 class _Scope:
@@ -64,7 +64,7 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         if sym is None and self.extra_lookup is not None:
             sym = self.extra_lookup(name)
         if sym is None:
-            sym = self.ck.globals_scope.get(name)
+            sym = self.ck.lookup_global(name)
         return sym
 
     def declare(self, name: str, sym, loc: ir.Loc) -> None:
@@ -105,10 +105,11 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         _find_addr_taken(fdef.body, self.addr_taken)
         prologue = []
         self.push()
-        for v, q, byref in zip(fn.params, self.info.params_q, self.info.byref):
+        _find_ref_args(fdef.body, self.ck, self.addr_taken)
+        for v, q, byref, ref in zip(fn.params, self.info.params_q, self.info.byref, self.info.refs):
             if v.name.startswith("<param"):
                 continue
-            if byref:
+            if byref or ref:
                 sym = self.Sym("var", v, q, v.loc)
                 sym.byref = True
                 self.declare(v.name, sym, v.loc)
@@ -161,7 +162,9 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             self.local_declaration(s.decl, out)
         elif isinstance(s, A.ExprStmt):
             if s.expr is not None:
-                out.append(ir.ExprStmt(s.loc, self.effect(s.expr)))
+                from .cooperative_groups import sync_statement
+                generic = sync_statement(self, s.expr)
+                out.append(generic if generic is not None else ir.ExprStmt(s.loc, self.effect(s.expr)))
         elif isinstance(s, A.If):
             c = self.condition(s.cond)
             then = self.stmt_as_block(s.then)
@@ -294,15 +297,67 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             raise self.error("'__device__' is not allowed on a local variable", specs.loc)
         if "extern" in storage and "__shared__" not in storage:
             raise self.error("extern local variables are not supported", specs.loc)
+        if any(isinstance(t, tuple) and t[0] == "auto" for t in specs.types):
+            for item in d.items:
+                self.auto_variable(specs, item, out)
+            return
         base = self.base_type(specs)
         for item in d.items:
             self.local_variable(specs, base, item, out)
+
+    def auto_variable(self, specs: A.DeclSpecs, item: A.InitDeclarator, out: list) -> None:
+        """`auto x = e;`: x has e's type (after decay), as C++ deduces it."""
+        dcl = item.declarator
+        if len(specs.types) != 1 or dcl.ops or item.init is None or isinstance(item.init, A.InitList):
+            raise self.error("auto is supported only as 'auto name = expression;'", dcl.loc)
+        if "__shared__" in specs.storage:
+            raise self.error("a __shared__ variable cannot be auto", dcl.loc)
+        v = self.rvalue(item.init)
+        t = v.type
+        if isinstance(t, (ir.VoidType, ir.StructType)):
+            raise self.error(f"auto cannot deduce a variable from a value of type '{tname(t)}'", item.init.loc)
+        q = QType(t, "const" in specs.quals or "constexpr" in specs.storage, "volatile" in specs.quals,
+                  *getattr(v, "pq", (False, False)), getattr(v, "group", None))
+        storage_kind = "local" if dcl.name in self.addr_taken else "reg"
+        var = ir.Var(dcl.name, t, storage_kind, dcl.loc, q.volatile)
+        sym = self.Sym("var", var, q, dcl.loc)
+        if q.const and is_int(t) and isinstance(v, ir.Const):
+            sym.value = v.value
+        if storage_kind == "reg":
+            out.append(ir.Decl(dcl.loc, var, v))
+        else:
+            out.append(ir.Decl(dcl.loc, var))
+            out.append(ir.ExprStmt(item.init.loc, ir.Store(t, item.init.loc, self.addr_of_var(var), v)))
+        self.declare(dcl.name, sym, dcl.loc)
+
+    def local_reference(self, base: QType, item: A.InitDeclarator, out: list) -> None:
+        """`T &r = place;`: r is the place's address, read and written through."""
+        dcl = item.declarator
+        q = self.ck.apply_declarator(base, A.Declarator(dcl.loc, dcl.name, dcl.ops[:-1]), self.lookup)
+        if item.init is None or isinstance(item.init, A.InitList):
+            raise self.error(f"reference '{dcl.name}' must be initialised with a variable or element", dcl.loc)
+        lv = self.lvalue(item.init)
+        if lv.kind != "mem":
+            raise self.error(f"cannot bind the reference '{dcl.name}' to this value", item.init.loc)
+        if lv.type != q.type and strip_spaces(lv.type) != strip_spaces(q.type):
+            raise self.error(f"cannot bind a reference to '{tname(q.type)}' to a value of type "
+                             f"'{tname(lv.type)}'", item.init.loc)
+        if lv.const and not q.const:
+            raise self.error(f"binding the reference '{dcl.name}' to a const value drops const", item.init.loc)
+        addr = self.typed_addr(lv.addr, q.type, item.init.loc)
+        var = ir.Var(dcl.name, addr.type, "reg", dcl.loc)
+        out.append(ir.Decl(dcl.loc, var, addr))
+        sym = self.Sym("var", var, QType(q.type, q.const or lv.const, q.volatile or lv.volatile), dcl.loc)
+        sym.byref = True
+        self.declare(dcl.name, sym, dcl.loc)
 
     def local_variable(self, specs: A.DeclSpecs, base: QType, item: A.InitDeclarator, out: list) -> None:
         storage = set(specs.storage)
         dcl = item.declarator
         if dcl.ops and dcl.ops[-1][0] == "func":
             raise self.error("local function declarations are not supported", dcl.loc)
+        if dcl.ops and dcl.ops[-1][0] == "ref":
+            return self.local_reference(base, item, out)
         q = self.ck.apply_declarator(base, dcl, self.lookup)
         t = q.type
         name = dcl.name
@@ -391,6 +446,37 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
                                                          ir.Const(I64, init.loc, off))
             addr = ir.Cast(ir.PointerType(st2, "local"), init.loc, addr)
             out.append(ir.ExprStmt(e.loc, ir.Store(st2, e.loc, addr, e)))
+
+
+def _find_ref_args(node, ck, out: set) -> None:
+    """Names passed to reference parameters (they must live in memory)."""
+    if isinstance(node, A.CallExpr) and isinstance(node.func, A.Name):
+        refs = None
+        info = ck.func_info.get(node.func.name)
+        if info is not None:
+            refs = info.refs
+        elif ck.templates is not None and node.func.name in ck.templates.defs:
+            fdef = ck.templates.parsed(ck.templates.defs[node.func.name])
+            ps = fdef.declarator.ops[-1][1] if fdef.declarator.ops and fdef.declarator.ops[-1][0] == "func" else []
+            refs = [p.declarator is not None and bool(p.declarator.ops) and p.declarator.ops[-1][0] == "ref"
+                    and "const" not in p.specs.quals for p in ps]
+        for r, a in zip(refs or [], node.args):
+            if r and isinstance(a, A.Name):
+                out.add(a.name)
+    if isinstance(node, A.Declaration):
+        for it in node.items:
+            if it.declarator.ops and it.declarator.ops[-1][0] == "ref" and isinstance(it.init, A.Name):
+                out.add(it.init.name)
+    if isinstance(node, A.Node):
+        for k, v in vars(node).items():
+            if k == "loc":
+                continue
+            if isinstance(v, A.Node):
+                _find_ref_args(v, ck, out)
+            elif isinstance(v, list):
+                for x in v:
+                    if isinstance(x, A.Node):
+                        _find_ref_args(x, ck, out)
 
 
 def _find_addr_taken(node, out: set) -> None:

@@ -105,7 +105,7 @@ HEADERS: dict = {
     "cmath": _MATH,
     "stddef.h": _STDDEF,
     "cstddef": _STDDEF,
-    "stdio.h": "",     # printf is named unsupported by the checker, not here
+    "stdio.h": "",     # printf is built in (isa/printf_format.py)
     "cstdio": "",
     "stdlib.h": "",
     "assert.h": "",
@@ -117,13 +117,16 @@ HEADERS: dict = {
     "math_constants.h": "#define CUDART_PI_F 3.141592654f\n#define CUDART_INF_F __builtin_inff()\n"
                         "#define CUDART_NAN_F __builtin_nanf(\"\")\n#define CUDART_PI 3.1415926535897931e+0\n",
     "vector_types.h": "",
+    # cooperative groups: the names are known to the checker (cooperative_groups.py)
+    "cooperative_groups.h": "",
+    "cooperative_groups/reduce.h": "#include <cooperative_groups.h>\n",
+    "cooperative_groups/scan.h": "#include <cooperative_groups.h>\n",
+    "cooperative_groups/memcpy_async.h": "",
     "vector_functions.h": "",
 }
 
 # Headers of features we do not support: a specific message beats "not found".
 UNSUPPORTED_HEADERS: dict = {
-    "cooperative_groups.h": "cooperative groups are not supported",
-    "cooperative_groups/reduce.h": "cooperative groups are not supported",
     "cuda_fp16.h": "half precision (cuda_fp16.h) is not supported",
     "cuda_bf16.h": "bfloat16 (cuda_bf16.h) is not supported",
     "mma.h": "warp matrix functions (mma.h) are not supported",

@@ -43,10 +43,11 @@ class Tokens:
         return CompileError(msg, loc, self.pp.source_line(loc.file, loc.line))
 
 
-def prepass(ts: Tokens) -> None:
-    """Name unsupported constructs; retype typedef/struct/enum names."""
+def prepass(ts: Tokens, extra_types=frozenset()) -> set:
+    """Name unsupported constructs; retype typedef/struct/enum names (and
+    `extra_types`). Returns the set of type names."""
     toks = ts.toks
-    types = set(BUILTIN_TYPE_NAMES)
+    types = set(BUILTIN_TYPE_NAMES) | set(extra_types)
     n = len(toks)
     # unsupported constructs
     for i, t in enumerate(toks):
@@ -112,3 +113,4 @@ def prepass(ts: Tokens) -> None:
     for k, t in enumerate(toks):
         if t.type == "IDENT" and str(t) in types and k not in declared:
             t.type = "TYPE_NAME"
+    return types

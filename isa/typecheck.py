@@ -45,6 +45,8 @@ class FuncInfo:
         self.decl = decl
         self.defined = False
         self.byref: list = [False] * len(params_q)   # struct params passed by address
+        self.refs: list = [False] * len(params_q)    # reference params (T &): the caller passes an address
+        self.defaults: list = [None] * len(params_q)  # default arguments (A.Expr or None)
         self.sret: Optional[ir.Type] = None          # struct result via hidden '__ret' param
 
 
@@ -63,6 +65,7 @@ class Checker:
         self.file_shared: list = []         # file-scope __shared__ Vars
         self.anon = 0
         self.local_scope = None             # the FunctionLowering being run, if any
+        self.templates = None               # templates.Templates, set by check()
 
     # ------------------------------------------------------------ diagnostics
     def error(self, msg: str, loc: ir.Loc) -> CompileError:
@@ -89,8 +92,8 @@ class Checker:
                 t = self.enum_type(o, scope_lookup)
             else:
                 q = self.typedef_type(o, scope_lookup)
-                return QType(q.type, q.const or "const" in quals, q.volatile or "volatile" in quals,
-                             q.pconst, q.pvolatile)
+                return QType(q.type, q.const or "const" in quals or "constexpr" in specs.storage,
+                             q.volatile or "volatile" in quals, q.pconst, q.pvolatile, q.group)
         else:
             if not words:
                 raise self.error("a type specifier is required (C++ has no implicit int)", specs.loc)
@@ -104,9 +107,12 @@ class Checker:
             t = scalar_from_words(names)
             if t is None:
                 raise self.error(f"invalid type '{' '.join(names)}'", words[0][1])
-        return QType(t, "const" in quals, "volatile" in quals)
+        return QType(t, "const" in quals or "constexpr" in specs.storage, "volatile" in quals)
 
     def typedef_type(self, o: A.TypedefName, scope_lookup) -> QType:
+        if o.name.startswith("cg::"):
+            from .cooperative_groups import group_type
+            return group_type(self, o, scope_lookup)
         sym = scope_lookup(o.name)
         if sym is not None and sym.kind == "typedef":
             return sym.qtype
@@ -214,7 +220,8 @@ class Checker:
             elif op[0] == "func":
                 raise self.error("function pointers and function types are not supported here", d.loc)
             elif op[0] == "ref":
-                raise self.error("references are not supported", d.loc)
+                raise self.error("references are supported only as function parameters and local variables",
+                                 d.loc)
         inner = q.type
         while isinstance(inner, ir.ArrayType):
             inner = inner.elem
@@ -236,11 +243,17 @@ class Checker:
         return int(v)
 
     def lookup_global(self, name: str) -> Optional[Sym]:
+        if self.templates is not None and self.templates.stack:
+            sym = self.templates.lookup(name)
+            if sym is not None:
+                return sym
         return self.globals_scope.get(name)
 
     # ------------------------------------------------------------------ module
     def check(self, tu: A.TranslationUnit) -> ir.Module:
         from .lower import FunctionLowering
+        from .templates import Templates
+        self.templates = Templates(self, tu)
         # in source order, as C++ does: a body sees only what is declared above it
         for item in tu.items:
             if isinstance(item, A.FunctionDef):
@@ -249,9 +262,38 @@ class Checker:
                     FunctionLowering(self, info).lower()
             else:
                 self.file_declaration(item)
+        for req in tu.requests:    # explicit instantiations
+            loc = self.pp.loc(req[0].line, req[0].column, str(req[0]))
+            self.templates.by_tokens(req[:1], loc)
         self.check_calls()
         fns = [i.fn for i in self.func_info.values() if i.space != "host"]
-        return ir.Module(fns, self.globals, self.source, self.filename)
+        return ir.Module(fns, self.globals, self.source, self.filename, self.instantiate_name)
+
+    def instantiate_name(self, module: ir.Module, text: str) -> str:
+        """Instantiate a kernel template from a name expression such as
+        'reduce6<float, 256, true>' (CuPy's name_expressions); returns the
+        instance's name, as get_function finds it."""
+        from .cxx_tokens import rewrite_name
+        from .parser import lex
+        from .preprocessor import preprocess
+        from .token_scan import Tokens
+        pp = preprocess(text, "<name expression>")
+        ts = Tokens(pp, lex(pp))
+        toks = rewrite_name(ts, set(self.templates.defs))
+        loc = ir.Loc("<name expression>", 1, 1)
+        if len(toks) == 1 and not getattr(toks[0], "targs", None) and str(toks[0]) not in self.templates.defs:
+            return str(toks[0])
+        if not toks or str(toks[0]) not in self.templates.defs:
+            raise CompileError(f"'{text}' names no function template of this module", loc, text)
+        try:
+            info = self.templates.by_tokens(toks, loc, pp)
+            self.check_calls()
+        except CompileError:
+            raise
+        except Exception as e:  # a front-end bug must still read as one diagnostic
+            raise CompileError(f"internal error instantiating '{text}' ({type(e).__name__}: {e})", loc, text) from e
+        module.functions[:] = [i.fn for i in self.func_info.values() if i.space != "host"]
+        return info.fn.name
 
     def function_signature(self, specs: A.DeclSpecs, d: A.Declarator, node: A.Node) -> FuncInfo:
         if not d.ops or d.ops[-1][0] != "func":
@@ -269,6 +311,8 @@ class Checker:
         else:
             space = "host"
         base = self.base_type(specs, self.lookup_global)
+        if any(o[0] == "ref" for o in d.ops[:-1]):
+            raise self.error("functions returning references are not supported", d.loc)
         ret = self.apply_declarator(base, A.Declarator(d.loc, d.name, d.ops[:-1]), self.lookup_global)
         if isinstance(ret.type, ir.ArrayType):
             raise self.error("a function cannot return an array", d.loc)
@@ -282,9 +326,24 @@ class Checker:
         pqs = []
         byrefs = []
         names = set()
+        refs = []
+        defaults = []
         for i, p in enumerate(params):
             pbase = self.base_type(p.specs, self.lookup_global)
-            pq = self.apply_declarator(pbase, p.declarator, self.lookup_global, param=True)
+            pdecl = p.declarator
+            is_ref = pdecl is not None and bool(pdecl.ops) and pdecl.ops[-1][0] == "ref"
+            if pdecl is not None and any(o[0] == "ref" for o in pdecl.ops[:-1]):
+                raise self.error("pointers to references are not allowed", p.loc)
+            if is_ref:
+                pdecl = A.Declarator(pdecl.loc, pdecl.name, pdecl.ops[:-1])
+            pq = self.apply_declarator(pbase, pdecl, self.lookup_global, param=True)
+            if is_ref and space == "global":
+                raise self.error("a __global__ function cannot take a reference parameter", p.loc)
+            if is_ref and pq.const and not isinstance(pq.type, ir.StructType):
+                is_ref = False    # const T& of a scalar, pointer or vector: the value itself
+            if is_ref and isinstance(pq.type, ir.StructType):
+                is_ref = False    # struct: passed by address already (byref below)
+            defaults.append(p.default)
             if isinstance(pq.type, ir.ArrayType):   # array parameters are pointers (C11 6.7.6.3p7)
                 pq = QType(ir.PointerType(pq.type.elem), False, False, pq.pconst, pq.pvolatile)
             if isinstance(pq.type, ir.VoidType):
@@ -298,6 +357,8 @@ class Checker:
                 raise self.error(f"redefinition of parameter '{name}'", p.loc)
             names.add(name)
             byref = space != "global" and isinstance(t, ir.StructType)
+            if is_ref:
+                t = ir.PointerType(t)
             if byref:
                 # a struct by value into an inlined device function: the caller
                 # copies it to a local temporary and passes its address
@@ -305,6 +366,7 @@ class Checker:
             pvars.append(ir.Var(name, t, "param", p.loc))
             pqs.append(pq)
             byrefs.append(byref)
+            refs.append(is_ref)
         ret_t = ret.type
         sret = None
         if space != "global" and isinstance(ret_t, ir.StructType):
@@ -322,6 +384,8 @@ class Checker:
         fn = ir.Function(d.name, pvars, ret_t, None, space == "global", d.loc, lb)
         info = FuncInfo(fn, space, pqs, ret, node)
         info.byref = byrefs
+        info.refs = refs
+        info.defaults = defaults
         info.sret = sret
         return info
 
@@ -346,6 +410,8 @@ class Checker:
                 old.fn.params = new.fn.params      # the definition's parameter names
                 old.params_q = new.params_q
                 old.byref = new.byref
+                old.refs = new.refs
+                old.defaults = [a if a is not None else b for a, b in zip(new.defaults, old.defaults)]
                 if new.fn.launch_bounds:
                     old.fn.launch_bounds = new.fn.launch_bounds
             return old

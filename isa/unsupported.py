@@ -6,18 +6,15 @@ from __future__ import annotations
 # keyword or identifier -> message. Identifiers count only when used as a
 # name (not as a struct member after '.'/'->').
 KEYWORDS: dict = {
-    "template": "templates are not supported",
-    "typename": "templates are not supported",
+    "typename": "dependent type names (typename T::x) are not supported",
     "class": "classes are not supported",
     "this": "classes are not supported",
-    "virtual": "classes are not supported",
+    "virtual": "virtual functions are not supported",
     "public": "classes are not supported",
     "private": "classes are not supported",
     "protected": "classes are not supported",
     "friend": "classes are not supported",
     "operator": "operator overloading is not supported",
-    "namespace": "namespaces are not supported",
-    "using": "namespaces are not supported",
     "new": "new and delete are not supported",
     "delete": "new and delete are not supported",
     "goto": "goto is not supported",
@@ -27,14 +24,10 @@ KEYWORDS: dict = {
     "union": "unions are not supported",
     "asm": "inline PTX assembly (asm) is not supported",
     "__asm__": "inline PTX assembly (asm) is not supported",
-    "auto": "auto type deduction is not supported",
     "decltype": "decltype is not supported",
     "static_assert": "static_assert is not supported",
     "__managed__": "managed memory (__managed__) is not supported",
-    "dynamic_cast": "C++ casts are not supported",
-    "static_cast": "C++ casts are not supported",
-    "reinterpret_cast": "C++ casts are not supported",
-    "const_cast": "C++ casts are not supported",
+    "dynamic_cast": "dynamic_cast is not supported (no classes with virtual functions)",
     "__half": "half precision is not supported",
     "__half2": "half precision is not supported",
     "__nv_bfloat16": "bfloat16 is not supported",
@@ -59,9 +52,7 @@ CALLS: dict = {
     "surf2Dread": "surface objects are not supported",
     "surf1Dwrite": "surface objects are not supported",
     "surf2Dwrite": "surface objects are not supported",
-    "this_thread_block": "cooperative groups are not supported",
-    "this_grid": "cooperative groups are not supported",
-    "tiled_partition": "cooperative groups are not supported",
+    "this_grid": "grid-wide cooperative groups (this_grid) are not supported",
     "cudaMalloc": "host API calls are not supported in kernel code",
     "cudaMemcpy": "host API calls are not supported in kernel code",
     "__syncthreads_count": "'__syncthreads_count' is not supported",
@@ -86,18 +77,14 @@ NAMES: dict = {
     "texture": "texture objects are not supported",
     "cudaTextureObject_t": "texture objects are not supported",
     "cudaSurfaceObject_t": "surface objects are not supported",
-    "cooperative_groups": "cooperative groups are not supported",
-    "thread_block": "cooperative groups are not supported",
-    "thread_group": "cooperative groups are not supported",
-    "grid_group": "cooperative groups are not supported",
-    "thread_block_tile": "cooperative groups are not supported",
+    "grid_group": "grid-wide cooperative groups (grid_group) are not supported",
 }
 
 # NAMES count when used as a type: followed by a name, '<' or '::'.
 
 # punctuation sequences
 PUNCT: dict = {
-    "::": "namespaces ('::' qualified names) are not supported",
+    "::": "this '::' qualified name is not supported",
     "<<<": "kernel launches (<<<...>>>) are not supported in kernel source",
     "...": "variadic functions are not supported",
 }

@@ -6,8 +6,8 @@ is split into segments of w lanes; a source lane outside the lane's segment
 (up, down, xor) gives the lane its own value, as the CUDA C Programming Guide
 ("Warp Shuffle Functions") says. A source lane that is not active gives that
 lane's register value as it stands (its last assigned value); CUDA leaves it
-undefined. Votes and ballots take the mask argument from the first active
-lane and act on the active lanes in it.
+undefined. Votes and ballots: each lane votes over the active lanes of its own
+mask argument (cooperative-groups tiles of one warp pass different masks).
 """
 from __future__ import annotations
 
@@ -67,19 +67,20 @@ class IntrinsicsMixin:
         return self.splat_val(m, I32)
 
     def in_ballot(self, e, m):
+        # each lane votes over the lanes of its own mask (tiles of a warp
+        # pass different masks: cooperative_groups.py)
         b = self.b
         mask, pred = self.args(e, m)
-        bits = b.and_(b.and_(self.mbits(pred), m), self.uniform(mask, m))
-        return self.splat_val(bits, I32)
+        bits = b.and_(self.mbits(pred), m)
+        return b.and_(self.splat_val(bits, I32), mask)
 
     def _vote(self, e, m, want_all: bool):
         b = self.b
         mask, pred = self.args(e, m)
-        grp = b.and_(m, self.uniform(mask, m))
-        yes = b.and_(self.mbits(pred), grp)
-        r = b.icmp_unsigned("==", yes, grp) if want_all else b.icmp_unsigned("!=", yes, ll.Constant(I32, 0))
-        r = b.zext(r, scalar_ll(e.type)) if not is_bool(e.type) else r
-        return self.splat_val(r, scalar_ll(e.type))
+        grp = b.and_(self.splat_val(m, I32), mask)
+        yes = b.and_(self.splat_val(self.mbits(pred), I32), grp)
+        r = b.icmp_unsigned("==", yes, grp) if want_all else b.icmp_unsigned("!=", yes, splat(0, I32))
+        return b.zext(r, ll.VectorType(scalar_ll(e.type), WARP)) if not is_bool(e.type) else r
 
     def uniform(self, v, m):
         """The value of v in the first active lane (warp-uniform operands)."""

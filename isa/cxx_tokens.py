@@ -1,0 +1,466 @@
+"""The thin layer of C++ that CUDA samples use, rewritten on the token stream
+before parsing, with every token keeping the user's position.
+
+- namespaces: `namespace n { ... }` is flattened (its names become file-scope
+  names), `namespace cg = cooperative_groups;` is an alias, `using namespace
+  cooperative_groups;` makes the bare cooperative-groups names visible;
+  `n::f` is `f`, and `cg::name` / `cooperative_groups::name` becomes ONE
+  token spelled `cg::name` that the checker knows (cooperative_groups.py);
+- `static_cast<T>(e)`, `reinterpret_cast<T>(e)`, `const_cast<T>(e)` become
+  the C cast `((T)(e))`;
+- `template <...> <function definition>` is taken out of the stream and kept
+  as a `TemplateDef` (its tokens), instantiated by the checker on demand
+  (templates.py); `template __global__ void k<float>(float *);` (explicit
+  instantiation) is kept as a request;
+- a known template name followed by `<args>` becomes one token carrying the
+  argument token lists in `.targs` (the C++ rule that a template name
+  followed by `<` opens an argument list, ISO C++ [temp.names]).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from lark import Token
+
+from .diagnostics import CompileError
+
+CG = "cooperative_groups"
+# the cooperative-groups names we provide (CUDA C Programming Guide,
+# "Cooperative Groups"); types and templates among them
+CG_TYPES = frozenset({"thread_block", "thread_block_tile", "coalesced_group", "thread_group", "grid_group"})
+CG_TEMPLATES = frozenset({"thread_block_tile", "tiled_partition", "plus", "less", "greater", "bit_and",
+                          "bit_or", "bit_xor"})
+CG_NAMES = CG_TYPES | CG_TEMPLATES | frozenset({
+    "this_thread_block", "coalesced_threads", "sync", "reduce", "this_grid", "inclusive_scan",
+    "exclusive_scan"})
+_CASTS = ("static_cast", "reinterpret_cast", "const_cast")
+
+
+class TToken(Token):
+    """A token the rewriter made; `targs` holds template argument token lists."""
+    targs: Optional[list] = None
+
+
+@dataclass
+class TemplateParam:
+    kind: str                 # 'type' | 'value'
+    name: str
+    type_toks: list           # the declared type of a value parameter
+    default: Optional[list]   # default argument tokens
+    tok: Token
+
+
+@dataclass
+class TemplateDef:
+    """A function template: its parameters and the tokens of the function."""
+    name: str
+    params: list              # list[TemplateParam]
+    toks: list                # the function definition, without `template <...>`
+    tok: Token                # the `template` keyword (for diagnostics)
+    ast: object = None        # the parsed FunctionDef, filled by the checker
+
+
+@dataclass
+class Rewritten:
+    toks: list
+    templates: dict = field(default_factory=dict)    # name -> TemplateDef
+    requests: list = field(default_factory=list)     # explicit instantiations: name tokens
+
+
+def _new(kind: str, value: str, at: Token, targs=None) -> TToken:
+    t = TToken.new_borrow_pos(kind, value, at)
+    t.targs = targs
+    return t
+
+
+def _adjacent(a: Token, b: Token) -> bool:
+    return a.end_pos == b.start_pos
+
+
+def _is_scope(toks: list, i: int) -> bool:
+    """toks[i], toks[i+1] spell '::'."""
+    return i + 1 < len(toks) and str(toks[i]) == ":" and str(toks[i + 1]) == ":" and \
+        _adjacent(toks[i], toks[i + 1])
+
+
+def _match(toks: list, i: int, open_: str, close: str) -> int:
+    """Index of the token closing the bracket at toks[i]."""
+    depth = 0
+    for j in range(i, len(toks)):
+        v = str(toks[j])
+        if v == open_:
+            depth += 1
+        elif v == close:
+            depth -= 1
+            if depth == 0:
+                return j
+    return -1
+
+
+def match_angle(toks: list, i: int) -> int:
+    """Index of the '>' closing the template argument list opened at toks[i]
+    ('<'); a '>>' closes two lists (C++11). -1 when unclosed."""
+    depth = 0
+    paren = 0
+    for j in range(i, len(toks)):
+        v = str(toks[j])
+        if v in ("(", "["):
+            paren += 1
+        elif v in (")", "]"):
+            paren -= 1
+            if paren < 0:
+                return -1
+        elif paren == 0:
+            if v == "<":
+                depth += 1
+            elif v == ">":
+                depth -= 1
+            elif v == ">>":
+                depth -= 2
+            elif v in (";", "{", "}"):
+                return -1
+            if depth <= 0:
+                return j if depth == 0 else -1
+    return -1
+
+
+def split_args(toks: list) -> list:
+    """Split tokens at top-level commas."""
+    out, cur, depth = [], [], 0
+    for t in toks:
+        v = str(t)
+        if v in ("(", "[", "<", "{"):
+            depth += 1
+        elif v in (")", "]", ">", "}"):
+            depth -= 1
+        elif v == ">>":
+            depth -= 2
+        if v == "," and depth == 0:
+            out.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    if cur or out:
+        out.append(cur)
+    return out
+
+
+class _Rewriter:
+    def __init__(self, ts):
+        self.ts = ts
+        self.aliases: dict = {CG: CG}
+        self.user_ns: set = set()
+        self.using_cg = False
+
+    def err(self, msg: str, tok: Token) -> CompileError:
+        return self.ts.error(msg, tok)
+
+    # ------------------------------------------------ namespaces and '::'
+    def namespaces(self, toks: list) -> list:
+        out: list = []
+        ns_stack: list = []         # brace depth at which each namespace opened
+        depth = 0
+        i = 0
+        n = len(toks)
+        while i < n:
+            t = toks[i]
+            v = str(t)
+            if v == "namespace":
+                j = i + 1
+                name = str(toks[j]) if j < n and toks[j].type in ("IDENT", "TYPE_NAME") else None
+                if name is not None:
+                    j += 1
+                if j < n and str(toks[j]) == "=" and name is not None:
+                    k, target = self.qualified(toks, j + 1)
+                    if k >= n or str(toks[k]) != ";":
+                        raise self.err("expected ';' after the namespace alias", toks[min(k, n - 1)])
+                    head = target[0]
+                    if head not in self.aliases and head not in self.user_ns:
+                        raise self.err(f"unknown namespace '{'::'.join(target)}'", toks[j + 1])
+                    self.aliases[name] = self.aliases.get(head, head)
+                    i = k + 1
+                    continue
+                if j < n and str(toks[j]) == "{":
+                    if name is not None:
+                        self.user_ns.add(name)
+                    depth += 1
+                    ns_stack.append(depth)
+                    i = j + 1
+                    continue
+                raise self.err("expected '{' or '=' after the namespace name", toks[min(j, n - 1)])
+            if v == "using":
+                k = i + 1
+                is_ns = k < n and str(toks[k]) == "namespace"
+                if is_ns:
+                    k += 1
+                k, target = self.qualified(toks, k)
+                if k >= n or str(toks[k]) != ";":
+                    raise self.err("'using' is supported only as 'using namespace N;' or 'using N::name;'", t)
+                head = target[0] if target else ""
+                if head == "std":
+                    raise self.err("the C++ standard library is not supported", toks[i + 1])
+                if is_ns and self.aliases.get(head) == CG:
+                    self.using_cg = True
+                i = k + 1
+                continue
+            if v == "{":
+                depth += 1
+            elif v == "}":
+                if ns_stack and ns_stack[-1] == depth:
+                    ns_stack.pop()
+                    depth -= 1
+                    i += 1
+                    continue
+                depth -= 1
+            if (t.type in ("IDENT", "TYPE_NAME") and _is_scope(toks, i + 1)) or \
+                    (_is_scope(toks, i) and (not out or str(out[-1]) not in (")",)) and i + 2 < n
+                     and toks[i + 2].type in ("IDENT", "TYPE_NAME")):
+                k, parts = self.qualified(toks, i)
+                out.append(self.resolve(parts, t))
+                i = k
+                continue
+            out.append(t)
+            i += 1
+        return out
+
+    def qualified(self, toks: list, i: int) -> tuple:
+        """Parse `a::b::c` (or `::c`) from toks[i]: (next index, parts)."""
+        parts = []
+        n = len(toks)
+        if _is_scope(toks, i):
+            i += 2
+        while i < n and toks[i].type in ("IDENT", "TYPE_NAME"):
+            parts.append(str(toks[i]))
+            if _is_scope(toks, i + 1):
+                i += 3
+            else:
+                i += 1
+                break
+        return i, parts
+
+    def resolve(self, parts: list, at: Token) -> Token:
+        if not parts:
+            raise self.err("expected a name after '::'", at)
+        if len(parts) == 1:
+            return _new("IDENT", parts[0], at)
+        head = self.aliases.get(parts[0], parts[0])
+        if head == "std":
+            raise self.err("the C++ standard library is not supported", at)
+        if head == CG:
+            if len(parts) != 2 or parts[1] not in CG_NAMES:
+                raise self.err(f"'{'::'.join(parts)}' is not part of the cooperative groups we support "
+                               f"(this_thread_block, tiled_partition, coalesced_threads, sync, reduce, ...)", at)
+            return _new("TYPE_NAME" if parts[1] in CG_TYPES else "IDENT", "cg::" + parts[1], at)
+        if parts[0] in self.user_ns:
+            return _new("IDENT", parts[-1], at)
+        raise self.err(f"unknown namespace '{parts[0]}' (only namespaces defined in this file, "
+                       f"std and cooperative_groups are known)", at)
+
+    def bare_cg(self, toks: list) -> list:
+        """After `using namespace cooperative_groups;`: bare cg names."""
+        if not self.using_cg:
+            return toks
+        defined = {str(toks[i + 1]) for i in range(len(toks) - 2)
+                   if toks[i + 1].type == "IDENT" and str(toks[i + 2]) == "(" and
+                   (toks[i].type == "TYPE_NAME" or str(toks[i]) in ("void", "int", "float", "*", "double",
+                                                                    "unsigned", "bool", "long", "char"))}
+        out = []
+        for i, t in enumerate(toks):
+            v = str(t)
+            prev = str(toks[i - 1]) if i else ""
+            if t.type in ("IDENT", "TYPE_NAME") and v in CG_NAMES and v not in defined and \
+                    prev not in (".", "->", "struct", "enum"):
+                t = _new("TYPE_NAME" if v in CG_TYPES else "IDENT", "cg::" + v, t)
+            out.append(t)
+        return out
+
+    # ---------------------------------------------------------- C++ casts
+    def casts(self, toks: list) -> list:
+        out: list = []
+        i = 0
+        n = len(toks)
+        while i < n:
+            t = toks[i]
+            v = str(t)
+            if v in _CASTS:
+                if i + 1 >= n or str(toks[i + 1]) != "<":
+                    raise self.err(f"expected '<' after '{v}'", t)
+                close = match_angle(toks, i + 1)
+                if close < 0 or close + 1 >= n or str(toks[close + 1]) != "(" or str(toks[close]) != ">":
+                    raise self.err(f"expected '{v}<type>(expression)'", t)
+                end = _match(toks, close + 1, "(", ")")
+                if end < 0:
+                    raise self.err(f"unclosed '(' after '{v}<...>'", toks[close + 1])
+                inner = self.casts(toks[close + 2:end])
+                ty = toks[i + 2:close]
+                out += [_new("LPAR", "(", t), _new("LPAR", "(", t)] + ty + [_new("RPAR", ")", toks[close])] + \
+                       [_new("LPAR", "(", toks[close + 1])] + inner + [_new("RPAR", ")", toks[end]),
+                                                                      _new("RPAR", ")", toks[end])]
+                i = end + 1
+                continue
+            out.append(t)
+            i += 1
+        return out
+
+    # ----------------------------------------------------------- templates
+    def templates(self, toks: list, rw: Rewritten) -> list:
+        out: list = []
+        i = 0
+        n = len(toks)
+        while i < n:
+            t = toks[i]
+            if str(t) != "template":
+                out.append(t)
+                i += 1
+                continue
+            if i + 1 < n and str(toks[i + 1]) == "<":
+                close = match_angle(toks, i + 1)
+                if close < 0 or str(toks[close]) != ">":
+                    raise self.err("unclosed template parameter list", toks[i + 1])
+                params = self.template_params(toks[i + 2:close], t)
+                start = close + 1
+                if not params:
+                    raise self.err("explicit specialisations (template <>) are not supported", t)
+                if start < n and str(toks[start]) in ("struct", "class", "union"):
+                    raise self.err("class templates are not supported (function templates are)", toks[start])
+                if start < n and str(toks[start]) in ("using", "typedef"):
+                    raise self.err("alias templates are not supported (function templates are)", toks[start])
+                end, name = self.function_extent(toks, start, t)
+                body = toks[start:end + 1]
+                if str(body[-1]) == ";":      # a declaration: the definition must follow
+                    i = end + 1
+                    continue
+                if name in rw.templates:
+                    raise self.err(f"redefinition of template '{name}' (overloading is not supported)", t)
+                rw.templates[name] = TemplateDef(name, params, body, t)
+                i = end + 1
+                continue
+            # explicit instantiation: template __global__ void k<float>(float *);
+            j = i + 1
+            while j < n and str(toks[j]) != ";":
+                j += 1
+            decl = toks[i + 1:j]
+            for k in range(len(decl) - 1):
+                if decl[k].type in ("IDENT", "TYPE_NAME") and str(decl[k + 1]) == "<":
+                    close = match_angle(decl, k + 1)
+                    if close > 0:
+                        rw.requests.append(decl[k:close + 1])
+                        break
+            else:
+                raise self.err("explicit instantiation needs template arguments: template void f<int>(int);", t)
+            i = j + 1
+        return out
+
+    def template_params(self, toks: list, at: Token) -> list:
+        params = []
+        for p in split_args(toks):
+            if not p:
+                raise self.err("empty template parameter", at)
+            default = None
+            for k, x in enumerate(p):
+                if str(x) == "=":
+                    default, p = p[k + 1:], p[:k]
+                    break
+            if not p:
+                raise self.err("template parameter without a name", at)
+            name_tok = p[-1]
+            if name_tok.type not in ("IDENT", "TYPE_NAME"):
+                raise self.err("template parameter without a name", name_tok)
+            if str(p[0]) in ("typename", "class"):
+                if len(p) != 2:
+                    raise self.err("template template parameters are not supported", p[0])
+                params.append(TemplateParam("type", str(name_tok), [], default, name_tok))
+            elif str(p[0]) == "template":
+                raise self.err("template template parameters are not supported", p[0])
+            else:
+                if any(str(x) == "..." or str(x) == "." for x in p):
+                    raise self.err("variadic templates are not supported", p[0])
+                params.append(TemplateParam("value", str(name_tok), p[:-1], default, name_tok))
+        return params
+
+    def function_extent(self, toks: list, start: int, at: Token) -> tuple:
+        """(index of the function's closing '}' or ';', its name)."""
+        n = len(toks)
+        j = start
+        name = None
+        depth = 0
+        while j < n:
+            v = str(toks[j])
+            if v in ("__launch_bounds__", "__align__") and j + 1 < n and str(toks[j + 1]) == "(":
+                j = _match(toks, j + 1, "(", ")") + 1
+                continue
+            if v == "(" and depth == 0 and name is None:
+                if j == start or toks[j - 1].type not in ("IDENT", "TYPE_NAME"):
+                    raise self.err("only function templates are supported", at)
+                name = str(toks[j - 1])
+                j = _match(toks, j, "(", ")")
+                if j < 0:
+                    raise self.err("unclosed '(' in the template's parameter list", at)
+                j += 1
+                continue
+            if name is not None and v == ";":
+                return j, name
+            if name is not None and v == "{":
+                end = _match(toks, j, "{", "}")
+                if end < 0:
+                    raise self.err("expected '}' at end of input", toks[-1])
+                return end, name
+            if v in (";", "{") and name is None:
+                raise self.err("only function templates are supported (class, variable and alias "
+                               "templates are not)", at)
+            j += 1
+        raise self.err("unexpected end of input in a template", at)
+
+    # ------------------------------------------------------ template-ids
+    def template_ids(self, toks: list, names) -> list:
+        out: list = []
+        i = 0
+        n = len(toks)
+        while i < n:
+            t = toks[i]
+            v = str(t)
+            prev = str(toks[i - 1]) if i else ""
+            if t.type in ("IDENT", "TYPE_NAME") and i + 1 < n and str(toks[i + 1]) == "<" and \
+                    prev not in (".", "->") and (v in names or (v.startswith("cg::") and v[4:] in CG_TEMPLATES)):
+                close = match_angle(toks, i + 1)
+                if close < 0:
+                    raise self.err(f"unclosed template argument list of '{v}'", toks[i + 1])
+                inner = toks[i + 2:close]
+                args = [self.template_ids(a, names) for a in split_args(inner)]
+                tid = _new(t.type, v, t, args)
+                out.append(tid)
+                if str(toks[close]) == ">>":   # `a<b<c>>`: the outer list closes here too
+                    out.append(_new("RELOP", ">", toks[close]))
+                i = close + 1
+                continue
+            out.append(t)
+            i += 1
+        return out
+
+
+def rewrite(ts) -> Rewritten:
+    """Apply the C++ rewrites to ts.toks; returns the new token list, the
+    function templates and explicit instantiation requests."""
+    r = _Rewriter(ts)
+    toks = r.namespaces(ts.toks)
+    toks = r.bare_cg(toks)
+    toks = r.casts(toks)
+    rw = Rewritten([])
+    toks = r.templates(toks, rw)
+    names = set(rw.templates)
+    rw.toks = r.template_ids(toks, names)
+    for td in rw.templates.values():
+        td.toks = r.template_ids(td.toks, names)
+        for p in td.params:
+            if p.default:
+                p.default = r.template_ids(p.default, names)
+    rw.requests = [r.template_ids(q, names) for q in rw.requests]
+    return rw
+
+
+def rewrite_name(ts, names) -> list:
+    """A name expression ('reduce6<float, 256, true>') as rewritten tokens."""
+    r = _Rewriter(ts)
+    toks = r.namespaces(ts.toks)
+    return r.template_ids(toks, names)

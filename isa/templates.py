@@ -1,0 +1,213 @@
+"""Function templates, instantiated in the front end (ISO C++ [temp]).
+
+A template's tokens are parsed once (its type parameters read as type
+names); each instantiation lowers that function again with the parameters
+bound in a scope of their own: a type parameter is a typedef, a non-type
+parameter a constant (so `if (blockSize >= 512)` and `__shared__ T
+s[blockSize]` fold at compile time, as nvcc folds them). The instance is an
+ordinary ir.Function named as CuPy's name expressions spell it:
+`reduce6<float,256,true>`. Instances come from template-ids in calls
+(`warpReduce<T, 32>(v)`), from argument deduction (`maxOf(a, b)`, type
+parameters only, [temp.deduct.call] for T, T*, const T*, T&), from explicit
+instantiations (`template __global__ void k<float>(float *);`) and from the
+API (`RawModule(name_expressions=[...])`, `get_function("k<float>")`).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from . import ast as A
+from . import ir
+from .conversions import const_value
+from .declarations import QType
+from .diagnostics import CompileError
+from .places import is_ptr, strip_spaces, tname
+
+
+def spell(v) -> str:
+    """A template argument as the instance's name spells it."""
+    if isinstance(v, QType):
+        s = tname(v.type).replace(" *", "*")
+        return ("const " + s) if v.const else s
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+class Templates:
+    """The function templates of one translation unit and their instances."""
+
+    def __init__(self, checker, tu: A.TranslationUnit):
+        self.ck = checker
+        self.defs = dict(tu.templates or {})
+        self.frag = tu.fragments
+        self.instances: dict = {}       # canonical name -> FuncInfo
+        self.stack: list = []           # scopes binding the parameters being instantiated
+
+    # ------------------------------------------------------------- lookup
+    def lookup(self, name: str):
+        return self.stack[-1].get(name) if self.stack else None
+
+    def type_params_in_scope(self) -> set:
+        return {n for n, s in self.stack[-1].items() if s.kind == "typedef"} if self.stack else set()
+
+    def error(self, msg: str, loc: ir.Loc) -> CompileError:
+        return self.ck.error(msg, loc)
+
+    def parsed(self, td):
+        if td.ast is None:
+            tu = self.frag.function(td.toks, {p.name for p in td.params if p.kind == "type"})
+            if not tu.items or not isinstance(tu.items[0], A.FunctionDef):
+                raise self.ck.error(f"template '{td.name}' is not a function definition", self.ck.pp.loc(td.tok.line, td.tok.column, str(td.tok)))
+            td.ast = tu.items[0]
+        return td.ast
+
+    # -------------------------------------------------------- arguments
+    def explicit_args(self, td, targs: list, scope_lookup, loc, pp=None) -> list:
+        """Values of explicit template arguments (QType or int/bool)."""
+        if len(targs) > len(td.params):
+            raise self.error(f"too many template arguments for '{td.name}' (it takes {len(td.params)})", loc)
+        tps = self.type_params_in_scope()
+        return [self.arg_value(p, toks, scope_lookup, tps, loc, pp) for p, toks in zip(td.params, targs)]
+
+    def arg_value(self, p, toks, scope_lookup, tps, loc, pp=None):
+        from .lower import FunctionLowering
+        if not toks:
+            raise self.error(f"empty template argument for '{p.name}'", loc)
+        if p.kind == "type":
+            tn = self.frag.type_name(toks, tps, pp)
+            low = FunctionLowering.for_constants(self.ck, scope_lookup)
+            q = low.type_of_name(tn)
+            return QType(q.type, q.const)
+        e = self.frag.expr(toks, tps, pp)
+        v = self.ck.const_int(e, scope_lookup, f"template argument '{p.name}'")
+        return bool(v) if "bool" in [str(t) for t in p.type_toks] else v
+
+    def value_type(self, td, p, scope: dict) -> ir.Type:
+        from .lower import FunctionLowering
+        tn = self.frag.type_name(p.type_toks, {q.name for q in td.params if q.kind == "type"})
+        self.stack.append(scope)
+        try:
+            low = FunctionLowering.for_constants(self.ck, self.ck.lookup_global)
+            return low.type_of_name(tn).type
+        finally:
+            self.stack.pop()
+
+    def defaults(self, td, vals: list, loc) -> list:
+        """Fill parameters after the given ones from their defaults."""
+        vals = list(vals)
+        for p in td.params[len(vals):]:
+            if p.default is None:
+                break
+            scope = self.bind(td, vals, loc)
+            self.stack.append(scope)
+            try:
+                vals.append(self.arg_value(p, p.default, self.ck.lookup_global, self.type_params_in_scope(), loc))
+            finally:
+                self.stack.pop()
+        return vals
+
+    def bind(self, td, vals: list, loc) -> dict:
+        from .typecheck import Sym
+        scope: dict = {}
+        for p, v in zip(td.params, vals):
+            if p.kind == "type":
+                if not isinstance(v, QType):
+                    raise self.error(f"template parameter '{p.name}' of '{td.name}' needs a type", loc)
+                scope[p.name] = Sym("typedef", None, v, loc)
+            else:
+                if isinstance(v, QType):
+                    raise self.error(f"template parameter '{p.name}' of '{td.name}' needs a value, not a type", loc)
+                t = self.value_type(td, p, scope)
+                if not isinstance(t, ir.ScalarType):
+                    raise self.error(f"template parameter '{p.name}' must have an integer or bool type", loc)
+                scope[p.name] = Sym("enum", const_value(v, t), QType(t, True), loc)
+        return scope
+
+    # ------------------------------------------------------- deduction
+    def deduce(self, low, td, vals: list, args: list, loc) -> list:
+        """Deduce the remaining type parameters from call arguments."""
+        fdef = self.parsed(td)
+        params = fdef.declarator.ops[-1][1] if fdef.declarator.ops and fdef.declarator.ops[-1][0] == "func" else []
+        known = {p.name: v for p, v in zip(td.params, vals)}
+        for prm, arg in zip(params, args):
+            ty = [t for t in prm.specs.types if isinstance(t, A.TypedefName)]
+            if len(ty) != 1 or prm.declarator is None:
+                continue
+            name = ty[0].name
+            tp = next((p for p in td.params if p.name == name and p.kind == "type"), None)
+            if tp is None or name in known:
+                continue
+            ops = [o[0] for o in prm.declarator.ops]
+            at = low.type_only(arg)
+            if isinstance(at, ir.ArrayType):
+                at = ir.PointerType(at.elem)
+            if ops in ([], ["ref"]):
+                t = at
+            elif ops in (["ptr"], ["ptr", "ref"]) and is_ptr(at):
+                t = at.pointee
+            else:
+                continue
+            known[name] = QType(strip_spaces(t))
+        out = []
+        for p in td.params:
+            if p.name in known:
+                out.append(known[p.name])
+            else:
+                break
+        out = self.defaults(td, out, loc)
+        if len(out) < len(td.params):
+            missing = td.params[len(out)].name
+            raise self.error(f"cannot deduce template argument '{missing}' of '{td.name}'; "
+                             f"give it explicitly ({td.name}<...>(...))", loc)
+        return out
+
+    # ---------------------------------------------------- instantiation
+    def instantiate(self, td, vals: list, loc):
+        """The FuncInfo of td<vals...>, lowering it the first time."""
+        from .lower import FunctionLowering
+        canon = f"{td.name}<{','.join(spell(v) for v in vals)}>"
+        info = self.instances.get(canon)
+        if info is not None:
+            return info
+        fdef = self.parsed(td)
+        scope = self.bind(td, vals, loc)
+        self.stack.append(scope)
+        try:
+            d = fdef.declarator
+            f2 = A.FunctionDef(fdef.loc, fdef.specs, A.Declarator(d.loc, canon, d.ops), fdef.body)
+            saved = self.ck.local_scope
+            self.ck.local_scope = None
+            try:
+                info = self.ck.function_def(f2)
+                self.instances[canon] = info
+                if info.space != "host":
+                    FunctionLowering(self.ck, info).lower()
+            finally:
+                self.ck.local_scope = saved
+        finally:
+            self.stack.pop()
+        return info
+
+    def for_call(self, low, name: A.Name, args: list, loc):
+        """The instance a call `name<targs>(args)` or `name(args)` calls."""
+        td = self.defs[name.name]
+        vals = self.explicit_args(td, name.targs or [], low.lookup, loc)
+        if len(vals) < len(td.params):
+            vals = self.defaults(td, vals, loc) if all(p.kind == "value" for p in td.params[len(vals):]) \
+                else self.deduce(low, td, vals, args, loc)
+        if len(vals) < len(td.params):
+            raise self.error(f"cannot deduce template argument '{td.params[len(vals)].name}' of '{td.name}'; "
+                             f"give it explicitly ({td.name}<...>(...))", loc)
+        return self.instantiate(td, vals, loc)
+
+    def by_tokens(self, toks: list, loc, pp=None):
+        """Instantiate from a name expression's tokens (one template-id)."""
+        if len(toks) != 1 or str(toks[0]) not in self.defs:
+            raise self.error("expected a template name with its arguments, like 'k<float, 256>'", loc)
+        td = self.defs[str(toks[0])]
+        vals = self.explicit_args(td, getattr(toks[0], "targs", None) or [], self.ck.lookup_global, loc, pp)
+        vals = self.defaults(td, vals, loc)
+        if len(vals) < len(td.params):
+            raise self.error(f"too few template arguments for '{td.name}'", loc)
+        return self.instantiate(td, vals, loc)

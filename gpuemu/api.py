@@ -219,8 +219,11 @@ class Launch:
 # stats and scheduler: l1 (False: global loads bypass L1, as -dlcm=cg; True:
 # cached in L1, as -dlcm=ca; default: the module's -dlcm option, else the preset's),
 # bank_mode (4 or 8 bytes on cc3.x), seed (seeded-random choices),
-# enable_cooperative_groups (accepted for CuPy compatibility, unused).
-LAUNCH_OPTIONS = frozenset({"l1", "bank_mode", "seed", "enable_cooperative_groups"})
+# enable_cooperative_groups (accepted for CuPy compatibility, unused),
+# workers (blocks on N host threads: gpuemu/machine/block_workers.py; default
+# $GPUEMU_WORKERS or 1), progress (a callable given the blocks each batch ran).
+LAUNCH_OPTIONS = frozenset({"l1", "bank_mode", "seed", "enable_cooperative_groups", "workers",
+                            "progress"})
 
 
 class RawKernel:
@@ -358,6 +361,9 @@ class RawKernel:
                              meta.launch_bounds, self._max_dynamic)
         if not isinstance(budget, numbers.Integral) or budget < 1:
             raise LaunchError(f"budget must be a positive int, got {budget!r}")
+        w = options.get("workers")
+        if w is not None and (isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1):
+            raise LaunchError(f"workers must be a positive int, got {w!r}")
         params, copies, keep = self._pack(args)
         run = LaunchRun(self.compiled, mod.preset, shape, params, mod.symbol_table,
                         device_memory(), budget=budget, stats=stats, scheduler=scheduler,

@@ -11,7 +11,8 @@ bad kernel never reads or writes outside its objects.
 Local objects (and kernel struct parameters, space 'param', which each
 thread may modify) live in each lane's window of the frame.
 
-Atomics go lane by lane in lane order. Plain stores visit lanes in the
+Atomics go lane by lane in lane order, each lane's read-modify-write one
+atomic instruction (global memory is shared by the parallel block workers). Plain stores visit lanes in the
 order of ctx's store-order table (identity unless the launch has a seed), so
 of several lanes storing to one address the last visited wins: the highest
 active lane by default, a seeded-random one on request. Helpers are generated once per (operation, type) in the kernel's
@@ -85,6 +86,49 @@ def _atomic_apply(b: ll.IRBuilder, op: str, old, v, cmp, et: ll.Type, is_float: 
     if op == "cas":   # integer types only (the front end rejects others, as CUDA has no float CAS)
         return b.select(b.icmp_unsigned("==", old, cmp), v, old)
     raise NotImplementedError(op)
+
+
+# one hardware read-modify-write instruction where LLVM has it (x86: lock
+# xadd, lock and, ...); the others (inc, dec, float min/max, 8/16-bit float
+# ops) are a compare-and-swap loop around the rule of _atomic_apply
+_RMW_INT = {"add": "add", "sub": "sub", "exch": "xchg", "and": "and", "or": "or", "xor": "xor"}
+_RMW_FLOAT = {"add": "fadd", "sub": "fsub"}
+
+
+def _atomic_rmw(b: ll.IRBuilder, op: str, hp, v, cmp, et: ll.Type, is_float: bool, signed: bool,
+                align: int):
+    """Apply `op` to *hp atomically (blocks on parallel workers share global
+    memory, so a lane's read-modify-write is one atomic instruction, as on
+    the GPU; relaxed ordering, as CUDA's atomics); returns the old value."""
+    if not is_float and op in _RMW_INT:
+        return b.atomic_rmw(_RMW_INT[op], hp, v, "monotonic")
+    if not is_float and op in ("min", "max"):
+        return b.atomic_rmw(op if signed else "u" + op, hp, v, "monotonic")
+    if is_float and op in _RMW_FLOAT:
+        return b.atomic_rmw(_RMW_FLOAT[op], hp, v, "monotonic")
+    it = ll.IntType(et.width if isinstance(et, ll.IntType) else (32 if et == ll.FloatType() else 64))
+    ip = b.bitcast(hp, it.as_pointer())
+    as_int = (lambda x: x) if isinstance(et, ll.IntType) else (lambda x: b.bitcast(x, it))
+    if op == "cas":
+        pair = b.cmpxchg(ip, as_int(cmp), as_int(v), "monotonic", "monotonic")
+        old = b.extract_value(pair, 0)
+        return old if isinstance(et, ll.IntType) else b.bitcast(old, et)
+    pre = b.block
+    first = b.load(ip, align=align)
+    loop = b.append_basic_block("cas_loop")
+    after = b.append_basic_block("cas_done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    cur = b.phi(it)
+    cur.add_incoming(first, pre)
+    cur_v = cur if isinstance(et, ll.IntType) else b.bitcast(cur, et)
+    new = _atomic_apply(b, op, cur_v, v, cmp, et, is_float, signed)
+    pair = b.cmpxchg(ip, cur, as_int(new), "monotonic", "monotonic")
+    seen = b.extract_value(pair, 0)
+    cur.add_incoming(seen, loop)
+    b.cbranch(b.extract_value(pair, 1), after, loop)
+    b.position_at_end(after)
+    return cur_v
 
 
 def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
@@ -228,10 +272,8 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     elif kind == "st":
         b.store(b.load(slot), hp, align=align)
     else:
-        old = b.load(hp, align=align)
-        new = _atomic_apply(b, atomic_op, old, b.load(slot), b.load(b.gep(auxp, [ln])),
-                            et, is_float, signed)
-        b.store(new, hp, align=align)
+        old = _atomic_rmw(b, atomic_op, hp, b.load(slot), b.load(b.gep(auxp, [ln])),
+                          et, is_float, signed, align)
         b.store(old, slot)
     b.branch(act_next)
     b.position_at_end(act_next)

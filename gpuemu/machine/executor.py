@@ -2,7 +2,9 @@
 
 Python runs once per warp event (barrier, exit, full trace buffer), never per
 lane or instruction. Blocks run one at a time in functional mode (each to
-completion); the block scheduler decides their SM.
+completion); the block scheduler decides their SM. Options `workers` (N >
+1: batches of blocks on N threads, block_workers.py) and `progress` (called
+with the number of blocks each finished batch ran).
 
 Barrier rule: a block's barrier releases when every warp that has not exited
 waits at the same `__syncthreads()`; exited threads no longer take part (as
@@ -22,6 +24,7 @@ from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.memory.trace import AccessBatch
 from gpuemu.stats import Stats
 
+from . import block_workers
 from .block_scheduler import RoundRobinBlockScheduler
 from .findings import (barrier_divergence_finding, deadlock_finding, fault_finding, thread_of,
                        timeout_finding)
@@ -157,14 +160,19 @@ class LaunchRun:
     def drain(self):
         ctx = self.ctx
         n = int(ctx[abi.C_TRACE_LEN])
-        if n and self.memsys is not None:
-            r = self.trace[:n]
-            c = np.ascontiguousarray   # the batch owns its arrays: the buffer is reused
-            batch = AccessBatch(instr=c(r["instr"]), mask=c(r["mask"]), addr=c(r["addr"]),
-                                space=r["space"].astype(np.int8), sm=c(r["sm"]),
-                                block=c(r["block"]), warp=c(r["warp"]))
-            self.memsys.charge(batch, self.meta.instrs, self.stats)
+        if n:
+            self._charge_records(self.trace[:n])
         ctx[abi.C_TRACE_LEN] = 0
+
+    def _charge_records(self, r: np.ndarray) -> None:
+        """Charge trace records (abi.TRACE_DTYPE, issue order) to the memory model."""
+        if self.memsys is None:
+            return
+        c = np.ascontiguousarray   # the batch owns its arrays: the buffer is reused
+        batch = AccessBatch(instr=c(r["instr"]), mask=c(r["mask"]), addr=c(r["addr"]),
+                            space=r["space"].astype(np.int8), sm=c(r["sm"]),
+                            block=c(r["block"]), warp=c(r["warp"]))
+        self.memsys.charge(batch, self.meta.instrs, self.stats)
 
     # -------------------------------------------------------------------- run
     def run(self) -> RunResult:
@@ -174,18 +182,31 @@ class LaunchRun:
         sched = RoundRobinBlockScheduler(self.preset.num_sms)
         self.issue = np.zeros(self.preset.num_sms, dtype=np.int64)
         self._wi_total = 0
-        pending: list = []
-        for blk in sched.schedule(shape.grid):
-            pending.append(blk)
-            if len(pending) == self.batch:
-                self._run_batch(pending)
-                pending = []
-        if pending:
-            self._run_batch(pending)
+        batches = self._batches(sched.schedule(shape.grid))
+        progress = self.options.get("progress")
+        workers = self.options.get("workers") or block_workers.default_workers()
+        if workers > 1 and block_workers.can_parallelise(self):
+            block_workers.run_parallel(self, batches, workers, progress)
+        else:
+            for blocks in batches:
+                self._run_batch(blocks)
+                if progress is not None:
+                    progress(len(blocks))
         if self.want_stats:
             self.drain()
             self._collect(self.issue)
         return RunResult(self.stats, self.findings, time.perf_counter() - t0)
+
+    def _batches(self, blocks):
+        """The scheduled blocks in lists of at most `batch` (one frames buffer)."""
+        pending: list = []
+        for blk in blocks:
+            pending.append(blk)
+            if len(pending) == self.batch:
+                yield pending
+                pending = []
+        if pending:
+            yield pending
 
     def _run_batch(self, blocks: list):
         self._reset_batch(blocks)

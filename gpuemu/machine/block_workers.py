@@ -1,0 +1,165 @@
+"""Parallel block workers: the blocks of one launch on several host threads.
+
+Blocks of a launch are independent until they meet in global memory, so
+functional mode can run them on several cores. Each worker is a copy of the
+launch's `LaunchRun` with its own frames, shared memory, ctx, trace buffer
+and per-line counters; global memory, the bounds table, the parameters and
+the symbols are shared. The native warp functions are called through
+ctypes, which releases the GIL, so the workers' native code runs in
+parallel; atomics are atomic instructions in the generated code
+(gpuemu/jit/memory_access.py), so concurrent blocks' atomics on one address
+never lose an update.
+
+Identical to one worker, by construction:
+- results: every block runs the same code on the same inputs (a kernel whose
+  blocks race on global memory is racy on the GPU too);
+- counters: per-line counters and issue cycles are sums over blocks; the
+  memory model (caches are order-dependent) is charged by the main thread
+  with each batch's trace records in block order, the order one worker
+  produces (splitting a trace into batches changes no counter:
+  gpuemu/memory/memory_system.py);
+- findings and errors: reported in block order, the first fault of the
+  lowest batch, the first barrier divergence per line.
+
+Launches with a seed (seeded-random store order per warp run) or a warp
+scheduler other than the default run on one worker.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import threading
+from typing import Callable, Iterable, Optional
+
+import numpy as np
+
+from gpuemu.jit import abi
+from gpuemu.stats import Stats
+
+from .warp_scheduler import LooseRoundRobin
+
+
+def default_workers() -> int:
+    """GPUEMU_WORKERS, else 1 (the cores are often shared; ask for more)."""
+    try:
+        return max(1, int(os.environ.get("GPUEMU_WORKERS", "1")))
+    except ValueError:
+        return 1
+
+
+def can_parallelise(run) -> bool:
+    """Whether this launch may run its blocks on several workers."""
+    return (run.options.get("seed") is None
+            and type(run.scheduler) is LooseRoundRobin)
+
+
+class _Worker:
+    """One worker's copy of the launch: private state, shared memory."""
+
+    def __init__(self, run) -> None:
+        w = copy.copy(run)
+        w.stats = Stats()
+        w.findings = []
+        w._divergent_barriers = set()
+        w._setup()
+        w.issue = np.zeros(run.preset.num_sms, dtype=np.int64)
+        w._wi_total = 0
+        self.chunks: list = []
+        w.drain = self._keep_trace            # the main thread charges it, in order
+        self.run = w
+
+    def _keep_trace(self) -> None:
+        ctx = self.run.ctx
+        n = int(ctx[abi.C_TRACE_LEN])
+        if n:
+            self.chunks.append(self.run.trace[:n].copy())
+        ctx[abi.C_TRACE_LEN] = 0
+
+    def run_batch(self, blocks: list):
+        """Run the blocks; (trace chunks, findings, error) of this batch."""
+        self.chunks = []
+        nf = len(self.run.findings)
+        err = None
+        try:
+            self.run._run_batch(blocks)
+            if self.run.want_stats:
+                self._keep_trace()
+        except BaseException as e:          # handed to the main thread, in block order
+            err = e
+        return self.chunks, self.run.findings[nf:], err
+
+
+def run_parallel(run, batches: Iterable[list], nworkers: int,
+                 progress: Optional[Callable[[int], None]] = None) -> None:
+    """Run `batches` (lists of blocks, in schedule order) on `nworkers`
+    threads; charge traces, merge counters and findings into `run`."""
+    workers = [_Worker(run) for _ in range(nworkers)]
+    it = enumerate(batches)
+    take = threading.Lock()
+    done: dict = {}
+    ready = threading.Condition()
+    stop = threading.Event()
+
+    def loop(wk: _Worker) -> None:
+        while not stop.is_set():
+            with take:
+                nxt = next(it, None)
+            if nxt is None:
+                break
+            seq, blocks = nxt
+            res = wk.run_batch(blocks)
+            with ready:
+                done[seq] = (len(blocks), res)
+                ready.notify_all()
+            if res[2] is not None:
+                break
+        with ready:
+            done.setdefault(("exit", id(wk)), None)
+            ready.notify_all()
+
+    threads = [threading.Thread(target=loop, args=(wk,), daemon=True, name=f"gpuemu-block-worker-{i}")
+               for i, wk in enumerate(workers)]
+    for t in threads:
+        t.start()
+    seq = 0
+    error = None
+    try:
+        while True:
+            with ready:
+                while seq not in done:
+                    if sum(1 for k in done if isinstance(k, tuple)) == len(threads):
+                        break                  # every worker has left: no more batches
+                    ready.wait()
+                if seq not in done:
+                    break
+                nblocks, (chunks, findings, err) = done.pop(seq)
+            for c in chunks:
+                run._charge_records(c)
+            _merge_findings(run, findings)
+            if err is not None:
+                error = err
+                break
+            if progress is not None:
+                progress(nblocks)
+            seq += 1
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    if error is not None:
+        raise error
+    for wk in workers:
+        w = wk.run
+        run.counters += w.counters
+        run.issue += w.issue
+
+
+def _merge_findings(run, findings: list) -> None:
+    """Barrier divergence is reported once per line: keep the first in block order."""
+    seen = run.__dict__.setdefault("_merged_divergence", set())
+    for f in findings:
+        if f.kind == "barrier_divergence":
+            if f.line in seen:
+                continue
+            seen.add(f.line)
+        run.findings.append(f)

@@ -1,0 +1,110 @@
+"""Blocks on parallel workers: the same results, counters and findings as one worker."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import llvmlite.ir as ll
+import numpy as np
+import pytest
+
+import gpuemu
+from gpuemu.errors import KernelError, LaunchError
+from kernel_launch import launch
+
+PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
+
+
+def _transpose(workers: int):
+    n = 512                       # 256 blocks: four batches of 64
+    a = np.random.default_rng(1).random((n, n), dtype=np.float32)
+    t = np.zeros_like(a)
+    k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
+    lau = k((n // 32, n // 32), (32, 8), (t, a, np.int32(n)), workers=workers)
+    return a, t, lau
+
+
+def test_two_workers_give_the_transpose():
+    a, t, _ = _transpose(2)
+    assert np.array_equal(t, a.T)
+
+
+def test_two_workers_count_what_one_worker_counts():
+    _, _, one = _transpose(1)
+    _, _, two = _transpose(2)
+    assert two.stats == one.stats
+    assert two.stats_by_line == one.stats_by_line
+
+
+GLOBAL_HIST = r"""
+extern "C" __global__ void hist(const int* data, unsigned int* bins, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&bins[data[i] & 7], 1u);
+}
+"""
+
+
+def test_global_atomics_of_concurrent_blocks_lose_no_update():
+    data = np.random.default_rng(2).integers(0, 1000, 1 << 16).astype(np.int32)
+    bins = np.zeros(8, dtype=np.uint32)
+    launch(GLOBAL_HIST, "hist", (data.size // 128,), (128,), data, bins, np.int32(data.size),
+           stats=False, workers=2)
+    assert bins.tolist() == np.bincount(data & 7, minlength=8).tolist()
+
+
+def test_global_atomic_add_is_an_atomic_instruction():
+    from isa import compile_source
+    from gpuemu.jit.warp_codegen import WarpCodegen
+    module = compile_source(GLOBAL_HIST)
+    llmod = ll.Module(name="t")
+    WarpCodegen(module, module.kernel("hist"), llmod, "hist_sym").build()
+    assert "atomicrmw add" in str(llmod)
+
+
+FAULT = r"""
+extern "C" __global__ void k(float* x, int bad_block) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (blockIdx.x >= bad_block) i += 1 << 20;
+    x[i] = 1.0f;
+}
+"""
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_fault_names_the_first_faulting_block(workers):
+    x = np.zeros(1024 * 64, dtype=np.float32)       # 16 batches of 64 blocks
+    with pytest.raises(KernelError) as e:
+        launch(FAULT, "k", (1024,), (64,), x, np.int32(700), stats=False, workers=workers)
+    assert e.value.findings[0].block == (700, 0, 0)
+
+
+DIVERGENT = r"""
+extern "C" __global__ void k(int* out) {
+    if (threadIdx.x < 16 && blockIdx.x % 3 == 1) { __syncthreads(); }
+    else { __syncthreads(); }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = 1;
+}
+"""
+
+
+def test_barrier_divergence_findings_match_one_worker():
+    runs = []
+    for workers in (1, 2):
+        out = np.zeros(640 * 32, dtype=np.int32)
+        runs.append(launch(DIVERGENT, "k", (640,), (32,), out, workers=workers).findings)
+    assert [(f.kind, f.line, f.block) for f in runs[1]] == [(f.kind, f.line, f.block) for f in runs[0]]
+    assert runs[0] and runs[0][0].block == (1, 0, 0)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_workers_must_be_a_positive_int(bad):
+    with pytest.raises(LaunchError, match="workers"):
+        launch(GLOBAL_HIST, "hist", (1,), (32,), np.zeros(32, np.int32), np.zeros(8, np.uint32),
+               np.int32(32), workers=bad)
+
+
+def test_progress_hears_of_every_block():
+    seen = []
+    data = np.zeros(1 << 15, dtype=np.int32)
+    launch(GLOBAL_HIST, "hist", (data.size // 32,), (32,), data, np.zeros(8, np.uint32),
+           np.int32(data.size), stats=False, workers=2, progress=seen.append)
+    assert sum(seen) == data.size // 32

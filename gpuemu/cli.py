@@ -426,6 +426,8 @@ def cmd_occupancy(ns: argparse.Namespace) -> int:
 
 
 def cmd_info(ns: argparse.Namespace) -> int:
+    if ns.name and ns.what != "arch":
+        raise UsageError(f"'info {ns.what}' takes no NAME (did you mean 'info arch {ns.name}'?)")
     if ns.what == "archs":
         rows = arch_rows()
         if ns.json:
@@ -447,12 +449,53 @@ def cmd_info(ns: argparse.Namespace) -> int:
             t.add_row(*[_kib(r[k]) if "shared" in k else str(r[k]) for _, k in cols])
         console.print(t)
         return EXIT_OK
+    if ns.what == "arch":
+        return _info_arch(ns)
     if ns.what == "counters":
         from .stats import COUNTERS
         for c in COUNTERS:
             print(c)
         return EXIT_OK
     raise UsageError(f"unknown info topic {ns.what!r}")  # argparse choices prevent this
+
+
+def _info_arch(ns: argparse.Namespace) -> int:
+    """`gpuemu info arch [NAME] [--markdown]`: every setting of a preset with
+    its meaning and source (gpuemu/arch/reference.py)."""
+    from .arch import get_preset
+    from .arch import reference
+    if ns.name and not _known_arch(ns.name):
+        check_arch(ns.name)                      # the usage error naming the presets
+    names = [get_preset(ns.name).name] if ns.name else None
+    if ns.markdown:
+        sys.stdout.write(reference.markdown(names) if not ns.name
+                         else reference.preset_markdown(get_preset(ns.name)))
+        return EXIT_OK
+    if ns.json:
+        out = {p: [{"field": f, "value": v, "meaning": m, "note": n}
+                   for _, f, v, m, n in reference.rows(get_preset(p))] for p in names or reference.PRESETS}
+        print(json.dumps(_json_safe(out), indent=1, default=str))
+        return EXIT_OK
+    from rich.table import Table
+    console = _console()
+    for p in names or list(reference.PRESETS):
+        preset = get_preset(p)
+        t = Table(title=f"{preset.name}: {preset.description}", title_justify="left")
+        for col in ("setting", "value", "meaning", "source / note"):
+            t.add_column(col, overflow="fold")
+        for _, f, v, m, n in reference.rows(preset):
+            t.add_row(f, reference.fmt(v, f), m, n)
+        console.print(t)
+    return EXIT_OK
+
+
+def _known_arch(name: str) -> bool:
+    from .arch import get_preset
+    try:
+        get_preset(name)
+        return True
+    except ValueError:
+        return False
 
 
 # --------------------------------------------------------------------------- parser
@@ -557,10 +600,18 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("info", help="list the architecture presets or the counter names",
                        description="Show what gpuemu knows: 'archs' lists the GPU presets "
                                    "(--arch NAME) with compute capability, SM count, shared "
-                                   "memory per block and per SM, banks, L1 and L2; 'counters' "
-                                   "lists the counter names a launch reports.")
-    i.add_argument("what", choices=("archs", "counters"), help="archs | counters")
-    i.add_argument("--json", action="store_true", help="print JSON instead of a table (archs)")
+                                   "memory per block and per SM, banks, L1 and L2; 'arch [NAME]' "
+                                   "every setting of one preset (or all) with its meaning and "
+                                   "source ('arch --markdown' writes the reference docs/arch.md "
+                                   "holds); 'counters' lists the counter names a launch reports.",
+                       epilog="examples:\n  gpuemu info archs\n  gpuemu info arch sm_90\n"
+                              "  gpuemu info arch --markdown > docs/arch.md\n  gpuemu info counters",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    i.add_argument("what", choices=("archs", "arch", "counters"), help="archs | arch | counters")
+    i.add_argument("name", nargs="?", metavar="NAME", help="a preset, for 'arch' (default: all)")
+    i.add_argument("--json", action="store_true", help="print JSON instead of a table (archs, arch)")
+    i.add_argument("--markdown", action="store_true",
+                   help="print Markdown (arch): the whole reference, or one preset's section")
     i.set_defaults(func=cmd_info)
     return p
 

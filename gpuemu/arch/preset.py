@@ -16,7 +16,7 @@ from gpuemu.arch.memory_config import MemoryConfig
 class Preset:
     name: str                      # 'sm_90'
     compute_capability: tuple      # (9, 0)
-    description: str
+    description: str               # one line: the GPU and its memory rules in brief
     # --- execution resources (CUDA C Programming Guide, "Compute Capabilities" table)
     num_sms: int
     warp_size: int = 32

@@ -192,8 +192,9 @@ def _source_lines(m: mf.Manifest) -> list:
 
 
 def print_report(m: mf.Manifest, res: mf.RunResult, arch: str, mismatches: Optional[list],
-                 show: int, by_line: bool, seconds: float) -> None:
-    """Human-readable report: launch, outputs, counters (rich tables when available)."""
+                 show: int, by_line: bool, seconds: float, counters: bool = True) -> None:
+    """Human-readable report: launch, outputs, counters (rich tables when available;
+    counters=False leaves the counters to the --report view)."""
     console = _console()
     launch = res.launch
     stats = dict(getattr(launch, "stats", {}) or {})
@@ -207,7 +208,7 @@ def print_report(m: mf.Manifest, res: mf.RunResult, arch: str, mismatches: Optio
             return ""
         return f"DOES NOT match expectation: {bad[name].message}" if name in bad else "matches expectation"
 
-    rows = stats_rows(stats)
+    rows = stats_rows(stats) if counters else []
     if console is None:
         print(head)
         for s in summaries:
@@ -240,7 +241,8 @@ def print_report(m: mf.Manifest, res: mf.RunResult, arch: str, mismatches: Optio
             ct.add_column("H100 (measured)", justify="right")
         for k, v in rows:
             ct.add_row(k, _fmt_value(v), *([_fmt_value(m.measured.get(k, ""))] if m.measured else []))
-        console.print(ct)
+        if rows:
+            console.print(ct)
         if by_line:
             _print_by_line(lambda text: console.print(text, markup=False, soft_wrap=True),
                            m, getattr(launch, "stats_by_line", {}) or {})
@@ -349,9 +351,10 @@ def cmd_run(ns: argparse.Namespace) -> int:
             out["report"] = launch.report(top=ns.top).to_dict()
         print(json.dumps(_json_safe(out), indent=1))
     else:
-        print_report(m, res, ns.arch, mismatches, ns.show, ns.lines, seconds)
+        print_report(m, res, ns.arch, mismatches, ns.show, ns.lines, seconds,
+                     counters=not ns.report or bool(m.measured))
         if ns.report:
-            launch.report(top=ns.top).render(_console(), counters=False)
+            launch.report(top=ns.top).render(_console(), counters=not m.measured, findings=False)
     if ns.html:
         launch.report(top=ns.top).save_html(ns.html)
         print(f"wrote {ns.html}", file=sys.stderr if ns.json else sys.stdout)

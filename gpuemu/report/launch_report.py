@@ -109,10 +109,10 @@ class Report:
             "findings": [str(f) for f in self.findings],
         }
 
-    def render(self, console=None, counters: bool = True) -> None:
+    def render(self, console=None, counters: bool = True, findings: bool = True) -> None:
         """Print the tables and the annotated source on a rich Console."""
         from .terminal import render
-        render(self, console, counters=counters)
+        render(self, console, counters=counters, findings=findings)
 
     def __str__(self) -> str:
         from .terminal import render_text

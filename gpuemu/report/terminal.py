@@ -70,7 +70,7 @@ def source_table(rep, all_lines: bool = True):
     t.add_column("", justify="right", no_wrap=True, min_width=2)
     t.add_column("line", justify="right", style="dim", no_wrap=True,
                  min_width=max([4] + [len(str(r.key)) for r in rows]))
-    t.add_column("source", no_wrap=True, overflow="ellipsis", min_width=24, max_width=56)
+    t.add_column("source", no_wrap=True, overflow="ellipsis", min_width=24, max_width=44)
     for i, (h, _) in enumerate(cols):
         t.add_column(h, justify="right", no_wrap=True, min_width=wide(i, h))
     t.add_column("why", no_wrap=True, min_width=max([3] + [len(why(r)) for r in rows]))
@@ -92,7 +92,7 @@ def hot_summary(rep) -> list:
     return out
 
 
-def render(rep, console=None, counters: bool = True) -> None:
+def render(rep, console=None, counters: bool = True, findings: bool = True) -> None:
     """Print the report on `console` (default: stdout, 160 columns off a terminal)."""
     from rich.columns import Columns
     if console is None:
@@ -109,7 +109,7 @@ def render(rep, console=None, counters: bool = True) -> None:
         console.print("[bold]costliest lines[/bold]")
         for text in lines:
             console.print("  " + text, markup=False, highlight=False)
-    for f in rep.findings:
+    for f in rep.findings if findings else ():
         console.print(f"finding: {f}", markup=False)
 
 

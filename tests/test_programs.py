@@ -112,15 +112,6 @@ def test_program_names_match_their_kernels():
         assert re.search(rf"__global__\s+void\s+{m.kernel}\s*\(", src), p.name
 
 
-def test_readme_python_example_runs():
-    # README.md's API example is a program too: it must run as printed.
-    from conftest import REPO
-    text = (REPO / "README.md").read_text()
-    example = re.search(r"```python\n(.*?)```", text, re.S)
-    assert example, "README.md has no python example"
-    exec(compile(example.group(1), "README.md", "exec"), {"__name__": "readme"})
-
-
 def _per_request(name, counter, requests):
     s = run(PROGRAMS / f"{name}.json").launch.stats
     return s[counter] / s[requests]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numbers
 import shlex
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ import numpy as np
 from isa import ir
 from isa.diagnostics import CompileError
 
+from . import printf_output
 from .device_array import DeviceArray, asarray
 from .device_memory import device_memory
 from .errors import LaunchError
@@ -199,6 +201,7 @@ class Launch:
     findings: list = field(default_factory=list)
     seconds: float = 0.0
     compile_seconds: float = 0.0
+    printed: str = ""        # the kernel's printf output (also written to stdout)
     arch: str = ""
     source: str = field(default="", repr=False)       # the kernel's source text
     filename: str = ""
@@ -365,11 +368,22 @@ class RawKernel:
         if w is not None and (isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1):
             raise LaunchError(f"workers must be a positive int, got {w!r}")
         params, copies, keep = self._pack(args)
+        pbuf = printf_output.new_buffer() if self._uses_printf() else None
+        if pbuf is not None:
+            options = dict(options, printf_buffer=pbuf)
         run = LaunchRun(self.compiled, mod.preset, shape, params, mod.symbol_table,
                         device_memory(), budget=budget, stats=stats, scheduler=scheduler,
                         options=options)
         t0 = time.perf_counter()
-        res = run.run()
+        printed = ""
+        try:
+            res = run.run()
+        finally:
+            if pbuf is not None:   # printed even when the kernel fails (an assert), as CUDA does
+                printed = printf_output.text(pbuf, int(run.ctx[abi.C_PRINTF_LEN]), shape.grid,
+                                             mod.module.strings)
+                sys.stdout.write(printed)
+                sys.stdout.flush()
         seconds = time.perf_counter() - t0
         for host, dev in copies:
             host[...] = dev.get().reshape(host.shape)
@@ -384,4 +398,9 @@ class RawKernel:
                       stats=st, stats_by_line=by_line, findings=list(res.findings),
                       seconds=seconds, compile_seconds=meta.compile_seconds, arch=mod.arch,
                       source=mod.code, filename=mod.filename, worst_requests=worst,
-                      memory_config=ms.mem if ms else None)
+                      memory_config=ms.mem if ms else None, printed=printed)
+
+    def _uses_printf(self) -> bool:
+        if getattr(self, "_printf", None) is None:
+            self._printf = printf_output.uses_printf(self.kernel_ir, self.module.module)
+        return self._printf

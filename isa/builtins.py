@@ -185,7 +185,7 @@ def is_builtin_function(name: str) -> bool:
             or name in SHUFFLES or name in VOTES or name in FENCES or name in LOADS
             or name in STORES or name in LEGACY or vector_make_name(name) is not None
             or name in UNSUPPORTED_MATH
-            or name in ("__syncwarp", "__activemask", "min", "max", "abs", "llabs", "labs",
+            or name in ("printf", "assert", "__syncwarp", "__activemask", "min", "max", "abs", "llabs", "labs",
                         "umin", "umax", "llmin", "llmax", "ullmin", "ullmax", "__builtin_inff",
                         "__builtin_inf", "__builtin_nanf", "__builtin_nan",
                         "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"))

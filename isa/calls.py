@@ -156,6 +156,11 @@ def _builtin(low, name: str, e: A.CallExpr) -> ir.Expr:
     loc = e.loc
     if name in B.LEGACY:
         raise low.error(f"'{name}' was removed in CUDA 9 for sm_70+; use '{B.LEGACY[name]}' with a mask", loc)
+    if name == "printf":
+        return _printf(low, e)
+    if name == "assert":
+        a = _args(low, e, 1)
+        return _intr(ir.VOID, loc, "assert", [low.to_bool(a[0], e.args[0].loc)])
     if name in B.FENCES:
         _args(low, e, 0)
         return _intr(ir.VOID, loc, B.FENCES[name], [])
@@ -292,6 +297,44 @@ def _builtin(low, name: str, e: A.CallExpr) -> ir.Expr:
         t = F32 if name.endswith("f") else F64
         return ir.Const(t, loc, math.nan)
     raise low.error(f"use of undeclared identifier '{name}'", e.func.loc)
+
+
+def _printf(low, e: A.CallExpr) -> ir.Expr:
+    """printf(format, args...): checked against the format (printf_format.py)."""
+    from .printf_format import conversions, string_literal, INT_CONVS, FLOAT_CONVS
+    if not e.args or not isinstance(e.args[0], A.StringLit):
+        raise low.error("printf needs a string literal as its format", e.loc)
+    fmt = string_literal(e.args[0].text)
+    try:
+        convs = conversions(fmt)
+    except ValueError as err:
+        raise low.error(str(err), e.args[0].loc) from None
+    args = e.args[1:]
+    if len(args) != len(convs):
+        raise low.error(f"the printf format has {len(convs)} conversion{'s' if len(convs) != 1 else ''} "
+                        f"but {len(args)} argument{'s' if len(args) != 1 else ''} follow", e.loc)
+    words = [ir.Const(I32, e.loc, low.ck.string_id(fmt))]
+    for c, a in zip(convs, args):
+        if c.conv == "s":
+            if not isinstance(a, A.StringLit):
+                raise low.error("%s needs a string literal argument (device strings cannot be printed)", a.loc)
+            words.append(ir.Const(I64, a.loc, low.ck.string_id(string_literal(a.text))))
+            continue
+        v = low.rvalue(a)
+        if c.conv in INT_CONVS:
+            if not is_int(v.type):
+                raise low.error(f"'{c.text}' needs an integer argument, not '{tname(v.type)}'", a.loc)
+            v = low.convert(v, promote(v.type), a.loc)
+        elif c.conv in FLOAT_CONVS:
+            if not (is_arith(v.type) and v.type.kind == "float"):
+                raise low.error(f"'{c.text}' needs a floating-point argument, not '{tname(v.type)}'", a.loc)
+            v = low.convert(v, F64, a.loc)
+        elif c.conv == "p":
+            if not is_ptr(v.type):
+                raise low.error(f"'%p' needs a pointer argument, not '{tname(v.type)}'", a.loc)
+            v = ir.Cast(U64, a.loc, v)
+        words.append(v)
+    return ir.Intrinsic(I32, e.loc, "printf", words)
 
 
 def _widest(a):

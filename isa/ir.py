@@ -399,6 +399,8 @@ class Special(Expr):
 #           'fdivide' (fast division), 'isnan', 'isinf', 'isfinite' (-> BOOL/I32)
 #           fast-math intrinsics (__expf ...) map to the same names.
 #  integer: 'min', 'max' (same-type args; signedness from the type), 'abs'
+#  'printf'(format id I32, args: I64/U64 (ints, %s ids, pointers), F64) -> I32: one entry per lane
+#  'assert'(cond BOOL) -> VOID: a lane whose cond is false stops the kernel (KernelError 'assert')
 @dataclass(eq=False)
 class Intrinsic(Expr):
     name: str
@@ -497,6 +499,9 @@ class Module:
     # instantiate(module, 'k<float, 256>') -> 'k<float,256>': instantiates a
     # kernel template on demand (set by the front end; None without templates)
     instantiate: Optional[object] = field(default=None, repr=False, compare=False)
+    # strings of printf formats and %s arguments; Intrinsic 'printf' args are
+    # (Const I32 format id, values...), a %s value a Const I64 string id
+    strings: list = field(default_factory=list, repr=False, compare=False)
 
     def kernel(self, name: str) -> Function:
         for f in self.functions:

@@ -88,6 +88,14 @@ _MATH = """
 #define HUGE_VAL __builtin_inf()
 """
 
+# <assert.h>: assert is built in (a failed assert stops the kernel with a
+# KernelError of kind 'assert'); NDEBUG turns it off as in C.
+_ASSERT = """
+#ifdef NDEBUG
+#define assert(e) ((void)0)
+#endif
+"""
+
 _STDDEF = """
 #define NULL 0
 """
@@ -108,7 +116,8 @@ HEADERS: dict = {
     "stdio.h": "",     # printf is built in (isa/printf_format.py)
     "cstdio": "",
     "stdlib.h": "",
-    "assert.h": "",
+    "assert.h": _ASSERT,
+    "cassert": _ASSERT,
     "cuda_runtime.h": _CUDA_RUNTIME,
     "cuda.h": _CUDA_RUNTIME,
     "cuda_runtime_api.h": _CUDA_RUNTIME,

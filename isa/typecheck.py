@@ -66,6 +66,7 @@ class Checker:
         self.anon = 0
         self.local_scope = None             # the FunctionLowering being run, if any
         self.templates = None               # templates.Templates, set by check()
+        self.strings: list = []             # printf formats and %s strings (ir.Module.strings)
 
     # ------------------------------------------------------------ diagnostics
     def error(self, msg: str, loc: ir.Loc) -> CompileError:
@@ -267,7 +268,13 @@ class Checker:
             self.templates.by_tokens(req[:1], loc)
         self.check_calls()
         fns = [i.fn for i in self.func_info.values() if i.space != "host"]
-        return ir.Module(fns, self.globals, self.source, self.filename, self.instantiate_name)
+        return ir.Module(fns, self.globals, self.source, self.filename, self.instantiate_name, self.strings)
+
+    def string_id(self, s: str) -> int:
+        """Index of a string in the module's string table (ir.Module.strings)."""
+        if s not in self.strings:
+            self.strings.append(s)
+        return self.strings.index(s)
 
     def instantiate_name(self, module: ir.Module, text: str) -> str:
         """Instantiate a kernel template from a name expression such as

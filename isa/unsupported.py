@@ -36,10 +36,8 @@ KEYWORDS: dict = {
 
 # identifiers that are only unsupported when called or used as a type
 CALLS: dict = {
-    "printf": "printf is not supported",
     "malloc": "device-side malloc and free are not supported",
     "free": "device-side malloc and free are not supported",
-    "assert": "assert is not supported",
     "clock": "clock() is not supported",
     "clock64": "clock64() is not supported",
     "tex1D": "texture objects are not supported",

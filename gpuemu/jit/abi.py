@@ -50,7 +50,7 @@ C_COUNTERS = 6       # host address of int64[nlines][N_LINE_COUNTERS]
 C_BUDGET = 7         # back-edge budget per warp
 C_NTID = 8           # blockDim x, y, z (8, 9, 10)
 C_NCTAID = 11        # gridDim x, y, z (11, 12, 13)
-C_FAULT_KIND = 14    # 1 out_of_bounds, 2 misaligned_access
+C_FAULT_KIND = 14    # 1 out_of_bounds, 2 misaligned_access, 3 assert
 C_FAULT_LANE = 15
 C_FAULT_ADDR = 16    # device address (tag cleared)
 C_FAULT_SPACE = 17   # space code, -1 when the tag names nothing
@@ -62,9 +62,12 @@ C_LOCAL_OFF = 22     # frame offset of lane 0's local window
 C_LOCAL_STRIDE = 23  # bytes between two lanes' local windows
 C_DYN_SHARED = 24    # tagged pointer to the dynamic (extern) shared region
 C_STORE_ORDER = 25   # host address of u8[32]: the order plain stores visit lanes
+C_PRINTF = 29        # host address of the printf buffer (int64 words; 0: none)
+C_PRINTF_LEN = 30    # words written (entries: nwords, block, thread, format id, args...)
+C_PRINTF_CAP = 31    # capacity in words
 CTX_FIELDS = 32
 
-FAULT_KINDS = {1: "out_of_bounds", 2: "misaligned_access"}
+FAULT_KINDS = {1: "out_of_bounds", 2: "misaligned_access", 3: "assert"}
 
 # Per-line counters kept natively, in this column order.
 LINE_COUNTERS = ("warp_instructions", "thread_instructions", "divergent_branches",

@@ -57,6 +57,80 @@ class IntrinsicsMixin:
         self.args(e, m)
         return None
 
+    def in_assert(self, e, m):
+        """assert(cond): the first lane whose cond is false stops the warp
+        with fault kind 3 (the machine raises KernelError kind 'assert')."""
+        b = self.b
+        cond, = self.args(e, m)
+        bad = b.and_(m, b.xor(self.mbits(cond), ll.Constant(I32, -1)))
+        fail, ok = self.new_block("assert_fail"), self.new_block("assert_ok")
+        b.cbranch(b.icmp_unsigned("!=", bad, ll.Constant(I32, 0)), fail, ok)
+        b.position_at_end(fail)
+        lane = b.call(intrinsic(self.m, "llvm.cttz.i32", I32, [I32, I1]), [bad, ll.Constant(I1, 0)])
+        for idx, v in ((abi.C_FAULT_KIND, 3), (abi.C_FAULT_ADDR, 0), (abi.C_FAULT_SPACE, -1),
+                       (abi.C_FAULT_INSTR, -1), (abi.C_FAULT_TAG, 0), (abi.C_FAULT_LINE, self.line(e))):
+            self.ctx_store(idx, ll.Constant(I64, v))
+        self.ctx_store(abi.C_FAULT_LANE, b.zext(lane, I64))
+        b.branch(self.fault_bb)
+        b.position_at_end(ok)
+        return None
+
+    def in_printf(self, e, m):
+        """printf: one entry per active lane, in lane order, appended to the
+        launch's buffer (ctx C_PRINTF): [nwords, block, thread in block,
+        format id, args as 64-bit words]; entries that do not fit are dropped
+        (CUDA's fixed-size FIFO drops them too)."""
+        b = self.b
+        v64 = ll.VectorType(I64, WARP)
+        words = []
+        for a, v in zip(e.args, self.args(e, m)):
+            t = a.type
+            if is_float_t(t):
+                if t.bits == 32:
+                    v = b.fpext(v, ll.VectorType(ll.DoubleType(), WARP))
+                v = b.bitcast(v, v64)
+            elif is_bool(t):
+                v = b.zext(v, v64)
+            elif isinstance(t, ir.ScalarType) and t.bits < 64:
+                v = b.sext(v, v64) if t.signed else b.zext(v, v64)
+            words.append(v)
+        n = len(words)
+        with b.goto_entry_block():
+            arr = b.alloca(ll.ArrayType(I64, WARP * n), name="printf_args")
+        for k, v in enumerate(words):
+            b.store(v, b.bitcast(b.gep(arr, [ll.Constant(I32, 0), ll.Constant(I32, k * WARP)]), v64.as_pointer()))
+        buf = b.inttoptr(self.ctx_field(abi.C_PRINTF), I64.as_pointer())
+        cap = self.ctx_field(abi.C_PRINTF_CAP)
+        rec = n + 3
+        blk = b.zext(self.load_i32(abi.F_BLOCK), I64)
+        base_tid = b.zext(b.mul(self.load_i32(abi.F_WARP), ll.Constant(I32, WARP)), I64)
+        pre = b.block
+        loop, body, nxt, done = (self.new_block(x) for x in ("printf_lane", "printf_write", "printf_next",
+                                                              "printf_done"))
+        b.branch(loop)
+        b.position_at_end(loop)
+        lane = b.phi(I32)
+        lane.add_incoming(ll.Constant(I32, 0), pre)
+        on = b.icmp_unsigned("!=", b.and_(b.lshr(m, lane), ll.Constant(I32, 1)), ll.Constant(I32, 0))
+        pos = self.ctx_field(abi.C_PRINTF_LEN)
+        fits = b.icmp_signed("<=", b.add(pos, ll.Constant(I64, rec)), cap)
+        b.cbranch(b.and_(on, fits), body, nxt)
+        b.position_at_end(body)
+        head = [ll.Constant(I64, rec), blk, b.add(base_tid, b.zext(lane, I64))]
+        for k, w in enumerate(head):
+            b.store(w, b.gep(buf, [b.add(pos, ll.Constant(I64, k))]))
+        for k in range(n):
+            w = b.load(b.gep(arr, [ll.Constant(I32, 0), b.add(lane, ll.Constant(I32, k * WARP))]))
+            b.store(w, b.gep(buf, [b.add(pos, ll.Constant(I64, 3 + k))]))
+        self.ctx_store(abi.C_PRINTF_LEN, b.add(pos, ll.Constant(I64, rec)))
+        b.branch(nxt)
+        b.position_at_end(nxt)
+        lane2 = b.add(lane, ll.Constant(I32, 1))
+        lane.add_incoming(lane2, nxt)
+        b.cbranch(b.icmp_unsigned("<", lane2, ll.Constant(I32, WARP)), loop, done)
+        b.position_at_end(done)
+        return splat(n - 1, I32)
+
     def _fence(self, e, m):
         self.tick(e, m, column=4)
         return None

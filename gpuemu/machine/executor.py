@@ -107,6 +107,9 @@ class LaunchRun:
         # highest by default; with a seed, a seeded-random lane per warp run.
         self.store_order = np.arange(abi.WARP, dtype=np.uint8)
         ctx[abi.C_STORE_ORDER] = self.store_order.ctypes.data
+        pbuf = self.options.get("printf_buffer")    # int64 words (gpuemu/printf_output.py)
+        if pbuf is not None:
+            ctx[abi.C_PRINTF], ctx[abi.C_PRINTF_CAP] = pbuf.ctypes.data, len(pbuf)
         seed = self.options.get("seed")
         self._order_rng = np.random.default_rng(seed) if seed is not None else None
         nw = shape.warps_per_block

@@ -31,6 +31,10 @@ def fault_finding(ctx: np.ndarray, meta, block_idx: tuple, warp: int, block_dim:
         space = SPACE_NAMES.get(code, "generic")
     else:
         space = getattr(instr, "space", "generic")
+    if kind == "assert":
+        return Finding(kind=kind, message="assertion failed (assert in the kernel)", kernel=meta.name, line=line,
+                       block=block_idx, thread=thread_of(warp * abi.WARP + lane, block_dim),
+                       extra={"file": file})
     obj = describe_tag(tag)
     if code < 0:
         what = (f"{op} of {size} bytes through a pointer that points to no object "

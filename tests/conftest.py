@@ -36,3 +36,13 @@ def run_cli(*args: str, cwd: Path = REPO, timeout: int = 300) -> subprocess.Comp
 def cli():
     """The `run_cli` helper, as a fixture."""
     return run_cli
+
+
+def nvcc_cubin(nvcc: str, source: Path, tmp_path: Path) -> None:
+    """Compile one .cu file with nvcc for sm_90 (device code only); assert it
+    compiles to a non-empty cubin, showing nvcc's messages if not."""
+    out = tmp_path / (source.stem + ".cubin")
+    r = subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-o", str(out), str(source)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert out.stat().st_size > 0

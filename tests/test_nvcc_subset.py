@@ -5,11 +5,10 @@ nvcc is not on the PATH."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import pytest
 
-from conftest import PROGRAMS
+from conftest import PROGRAMS, nvcc_cubin
 
 NVCC = shutil.which("nvcc")
 SOURCES = sorted(PROGRAMS.glob("*.cu"))
@@ -23,8 +22,4 @@ def test_programs_folder_holds_kernels():
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_program_compiles_with_nvcc_for_sm_90(source, tmp_path):
-    out = tmp_path / (source.stem + ".cubin")
-    r = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out), str(source)],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    assert out.stat().st_size > 0
+    nvcc_cubin(NVCC, source, tmp_path)

@@ -73,3 +73,9 @@ def test_ndebug_turns_assert_off():
 def test_bad_printf_is_a_diagnostic(call, msg):
     e = compile_error(f"__global__ void k(char *p)\n{{\n    {call};\n}}\n")
     assert msg in e.message and e.line == 3
+
+
+def test_printf_output_is_whole_and_ordered_with_several_block_workers():
+    x = np.arange(64, dtype=np.float32)
+    launch = gpuemu.RawModule(code=SRC).get_function("k")((2,), (32,), (x, np.int32(64)), workers=2)
+    assert launch.printed == "".join(f"b{i // 32} t{i % 32} {i:.1f} ok\n" for i in range(0, 64, 5))

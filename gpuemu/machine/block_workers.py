@@ -21,8 +21,9 @@ Identical to one worker, by construction:
 - findings and errors: reported in block order, the first fault of the
   lowest batch, the first barrier divergence per line.
 
-Launches with a seed (seeded-random store order per warp run) or a warp
-scheduler other than the default run on one worker.
+Launches with a seed (seeded-random store order per warp run), a warp
+scheduler other than the default, or printf (one output buffer, filled in
+the order the warps run) run on one worker.
 """
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def default_workers() -> int:
 def can_parallelise(run) -> bool:
     """Whether this launch may run its blocks on several workers."""
     return (run.options.get("seed") is None
+            and run.options.get("printf_buffer") is None     # one FIFO, in warp order
             and type(run.scheduler) is LooseRoundRobin)
 
 

@@ -572,7 +572,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "add it as 'report'")
     r.add_argument("--html", metavar="FILE.html",
                    help="write one self-contained HTML page: counters, source view, bank heat "
-                        "map of the worst shared-memory line, coalescing per line")
+                        "map of the worst shared-memory line, coalescing per line (and the warp "
+                        "timeline of a timing-mode launch)")
     r.add_argument("--top", type=int, default=3, metavar="N",
                    help="how many of the costliest lines --report and --html highlight (default 3)")
     r.add_argument("--show", type=int, default=8, metavar="N",
@@ -600,7 +601,7 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--maxrregcount", type=int, metavar="N", help="cap registers per thread, as nvcc's")
     o.set_defaults(func=cmd_occupancy)
 
-    i = sub.add_parser("info", help="list the architecture presets or the counter names",
+    i = sub.add_parser("info", help="the architecture presets and their settings, or the counter names",
                        description="Show what gpuemu knows: 'archs' lists the GPU presets "
                                    "(--arch NAME) with compute capability, SM count, shared "
                                    "memory per block and per SM, banks, L1 and L2; 'arch [NAME]' "

@@ -209,6 +209,7 @@ class Launch:
     # (gpuemu/memory/worst_requests.py) and the memory rules that priced it
     worst_requests: dict = field(default_factory=dict, repr=False)
     memory_config: object = field(default=None, repr=False)
+    timing: object = None      # mode="timing": a gpuemu.timing TimingReport
 
     def report(self, top: int = 3):
         """A Report of this launch (gpuemu/report/): counter tables and the source
@@ -237,6 +238,11 @@ class RawKernel:
         self.kernel_ir = module.module.kernel(name)
         self.compiled = compile_kernel(module.module, name, module.arch, module.options)
         self._max_dynamic = None
+        # the L1/shared carve-out preference timing mode's occupancy uses, as
+        # cudaFuncSetCacheConfig / cudaFuncAttributePreferredSharedMemoryCarveout
+        # set it: None (the default), a percent 0..100 or 'prefer_shared' /
+        # 'prefer_l1' / 'prefer_equal' (gpuemu/machine/occupancy.py)
+        self.preferred_carveout = None
 
     @property
     def meta(self):
@@ -352,7 +358,15 @@ class RawKernel:
         raise LaunchError(f"{where} is a scalar, got {type(a).__name__}")
 
     def __call__(self, grid, block, args, shared_mem: int = 0, *, budget: int = DEFAULT_BUDGET,
-                 stats: bool = True, scheduler=None, **options) -> Launch:
+                 stats: bool = True, scheduler=None, mode: str = "functional",
+                 block_scheduler=None, carveout=None, **options) -> Launch:
+        """Launch on the emulated GPU. mode="timing" also runs the cycle-level
+        model (gpuemu/timing/): `scheduler` is then its warp scheduling policy,
+        `block_scheduler` its block policy, `carveout` the L1/shared carve-out
+        for occupancy (as cudaFuncSetCacheConfig / PreferredSharedMemoryCarveout;
+        default: the kernel's `preferred_carveout`); the report is `launch.timing`."""
+        if mode not in ("functional", "timing"):
+            raise LaunchError(f"mode must be 'functional' or 'timing', got {mode!r}")
         unknown = set(options) - LAUNCH_OPTIONS
         if unknown:
             raise LaunchError(f"unknown launch option(s) {', '.join(sorted(unknown))}; known: "
@@ -371,13 +385,21 @@ class RawKernel:
         pbuf = printf_output.new_buffer() if self._uses_printf() else None
         if pbuf is not None:
             options = dict(options, printf_buffer=pbuf)
+        timing = mode == "timing"
         run = LaunchRun(self.compiled, mod.preset, shape, params, mod.symbol_table,
-                        device_memory(), budget=budget, stats=stats, scheduler=scheduler,
-                        options=options)
+                        device_memory(), budget=budget, stats=stats or timing,
+                        scheduler=None if timing else scheduler, options=options)
         t0 = time.perf_counter()
         printed = ""
+        report = None
         try:
-            res = run.run()
+            if timing:
+                from .timing.timing_mode import time_launch
+                occ = self.occupancy(block, shared_mem,
+                                     self.preferred_carveout if carveout is None else carveout)
+                res, report = time_launch(run, occ.active_blocks_per_sm, scheduler, block_scheduler)
+            else:
+                res = run.run()
         finally:
             if pbuf is not None:   # printed even when the kernel fails (an assert), as CUDA does
                 printed = printf_output.text(pbuf, int(run.ctx[abi.C_PRINTF_LEN]), shape.grid,
@@ -398,7 +420,8 @@ class RawKernel:
                       stats=st, stats_by_line=by_line, findings=list(res.findings),
                       seconds=seconds, compile_seconds=meta.compile_seconds, arch=mod.arch,
                       source=mod.code, filename=mod.filename, worst_requests=worst,
-                      memory_config=ms.mem if ms else None, printed=printed)
+                      memory_config=ms.mem if ms else None, printed=printed,
+                      timing=report)
 
     def _uses_printf(self) -> bool:
         if getattr(self, "_printf", None) is None:

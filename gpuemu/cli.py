@@ -326,7 +326,16 @@ def cmd_run(ns: argparse.Namespace) -> int:
                                         ("seed", ns.seed)) if v is not None}
     if ns.no_l1:
         launch_options["l1"] = False
+    if ns.timing or ns.scheduler or ns.timeline:
+        launch_options.update(mode="timing", scheduler=ns.scheduler)
     res = mf.run(m, arch=ns.arch, **launch_options)
+    timing = getattr(res.launch, "timing", None)
+    if timing is not None and ns.timeline:
+        for path in ns.timeline:
+            if str(path).endswith(".png"):
+                timing.timeline_png(path)
+            else:
+                timing.chrome_trace(path)
     seconds = time.perf_counter() - t0
     mismatches = mf.check(res) if m.has_expectation else None
     if ns.save:
@@ -347,12 +356,16 @@ def cmd_run(ns: argparse.Namespace) -> int:
         }
         if ns.lines:
             out["stats_by_line"] = getattr(launch, "stats_by_line", {}) or {}
+        if timing is not None:
+            out["timing"] = timing.summary()
         if ns.report:
             out["report"] = launch.report(top=ns.top).to_dict()
         print(json.dumps(_json_safe(out), indent=1))
     else:
         print_report(m, res, ns.arch, mismatches, ns.show, ns.lines, seconds,
                      counters=not ns.report or bool(m.measured))
+        if timing is not None:
+            print("timing: " + "  ".join(f"{k} {v}" for k, v in timing.summary().items()))
         if ns.report:
             launch.report(top=ns.top).render(_console(), counters=not m.measured, findings=False)
     if ns.html:
@@ -562,6 +575,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, metavar="N",
                    help="seed for the emulator's random choices (e.g. which lane's store wins "
                         "when several write one shared address); default: deterministic")
+    r.add_argument("--timing", action="store_true",
+                   help="timing mode: cycle-level warp schedulers (cycles, IPC, stall reasons)")
+    r.add_argument("--scheduler", metavar="NAME",
+                   help="warp scheduling policy in timing mode: gto (default), lrr, two_level, "
+                        "random (implies --timing)")
+    r.add_argument("--timeline", action="append", metavar="FILE.json|FILE.png",
+                   help="write the warp timeline (Chrome trace JSON for Perfetto, or a PNG); "
+                        "implies --timing; repeat for both")
     r.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     r.add_argument("--lines", action="store_true", help="also print the counters per source line")
     r.add_argument("--report", action="store_true",

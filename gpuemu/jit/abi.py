@@ -35,6 +35,7 @@ F_SHARED = 32        # i64 host address of the block's shared memory
 F_BACKEDGES = 40     # i64 loop back-edges taken (watchdog)
 F_EXITED = 48        # i32 lanes that returned from the kernel
 F_EVENT_LINE = 52    # i32 source line of the last barrier / timeout
+F_ICOUNT = 56        # i64 warp instructions this warp has executed (timing mode)
 F_TID = 64           # <32 x i32> x3: threadIdx.x, .y, .z per lane
 F_CUR = 448          # i32 current active mask
 HEADER_BYTES = 512   # register/mask slots start here
@@ -87,7 +88,9 @@ FIRST_STATIC_TAG = 0xF000      # a kernel's shared arrays and local objects
 # ------------------------------------------------------------- trace records
 TRACE_DTYPE = np.dtype([("instr", "<i4"), ("mask", "<u4"), ("space", "<i4"),
                         ("block", "<i4"), ("warp", "<i4"), ("sm", "<i4"),
-                        ("pad", "<i8"), ("addr", "<i8", (WARP,))])
+                        ("icount", "<i8"), ("addr", "<i8", (WARP,))])
+# icount: the issuing warp's F_ICOUNT when the request was made (its position
+# in the warp's instruction stream, which timing mode replays)
 TRACE_RECORD_BYTES = TRACE_DTYPE.itemsize  # 288
 
 

@@ -250,6 +250,9 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
         b.store(e.frame_i32(frame, abi.F_BLOCK), b.gep(recp, [_c(3, I32)]))
         b.store(e.frame_i32(frame, abi.F_WARP), b.gep(recp, [_c(4, I32)]))
         b.store(e.frame_i32(frame, abi.F_SM), b.gep(recp, [_c(5, I32)]))
+        icount = b.load(e.byte_ptr(frame, _c(abi.F_ICOUNT), I64))
+        b.store(icount, b.inttoptr(b.add(rec, _c(abi.TRACE_DTYPE.fields["icount"][1])),
+                                   I64.as_pointer()))
         e.ctx_store(ctx, abi.C_TRACE_LEN, b.add(tlen, _c(1)))
     dat = b.bitcast(data, et.as_pointer())
     auxp = b.bitcast(aux, et.as_pointer())

@@ -46,6 +46,7 @@ from .lane_types import (I1, I8, I32, I64, MASK_VEC, VOIDP, AlignedBuilder, comp
                          is_bool, is_float_t, mem_ll, scalar_ll, slot_bytes, splat)
 from .memory_access import get_helper
 from .storage import Storage
+from .use_distance import use_distances
 
 WARP = abi.WARP
 FN_TYPE = ll.FunctionType(I32, [VOIDP, VOIDP])
@@ -107,6 +108,7 @@ class WarpCodegen(IntrinsicsMixin):
         self.breakables: list = []
         self.fnctx = [_FnCtx(-1, -1, ir.VOID)]
         self.hoisted: dict = {}
+        self.use_dist: dict = {}        # id(load node) -> instructions before its first use
         self.globals_index = {id(g): i for i, g in enumerate(module.globals)}
         # Counter rows ("line slots"): a line of the main file is its own row;
         # a line of an #include'd file gets a row past them (line_files).
@@ -198,6 +200,8 @@ class WarpCodegen(IntrinsicsMixin):
         p0 = b.gep(self.counters, [ll.Constant(I64, base + column)])
         b.store(b.add(b.load(p0), b.mul(nz, ll.Constant(I64, n))), p0)
         if column == 0:
+            pi = self.fptr(abi.F_ICOUNT, I64)
+            b.store(b.add(b.load(pi), b.mul(nz, ll.Constant(I64, n))), pi)
             pc = b.call(intrinsic(self.m, "llvm.ctpop.i32", I32, [I32]), [m])
             p1 = b.gep(self.counters, [ll.Constant(I64, base + 1)])
             b.store(b.add(b.load(p1), b.mul(b.zext(pc, I64), ll.Constant(I64, n))), p1)
@@ -279,6 +283,7 @@ class WarpCodegen(IntrinsicsMixin):
             if f.body is None:
                 raise self.err(f"function '{f.name}' is declared but never defined", f)
             h = hoist_calls(f.body)
+            self.use_dist.update(use_distances(h))
             self.hoisted[id(f)] = h
         return h
 
@@ -855,7 +860,8 @@ class WarpCodegen(IntrinsicsMixin):
         return t.space if isinstance(t, ir.PointerType) else "generic"
 
     def new_instr(self, op: str, size: int, node, space: str) -> int:
-        ins = MemInstr(len(self.instrs), op, size, self.line(node), space)
+        ins = MemInstr(len(self.instrs), op, size, self.line(node), space,
+                       self.use_dist.get(id(node), 0))
         self.instrs.append(ins)
         return ins.id
 

@@ -70,6 +70,7 @@ class LaunchRun:
         self.findings: list = []
         self._divergent_barriers: set = set()
         self.memsys = make_memory_system(preset, self.options) if stats else None
+        self.recorder = None    # timing mode: a gpuemu.timing TraceRecorder
 
     # ------------------------------------------------------------------ setup
     def _setup(self):
@@ -175,7 +176,9 @@ class LaunchRun:
         batch = AccessBatch(instr=c(r["instr"]), mask=c(r["mask"]), addr=c(r["addr"]),
                             space=r["space"].astype(np.int8), sm=c(r["sm"]),
                             block=c(r["block"]), warp=c(r["warp"]))
-        self.memsys.charge(batch, self.meta.instrs, self.stats)
+        res = self.memsys.charge(batch, self.meta.instrs, self.stats)
+        if self.recorder is not None:
+            self.recorder.requests(r, res, self.meta.instrs)
 
     # -------------------------------------------------------------------- run
     def run(self) -> RunResult:
@@ -239,6 +242,8 @@ class LaunchRun:
                     else:                      # one statement needs more room than there is
                         self._grow_trace()
                     ev = fn(fptrs[w], ctxp)
+                if self.recorder is not None and ev in (abi.EV_BARRIER, abi.EV_EXIT):
+                    self._record_event(first + w, ev)
                 if ev == abi.EV_BARRIER:
                     state[w] = WAITING
                     row = i32[first + w]
@@ -258,6 +263,14 @@ class LaunchRun:
                     state[w] = READY
             else:
                 self._deadlock(idx, waiting, state, first)
+
+    def _record_event(self, fw: int, ev: int):
+        """Timing mode: warp frame fw reached a barrier or exited."""
+        row = self._i32[fw]
+        icount = int(self.frames[fw, abi.F_ICOUNT:abi.F_ICOUNT + 8].view(np.int64)[0])
+        self.recorder.event(int(row[abi.F_BLOCK // 4]), int(row[abi.F_WARP // 4]),
+                            1 if ev == abi.EV_BARRIER else 2, icount,
+                            int(row[abi.F_EVENT_LINE // 4]) if ev == abi.EV_BARRIER else 0)
 
     def _barrier_divergence(self, idx, w, row):
         """A warp reached __syncthreads with some of its live lanes elsewhere

@@ -25,6 +25,11 @@ class MemInstr:
     size: int      # bytes per lane: 1, 2, 4, 8 or 16
     line: int      # 1-based source line
     space: str     # statically known space, or 'generic' (then see batch.space)
+    # warp instructions between issuing a load (or an atomic whose result
+    # is used) and the first instruction that reads its value, in the order
+    # the warp executes them (gpuemu/jit/use_distance.py): timing mode waits
+    # for the value there, not at issue
+    use_distance: int = 0
 
 
 @dataclass

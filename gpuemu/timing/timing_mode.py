@@ -1,0 +1,47 @@
+"""Timing mode: a functional run that records stop points, then the engine.
+
+    report = time_launch(run, blocks_per_sm, scheduler, block_scheduler)
+
+`run` is a machine LaunchRun with counters on; it executes exactly as in
+functional mode (results and counters are the same), while a TraceRecorder
+keeps every warp's stop points (warp_trace.py). The SM engine
+(sm_engine.py) then replays the warps cycle by cycle through the preset's
+warp schedulers. The memory system's per-request costs are those of the
+functional run (its L1/L2 contents follow functional order).
+"""
+from __future__ import annotations
+
+from gpuemu.jit import abi
+
+from .block_policy import get_block_policy
+from .latencies import issue_rules
+from .report import TimingReport
+from .sm_engine import SMEngine
+from .warp_policies import get_policy
+from .warp_trace import TraceRecorder
+
+
+def time_launch(run, blocks_per_sm: int, scheduler=None, block_scheduler=None,
+                timeline: bool = True, engine=SMEngine) -> tuple:
+    """Run `run` (a LaunchRun with stats on) and time it: (RunResult, TimingReport)."""
+    shape = run.shape
+    nb = shape.grid[0] * shape.grid[1] * shape.grid[2]
+    rec = TraceRecorder(shape.warps_per_block, nb)
+    run.recorder = rec
+    # one worker: the recorder follows one frame set (block_workers.py copies runs)
+    run.options = {**run.options, "workers": 1}
+    res = run.run()
+    progs = rec.programs()
+    policy = get_policy(scheduler)
+    preset = run.preset
+    eng = engine(progs, preset.num_sms, int(preset.warp_schedulers_per_sm), blocks_per_sm,
+                 issue_rules(preset).alu_latency, policy, get_block_policy(block_scheduler),
+                 nrows=run.meta.nlines, seed=run.options.get("seed") or 0, timeline=timeline)
+    tr = eng.run()
+    report = TimingReport(tr, progs, policy_name=getattr(policy, "name", type(policy).__name__),
+                          functional_cycles=int(res.stats.totals.get("cycles", 0)))
+    report.add_to(res.stats)
+    return res, report
+
+
+__all__ = ["time_launch", "abi"]

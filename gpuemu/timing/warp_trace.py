@@ -1,0 +1,152 @@
+"""What timing mode replays: per warp, the instruction stream's stop points.
+
+Functional execution stays as it is; while it runs, the recorder keeps, per
+warp, the points of its instruction stream where the timing engine must look
+(Accel-Sim's trace-driven shape):
+
+- MEM: a memory request, issued as the warp's instruction number `at`
+  (0-based); the pipe it occupies (shared/MIO or LSU), for how many cycles
+  (the memory system's per-request cost: wavefronts, sectors by the level
+  that served them), its latency and, for loads, after how many further
+  instructions its value is first read (MemInstr.use_distance);
+- BARRIER: the warp waits at __syncthreads once it has issued `at`
+  instructions;
+- EXIT: the warp is done after `at` instructions.
+
+Between stop points a warp's instructions need no memory: they issue back to
+back whenever the scheduler picks the warp. `WarpPrograms` holds every warp's
+items in flat arrays sorted by (warp, position): the engine walks them with
+a pointer per warp.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MEM, BARRIER, EXIT = 0, 1, 2
+KIND_NAMES = {MEM: "mem", BARRIER: "barrier", EXIT: "exit"}
+PIPE_LSU, PIPE_SHARED = 0, 1      # global/local/constant requests, shared requests
+N_PIPES = 2
+SHARED_SPACE = 1                  # gpuemu.memory.trace.SPACE_CODES['shared']
+_OP_LOADS = ("ld", "atom")        # requests whose value a later instruction reads
+
+
+@dataclass
+class WarpPrograms:
+    """Every warp's stop points, flat. Warp g = block * warps_per_block + warp."""
+    warps_per_block: int
+    num_blocks: int
+    start: np.ndarray     # int64[num_warps]: first item of warp g
+    end: np.ndarray       # int64[num_warps]: one past its last item (an EXIT)
+    at: np.ndarray        # int64[items]: instruction position (see module doc)
+    kind: np.ndarray      # int8[items]: MEM / BARRIER / EXIT
+    pipe: np.ndarray      # int8[items]: PIPE_LSU / PIPE_SHARED (MEM only)
+    cost: np.ndarray      # int64[items]: cycles the pipe is busy (MEM only)
+    latency: np.ndarray   # int64[items]: cycles from issue to the value (MEM only)
+    use: np.ndarray       # int64[items]: instructions before the value's first use; -1: none
+    line: np.ndarray      # int64[items]: counter row of the source line
+    instructions: np.ndarray  # int64[num_warps]: instructions each warp executes
+
+    @property
+    def num_warps(self) -> int:
+        return int(self.start.size)
+
+
+class TraceRecorder:
+    """Collects stop points during a functional run (executor hooks)."""
+
+    def __init__(self, warps_per_block: int, num_blocks: int) -> None:
+        self.nw, self.nb = int(warps_per_block), int(num_blocks)
+        self._req: list = []
+        self._ev: list = []
+
+    def requests(self, rec: np.ndarray, charge, instrs) -> None:
+        """A drained trace batch (abi.TRACE_DTYPE records, in issue order) and
+        the memory system's ChargeResult for it."""
+        n = len(rec)
+        if n == 0:
+            return
+        iid = rec["instr"].astype(np.int64)
+        table = _instr_table(instrs)
+        use, line = table[0][iid], table[1][iid]
+        pipe = np.where(rec["space"] == SHARED_SPACE, PIPE_SHARED, PIPE_LSU).astype(np.int8)
+        self._req.append((rec["block"].astype(np.int64) * self.nw + rec["warp"],
+                          rec["icount"].astype(np.int64) - 1, pipe,
+                          np.maximum(np.asarray(charge.cycles, dtype=np.int64), 1),
+                          np.maximum(np.asarray(charge.latency, dtype=np.int64), 1),
+                          use, line))
+
+    def event(self, block: int, warp: int, kind: int, icount: int, line: int) -> None:
+        """A barrier arrival or an exit of warp `warp` of block `block`."""
+        self._ev.append((block * self.nw + warp, kind, icount, line))
+
+    def programs(self) -> WarpPrograms:
+        nwarps = self.nw * self.nb
+        if self._req:
+            g, at, pipe, cost, lat, use, line = (np.concatenate(c) for c in zip(*self._req))
+        else:
+            g = at = cost = lat = use = line = np.zeros(0, np.int64)
+            pipe = np.zeros(0, np.int8)
+        ev = np.array(self._ev, dtype=np.int64).reshape(-1, 4)
+        ne = ev.shape[0]
+        G = np.concatenate([g, ev[:, 0]])
+        AT = np.concatenate([at, ev[:, 2]])
+        KIND = np.concatenate([np.full(g.size, MEM, np.int8), ev[:, 1].astype(np.int8)])
+        # a request made as instruction k comes before a barrier/exit after k+1
+        key = np.concatenate([2 * at + 1, 2 * ev[:, 2]])
+        seq = np.arange(G.size)
+        order = np.lexsort((seq, key, G))
+        pad = lambda a, v, dt=np.int64: np.concatenate([a, np.full(ne, v, dt)])  # noqa: E731
+        starts = np.searchsorted(G[order], np.arange(nwarps), side="left")
+        ends = np.searchsorted(G[order], np.arange(nwarps), side="right")
+        instructions = np.zeros(nwarps, np.int64)
+        exits = ev[ev[:, 1] == EXIT]
+        instructions[exits[:, 0]] = exits[:, 2]
+        return WarpPrograms(
+            warps_per_block=self.nw, num_blocks=self.nb, start=starts.astype(np.int64),
+            end=ends.astype(np.int64), at=AT[order], kind=KIND[order],
+            pipe=pad(pipe, PIPE_LSU, np.int8)[order], cost=pad(cost, 0)[order],
+            latency=pad(lat, 0)[order], use=pad(use, -1)[order],
+            line=np.concatenate([line, ev[:, 3]])[order], instructions=instructions)
+
+
+_TABLES: dict = {}
+
+
+def _instr_table(instrs) -> tuple:
+    """(use distance or -1 for stores, counter row) per MemInstr id."""
+    key = id(instrs)
+    hit = _TABLES.get(key)
+    if hit is not None and hit[0] is instrs:
+        return hit[1]
+    n = max((i.id for i in instrs), default=-1) + 1
+    use = np.full(n, -1, np.int64)
+    line = np.zeros(n, np.int64)
+    for i in instrs:
+        if i.op in _OP_LOADS:
+            use[i.id] = getattr(i, "use_distance", 0)
+        line[i.id] = i.line
+    _TABLES[key] = (instrs, (use, line))
+    return use, line
+
+
+def programs_from_items(warps_per_block: int, warps: list) -> WarpPrograms:
+    """WarpPrograms from hand-written items, for tests and experiments.
+
+    warps[g] (g = block * warps_per_block + warp) lists tuples
+    (at, kind, pipe, cost, latency, use, line) in stream order; each list
+    must end with an EXIT item."""
+    start, end, rows = [], [], []
+    for items in warps:
+        if not items or items[-1][1] != EXIT:
+            raise ValueError("each warp's items must end with an EXIT")
+        start.append(len(rows))
+        rows.extend(items)
+        end.append(len(rows))
+    a = np.array(rows, dtype=np.int64).reshape(-1, 7)
+    return WarpPrograms(
+        warps_per_block=warps_per_block, num_blocks=len(warps) // warps_per_block,
+        start=np.array(start, np.int64), end=np.array(end, np.int64), at=a[:, 0],
+        kind=a[:, 1].astype(np.int8), pipe=a[:, 2].astype(np.int8), cost=a[:, 3], latency=a[:, 4],
+        use=a[:, 5], line=a[:, 6], instructions=np.array([w[-1][0] for w in warps], np.int64))

@@ -1,0 +1,126 @@
+"""Timing mode through the API and the command line: same results and
+counters as functional mode, plus cycles, IPC, stalls and a timeline."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import gpuemu
+from conftest import PROGRAMS, run_cli
+from gpuemu.timing.warp_policy import WarpPolicy
+from gpuemu.timing.warp_trace import MEM
+
+SRC = (PROGRAMS / "transpose_tiled33.cu").read_text()
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    return gpuemu.RawModule(code=SRC).get_function("transpose_tiled33")
+
+
+def launch(kernel, n=128, **kw):
+    a = np.random.default_rng(1).random((n, n), dtype=np.float32)
+    out = np.zeros((n, n), np.float32)
+    res = kernel((n // 32, n // 32), (32, 8), (out, a, np.int32(n)), **kw)
+    return res, out, a
+
+
+def test_results_and_counters_equal_functional_mode(kernel):
+    f, out_f, a = launch(kernel)
+    t, out_t, _ = launch(kernel, mode="timing")
+    assert np.array_equal(out_t, a.T) and np.array_equal(out_f, out_t)
+    for name, v in f.stats.items():
+        if name != "cycles":
+            assert t.stats[name] == v, name
+    assert t.stats["functional_cycles"] == f.stats["cycles"]
+    assert t.stats["cycles"] == t.timing.cycles > 0
+
+
+def test_every_warp_instruction_and_request_is_replayed(kernel):
+    t, _, _ = launch(kernel, mode="timing")
+    p = t.timing.programs
+    assert p.instructions.sum() == t.stats["warp_instructions"] == t.timing.instructions
+    requests = sum(t.stats[k] for k in ("global_load_requests", "global_store_requests",
+                                        "shared_load_requests", "shared_store_requests"))
+    assert np.count_nonzero(p.kind == MEM) == requests
+
+
+def test_ipc_and_issue_slot_use_follow_from_cycles(kernel):
+    t, _, _ = launch(kernel, mode="timing")
+    r = t.timing
+    assert r.ipc == pytest.approx(t.stats["warp_instructions"] / r.cycles)
+    used = r.sm_cycles[r.sm_cycles > 0]
+    assert r.issue_slot_use == pytest.approx(r.instructions / (used.sum() * 4))
+    assert 0 < r.issue_slot_use <= 1
+
+
+def test_stall_cycles_by_line_add_up_to_the_stall_totals(kernel):
+    t, _, _ = launch(kernel, mode="timing")
+    for reason, total in t.timing.stalls.items():
+        per_line = sum(c.get(f"stall_{reason}", 0) for c in t.stats_by_line.values())
+        assert per_line == total == t.stats.get(f"stall_{reason}", 0)
+    # the barrier of line 11 is where warps wait for their block
+    assert t.stats_by_line[11]["stall_barrier"] == t.timing.stalls["barrier"] > 0
+
+
+def test_a_user_policy_class_runs_without_touching_the_machine(kernel):
+    class YoungestFirst(WarpPolicy):
+        name = "youngest"
+
+        def pick(self, ready, sched):
+            return max(ready, key=lambda w: w.age)
+
+    t, out, a = launch(kernel, mode="timing", scheduler=YoungestFirst)
+    assert np.array_equal(out, a.T)
+    assert t.timing.policy == "youngest" and t.timing.cycles > 0
+
+
+def test_unknown_policy_and_mode_are_named(kernel):
+    with pytest.raises(ValueError, match="unknown warp scheduler 'nope'"):
+        launch(kernel, mode="timing", scheduler="nope")
+    with pytest.raises(gpuemu.LaunchError, match="mode must be"):
+        launch(kernel, mode="fast")
+
+
+def test_the_carveout_limits_resident_blocks(kernel):
+    big = r'''
+    extern "C" __global__ void k(float *o)
+    {
+        __shared__ float s[8192];
+        s[threadIdx.x] = threadIdx.x;
+        __syncthreads();
+        o[blockIdx.x * blockDim.x + threadIdx.x] = s[(threadIdx.x + 1) % blockDim.x];
+    }'''
+    k = gpuemu.RawModule(code=big).get_function("k")
+    out = np.zeros(64 * 32, np.float32)
+    full = k((64,), (32,), (out,), mode="timing")
+    k.preferred_carveout = 16          # 16% of 228 KB: 36 KB, one 33 KB block per SM
+    small = k((64,), (32,), (out,), mode="timing")
+    assert full.timing.blocks_per_sm == 6 and small.timing.blocks_per_sm == 1
+
+
+def test_chrome_trace_has_one_event_per_warp(kernel, tmp_path):
+    t, _, _ = launch(kernel, mode="timing")
+    doc = t.timing.chrome_trace(tmp_path / "t.json")
+    warps = [e for e in doc["traceEvents"] if e.get("cat") == "warp"]
+    assert len(warps) == 16 * 8
+    assert max(e["ts"] + e["dur"] for e in warps) == t.timing.cycles
+    assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+
+
+def test_timeline_png_is_written(kernel, tmp_path):
+    t, _, _ = launch(kernel, mode="timing")
+    t.timing.timeline_png(tmp_path / "t.png")
+    assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_timing_json(tmp_path):
+    r = run_cli("run", str(PROGRAMS / "transpose_tiled33.json"), "--timing", "--scheduler", "lrr",
+                "--json", "--timeline", str(tmp_path / "t.json"))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["timing"]["policy"] == "lrr"
+    assert out["stats"]["cycles"] == out["timing"]["cycles"]
+    assert (tmp_path / "t.json").is_file()

@@ -20,6 +20,11 @@ def lower_call(low, e: A.CallExpr, want_place: bool = False):
     """The call's value; with `want_place`, a struct-returning device call
     gives an LValue of its result temporary instead."""
     if isinstance(e.func, A.Member):
+        info = _member_function(low, e.func)
+        if info is not None:
+            m = e.func
+            this = m.a if m.arrow else A.UnaryOp(m.loc, "&", m.a)
+            return _device_call(low, info, A.CallExpr(e.loc, e.func, [this] + list(e.args)), want_place)
         from .cooperative_groups import method_call
         return method_call(low, e)
     if not isinstance(e.func, A.Name):
@@ -36,6 +41,12 @@ def lower_call(low, e: A.CallExpr, want_place: bool = False):
         return _device_call(low, tps.for_call(low, e.func, e.args, e.loc), e, want_place)
     if e.func.targs is not None:
         raise low.error(f"'{name}' is not a function template", e.func.loc)
+    st = low.method_struct()
+    if sym is None and st is not None and f"{st.name}::{name}" in low.ck.func_info:
+        # a member function calling another: this->name(...)
+        info = low.ck.func_info[f"{st.name}::{name}"]
+        return _device_call(low, info, A.CallExpr(e.loc, e.func, [A.Name(e.loc, "this")] + list(e.args)),
+                            want_place)
     if sym is not None and sym.kind == "func":
         return _device_call(low, sym.obj, e, want_place)
     if sym is not None and sym.kind in ("var", "global"):
@@ -101,6 +112,29 @@ def _device_call(low, info, e: A.CallExpr, want_place: bool = False):
         raise low.error(f"a struct result of '{fn.name}' must be assigned, passed or used with '.'", e.loc)
     r = ir.Call(fn.ret, e.loc, fn, args)
     return with_pq(r, (info.ret_q.pconst, info.ret_q.pvolatile))
+
+
+def _member_function(low, m: A.Member):
+    """The FuncInfo of `obj.f` / `ptr->f` when obj is a struct with member f."""
+    from .diagnostics import CompileError
+    saved = len(low.temps)
+    try:
+        if isinstance(m.a, A.CallExpr) and not m.arrow:   # f().g(): the struct result's place
+            t = low.lvalue(m.a).type
+        else:
+            t = low.type_only(m.a)
+    except CompileError:
+        return None
+    finally:
+        del low.temps[saved:]
+    if m.arrow and isinstance(t, ir.PointerType):
+        t = t.pointee
+    if not isinstance(t, ir.StructType):
+        return None
+    info = low.ck.func_info.get(f"{t.name}::{m.name}")
+    if info is None:
+        raise low.error(f"no member function named '{m.name}' in '{t}'", m.loc)
+    return info
 
 
 def _reference(low, a: A.Expr, p: ir.Var, pq) -> ir.Expr:

@@ -152,6 +152,8 @@ class _Rewriter:
         self.aliases: dict = {CG: CG}
         self.user_ns: set = set()
         self.using_cg = False
+        self.methods_of: dict = {}      # struct tag -> names of its member functions
+        self.struct_tags: set = set()
 
     def err(self, msg: str, tok: Token) -> CompileError:
         return self.ts.error(msg, tok)
@@ -189,6 +191,8 @@ class _Rewriter:
                     i = j + 1
                     continue
                 raise self.err("expected '{' or '=' after the namespace name", toks[min(j, n - 1)])
+            if v == "struct" and i + 1 < n and toks[i + 1].type in ("IDENT", "TYPE_NAME"):
+                self.struct_tags.add(str(toks[i + 1]))
             if v == "using":
                 k = i + 1
                 is_ns = k < n and str(toks[k]) == "namespace"
@@ -254,6 +258,8 @@ class _Rewriter:
             return _new("TYPE_NAME" if parts[1] in CG_TYPES else "IDENT", "cg::" + parts[1], at)
         if parts[0] in self.user_ns:
             return _new("IDENT", parts[-1], at)
+        if parts[0] in self.struct_tags:
+            raise self.err("member functions are supported only when defined inside their struct", at)
         raise self.err(f"unknown namespace '{parts[0]}' (only namespaces defined in this file, "
                        f"std and cooperative_groups are known)", at)
 
@@ -412,6 +418,94 @@ class _Rewriter:
             j += 1
         raise self.err("unexpected end of input in a template", at)
 
+    # ------------------------------------------------------ member functions
+    def methods(self, toks: list) -> list:
+        """Member functions defined in a struct become free functions named
+        'S::f' after the struct's declaration, with a first parameter
+        `S *this`; the checker resolves members and calls (typecheck.py)."""
+        out: list = []
+        i = 0
+        n = len(toks)
+        while i < n:
+            t = toks[i]
+            if str(t) in ("struct", "class") and i + 2 < n and toks[i + 1].type in ("IDENT", "TYPE_NAME"):
+                j = i + 2
+                if str(toks[j]) == ":":
+                    raise self.err("inheritance is not supported", toks[j])
+                if str(toks[j]) == "{":
+                    end = _match(toks, j, "{", "}")
+                    if end < 0:
+                        raise self.err("expected '}' at end of input", toks[-1])
+                    name = toks[i + 1]
+                    body, funcs = self.struct_body(toks[j + 1:end], name)
+                    out += toks[i:j + 1] + body
+                    k = end
+                    while k < n and str(toks[k]) != ";":
+                        k += 1
+                    out += toks[end:k + 1] + funcs
+                    i = k + 1
+                    continue
+            out.append(t)
+            i += 1
+        return out
+
+    def struct_body(self, toks: list, name: Token) -> tuple:
+        keep: list = []
+        funcs: list = []
+        i = 0
+        n = len(toks)
+        while i < n:
+            j = i
+            paren = None
+            while j < n and str(toks[j]) not in (";", "{"):
+                if str(toks[j]) == "(" and paren is None:
+                    paren = j
+                    j = _match(toks, j, "(", ")")
+                    if j < 0:
+                        raise self.err("unclosed '('", toks[paren])
+                j += 1
+            if j >= n:
+                keep += toks[i:]
+                break
+            if str(toks[j]) == ";" or paren is None:
+                if str(toks[j]) == "{":     # a nested struct or union body
+                    end = _match(toks, j, "{", "}")
+                    keep += toks[i:end + 1]
+                    i = end + 1
+                    continue
+                keep += toks[i:j + 1]
+                i = j + 1
+                continue
+            # a member function: specs name ( params ) [const] { body }
+            end = _match(toks, j, "{", "}")
+            fname = toks[paren - 1]
+            if str(fname) == str(name) or (paren >= 2 and str(toks[paren - 2]) == "~"):
+                raise self.err(f"constructors and destructors are not supported (struct '{name}')", fname)
+            if str(fname) == "operator" or (paren >= 2 and str(toks[paren - 2]) == "operator"):
+                raise self.err("operator overloading is not supported", fname)
+            if any(str(x) in ("virtual", "static") for x in toks[i:paren]):
+                w = next(x for x in toks[i:paren] if str(x) in ("virtual", "static"))
+                raise self.err("virtual functions are not supported" if str(w) == "virtual"
+                               else "static member functions are not supported", w)
+            close = _match(toks, paren, "(", ")")
+            specs = list(toks[i:paren - 1])
+            if not any(str(x) == "__device__" for x in specs):
+                raise self.err("a member function used in device code needs __device__", fname)
+            params = toks[paren + 1:close]
+            after = [x for x in toks[close + 1:j] if str(x) != "const"]
+            if after:
+                raise self.err("unexpected tokens after the member function's parameter list", after[0])
+            this = [_new("TYPE_NAME", str(name), fname), _new("STAR", "*", fname), _new("IDENT", "this", fname)]
+            if params and not (len(params) == 1 and str(params[0]) == "void"):
+                this.append(_new("COMMA", ",", fname))
+            else:
+                params = []
+            funcs += specs + [_new("IDENT", f"{name}::{fname}", fname), toks[paren]] + this + params + \
+                [toks[close]] + toks[j:end + 1]
+            self.methods_of.setdefault(str(name), set()).add(str(fname))
+            i = end + 1
+        return keep, funcs
+
     # ------------------------------------------------------ template-ids
     def template_ids(self, toks: list, names) -> list:
         out: list = []
@@ -448,6 +542,7 @@ def rewrite(ts) -> Rewritten:
     toks = r.casts(toks)
     rw = Rewritten([])
     toks = r.templates(toks, rw)
+    toks = r.methods(toks)
     names = set(rw.templates)
     rw.toks = r.template_ids(toks, names)
     for td in rw.templates.values():

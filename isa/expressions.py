@@ -175,6 +175,8 @@ class ExpressionLowering:
     # names
     def name_value(self, e: A.Name) -> ir.Expr:
         sym = self.lookup(e.name)
+        if sym is None and not self.const_only and self.member_of_this(e) is not None:
+            return self.load(self.lvalue(e))
         if sym is None:
             if e.name == "warpSize":
                 if self.const_only:
@@ -200,6 +202,8 @@ class ExpressionLowering:
             raise self.error("expression is not a constant", e.loc)
         if isinstance(e, A.Name):
             sym = self.lookup(e.name)
+            if sym is None and self.member_of_this(e) is not None:
+                return self.member(self.member_of_this(e))
             if sym is None:
                 self.name_value(e)   # raises the right diagnostic
             if sym.kind == "enum":

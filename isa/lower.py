@@ -67,6 +67,22 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             sym = self.ck.lookup_global(name)
         return sym
 
+    def method_struct(self):
+        """The struct whose member function is being lowered, or None."""
+        if self.info is None or "::" not in self.fn.name:
+            return None
+        t = self.ck.tags.get(self.fn.name.split("::", 1)[0].split("<", 1)[0])
+        return t if isinstance(t, ir.StructType) else None
+
+    def member_of_this(self, e: A.Name):
+        """`x` inside a member function of a struct with member x: this->x."""
+        st = self.method_struct()
+        if st is None or self.scope.lookup(e.name) is not None:
+            return None
+        if any(f.name == e.name for f in st.fields):
+            return A.Member(e.loc, A.Name(e.loc, "this"), e.name, True)
+        return None
+
     def declare(self, name: str, sym, loc: ir.Loc) -> None:
         if name in self.scope.names:
             raise self.error(f"redefinition of '{name}'", loc)

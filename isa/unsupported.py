@@ -8,7 +8,6 @@ from __future__ import annotations
 KEYWORDS: dict = {
     "typename": "dependent type names (typename T::x) are not supported",
     "class": "classes are not supported",
-    "this": "classes are not supported",
     "virtual": "virtual functions are not supported",
     "public": "classes are not supported",
     "private": "classes are not supported",

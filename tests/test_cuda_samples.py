@@ -163,6 +163,24 @@ def test_matrix_multiply_with_template_block_size(bs):
     assert np.allclose(c, a @ b, rtol=1e-5)
 
 
+def test_mandelbrot_with_struct_member_functions():
+    w, h, it = 48, 32, 40
+    x0, y0, step = np.float32(-2.0), np.float32(-1.0), np.float32(2.0 / 32)
+    counts = np.zeros((h, w), np.int32)
+    module("mandelbrot_struct.cu").get_function("mandelbrot")(
+        (w // 16, h // 16), (16, 16), (counts, np.int32(w), np.int32(h), x0, y0, step, np.int32(it)))
+    c = (x0 + np.arange(w, dtype=np.float32) * step)[None, :] + \
+        1j * (y0 + np.arange(h, dtype=np.float32) * step)[:, None]
+    re, im = np.zeros((h, w), np.float32), np.zeros((h, w), np.float32)
+    want = np.zeros((h, w), np.int32)
+    for _ in range(it):
+        live = re * re + im * im <= np.float32(4)
+        re, im = np.where(live, re * re - im * im + c.real.astype(np.float32), re), \
+            np.where(live, np.float32(2) * re * im + c.imag.astype(np.float32), im)
+        want += live
+    assert np.array_equal(counts, want)
+
+
 SOURCES = sorted(SAMPLES.glob("*.cu"))
 
 

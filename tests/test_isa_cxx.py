@@ -160,3 +160,37 @@ def test_local_include_keeps_its_own_lines(tmp_path):
     src = '#include "helpers.cuh"\n__global__ void k(float *p) { p[0] = sq(p[1]); }\n'
     e = compile_error(src, str(tmp_path / "k.cu"))
     assert e.file.endswith("helpers.cuh") and (e.line, e.col) == (4, 35) and "'y'" in e.message
+
+
+def test_struct_member_functions_read_and_write_members():
+    src = r'''
+    struct Counter {
+        int n;
+        float sum;
+        __device__ void add(float v) { n += 1; this->sum += v; }
+        __device__ float mean() const { return sum / n; }
+        __device__ bool empty() const { return n == 0; }
+    };
+    __global__ void k(float *out, const float *in, int n)
+    {
+        Counter c = {0, 0.0f};
+        for (int j = 0; j <= (int)threadIdx.x; ++j) c.add(in[j]);
+        Counter *p = &c;
+        out[threadIdx.x] = p->empty() ? -1.0f : p->mean();
+    }
+    '''
+    a, out = run1(src, "k")
+    assert np.allclose(out, np.cumsum(a) / np.arange(1, 65))
+
+
+@pytest.mark.parametrize("src,msg", [
+    ("struct S { int a; S() : a(0) {} };", "constructors and destructors are not supported"),
+    ("struct S { int a; __device__ virtual int f() { return a; } };", "virtual functions are not supported"),
+    ("struct A { int a; };\nstruct B : A { int b; };", "inheritance is not supported"),
+    ("struct S { int a; __device__ S operator+(S o) { return o; } };", "operator overloading is not supported"),
+    ("struct S { int a; int f() { return a; } };", "a member function used in device code needs __device__"),
+    ("struct S { int a; __device__ int f(); };\n__device__ int S::f() { return a; }",
+     "member functions are supported only when defined inside their struct"),
+])
+def test_unsupported_class_features_are_named(src, msg):
+    assert msg in compile_error(src + "\n").message

@@ -159,3 +159,11 @@ def test_lambda_operator_of_reduce_is_named_unsupported():
 def test_grid_group_is_named_unsupported():
     e = compile_error(CG + "__global__ void k() {\n  cg::grid_group g = cg::this_grid();\n}\n")
     assert "grid" in e.message and e.line == 4
+
+
+def test_block_sync_in_divergent_code_is_found_like_syncthreads():
+    src = "__global__ void k(float *p)\n{\n  cg::thread_block b = cg::this_thread_block();\n" \
+          "  if (b.thread_rank() < 16) {\n    p[b.thread_rank()] = 1.0f;\n    b.sync();\n  }\n}\n"
+    result = launch(src, "k", 64, np.zeros(64, np.float32))
+    f, = [f for f in result.findings if f.kind == "barrier_divergence"]
+    assert f.line == 8 and f.thread == (16, 0, 0)

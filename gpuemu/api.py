@@ -158,6 +158,7 @@ class RawModule:
             self._symbols[g.name] = (alloc, g)
 
     def get_function(self, name: str) -> "RawKernel":
+        """The kernel `name` as a RawKernel (compiled on first use); KeyError lists the kernels."""
         name = self._instance_name(name)
         k = self._kernels.get(name)
         if k is None:
@@ -246,6 +247,7 @@ class RawKernel:
 
     @property
     def meta(self):
+        """The compiled kernel's metadata: parameters, shared sizes, memory instructions, lines."""
         return self.compiled.meta
 
     @property

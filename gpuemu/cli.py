@@ -90,6 +90,7 @@ def dim3(text: str) -> tuple:
 
 
 def dtype_name(text: str) -> str:
+    """A dtype as typed on the command line (f32, int, ...) -> its numpy name."""
     return DTYPE_ALIASES.get(text, text)
 
 
@@ -299,6 +300,7 @@ def check_arch(name: str) -> None:
 
 
 def cmd_run(ns: argparse.Namespace) -> int:
+    """`gpuemu run`: build the manifest, launch, print (tables, --json, --report, --html)."""
     check_arch(ns.arch)
     target = Path(ns.target)
     if target.suffix == ".json":
@@ -420,6 +422,7 @@ def arch_rows() -> list:
 
 
 def cmd_occupancy(ns: argparse.Namespace) -> int:
+    """`gpuemu occupancy`: each kernel's occupancy for the block and shared memory given."""
     from . import RawModule
     from .machine.occupancy import occupancy_report
     check_arch(ns.arch)
@@ -442,6 +445,7 @@ def cmd_occupancy(ns: argparse.Namespace) -> int:
 
 
 def cmd_info(ns: argparse.Namespace) -> int:
+    """`gpuemu info archs | arch [NAME] | counters`."""
     if ns.name and ns.what != "arch":
         raise UsageError(f"'info {ns.what}' takes no NAME (did you mean 'info arch {ns.name}'?)")
     if ns.what == "archs":
@@ -517,6 +521,7 @@ def _known_arch(name: str) -> bool:
 # --------------------------------------------------------------------------- parser
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of every subcommand (its --help texts are the CLI's manual)."""
     p = argparse.ArgumentParser(
         prog="gpuemu",
         description="gpuemu: a SIMT GPU emulator. Runs CUDA C kernels on numpy data and "

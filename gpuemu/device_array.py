@@ -19,14 +19,17 @@ class DeviceArray:
     # ---- properties (as numpy/CuPy)
     @property
     def size(self) -> int:
+        """Number of elements."""
         return int(np.prod(self.shape, dtype=np.int64))
 
     @property
     def nbytes(self) -> int:
+        """Bytes of the elements."""
         return self.size * self.dtype.itemsize
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions."""
         return len(self.shape)
 
     @property
@@ -36,6 +39,7 @@ class DeviceArray:
 
     @property
     def device_address(self) -> int:
+        """The array's first byte in the emulated global address space (no tag bits)."""
         return self._alloc.address + self._offset
 
     def _view(self) -> np.ndarray:
@@ -87,6 +91,7 @@ def empty(shape, dtype=np.float64) -> DeviceArray:
 
 
 def zeros(shape, dtype=np.float64) -> DeviceArray:
+    """A zero-filled device array, as cupy.zeros."""
     return _new(shape, dtype)
 
 
@@ -101,8 +106,10 @@ def asarray(a, dtype=None) -> DeviceArray:
 
 
 def empty_like(a, dtype=None) -> DeviceArray:
+    """A device array of a's shape and dtype (zeroed here), as cupy.empty_like."""
     return _new(a.shape, dtype or a.dtype)
 
 
 def zeros_like(a, dtype=None) -> DeviceArray:
+    """A zero-filled device array of a's shape and dtype, as cupy.zeros_like."""
     return _new(a.shape, dtype or a.dtype)

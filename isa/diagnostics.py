@@ -28,12 +28,15 @@ class CompileError(Exception):
 
     @property
     def file(self) -> str:
+        """The file of the error (as named to the compiler, or an #include'd one)."""
         return self.loc.file
 
     @property
     def line(self) -> int:
+        """1-based line of the error in that file."""
         return self.loc.line
 
     @property
     def col(self) -> int:
+        """1-based column the caret points at."""
         return self.loc.col

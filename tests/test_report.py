@@ -107,3 +107,17 @@ def test_cli_json_report_and_html(cli, tmp_path):
     d = json.loads(r.stdout)
     assert d["report"]["hot"] and any(x["divergent_branches"] for x in d["report"]["lines"])
     assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_a_timing_launchs_timeline_is_one_of_the_pictures():
+    # timing mode's report draws the timeline into a file (gpuemu/timing/timeline.py)
+    class Timing:
+        def timeline_png(self, path):
+            from gpuemu.report.pictures import coalescing_png
+            path.write_bytes(coalescing_png([("x", 1.0, 1)]))
+
+    launch = mf.run(PROGRAMS / "vecadd.json").launch
+    launch.timing = Timing()
+    pics = launch.report().pictures()
+    assert pics["warp timeline"][:4] == b"\x89PNG"
+    assert "warp timeline" not in report("vecadd").pictures()

@@ -27,6 +27,7 @@ class WorstRequest:
     addrs: tuple          # 32 byte addresses (meaningless for inactive lanes)
 
     def as_dict(self) -> dict:
+        """JSON-ready fields."""
         return {"space": self.space, "row": self.row, "op": self.op, "size": self.size,
                 "cost": self.cost, "mask": self.mask, "addrs": list(self.addrs)}
 
@@ -57,4 +58,5 @@ class WorstRequests:
                     addrs=tuple(int(a) for a in np.asarray(addrs[i]).reshape(-1)[:32]))
 
     def get(self, space: str, row: int):
+        """The kept request of (space, counter row), or None."""
         return self.by_line.get((space, row))

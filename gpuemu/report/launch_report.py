@@ -73,6 +73,7 @@ class Report:
         return sorted((r for r in self.rows if r.hot), key=lambda r: r.hot)
 
     def row(self, key) -> LineRow:
+        """The LineRow of one line (its stats_by_line key); KeyError if none."""
         for r in self.rows:
             if r.key == key:
                 return r
@@ -137,10 +138,12 @@ class Report:
         return out
 
     def to_html(self, pictures: bool = True) -> str:
+        """The self-contained HTML page (gpuemu/report/html_page.py)."""
         from .html_page import page
         return page(self, self.pictures() if pictures else {})
 
     def save_html(self, path: str | Path, pictures: bool = True) -> Path:
+        """Write the HTML page to `path`; returns the path."""
         p = Path(path)
         p.write_text(self.to_html(pictures), encoding="utf-8")
         return p
@@ -170,13 +173,13 @@ def _include_text(by_line: dict, launch) -> dict:
 
 
 def _timeline_png(launch) -> Optional[bytes]:
-    """The warp timeline PNG of a timing-mode launch, when it has one."""
-    tl = getattr(launch, "timeline", None)
-    if tl is None:
+    """The warp timeline PNG of a timing-mode launch (`launch.timing`, drawn by
+    gpuemu/timing/timeline.py), or None for a functional launch."""
+    timing = getattr(launch, "timing", None)
+    if timing is None or not hasattr(timing, "timeline_png"):
         return None
-    for attr in ("png", "to_png", "png_bytes"):
-        f = getattr(tl, attr, None)
-        if callable(f):
-            data = f()
-            return bytes(data) if isinstance(data, (bytes, bytearray)) else None
-    return None
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "timeline.png"
+        timing.timeline_png(path)
+        return path.read_bytes()

@@ -51,21 +51,26 @@ class LineRow:
 
     @property
     def lanes(self) -> float:
+        """Active lanes per execution (thread / warp instructions)."""
         return self.thread_instructions / self.executions if self.executions else 0.0
 
     @property
     def wavefronts_per_request(self) -> float:
+        """Shared wavefronts per shared load/store request (1 = conflict-free 4-byte access)."""
         return self.shared_wavefronts / self.shared_requests if self.shared_requests else 0.0
 
     @property
     def sectors_per_request(self) -> float:
+        """32-byte sectors per global load/store request."""
         return self.global_sectors / self.global_ldst_requests if self.global_ldst_requests else 0.0
 
     @property
     def has_counters(self) -> bool:
+        """Whether any counter of the line is non-zero."""
         return any(v for v in self.counters.values())
 
     def as_dict(self) -> dict:
+        """JSON-ready fields plus the derived ratios."""
         d = asdict(self)
         d["key"] = self.key
         d.update(lanes=round(self.lanes, 3),

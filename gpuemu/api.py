@@ -211,6 +211,9 @@ class Launch:
     worst_requests: dict = field(default_factory=dict, repr=False)
     memory_config: object = field(default=None, repr=False)
     timing: object = None      # mode="timing": a gpuemu.timing TimingReport
+    # the modelled GPU time on the host timeline (gpuemu/host/streams.py):
+    # start, end, seconds (cycles at the SM clock + managed page faults), stream
+    timeline: dict = field(default_factory=dict)
 
     def report(self, top: int = 3):
         """A Report of this launch (gpuemu/report/): counter tables and the source
@@ -361,12 +364,14 @@ class RawKernel:
 
     def __call__(self, grid, block, args, shared_mem: int = 0, *, budget: int = DEFAULT_BUDGET,
                  stats: bool = True, scheduler=None, mode: str = "functional",
-                 block_scheduler=None, carveout=None, **options) -> Launch:
+                 block_scheduler=None, carveout=None, stream=None, **options) -> Launch:
         """Launch on the emulated GPU. mode="timing" also runs the cycle-level
         model (gpuemu/timing/): `scheduler` is then its warp scheduling policy,
         `block_scheduler` its block policy, `carveout` the L1/shared carve-out
         for occupancy (as cudaFuncSetCacheConfig / PreferredSharedMemoryCarveout;
-        default: the kernel's `preferred_carveout`); the report is `launch.timing`."""
+        default: the kernel's `preferred_carveout`); the report is `launch.timing`.
+        `stream`: a gpuemu.Stream for the host timeline (gpuemu/host/streams.py;
+        default: the legacy default stream)."""
         if mode not in ("functional", "timing"):
             raise LaunchError(f"mode must be 'functional' or 'timing', got {mode!r}")
         unknown = set(options) - LAUNCH_OPTIONS
@@ -409,6 +414,8 @@ class RawKernel:
                 sys.stdout.write(printed)
                 sys.stdout.flush()
         seconds = time.perf_counter() - t0
+        from .host.streams import place_launch      # on the timeline before the copies back
+        placed = place_launch(self.name, res.stats.as_dict(), mod.preset, stream)
         for host, dev in copies:
             host[...] = dev.get().reshape(host.shape)
         del keep
@@ -423,7 +430,7 @@ class RawKernel:
                       seconds=seconds, compile_seconds=meta.compile_seconds, arch=mod.arch,
                       source=mod.code, filename=mod.filename, worst_requests=worst,
                       memory_config=ms.mem if ms else None, printed=printed,
-                      timing=report)
+                      timing=report, timeline=placed)
 
     def _uses_printf(self) -> bool:
         if getattr(self, "_printf", None) is None:

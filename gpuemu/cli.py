@@ -476,7 +476,33 @@ def cmd_info(ns: argparse.Namespace) -> int:
         for c in COUNTERS:
             print(c)
         return EXIT_OK
-    raise UsageError(f"unknown info topic {ns.what!r}")  # argparse choices prevent this
+    if ns.what.endswith((".cu", ".cuh")) or Path(ns.what).is_file():
+        return cmd_info_resources(ns)
+    raise UsageError(f"unknown info topic {ns.what!r}: use archs, arch, counters or a .cu file")
+
+
+def cmd_info_resources(ns: argparse.Namespace) -> int:
+    """`gpuemu info FILE.cu`: per kernel, the lines ptxas -v prints (gpuemu/resources.py)."""
+    from . import RawModule
+    from .resources import cap_note, kernel_resources, ptxas_lines
+    check_arch(ns.arch)
+    if not Path(ns.what).is_file():
+        raise UsageError(f"no such file: {ns.what}")
+    options = (f"-maxrregcount={ns.maxrregcount}",) if ns.maxrregcount else ()
+    mod = RawModule(path=ns.what, arch=ns.arch, options=options)
+    out = []
+    for f in mod.module.kernels:
+        r = kernel_resources(mod.get_function(f.name))
+        if ns.json:
+            out.append(r.__dict__)
+            continue
+        print(ptxas_lines(r))
+        note = cap_note(r)
+        if note:
+            print(note)
+    if ns.json:
+        print(json.dumps(out, indent=1))
+    return EXIT_OK
 
 
 def _info_arch(ns: argparse.Namespace) -> int:
@@ -633,15 +659,20 @@ def build_parser() -> argparse.ArgumentParser:
                                    "memory per block and per SM, banks, L1 and L2; 'arch [NAME]' "
                                    "every setting of one preset (or all) with its meaning and "
                                    "source ('arch --markdown' writes the reference docs/arch.md "
-                                   "holds); 'counters' lists the counter names a launch reports.",
+                                   "holds); 'counters' lists the counter names a launch reports; "
+                                   "FILE.cu prints per kernel the resource lines ptxas -v prints "
+                                   "(registers, spills, stack, shared, constant).",
                        epilog="examples:\n  gpuemu info archs\n  gpuemu info arch sm_90\n"
-                              "  gpuemu info arch --markdown > docs/arch.md\n  gpuemu info counters",
+                              "  gpuemu info arch --markdown > docs/arch.md\n  gpuemu info counters\n"
+                              "  gpuemu info programs/register_spill.cu --arch sm_90",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    i.add_argument("what", choices=("archs", "arch", "counters"), help="archs | arch | counters")
+    i.add_argument("what", help="archs | arch | counters | FILE.cu")
     i.add_argument("name", nargs="?", metavar="NAME", help="a preset, for 'arch' (default: all)")
-    i.add_argument("--json", action="store_true", help="print JSON instead of a table (archs, arch)")
+    i.add_argument("--json", action="store_true", help="print JSON instead of a table (archs, arch, FILE.cu)")
     i.add_argument("--markdown", action="store_true",
                    help="print Markdown (arch): the whole reference, or one preset's section")
+    i.add_argument("--arch", default="sm_90", metavar="NAME", help="GPU preset for FILE.cu (default sm_90)")
+    i.add_argument("--maxrregcount", type=int, metavar="N", help="cap registers per thread, as nvcc's (FILE.cu)")
     i.set_defaults(func=cmd_info)
     return p
 

@@ -47,15 +47,24 @@ class DeviceArray:
         return raw.view(self.dtype).reshape(self.shape)
 
     # ---- data movement
-    def get(self) -> np.ndarray:
-        """A numpy copy of the device data."""
+    def get(self, stream=None, out=None) -> np.ndarray:
+        """A numpy copy of the device data (into `out`, e.g. a pinned array,
+        if given); charged as a device-to-host copy (gpuemu/host/)."""
+        from .host.transfers import record_copy
+        record_copy(self.nbytes, "d2h", out, stream)
+        if out is not None:
+            out[...] = self._view().reshape(out.shape)
+            return out
         return self._view().copy()
 
-    def set(self, arr) -> None:
-        """Copy a numpy array (same size) into device memory."""
+    def set(self, arr, stream=None) -> None:
+        """Copy a numpy array (same size) into device memory; charged as a
+        host-to-device copy, pinned if `arr` is (gpuemu.alloc_pinned)."""
+        from .host.transfers import record_copy
         a = np.asarray(arr)
         if a.size != self.size:
             raise ValueError(f"set: array of {a.size} elements into a device array of {self.size}")
+        record_copy(self.nbytes, "h2d", arr, stream)
         self._view()[...] = a.astype(self.dtype, copy=False).reshape(self.shape)
 
     def __setitem__(self, key, value) -> None:
@@ -101,7 +110,7 @@ def asarray(a, dtype=None) -> DeviceArray:
         return a
     arr = np.asarray(a.get() if isinstance(a, DeviceArray) else a, dtype=dtype)
     d = _new(arr.shape, arr.dtype)
-    d._view()[...] = arr
+    d.set(a if isinstance(a, np.ndarray) and a.dtype == arr.dtype else arr)
     return d
 
 

@@ -18,6 +18,13 @@ COUNTERS = (
     "l1_hits", "l1_misses", "l2_hits", "l2_misses", "l2_read_sectors", "l2_write_sectors",
     "constant_requests", "constant_wavefronts",
     "divergent_branches", "barriers", "fences",
+    # register spills (isa/register_spill.py): local requests also counted on their own
+    "spill_load_requests", "spill_store_requests", "spill_bytes",
+    # the read-only data path (__ldg, const __restrict__; isa/readonly_path.py)
+    "readonly_load_requests", "readonly_load_sectors", "readonly_hits", "readonly_misses",
+    # host memory (gpuemu/host/): zero-copy traffic over PCIe, managed-memory faults
+    "zero_copy_requests", "pcie_read_bytes", "pcie_write_bytes", "page_faults",
+    "managed_migrated_bytes",
 )
 
 

@@ -234,7 +234,7 @@ def _builtin(low, name: str, e: A.CallExpr) -> ir.Expr:
         p = a[0]
         if not is_ptr(p.type) or isinstance(p.type.pointee, (ir.VoidType, ir.StructType, ir.ArrayType)):
             raise low.error(f"'{name}' needs a pointer to a scalar or vector type", e.args[0].loc)
-        return ir.Load(p.type.pointee, loc, p)
+        return ir.Load(p.type.pointee, loc, p, readonly=name == "__ldg")
     if name in B.STORES:
         a = _args(low, e, 2)
         p = a[0]

@@ -214,6 +214,7 @@ class Var:
     storage: str
     loc: Loc = NOLOC
     volatile: bool = False
+    readonly: bool = False   # a `const T *__restrict__` kernel parameter (read-only data path)
 
 
 @dataclass(eq=False)
@@ -263,6 +264,8 @@ class Load(Expr):
     """Read `type` (scalar, pointer or vector: one access) from `addr`."""
     addr: Expr
     volatile: bool = False
+    readonly: bool = False   # through the read-only (texture) data cache: __ldg / const __restrict__
+    spill: bool = False      # a register spilled to local memory (isa/register_spill.py)
 
 
 @dataclass(eq=False)
@@ -329,6 +332,7 @@ class Store(Expr):
     addr: Expr
     value: Expr
     volatile: bool = False
+    spill: bool = False      # a register spilled to local memory (isa/register_spill.py)
 
 
 @dataclass(eq=False)

@@ -19,6 +19,7 @@ from .conversions import const_value
 from .declarations import QType, scalar_from_words, struct_layout
 from .diagnostics import CompileError
 from .preprocessor import Preprocessed
+from .readonly_path import readonly_param
 
 
 class Sym:
@@ -370,7 +371,8 @@ class Checker:
                 # a struct by value into an inlined device function: the caller
                 # copies it to a local temporary and passes its address
                 t = ir.PointerType(t, "local")
-            pvars.append(ir.Var(name, t, "param", p.loc))
+            pvars.append(ir.Var(name, t, "param", p.loc,
+                                readonly=readonly_param(pq.pconst, p.declarator, space == "global")))
             pqs.append(pq)
             byrefs.append(byref)
             refs.append(is_ref)

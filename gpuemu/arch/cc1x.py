@@ -15,6 +15,7 @@ from gpuemu.arch.memory_config import MemoryConfig, _phases
 from gpuemu.arch.preset import Preset
 
 MEM = MemoryConfig(
+    readonly_path="none",              # no LDG before cc3.5
     banks=16,                      # Guide 1.x: "16 banks"
     shared_bank_bytes=4,           # successive 32-bit words in successive banks
     shared_row_bytes=64,           # 16 banks x 4 bytes

@@ -15,6 +15,7 @@ from gpuemu.arch.memory_config import MemoryConfig, _phases
 from gpuemu.arch.preset import Preset
 
 MEM = MemoryConfig(
+    readonly_path="none",              # no LDG before cc3.5
     banks=32, shared_bank_bytes=4, shared_row_bytes=128,
     shared_phase_lanes=_phases(s8=16, s16=16),   # Guide 2.x "64-Bit Accesses"/"128-Bit Accesses"
     shared_broadcast="any",

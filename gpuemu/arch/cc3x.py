@@ -16,6 +16,7 @@ from gpuemu.arch.memory_config import MemoryConfig, _phases
 from gpuemu.arch.preset import Preset
 
 MEM = MemoryConfig(
+    readonly_path="separate", readonly_cache_bytes=48 * 1024,   # GK110 whitepaper: 48 KB read-only cache
     banks=32,
     shared_bank_bytes=4, shared_row_bytes=256,        # 32-bit mode (default)
     shared_bank_modes={4: (4, 256), 8: (8, 256)},     # Guide 3.x: 32-bit / 64-bit mode

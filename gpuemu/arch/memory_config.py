@@ -67,6 +67,18 @@ class MemoryConfig:
     constant_cache_bytes: int = 2 * 1024
     constant_line_bytes: int = 64
     constant_cache_assoc: int = 4
+    # --- read-only data path: loads by __ldg or through `const T *__restrict__`
+    # kernel parameters (LDG.E.CONSTANT / ld.global.nc; isa/readonly_path.py).
+    # 'l1': served by the unified L1/texture cache even where plain global
+    # loads bypass L1 (Maxwell and later: Guide "Compute Capability 5.x",
+    # "Global Memory"); 'separate': a per-SM read-only cache of its own
+    # (Kepler GK110 whitepaper: 48 KB read-only data cache); 'none': plain
+    # global loads (cc < 3.5 has no LDG).
+    readonly_path: str = "l1"
+    readonly_cache_bytes: int = 0
+    readonly_line_bytes: int = 128
+    readonly_sector_bytes: int = 32
+    readonly_cache_assoc: int = 4
     # --- local memory: interleaved per 4-byte word across the lanes of a warp
     # (hardware layout; an access of the same offset by a warp is coalesced)
     local_interleave_bytes: int = 4

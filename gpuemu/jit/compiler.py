@@ -12,6 +12,8 @@ import llvmlite.ir as ll
 
 from isa import ir
 from isa.diagnostics import CompileError
+from isa.register_spill import apply_register_cap
+from gpuemu.arch import get_preset
 
 from . import engine, kernel_cache
 from .warp_codegen import WarpCodegen
@@ -93,6 +95,8 @@ def compile_kernel(module: ir.Module, name: str, arch: str = "sm_90",
 
 def _compile_kernel(module, name, arch, options, use_cache) -> CompiledKernel:
     kernel = module.kernel(name)
+    # values beyond the register cap live in local memory (isa/register_spill.py)
+    kernel = apply_register_cap(kernel, get_preset(arch), options)[0]
     key = kernel_cache.make_key(VERSION, _jit_revision(), arch, repr(tuple(options)), name,
                                 engine.host_id(), _ir_key(module, kernel))
     if use_cache:

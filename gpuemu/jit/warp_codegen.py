@@ -36,6 +36,7 @@ import llvmlite.ir as ll
 from isa import ir
 from isa.diagnostics import CompileError
 from gpuemu.memory.trace import MemInstr
+from isa.readonly_path import assigned_vars, is_readonly_load
 
 from . import abi
 from .call_hoisting import hoist_calls
@@ -118,6 +119,7 @@ class WarpCodegen(IntrinsicsMixin):
         self._slot_of: dict = {}       # (file, line) -> slot
         self._drop_memo: dict = {}
         self.libm_used: set = set()
+        self._written = None            # Vars the kernel assigns (isa/readonly_path.py)
 
     # ================================================================ helpers
     @property
@@ -860,8 +862,12 @@ class WarpCodegen(IntrinsicsMixin):
         return t.space if isinstance(t, ir.PointerType) else "generic"
 
     def new_instr(self, op: str, size: int, node, space: str) -> int:
+        if self._written is None:
+            self._written = assigned_vars(self.kernel.body)
         ins = MemInstr(len(self.instrs), op, size, self.line(node), space,
-                       self.use_dist.get(id(node), 0))
+                       self.use_dist.get(id(node), 0),
+                       readonly=op == "ld" and is_readonly_load(node, self._written),
+                       spill=bool(getattr(node, "spill", False)))
         self.instrs.append(ins)
         return ins.id
 

@@ -58,6 +58,8 @@ from gpuemu.memory import bank_arbiter, coalescer, constant_cache
 from gpuemu.memory.cache import SectoredCache
 from gpuemu.memory.trace import SPACE_CODES, AccessBatch
 from gpuemu.memory.worst_requests import WorstRequests
+from gpuemu.host.buffers import host_memory_in_use, kind_of_addresses, touch_managed
+from gpuemu.host.pcie import cycles_per_pcie_sector, link_for
 
 _OPS = {"ld": 0, "st": 1, "atom": 2, "red": 3}
 SHARED, GLOBAL, LOCAL, CONST = (SPACE_CODES[k] for k in ("shared", "global", "local", "constant"))
@@ -93,6 +95,13 @@ class MemorySystem:
         self.l2 = (SectoredCache(m.l2_bytes, m.l2_line_bytes, SECTOR, m.l2_assoc, "L2")
                    if m.l2_bytes > 0 else None)
         self.const = constant_cache.ConstantCache(m)
+        # the read-only data path (__ldg, const __restrict__): through L1 ('l1'),
+        # a cache of its own ('separate', Kepler) or plain global loads ('none')
+        self.readonly_path = m.readonly_path if m.readonly_path != "l1" or self.l1_present else "none"
+        self.ro_cache = (SectoredCache(m.readonly_cache_bytes, m.readonly_line_bytes,
+                                       m.readonly_sector_bytes, m.readonly_cache_assoc, "read-only",
+                                       partitions=self.preset.num_sms)
+                         if self.readonly_path == "separate" else None)
         self.sm_cycles = np.zeros(self.preset.num_sms, dtype=np.int64)
         self.warp_cycles: dict = {}
         self._tables_for = None
@@ -105,7 +114,11 @@ class MemorySystem:
             self._op = np.zeros(n, dtype=np.int8)
             self._size = np.full(n, 4, dtype=np.int64)
             self._line = np.zeros(n, dtype=np.int64)
+            self._ro = np.zeros(n, dtype=bool)
+            self._spill = np.zeros(n, dtype=bool)
             for i in instrs:
+                self._ro[i.id] = getattr(i, "readonly", False)
+                self._spill[i.id] = getattr(i, "spill", False)
                 self._op[i.id] = _OPS.get(i.op, 2 if i.op.startswith("atom") else 0)
                 self._size[i.id] = i.size
                 self._line[i.id] = i.line
@@ -113,19 +126,24 @@ class MemorySystem:
         return self._op, self._size, self._line
 
     # ------------------------------------------------------------ caches
-    def _through_l1(self, req, sec, sm_of_req, allocate: bool, n: int):
-        """Look up 32-byte sectors (req-ordered) in the SMs' L1s.
+    def _through_l1(self, req, sec, sm_of_req, allocate: bool, n: int, cache=None,
+                    line_bytes: int = 0, sector_bytes: int = 0):
+        """Look up 32-byte sectors (req-ordered) in the SMs' L1s (or in another
+        per-SM cache, e.g. Kepler's read-only cache, given with its geometry).
 
         Returns (hit per sector bool[M], sectors sent to L2: (req, sector))."""
         m = self.mem
-        k = m.l1_sector_bytes // SECTOR
+        cache = cache or self.l1
+        line_bytes = line_bytes or m.l1_line_bytes
+        sector_bytes = sector_bytes or m.l1_sector_bytes
+        k = sector_bytes // SECTOR
         l1sec = sec // k
         # one L1 entry per (request, L1 sector): sectors are ascending per request
         new = np.ones(sec.size, dtype=bool)
         new[1:] = (l1sec[1:] != l1sec[:-1]) | (req[1:] != req[:-1])
         eid = np.cumsum(new) - 1
         ereq, esec = req[new], l1sec[new]
-        spl = m.l1_line_bytes // m.l1_sector_bytes
+        spl = line_bytes // sector_bytes
         eline, ebit = esec // spl, np.int64(1) << (esec % spl)
         # merge entries of one (request, line) into one access with several bits
         newl = np.ones(eline.size, dtype=bool)
@@ -134,7 +152,7 @@ class MemorySystem:
         lbits = np.bincount(lid, weights=ebit).astype(np.int64) if lid.size else np.zeros(0, np.int64)
         lline, lreq = eline[newl], ereq[newl]
         lsm = sm_of_req[lreq] % self.preset.num_sms
-        hitbits = self.l1.access(lline, lbits, allocate, lsm)
+        hitbits = cache.access(lline, lbits, allocate, lsm)
         ehit = ((hitbits[lid] & ebit) != 0)
         hit = ehit[eid]
         # L2 traffic: every 32-byte sector of each missed L1 sector
@@ -162,7 +180,11 @@ class MemorySystem:
         sel = np.flatnonzero(space == SHARED)
         if sel.size:
             self._charge_shared(sel, op, size, line, addr, mask, stats, cycles, latency)
-        sel = np.flatnonzero((space == GLOBAL) | (space == LOCAL))
+        glob = space == GLOBAL
+        if glob.any() and host_memory_in_use():
+            glob &= ~self._charge_host_memory(np.flatnonzero(glob), op, size, line, addr, mask,
+                                              stats, cycles, latency)
+        sel = np.flatnonzero(glob | (space == LOCAL))
         if sel.size:
             self._charge_global(sel, space, op, size, line, addr, mask, sm, batch,
                                 stats, cycles, latency)
@@ -190,6 +212,49 @@ class MemorySystem:
             wc[t] = wc.get(t, 0) + v
         stats.add_lines("memory_cycles", line, cycles)
         return ChargeResult(cycles, latency)
+
+    def _charge_host_memory(self, sel, op, size, line, addr, mask, stats, cycles, latency):
+        """Requests to host memory (gpuemu/host/buffers.py). Mapped (zero-copy)
+        requests cross PCIe sector by sector, uncached: counted as
+        zero_copy_requests, pcie_read_bytes / pcie_write_bytes, charged
+        cycles_per_pcie_sector each; returns the mask of those (they skip
+        the caches). Managed requests fault on the first touch of each
+        migration block (page_faults, managed_migrated_bytes) and then go
+        on as device accesses."""
+        active = bank_arbiter._lane_bits(mask[sel])
+        kinds = np.where(active, kind_of_addresses(addr[sel]), 0)
+        mapped = (kinds == 1).any(axis=1)
+        out = np.zeros(op.size, dtype=bool)
+        if mapped.any():
+            link = link_for(self.preset)
+            rq = sel[mapped]
+            ln = line[rq]
+            lane_bytes = np.repeat(size[rq][:, None], 32, axis=1)
+            a = addr[rq]
+            first = (a // SECTOR)
+            last = (a + lane_bytes - 1) // SECTOR
+            act = active[mapped]
+            both = np.sort(np.where(np.concatenate([act, act], axis=1),
+                                    np.concatenate([first, last], axis=1), -1), axis=1)
+            sectors = ((both[:, 1:] != both[:, :-1]) & (both[:, 1:] >= 0)).sum(axis=1) + (both[:, 0] >= 0)
+            stats.add_lines("zero_copy_requests", ln, np.ones(rq.size, dtype=np.int64))
+            rd = op[rq] == 0
+            stats.add_lines("pcie_read_bytes", ln[rd], sectors[rd] * SECTOR)
+            stats.add_lines("pcie_write_bytes", ln[~rd], sectors[~rd] * SECTOR)
+            cycles[rq] += sectors * cycles_per_pcie_sector(self.preset, link)
+            latency[rq] += int(round(1e-6 * link.sm_clock_hz))     # about 1 us across PCIe and back
+            out[rq] = True
+        managed = (kinds == 2).any(axis=1) & ~mapped
+        if managed.any():
+            link = link_for(self.preset)
+            rq = sel[managed]
+            for r, k in zip(rq.tolist(), np.flatnonzero(managed).tolist()):
+                lanes = active[k] & (kinds[k] == 2)
+                new = touch_managed(addr[r][lanes], link.migrate_bytes)
+                if new.size:
+                    stats.add("page_faults", int(new.size), int(line[r]))
+                    stats.add("managed_migrated_bytes", int(new.size) * link.migrate_bytes, int(line[r]))
+        return out
 
     def _charge_shared(self, sel, op, size, line, addr, mask, stats, cycles, latency):
         m = self.mem
@@ -221,6 +286,7 @@ class MemorySystem:
         """Global and local requests: counts by group, caches in issue order."""
         m = self.mem
         n_all = op.size
+        instr_of = np.asarray(batch.instr, dtype=np.int64)
         ent_req, ent_sec, ent_kind = [], [], []
         groups = [(prefix, sel[(space[sel] == code) & (size[sel] == s)], s)
                   for code, prefix in ((GLOBAL, "global"), (LOCAL, "local"))
@@ -234,16 +300,29 @@ class MemorySystem:
                 wid = (np.asarray(batch.block, dtype=np.int64)[sub] * 64
                        + np.asarray(batch.warp, dtype=np.int64)[sub])
                 a, active, unit = coalescer.interleave_local(a, active, s, wid, m)
-            for code, name in ((0, "load"), (1, "store"), (2, "atomic"), (3, "reduction")):
-                k = np.flatnonzero(o == code)
+            ro_here = self._ro[instr_of[sub]] & (prefix == "global" and self.readonly_path != "none") & (o == 0)
+            sp_here = self._spill[instr_of[sub]] & (prefix == "local")
+            for code, name, ro_part in ((0, "load", False), (0, "load", True), (1, "store", False),
+                                        (2, "atomic", False), (3, "reduction", False)):
+                k = np.flatnonzero((o == code) & (ro_here == ro_part))
                 if k.size == 0:
                     continue
                 via_l1 = code == 0 and (self.l1_global_loads if prefix == "global" else self.l1_present)
+                if ro_part:     # __ldg / const __restrict__: the read-only data path
+                    via_l1 = self.readonly_path == "l1"
                 cb = coalescer.global_requests_batch(a[k], active[k], unit, m, l1_cached=via_l1)
                 kl = ln[k]
                 if prefix == "global":
                     self.worst.note("global", kl, np.full(k.size, list(_OPS)[code]),
                                     np.full(k.size, s), cb.sectors, mask[sub][k], addr[sub][k])
+                if ro_part:
+                    stats.add_lines("readonly_load_requests", kl, np.ones(k.size, dtype=np.int64))
+                    stats.add_lines("readonly_load_sectors", kl, cb.sectors)
+                sp = sp_here[k]
+                if sp.any():    # register spills: local traffic counted also on its own
+                    stats.add_lines(f"spill_{name}_requests", kl[sp], np.ones(int(sp.sum()), dtype=np.int64))
+                    nbytes = bank_arbiter._lane_bits(mask[sub][k][sp]).sum(axis=1) * s
+                    stats.add_lines("spill_bytes", kl[sp], nbytes)
                 stats.add_lines(f"{prefix}_{name}_requests", kl, np.ones(k.size, dtype=np.int64))
                 stats.add_lines(f"{prefix}_{name}_sectors", kl, cb.sectors)
                 if code <= 1:
@@ -259,6 +338,8 @@ class MemorySystem:
                 # into L1 (local data is private: L1 is write-back for it; dirty
                 # evictions to L2 are not modelled)
                 kind = 0 if via_l1 else (1 if code == 0 else (3 if write_back else 2))
+                if ro_part and self.readonly_path == "separate":
+                    kind = 4    # 4: load via the separate read-only cache (Kepler)
                 ent_req.append(sub[k][cb.req])
                 ent_sec.append(cb.sector_id)
                 ent_kind.append(np.full(cb.req.size, kind, dtype=np.int8))
@@ -273,8 +354,18 @@ class MemorySystem:
         is_load[sel] = op[sel] == 0
         # ---- L1, in issue order (loads that go through it, local stores)
         l1_hit = np.zeros(n_all, dtype=np.int64)
+        is_ro = np.zeros(n_all, dtype=bool)
+        if self.readonly_path != "none":
+            is_ro[sel] = self._ro[instr_of[sel]] & (space[sel] == GLOBAL) & (op[sel] == 0)
         l1_sel = (kind == 0) | (kind == 3)
         l2_parts = [(req[(kind == 1) | (kind == 2)], sec[(kind == 1) | (kind == 2)])]
+        ro_hit = np.zeros(n_all, dtype=np.int64)
+        if (kind == 4).any():
+            r4, s4 = req[kind == 4], sec[kind == 4]
+            hit4, mreq4, msec4 = self._through_l1(r4, s4, sm, True, n_all, self.ro_cache,
+                                                  m.readonly_line_bytes, m.readonly_sector_bytes)
+            ro_hit = np.bincount(r4, weights=hit4, minlength=n_all).astype(np.int64)
+            l2_parts.append((mreq4, msec4))
         if l1_sel.any():
             r1, s1, k1 = req[l1_sel], sec[l1_sel], kind[l1_sel]
             hit, mreq, msec = self._through_l1(r1, s1, sm, True, n_all)
@@ -284,6 +375,8 @@ class MemorySystem:
             mine = sel[is_load[sel]]
             stats.add_lines("l1_hits", line[mine], l1_hit[mine])
             stats.add_lines("l1_misses", line[mine], l1_miss[mine])
+            if self.readonly_path == "l1":
+                ro_hit = np.where(is_ro, l1_hit, ro_hit)
             keep = is_load[mreq]               # local-store misses do not read L2
             l2_parts.append((mreq[keep], msec[keep]))
         l2req = np.concatenate([p[0] for p in l2_parts])
@@ -298,6 +391,13 @@ class MemorySystem:
             rd = is_load[l2req]
             l2_hit = np.bincount(l2req[rd], weights=h[rd], minlength=n_all).astype(np.int64)
         loads = sel[is_load[sel]]
+        ro_req = sel[is_ro[sel]]
+        if ro_req.size:
+            ro_sectors = np.bincount(req[np.isin(req, ro_req)], minlength=n_all).astype(np.int64)
+            stats.add_lines("readonly_hits", line[ro_req], ro_hit[ro_req])
+            stats.add_lines("readonly_misses", line[ro_req], (ro_sectors - ro_hit)[ro_req])
+            if self.readonly_path == "separate":
+                l1_hit = l1_hit + ro_hit      # served by the read-only cache at L1 cost
         if self.l2 is not None:
             stats.add_lines("l2_read_sectors", line[loads], l2_read[loads])
             stats.add_lines("l2_hits", line[loads], l2_hit[loads])

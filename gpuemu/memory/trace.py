@@ -30,6 +30,8 @@ class MemInstr:
     # the warp executes them (gpuemu/jit/use_distance.py): timing mode waits
     # for the value there, not at issue
     use_distance: int = 0
+    readonly: bool = False   # a load through the read-only data cache (isa/readonly_path.py)
+    spill: bool = False      # a register spill load/store (isa/register_spill.py)
 
 
 @dataclass

@@ -1,0 +1,205 @@
+"""Streams, events and the modelled host/device timeline.
+
+The emulator runs every copy and kernel at once (results are ready when the
+call returns); what this module models is WHEN each would run on the GPU,
+so copies overlap kernels as CUDA C Programming Guide, "Asynchronous
+Concurrent Execution" describes:
+
+- three engines: the host-to-device copy engine, the device-to-host copy
+  engine and the compute engine; each runs one operation at a time;
+- operations of one stream run in issue order; a stream's operation starts
+  at max(the stream's last end, its engine's last end, the host's time when
+  it was issued);
+- the default stream (`None`, legacy semantics) waits for every stream and
+  every stream waits for it;
+- a copy from or to pageable memory, and any copy without a stream, is
+  synchronous: the host waits for its end (Guide: "if host memory is not
+  page-locked, the copy is synchronous"); a kernel launch and an async
+  copy of pinned memory return at once;
+- `Event.record(stream)` marks the end of the stream's work so far;
+  `elapsed_time(a, b)` is the difference in milliseconds, as
+  cudaEventElapsedTime; `stream.synchronize()` advances the host's time.
+
+Durations: copies by gpuemu/host/pcie.py; kernels by their functional-mode
+cycles at the link's SM clock, plus their zero-copy traffic and managed
+page faults (`kernel_seconds`).
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .pcie import PcieLink, copy_seconds, link_for
+
+ENGINES = ("h2d", "d2h", "compute")
+
+
+@dataclass
+class Op:
+    name: str
+    engine: str
+    stream: int
+    start: float
+    end: float
+    nbytes: int = 0
+
+
+class Stream:
+    """A CUDA stream on the process timeline (CuPy's cupy.cuda.Stream shape)."""
+    _ids = itertools.count(1)
+
+    def __init__(self, non_blocking: bool = False):
+        self.id = next(Stream._ids)
+        self.non_blocking = bool(non_blocking)
+        self.ready = 0.0
+
+    def synchronize(self) -> None:
+        tl = timeline()
+        tl.host_time = max(tl.host_time, self.ready)
+
+    def record(self, event: Optional["Event"] = None) -> "Event":
+        event = event or Event()
+        event.record(self)
+        return event
+
+    def wait_event(self, event: "Event") -> None:
+        self.ready = max(self.ready, event.time)
+
+    def __repr__(self) -> str:
+        return f"Stream({self.id})"
+
+
+class Event:
+    """A point in a stream's work (cudaEvent)."""
+
+    def __init__(self):
+        self.time = 0.0
+
+    def record(self, stream: Optional[Stream] = None) -> None:
+        tl = timeline()
+        self.time = tl._stream_ready(stream)
+
+    def synchronize(self) -> None:
+        tl = timeline()
+        tl.host_time = max(tl.host_time, self.time)
+
+
+def elapsed_time(start: Event, end: Event) -> float:
+    """Milliseconds between two recorded events (cudaEventElapsedTime)."""
+    return (end.time - start.time) * 1e3
+
+
+@dataclass
+class Timeline:
+    arch: str = "sm_90"
+    host_time: float = 0.0
+    engine_free: dict = field(default_factory=lambda: dict.fromkeys(ENGINES, 0.0))
+    default_ready: float = 0.0
+    streams: dict = field(default_factory=dict)      # id -> Stream (weakly: the ones seen)
+    ops: list = field(default_factory=list)
+    counters: dict = field(default_factory=dict)
+    max_ops: int = 100_000
+
+    @property
+    def link(self) -> PcieLink:
+        return link_for(self.arch)
+
+    def reset(self, arch: Optional[str] = None) -> "Timeline":
+        """Empty timeline (time 0, no operations), optionally for another preset."""
+        for st in self.streams.values():
+            st.ready = 0.0
+        self.__init__(arch=arch or self.arch)
+        return self
+
+    def _add(self, name, value) -> None:
+        self.counters[name] = self.counters.get(name, 0) + value
+
+    def _stream_ready(self, stream: Optional[Stream]) -> float:
+        if stream is None:
+            return max([self.default_ready] + [s.ready for s in self.streams.values()
+                                               if not s.non_blocking])
+        return max(stream.ready, self.default_ready if not stream.non_blocking else 0.0)
+
+    def schedule(self, name: str, engine: str, seconds: float, stream: Optional[Stream] = None,
+                 sync: bool = False, nbytes: int = 0) -> Op:
+        """Place one operation; returns it with its start and end."""
+        if stream is not None:
+            self.streams[stream.id] = stream
+        start = max(self._stream_ready(stream), self.engine_free[engine], self.host_time)
+        end = start + seconds
+        self.engine_free[engine] = end
+        if stream is None:
+            self.default_ready = end
+        else:
+            stream.ready = end
+        if sync or stream is None:
+            self.host_time = max(self.host_time, end)
+        op = Op(name, engine, stream.id if stream is not None else 0, start, end, nbytes)
+        if len(self.ops) < self.max_ops:
+            self.ops.append(op)
+        return op
+
+    def copy(self, nbytes: int, direction: str, pinned: bool, stream: Optional[Stream] = None,
+             name: str = "") -> Op:
+        """A host<->device copy: charged by the PCIe model, counted."""
+        t = copy_seconds(nbytes, direction, pinned, self.link)
+        self._add(f"pcie_{direction}_bytes", nbytes)
+        self._add("pcie_seconds", t)
+        if not pinned:
+            self._add("staging_bytes", nbytes)
+        label = name or f"memcpy {direction.upper()} {nbytes} B {'pinned' if pinned else 'pageable'}"
+        return self.schedule(label, direction, t, stream, sync=not pinned, nbytes=nbytes)
+
+    def kernel(self, name: str, seconds: float, stream: Optional[Stream] = None) -> Op:
+        return self.schedule(name, "compute", seconds, stream, sync=False)
+
+    def host_faults(self, blocks: int, nbytes: int) -> None:
+        """Managed pages that the host touches come back (CPU faults)."""
+        self._add("host_page_faults", blocks)
+        self._add("pcie_d2h_bytes", nbytes)
+        t = blocks * self.link.page_fault + nbytes / self.link.d2h
+        self.schedule(f"managed migration D2H {nbytes} B", "d2h", t, None, sync=True, nbytes=nbytes)
+
+    def synchronize(self) -> None:
+        """cudaDeviceSynchronize: the host waits for everything."""
+        self.host_time = max([self.host_time, self.default_ready]
+                             + [s.ready for s in self.streams.values()])
+
+    def chrome_trace(self) -> dict:
+        """The operations as a Chrome trace (chrome://tracing, Perfetto):
+        one row per engine, microseconds."""
+        tids = {e: i for i, e in enumerate(ENGINES)}
+        ev = [{"name": o.name, "ph": "X", "pid": 0, "tid": tids[o.engine],
+               "ts": o.start * 1e6, "dur": (o.end - o.start) * 1e6,
+               "args": {"stream": o.stream, "bytes": o.nbytes}} for o in self.ops]
+        ev += [{"name": "thread_name", "ph": "M", "pid": 0, "tid": i, "args": {"name": e}}
+               for e, i in tids.items()]
+        return {"traceEvents": ev, "displayTimeUnit": "ms"}
+
+
+_TIMELINE = Timeline()
+
+
+def timeline() -> Timeline:
+    """The process's timeline (one emulated GPU)."""
+    return _TIMELINE
+
+
+def kernel_seconds(cycles: int, pcie_bytes: int, page_faults: int, migrated: int,
+                   link: PcieLink) -> float:
+    """A launch's modelled time: its cycles at the SM clock, then its
+    zero-copy traffic and managed page faults (which stall it, serially)."""
+    return (cycles / link.sm_clock_hz + pcie_bytes / link.zero_copy
+            + page_faults * link.page_fault + migrated / link.h2d)
+
+
+def place_launch(name: str, stats: dict, preset, stream: Optional[Stream] = None) -> dict:
+    """Put a finished launch on the timeline; its start, end and seconds."""
+    link = link_for(preset)
+    t = kernel_seconds(int(stats.get("cycles", 0)),
+                       int(stats.get("pcie_read_bytes", 0)) + int(stats.get("pcie_write_bytes", 0)),
+                       int(stats.get("page_faults", 0)), int(stats.get("managed_migrated_bytes", 0)),
+                       link)
+    op = timeline().kernel(name, t, stream)
+    return {"start": op.start, "end": op.end, "seconds": t, "stream": op.stream}

@@ -1,0 +1,32 @@
+"""Host<->device copies on the timeline: which copies are pinned, and the
+explicit copy calls (cudaMemcpy / cudaMemcpyAsync in CuPy's words).
+
+A copy is pinned when its host side is (gpuemu.alloc_pinned); a
+DeviceArray-to-DeviceArray copy or a copy of host data that never left the
+host (a mapped or managed array) crosses no link and is not charged.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from .buffers import is_pinned
+from .streams import Stream, timeline
+
+
+def record_copy(nbytes: int, direction: str, host, stream: Optional[Stream] = None) -> None:
+    """Charge one copy of `nbytes` between the device and `host` (None: a
+    fresh pageable numpy array)."""
+    timeline().copy(int(nbytes), direction, is_pinned(host), stream)
+
+
+def memcpy_htod(dst, src: np.ndarray, stream: Optional[Stream] = None) -> None:
+    """Copy host array `src` into device array `dst` (async on `stream` when
+    `src` is pinned, as cudaMemcpyAsync)."""
+    dst.set(src, stream=stream)
+
+
+def memcpy_dtoh(dst: np.ndarray, src, stream: Optional[Stream] = None) -> np.ndarray:
+    """Copy device array `src` into host array `dst`."""
+    return src.get(stream=stream, out=dst)

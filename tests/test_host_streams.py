@@ -1,0 +1,74 @@
+"""Streams, events and the modelled timeline (gpuemu/host/streams.py)."""
+import numpy as np
+import pytest
+
+import gpuemu
+from gpuemu.host.pcie import copy_seconds, link_for
+
+SCALE = r'''extern "C" __global__ void scale(float *o, const float *a, int n)
+{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) o[i] = 2.0f * a[i]; }'''
+BIG = 1 << 24
+
+
+def setup():
+    k = gpuemu.RawModule(code=SCALE).get_function("scale")
+    a = gpuemu.asarray(np.ones(1024, np.float32))
+    o = gpuemu.empty(1024, np.float32)
+    host = gpuemu.alloc_pinned(BIG, np.uint8)
+    dev = gpuemu.empty(BIG, np.uint8)
+    return k, a, o, host, dev
+
+
+def measure(same_stream: bool) -> float:
+    k, a, o, host, dev = setup()
+    tl = gpuemu.timeline().reset("sm_90")
+    s1, s2 = gpuemu.Stream(), gpuemu.Stream()
+    start = gpuemu.Event()
+    start.record()
+    gpuemu.memcpy_htod(dev, host, stream=s1)
+    k((4,), (256,), (o, a, np.int32(1024)), stream=s1 if same_stream else s2)
+    end = gpuemu.Event()
+    end.record()
+    assert tl.ops[-1].name == "scale"
+    return gpuemu.elapsed_time(start, end)
+
+
+def test_a_kernel_in_another_stream_overlaps_the_copy():
+    copy_ms = copy_seconds(BIG, "h2d", True, link_for("sm_90")) * 1e3
+    assert measure(same_stream=False) == pytest.approx(copy_ms)
+
+
+def test_in_one_stream_the_kernel_waits_for_the_copy():
+    copy_ms = copy_seconds(BIG, "h2d", True, link_for("sm_90")) * 1e3
+    assert measure(same_stream=True) > copy_ms
+
+
+def test_an_async_pinned_copy_returns_at_once_a_pageable_one_blocks():
+    _, _, _, host, dev = setup()
+    tl = gpuemu.timeline().reset("sm_90")
+    s = gpuemu.Stream()
+    gpuemu.memcpy_htod(dev, host, stream=s)
+    assert tl.host_time == 0.0
+    s.synchronize()
+    assert tl.host_time == pytest.approx(copy_seconds(BIG, "h2d", True, link_for("sm_90")))
+    tl.reset()
+    gpuemu.memcpy_htod(dev, np.zeros(BIG, np.uint8), stream=s)
+    assert tl.host_time == pytest.approx(copy_seconds(BIG, "h2d", False, link_for("sm_90")))
+
+
+def test_wait_event_orders_two_streams():
+    k, a, o, host, dev = setup()
+    tl = gpuemu.timeline().reset("sm_90")
+    s1, s2 = gpuemu.Stream(non_blocking=True), gpuemu.Stream(non_blocking=True)
+    gpuemu.memcpy_htod(dev, host, stream=s1)
+    copied = s1.record()
+    s2.wait_event(copied)
+    launch = k((4,), (256,), (o, a, np.int32(1024)), stream=s2)
+    assert launch.timeline["start"] == pytest.approx(copied.time)
+
+
+def test_the_timeline_is_a_chrome_trace():
+    measure(same_stream=False)
+    trace = gpuemu.timeline().chrome_trace()
+    names = {e["name"] for e in trace["traceEvents"] if e["ph"] == "X"}
+    assert "scale" in names and any(n.startswith("memcpy H2D") for n in names)

@@ -72,3 +72,16 @@ def test_the_timeline_is_a_chrome_trace():
     trace = gpuemu.timeline().chrome_trace()
     names = {e["name"] for e in trace["traceEvents"] if e["ph"] == "X"}
     assert "scale" in names and any(n.startswith("memcpy H2D") for n in names)
+
+
+def test_the_host_memory_program_runs_and_pinned_beats_pageable():
+    import subprocess
+    import sys
+    from conftest import PROGRAMS
+    r = subprocess.run([sys.executable, str(PROGRAMS / "host_memory.py"), "--n", "65536"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    ms = {line.split("  ")[1].strip(): float(line.split()[-2] if line.rstrip().endswith("ms") else
+                                             line.split(" ms")[0].split()[-1])
+          for line in r.stdout.splitlines()[1:]}
+    assert ms["pinned copy, then kernel"] < ms["pageable copy, then kernel"]

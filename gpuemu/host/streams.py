@@ -21,8 +21,8 @@ Concurrent Execution" describes:
   cudaEventElapsedTime; `stream.synchronize()` advances the host's time.
 
 Durations: copies by gpuemu/host/pcie.py; kernels by their functional-mode
-cycles at the link's SM clock, plus their zero-copy traffic and managed
-page faults (`kernel_seconds`).
+cycles at the link's SM clock (zero-copy sectors included), plus their
+managed page faults (`kernel_seconds`).
 """
 from __future__ import annotations
 
@@ -186,20 +186,17 @@ def timeline() -> Timeline:
     return _TIMELINE
 
 
-def kernel_seconds(cycles: int, pcie_bytes: int, page_faults: int, migrated: int,
-                   link: PcieLink) -> float:
-    """A launch's modelled time: its cycles at the SM clock, then its
-    zero-copy traffic and managed page faults (which stall it, serially)."""
-    return (cycles / link.sm_clock_hz + pcie_bytes / link.zero_copy
-            + page_faults * link.page_fault + migrated / link.h2d)
+def kernel_seconds(cycles: int, page_faults: int, migrated: int, link: PcieLink) -> float:
+    """A launch's modelled time: its cycles at the SM clock (zero-copy
+    sectors are already in them, at the link's share per SM), then its
+    managed page faults and migrations (which stall it, serially)."""
+    return cycles / link.sm_clock_hz + page_faults * link.page_fault + migrated / link.h2d
 
 
 def place_launch(name: str, stats: dict, preset, stream: Optional[Stream] = None) -> dict:
     """Put a finished launch on the timeline; its start, end and seconds."""
     link = link_for(preset)
-    t = kernel_seconds(int(stats.get("cycles", 0)),
-                       int(stats.get("pcie_read_bytes", 0)) + int(stats.get("pcie_write_bytes", 0)),
-                       int(stats.get("page_faults", 0)), int(stats.get("managed_migrated_bytes", 0)),
-                       link)
+    t = kernel_seconds(int(stats.get("cycles", 0)), int(stats.get("page_faults", 0)),
+                       int(stats.get("managed_migrated_bytes", 0)), link)
     op = timeline().kernel(name, t, stream)
     return {"start": op.start, "end": op.end, "seconds": t, "stream": op.stream}

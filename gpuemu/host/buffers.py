@@ -60,6 +60,7 @@ class MappedArray(DeviceArray):
 
     @property
     def host(self) -> np.ndarray:
+        """The host's numpy view of the buffer (no copy)."""
         return self._view()
 
     def get(self, stream=None, out=None) -> np.ndarray:
@@ -70,6 +71,7 @@ class MappedArray(DeviceArray):
         return self._view().copy()
 
     def set(self, arr, stream=None) -> None:
+        """Write the data where it lives, on the host: no copy is charged."""
         self._view()[...] = np.asarray(arr).astype(self.dtype, copy=False).reshape(self.shape)
 
 
@@ -94,10 +96,12 @@ class ManagedArray(DeviceArray):
 
     @property
     def host(self) -> np.ndarray:
+        """The host's view; the pages on the device come back first."""
         self._to_host()
         return self._view()
 
     def get(self, stream=None, out=None) -> np.ndarray:
+        """The data (pages on the device come back first)."""
         self._to_host()
         if out is not None:
             out[...] = self._view().reshape(out.shape)
@@ -105,6 +109,7 @@ class ManagedArray(DeviceArray):
         return self._view().copy()
 
     def set(self, arr, stream=None) -> None:
+        """Write the data on the host (pages on the device come back first)."""
         self._to_host()
         a = np.asarray(arr)
         if a.size != self.size:

@@ -55,15 +55,18 @@ class Stream:
         self.ready = 0.0
 
     def synchronize(self) -> None:
+        """The host waits for the stream's work (cudaStreamSynchronize)."""
         tl = timeline()
         tl.host_time = max(tl.host_time, self.ready)
 
     def record(self, event: Optional["Event"] = None) -> "Event":
+        """Record `event` (a new one if None) at the end of the stream's work so far."""
         event = event or Event()
         event.record(self)
         return event
 
     def wait_event(self, event: "Event") -> None:
+        """Later work of this stream starts after `event` (cudaStreamWaitEvent)."""
         self.ready = max(self.ready, event.time)
 
     def __repr__(self) -> str:
@@ -77,10 +80,13 @@ class Event:
         self.time = 0.0
 
     def record(self, stream: Optional[Stream] = None) -> None:
+        """Mark the end of `stream`'s work so far (None: the default stream's,
+        which waits for every blocking stream), as cudaEventRecord."""
         tl = timeline()
         self.time = tl._stream_ready(stream)
 
     def synchronize(self) -> None:
+        """The host waits until the event's point (cudaEventSynchronize)."""
         tl = timeline()
         tl.host_time = max(tl.host_time, self.time)
 
@@ -103,6 +109,7 @@ class Timeline:
 
     @property
     def link(self) -> PcieLink:
+        """The PCIe link of the timeline's preset (gpuemu/host/pcie.py)."""
         return link_for(self.arch)
 
     def reset(self, arch: Optional[str] = None) -> "Timeline":
@@ -152,6 +159,7 @@ class Timeline:
         return self.schedule(label, direction, t, stream, sync=not pinned, nbytes=nbytes)
 
     def kernel(self, name: str, seconds: float, stream: Optional[Stream] = None) -> Op:
+        """A kernel of `seconds` on the compute engine."""
         return self.schedule(name, "compute", seconds, stream, sync=False)
 
     def host_faults(self, blocks: int, nbytes: int) -> None:

@@ -218,6 +218,13 @@ class Member(Expr):
 
 
 @dataclass(eq=False)
+class Lambda(Expr):
+    """`[](T a, T b) { ... }`: only as the operator of cg::reduce or a scan."""
+    params: list              # list[Param]
+    body: "Compound"
+
+
+@dataclass(eq=False)
 class CommaExpr(Expr):
     items: list
 

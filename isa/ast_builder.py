@@ -305,6 +305,10 @@ class AstBuilder:
             return A.BoolLit(loc, False)
         if d == "null_lit":
             return A.NullLit(loc)
+        if d == "lambda_expr":
+            rest = [x for x in c if not (isinstance(x, Tree) and x.data == "lambda_capture")]
+            params = [self.param(p) for p in rest[0].children] if len(rest) > 1 else []
+            return A.Lambda(loc, params, self.compound(rest[-1]))
         if d == "comma":
             a = self.expr(c[0])
             items = a.items if isinstance(a, A.CommaExpr) else [a]

@@ -27,6 +27,8 @@ def lower_call(low, e: A.CallExpr, want_place: bool = False):
             return _device_call(low, info, A.CallExpr(e.loc, e.func, [this] + list(e.args)), want_place)
         from .cooperative_groups import method_call
         return method_call(low, e)
+    if isinstance(e.func, A.Lambda):
+        raise low.error("lambdas are not supported (only as the operator of cg::reduce or a cg scan)", e.func.loc)
     if not isinstance(e.func, A.Name):
         raise low.error("calls through function pointers are not supported", e.loc)
     name = e.func.name

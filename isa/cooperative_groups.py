@@ -351,7 +351,18 @@ _OPS = {"plus": "add", "bit_and": "and", "bit_or": "or", "bit_xor": "xor", "less
 
 
 def _functor(low, a: A.Expr, loc):
-    """(op name, element type or None) of `cg::plus<T>()` & co."""
+    """(op name, element type or None) of `cg::plus<T>()` & co., or
+    (Lambda, its parameters' type) for `[](T x, T y) { return ...; }`."""
+    if isinstance(a, A.Lambda):
+        if len(a.params) != 2 or len(a.body.items) != 1 or not isinstance(a.body.items[0], A.Return) \
+                or a.body.items[0].value is None:
+            raise low.error("a lambda operator must take two values and be one return statement: "
+                            "[](T a, T b) { return ...; }", a.loc)
+        p = a.params[0]
+        q = low.ck.base_type(p.specs, low.lookup)
+        if p.declarator is not None and p.declarator.ops and p.declarator.ops[-1][0] != "ref":
+            raise low.error("the lambda's parameters must be values or const references", p.loc)
+        return a, q.type
     if isinstance(a, A.CallExpr) and isinstance(a.func, A.Name) and a.func.name.startswith("cg::") \
             and a.func.name[4:] in _OPS and not a.args:
         t = None
@@ -362,15 +373,37 @@ def _functor(low, a: A.Expr, loc):
     if isinstance(a, A.Name) and low.lookup(a.name) is None:
         pass
     raise low.error("the operator must be cg::plus<T>(), cg::less<T>(), cg::greater<T>(), cg::bit_and<T>(), "
-                    "cg::bit_or<T>() or cg::bit_xor<T>() (lambdas and other function objects are not supported)",
+                    "cg::bit_or<T>(), cg::bit_xor<T>() or a lambda [](T a, T b) { return ...; } (other function objects "
+                    "are not supported)",
                     a.loc)
 
 
-def _combine(op: str, t, loc, a, b) -> ir.Expr:
+def _combine(op, t, loc, a, b, low=None) -> ir.Expr:
+    if isinstance(op, A.Lambda):
+        return _apply_lambda(low, op, t, loc, a, b)
     o = _OPS[op]
     if o in ("min", "max"):
         return ir.Intrinsic(t, loc, ("f" + o) if t.kind == "float" else o, [a, b])
     return _b(t, loc, o, a, b)
+
+
+def _apply_lambda(low, lam: A.Lambda, t, loc, a, b) -> ir.Expr:
+    """The lambda's return expression with its parameters bound to a and b
+    (temporaries), inlined: (x = a, y = b, expr)."""
+    from .typecheck import Sym
+    low.push()
+    items = []
+    try:
+        for p, v in zip(lam.params, (a, b)):
+            tmp = low.temp(t, loc)
+            items.append(ir.Assign(t, loc, tmp, v))
+            name = p.declarator.name if p.declarator is not None else None
+            if name:
+                low.declare(name, Sym("var", tmp, QType(t, True), p.loc), p.loc)
+        r = low.convert(low.rvalue(lam.body.items[0].value), t, lam.body.items[0].value.loc)
+    finally:
+        low.pop()
+    return ir.Comma(t, loc, items + [r])
 
 
 def _tile_of(low, a: A.Expr, what: str):
@@ -390,7 +423,7 @@ def _reduce(low, args: list, loc) -> ir.Expr:
     op, t = _functor(low, args[2], loc)
     v = _value(low, args[1], "cg::reduce")
     t = t or v.type
-    if op.startswith("bit_") and t.kind != "int":
+    if isinstance(op, str) and op.startswith("bit_") and t.kind != "int":
         raise low.error(f"cg::{op} needs an integer type, not '{tname(t)}'", args[2].loc)
     v = low.convert(v, t, args[1].loc)
     acc = low.temp(t, loc)
@@ -404,7 +437,7 @@ def _reduce(low, args: list, loc) -> ir.Expr:
     while o >= 1:
         m = ir.VarRef(U32, loc, mv) if mask is None else _c(U32, loc, FULL)
         other = ir.Intrinsic(t, loc, "shfl_xor", [m, ir.VarRef(t, loc, acc), _c(I32, loc, o), _c(I32, loc, n)])
-        items.append(ir.Assign(t, loc, acc, _combine(op, t, loc, ir.VarRef(t, loc, acc), other)))
+        items.append(ir.Assign(t, loc, acc, _combine(op, t, loc, ir.VarRef(t, loc, acc), other, low)))
         o //= 2
     items.append(ir.VarRef(t, loc, acc))
     return ir.Comma(t, loc, items)
@@ -413,7 +446,7 @@ def _reduce(low, args: list, loc) -> ir.Expr:
 def _scan(low, args: list, exclusive: bool, loc) -> ir.Expr:
     n = _tile_of(low, args[0], "cg::inclusive_scan" if not exclusive else "cg::exclusive_scan")
     op, t = _functor(low, args[2], loc) if len(args) > 2 else ("plus", None)
-    if op != "plus" and exclusive:
+    if not (isinstance(op, str) and op == "plus") and exclusive:
         raise low.error("cg::exclusive_scan is supported with cg::plus only", loc)
     v = _value(low, args[1], "a scan")
     t = t or v.type
@@ -431,7 +464,7 @@ def _scan(low, args: list, exclusive: bool, loc) -> ir.Expr:
             ir.VarRef(U32, loc, mv), ir.VarRef(t, loc, acc), _c(U32, loc, o), _c(I32, loc, n)])))
         take = _b(BOOL, loc, "ge", ir.VarRef(U32, loc, rank), _c(U32, loc, o))
         items.append(ir.Assign(t, loc, acc, ir.Cond(t, loc, take, _combine(op, t, loc, ir.VarRef(t, loc, acc),
-                                                                           ir.VarRef(t, loc, got)),
+                                                                           ir.VarRef(t, loc, got), low),
                                                     ir.VarRef(t, loc, acc))))
         o *= 2
     if exclusive:

@@ -141,6 +141,8 @@ class ExpressionLowering:
             return self._comma(items, e.loc)
         if isinstance(e, A.InitList):
             raise self.error("a brace-enclosed list is only allowed in an initialiser", e.loc)
+        if isinstance(e, A.Lambda):
+            raise self.error("lambdas are not supported (only as the operator of cg::reduce or a cg scan)", e.loc)
         raise self.error("unsupported expression", e.loc)
 
     def type_only(self, e: A.Expr) -> ir.Type:

@@ -130,7 +130,6 @@ HEADERS: dict = {
     "cooperative_groups.h": "",
     "cooperative_groups/reduce.h": "#include <cooperative_groups.h>\n",
     "cooperative_groups/scan.h": "#include <cooperative_groups.h>\n",
-    "cooperative_groups/memcpy_async.h": "",
     "vector_functions.h": "",
 }
 
@@ -141,6 +140,7 @@ UNSUPPORTED_HEADERS: dict = {
     "mma.h": "warp matrix functions (mma.h) are not supported",
     "texture_fetch_functions.h": "texture objects are not supported",
     "cub/cub.cuh": "CUB is not supported",
+    "cooperative_groups/memcpy_async.h": "cooperative groups' memcpy_async is not supported",
     "thrust/device_vector.h": "Thrust is not supported",
     "iostream": "C++ standard library headers are not supported",
 }

@@ -71,10 +71,6 @@ def prepass(ts: Tokens, extra_types=frozenset()) -> set:
                 raise ts.error(U.PUNCT["<<<"], t)
             if v == "." and str(nxt) == "." and i + 2 < n and str(toks[i + 2]) == ".":
                 raise ts.error(U.PUNCT["..."], t)
-        if v == "[" and prev is not None and prev.type not in ("IDENT", "TYPE_NAME") \
-                and str(prev) in ("=", "(", ",", "return", "{") and nxt is not None \
-                and str(nxt) in ("=", "&", "]"):
-            raise ts.error("lambdas are not supported", t)
     # typedef names: the last identifier at depth 0 before each ',' or ';'
     # (that token itself stays an IDENT: it is the declarator's name)
     declared: set = set()

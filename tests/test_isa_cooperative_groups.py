@@ -150,10 +150,30 @@ def test_tile_size_must_be_a_power_of_two_up_to_32():
     assert "power of two from 1 to 32, not 12" in e.message and e.line == 4
 
 
-def test_lambda_operator_of_reduce_is_named_unsupported():
+def test_reduce_and_scan_take_a_lambda_operator():
+    src = "__global__ void k(const int *in, int *r, int *s)\n{\n  auto t = cg::tiled_partition<8>(cg::this_thread_block());\n" \
+          "  r[threadIdx.x] = cg::reduce(t, in[threadIdx.x], [](int a, int b) { return a > b ? a : b; });\n" \
+          "  s[threadIdx.x] = cg::inclusive_scan(t, in[threadIdx.x], [](const int &a, const int &b) { return a + b; });\n}\n"
+    a = np.random.default_rng(5).integers(-99, 99, 32).astype(np.int32)
+    r, s = np.zeros(32, np.int32), np.zeros(32, np.int32)
+    launch(src, "k", 32, a, r, s)
+    assert np.array_equal(r, np.repeat(a.reshape(4, 8).max(1), 8))
+    assert np.array_equal(s, np.cumsum(a.reshape(4, 8), axis=1).ravel())
+
+
+@pytest.mark.parametrize("op,msg", [
+    ("[](int a, int b) { int c = a + b; return c; }", "a lambda operator must take two values and be one return statement"),
+    ("cg::plus<int>", "the operator must be cg::plus<T>()"),
+])
+def test_other_reduce_operators_are_diagnostics(op, msg):
     e = compile_error(CG + "__global__ void k(int *p) {\n  auto t = cg::tiled_partition<32>(cg::this_thread_block());\n"
-                      "  p[0] = cg::reduce(t, p[0], [](int a, int b) { return a + b; });\n}\n")
-    assert "lambdas are not supported" in e.message and (e.line, e.col) == (5, 30)
+                      f"  p[0] = cg::reduce(t, p[0], {op});\n}}\n")
+    assert msg in e.message and e.line == 5
+
+
+def test_lambda_elsewhere_is_named_unsupported():
+    e = compile_error("__global__ void k(int *p) {\n  auto f = [](int x) { return x + 1; };\n}\n")
+    assert "lambdas are not supported" in e.message and (e.line, e.col) == (2, 12)
 
 
 def test_grid_group_is_named_unsupported():

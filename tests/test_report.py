@@ -45,6 +45,11 @@ def test_source_view_sums_to_the_launch_totals():
         assert sum(getattr(r, per_line) for r in rep.rows) == rep.stats[total]
 
 
+def test_counters_at_no_source_line_get_a_row_of_their_own():
+    rows = source_view("a", {0: {"stall_dependency": 7}, 1: {"warp_instructions": 1}})
+    assert [(r.key, r.text) for r in rows] == [(0, "(no source line)"), (1, "a")]
+
+
 def test_every_source_line_is_shown_with_its_text():
     rep = report("transpose_tiled32")
     src = (PROGRAMS / "transpose_tiled32.cu").read_text().splitlines()
@@ -68,8 +73,19 @@ def test_hot_ranks_follow_cost():
 
 
 def test_stall_counters_of_timing_mode_add_to_the_cost():
-    row = line_row(7, "x", {"warp_instructions": 10, "stall_long_scoreboard": 30, "stall_barrier": 5})
-    assert (row.stall_cycles, row.cost) == (35, 45)
+    row = line_row(7, "x", {"warp_instructions": 10, "thread_instructions": 320,
+                            "stall_memory": 30, "stall_barrier": 10})
+    assert (row.stall_cycles, row.cost) == (40, 50)
+    assert why(row) == "40 stall cycles (75% memory)"
+
+
+def test_a_timing_launch_reports_stall_cycles_per_line():
+    launch = mf.run(PROGRAMS / "transpose_tiled32.json", mode="timing").launch
+    rep = launch.report()
+    assert sum(r.stall_cycles for r in rep.rows) == sum(v for k, v in launch.stats.items()
+                                                        if k.startswith("stall_"))
+    assert any(r.stall_cycles for r in rep.hot)
+    assert "warp timeline" in rep.pictures()
 
 
 def test_report_prints_source_with_brackets_intact():

@@ -117,6 +117,8 @@ def source_view(source: str, stats_by_line: dict, top: int = 3,
     n = max([len(lines)] + int_keys) if (lines or int_keys) else 0
     rows = [line_row(i, lines[i - 1] if i <= len(lines) else "", stats_by_line.get(i, {}))
             for i in range(1, n + 1)]
+    if stats_by_line.get(0):     # counted at no source line (e.g. timing mode's warp start)
+        rows.insert(0, line_row(0, "(no source line)", stats_by_line[0]))
     for k in sorted((k for k in stats_by_line if not isinstance(k, int)), key=str):
         rows.append(line_row(k, (include_text or {}).get(k, ""), stats_by_line[k]))
     total = sum(r.cost for r in rows)
@@ -143,5 +145,9 @@ def why(row: LineRow) -> str:
     if row.executions and row.lanes < 32 and not row.divergent_branches and row.lanes < 16:
         parts.append(f"{row.lanes:.1f} lanes active")
     if row.stall_cycles:
-        parts.append(f"{row.stall_cycles} stall cycles")
+        stalls = {k[len("stall_"):]: int(v) for k, v in row.counters.items()
+                  if k.startswith("stall_") and v}
+        top = max(stalls, key=stalls.get) if stalls else ""
+        share = f" ({100 * stalls[top] // row.stall_cycles}% {top})" if top else ""
+        parts.append(f"{row.stall_cycles:,} stall cycles{share}")
     return ", ".join(parts)

@@ -55,8 +55,9 @@ def counter_tables(rep) -> list:
     return out
 
 
-def source_table(rep, all_lines: bool = True):
-    """The annotated source: every line, counters beside it, hot lines marked."""
+def source_table(rep, all_lines: bool = True, width: int = 160):
+    """The annotated source: every line, counters beside it, hot lines marked;
+    the source column gets what the counters leave of `width`."""
     from rich.table import Table
     rows = [r for r in rep.rows if all_lines or r.has_counters]
     cols = [(h, f) for h, f in COLUMNS if any(f(r) for r in rows)]
@@ -70,15 +71,16 @@ def source_table(rep, all_lines: bool = True):
     t.add_column("", justify="right", no_wrap=True, min_width=2)
     t.add_column("line", justify="right", style="dim", no_wrap=True,
                  min_width=max([4] + [len(str(r.key)) for r in rows]))
-    t.add_column("source", no_wrap=True, overflow="ellipsis", min_width=24, max_width=44)
+    used = 2 + 4 + sum(wide(i, h) for i, (h, _) in enumerate(cols)) + 2 * (len(cols) + 2)
+    src_w = max(16, min(64, width - used, max([6] + [len(r.text.rstrip()) for r in rows])))
+    t.add_column("source", no_wrap=True, overflow="ellipsis", width=src_w)
     for i, (h, _) in enumerate(cols):
         t.add_column(h, justify="right", no_wrap=True, min_width=wide(i, h))
-    t.add_column("why", no_wrap=True, min_width=max([3] + [len(why(r)) for r in rows]))
     for r, c in zip(rows, cells):
         style = "bold red" if r.hot else None
         # Text, not markup: kernel source is full of [brackets]
         t.add_row(f"#{r.hot}" if r.hot else "", str(r.key), Text(r.text.rstrip()),
-                  *c, Text(why(r)), style=style)
+                  *c, style=style)
     return t
 
 
@@ -103,7 +105,7 @@ def render(rep, console=None, counters: bool = True, findings: bool = True) -> N
                   f"dynamic shared {rep.shared_mem} B  arch {rep.arch}")
     if counters:
         console.print(Columns(counter_tables(rep), padding=(0, 4)))
-    console.print(source_table(rep))
+    console.print(source_table(rep, width=console.width))
     lines = hot_summary(rep)
     if lines:
         console.print("[bold]costliest lines[/bold]")

@@ -229,9 +229,11 @@ class Launch:
 # bank_mode (4 or 8 bytes on cc3.x), seed (seeded-random choices),
 # enable_cooperative_groups (accepted for CuPy compatibility, unused),
 # workers (blocks on N host threads: gpuemu/machine/block_workers.py; default
-# $GPUEMU_WORKERS or 1), progress (a callable given the blocks each batch ran).
+# $GPUEMU_WORKERS or 1), progress (a callable given the blocks each batch ran),
+# check: True or a list of tools ("race", "memcheck", "initcheck", "synccheck";
+# gpuemu/check/) whose findings land in launch.findings.
 LAUNCH_OPTIONS = frozenset({"l1", "bank_mode", "seed", "enable_cooperative_groups", "workers",
-                            "progress"})
+                            "progress", "check"})
 
 
 class RawKernel:
@@ -388,6 +390,14 @@ class RawKernel:
         w = options.get("workers")
         if w is not None and (isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1):
             raise LaunchError(f"workers must be a positive int, got {w!r}")
+        from .check import parse_check
+        from .check.shadow_memory import forget_args
+        try:
+            tools = parse_check(options.get("check"))
+        except ValueError as e:
+            raise LaunchError(str(e)) from None
+        if "initcheck" not in tools:
+            forget_args(args)
         params, copies, keep = self._pack(args)
         pbuf = printf_output.new_buffer() if self._uses_printf() else None
         if pbuf is not None:

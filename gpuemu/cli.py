@@ -653,6 +653,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--maxrregcount", type=int, metavar="N", help="cap registers per thread, as nvcc's")
     o.set_defaults(func=cmd_occupancy)
 
+    from .check.command import add_parser as add_check_parser
+    add_check_parser(sub, dim3)
+
     i = sub.add_parser("info", help="the architecture presets and their settings, or the counter names",
                        description="Show what gpuemu knows: 'archs' lists the GPU presets "
                                    "(--arch NAME) with compute capability, SM count, shared "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .check.shadow_memory import mark_fresh, mark_written
 from .device_memory import Allocation, device_memory
 
 
@@ -66,10 +67,12 @@ class DeviceArray:
             raise ValueError(f"set: array of {a.size} elements into a device array of {self.size}")
         record_copy(self.nbytes, "h2d", arr, stream)
         self._view()[...] = a.astype(self.dtype, copy=False).reshape(self.shape)
+        mark_written(self._alloc, self._offset, self.nbytes)
 
     def __setitem__(self, key, value) -> None:
         v = value.get() if isinstance(value, DeviceArray) else value
         self._view()[key] = v
+        mark_written(self._alloc, self._offset, self.nbytes)
 
     def __getitem__(self, key):
         return self._view()[key].copy()
@@ -95,8 +98,9 @@ def _new(shape, dtype) -> DeviceArray:
 
 
 def empty(shape, dtype=np.float64) -> DeviceArray:
-    """Uninitialised (here: zeroed) device array, as cupy.empty."""
-    return _new(shape, dtype)
+    """Uninitialised (here: zeroed) device array, as cupy.empty; initcheck
+    reports kernel reads of bytes nothing wrote (gpuemu/check/shadow_memory.py)."""
+    return mark_fresh(_new(shape, dtype))
 
 
 def zeros(shape, dtype=np.float64) -> DeviceArray:
@@ -115,8 +119,9 @@ def asarray(a, dtype=None) -> DeviceArray:
 
 
 def empty_like(a, dtype=None) -> DeviceArray:
-    """A device array of a's shape and dtype (zeroed here), as cupy.empty_like."""
-    return _new(a.shape, dtype or a.dtype)
+    """A device array of a's shape and dtype, uninitialised (zeroed here), as
+    cupy.empty_like; initcheck reports reads of bytes nothing wrote."""
+    return mark_fresh(_new(a.shape, dtype or a.dtype))
 
 
 def zeros_like(a, dtype=None) -> DeviceArray:

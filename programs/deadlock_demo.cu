@@ -3,9 +3,10 @@
 // after __syncthreads(), which cannot release while thread 0 spins: on a GPU
 // the block hangs forever (the Guide's "Synchronization Functions": a barrier
 // must be reached by every thread of the block). The emulator's watchdog
-// stops the spinning warp after the manifest's budget of loop iterations
-// with a 'timeout' finding that names the loop's line; the manifest expects
-// that finding instead of outputs.
+// stops the spinning warp after the manifest's budget of loop iterations;
+// since warp 1 waits at the barrier for it, that is a 'deadlock' finding
+// naming the loop's line and the barrier's; the manifest expects that
+// finding instead of outputs.
 extern "C" __global__ void deadlock_demo(volatile int *flag, int *out)
 {
     int tid = threadIdx.x;

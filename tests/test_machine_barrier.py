@@ -65,7 +65,8 @@ def test_threads_that_exited_do_not_block_a_barrier():
     np.testing.assert_array_equal(out, want)
 
 
-def test_warps_waiting_at_different_barriers_are_a_deadlock_naming_the_lines():
+def test_warps_waiting_at_different_barriers_are_barrier_divergence_naming_the_lines():
+    # CUDA: undefined; the hardware barrier counts arriving warps, so both go on
     src = r"""
     extern "C" __global__ void k(int* out) {
         int t = threadIdx.x;
@@ -78,13 +79,33 @@ def test_warps_waiting_at_different_barriers_are_a_deadlock_naming_the_lines():
         }
     }"""
     out = np.zeros(64, np.int32)
-    with pytest.raises(gpuemu.KernelError) as ei:
-        launch(src, "k", 1, 64, out)
-    f = ei.value.findings[0]
-    assert f.kind == "deadlock"
+    la = launch(src, "k", 1, 64, out)
+    np.testing.assert_array_equal(out, [1] * 32 + [2] * 32)
+    [f] = la.findings
+    assert f.kind == "barrier_divergence" and f.line == 5
     assert f.extra["barrier_lines"] == [5, 9]
     assert {w["warp"]: w["line"] for w in f.extra["waiting"]} == {0: 5, 1: 9}
     assert f.block == (0, 0, 0)
+
+
+def test_warp_spinning_while_the_others_wait_at_a_barrier_is_a_deadlock_naming_who_exited():
+    src = r"""
+    extern "C" __global__ void k(volatile int* flag) {
+        if (threadIdx.x >= 64) return;
+        if (threadIdx.x < 32) {
+            __syncthreads();
+            flag[0] = 1;
+        } else {
+            while (flag[0] == 0) { }
+        }
+    }"""
+    with pytest.raises(gpuemu.KernelError) as ei:
+        launch(src, "k", 1, 96, np.zeros(1, np.int32), budget=20000, stats=False)
+    f = ei.value.findings[0]
+    assert f.kind == "deadlock" and f.line == 8
+    assert f.extra["barrier_lines"] == [5] and f.extra["waiting"] == [{"warp": 0, "line": 5}]
+    assert f.extra["exited_threads"] == [(x, 0, 0) for x in range(64, 96)]
+    assert "32 threads have exited" in f.message
 
 
 def test_barrier_inside_a_divergent_branch_is_reported_and_the_launch_goes_on():

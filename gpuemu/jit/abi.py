@@ -21,8 +21,13 @@ EV_BARRIER = 1       # waits at __syncthreads (frame.event_line = its line)
 EV_TRACE_FULL = 2    # trace buffer has no room: drain it, then call again
 EV_FAULT = 3         # bad memory access: ctx fault fields say what
 EV_TIMEOUT = 4       # watchdog: back-edge budget spent (frame.event_line)
+EV_SPLIT = 5         # independent thread scheduling: lanes F_SPLIT_MASK, parked after
+                     # a spinning loop, become a fragment resuming at F_SPLIT_RESUME
+EV_YIELD = 6         # a loop ran YIELD_EVERY back edges: let other warps run (a warp
+                     # that spins on another's flag must not starve it)
+YIELD_EVERY = 1024   # a power of two
 EVENT_NAMES = {EV_EXIT: "exit", EV_BARRIER: "barrier", EV_TRACE_FULL: "trace_full",
-               EV_FAULT: "fault", EV_TIMEOUT: "timeout"}
+               EV_FAULT: "fault", EV_TIMEOUT: "timeout", EV_SPLIT: "split", EV_YIELD: "yield"}
 
 # ------------------------------------------------------ frame header (bytes)
 F_RESUME = 0         # i32 resume point (0 = start)
@@ -38,6 +43,10 @@ F_EVENT_LINE = 52    # i32 source line of the last barrier / timeout
 F_ICOUNT = 56        # i64 warp instructions this warp has executed (timing mode)
 F_TID = 64           # <32 x i32> x3: threadIdx.x, .y, .z per lane
 F_CUR = 448          # i32 current active mask
+F_SPLIT_MASK = 452   # i32 lanes that leave with EV_SPLIT
+F_SPLIT_RESUME = 456 # i32 resume point of those lanes
+F_EPOCH = 464        # i32 __syncthreads passed (barrier interval; check tools)
+F_WSYNC = 468        # i32 __syncwarp passed (warp-sync interval; check tools)
 HEADER_BYTES = 512   # register/mask slots start here
 
 # ------------------------------------------------------ ctx fields (int64 index)
@@ -63,6 +72,7 @@ C_LOCAL_OFF = 22     # frame offset of lane 0's local window
 C_LOCAL_STRIDE = 23  # bytes between two lanes' local windows
 C_DYN_SHARED = 24    # tagged pointer to the dynamic (extern) shared region
 C_STORE_ORDER = 25   # host address of u8[32]: the order plain stores visit lanes
+C_CHECK = 26         # nonzero: record warp-sync operations in the trace (check mode)
 C_PRINTF = 29        # host address of the printf buffer (int64 words; 0: none)
 C_PRINTF_LEN = 30    # words written (entries: nwords, block, thread, format id, args...)
 C_PRINTF_CAP = 31    # capacity in words
@@ -88,10 +98,18 @@ FIRST_STATIC_TAG = 0xF000      # a kernel's shared arrays and local objects
 # ------------------------------------------------------------- trace records
 TRACE_DTYPE = np.dtype([("instr", "<i4"), ("mask", "<u4"), ("space", "<i4"),
                         ("block", "<i4"), ("warp", "<i4"), ("sm", "<i4"),
-                        ("icount", "<i8"), ("addr", "<i8", (WARP,))])
+                        ("icount", "<i8"), ("addr", "<i8", (WARP,)), ("epoch", "<i8")])
 # icount: the issuing warp's F_ICOUNT when the request was made (its position
 # in the warp's instruction stream, which timing mode replays)
-TRACE_RECORD_BYTES = TRACE_DTYPE.itemsize  # 288
+TRACE_RECORD_BYTES = TRACE_DTYPE.itemsize  # 296
+# A record's `epoch` holds the warp's F_EPOCH (low 32 bits) and F_WSYNC (high
+# 32 bits) when it was issued: the barrier and warp-sync intervals racecheck
+# judges by. In check mode warp-sync operations (__syncwarp, shuffles, votes)
+# are recorded too, with space SYNC_SPACE and, per lane, the operation's mask
+# argument in bits 32-63 of addr and the source lane of a shuffle (-1: none)
+# in bits 0-31.
+TRACE_EPOCH_OFFSET = TRACE_DTYPE.fields["epoch"][1]
+SYNC_SPACE = 5
 
 
 def tagged(tag: int, address: int) -> int:

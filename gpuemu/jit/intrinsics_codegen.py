@@ -22,6 +22,10 @@ from .memory_access import get_helper
 
 WARP = abi.WARP
 
+# Warp-sync operations recorded in the trace in check mode (abi.SYNC_SPACE).
+SYNC_RECORDED = frozenset({"syncwarp", "shfl", "shfl_up", "shfl_down", "shfl_xor",
+                           "ballot", "all", "any", "threadfence", "threadfence_system"})
+
 # libm names for math intrinsics that have no LLVM instruction (float, double)
 LIBM = {n: (n + "f", n) for n in (
     "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
@@ -54,7 +58,10 @@ class IntrinsicsMixin:
         return [self.ev(a, m) for a in e.args]
 
     def in_syncwarp(self, e, m):
-        self.args(e, m)
+        mask = self.args(e, m)[0] if e.args else splat(-1, I32)
+        b = self.b
+        self.store_i32(abi.F_WSYNC, b.add(self.load_i32(abi.F_WSYNC), ll.Constant(I32, 1)))
+        self.sync_record(e, m, mask, None)
         return None
 
     def in_assert(self, e, m):
@@ -131,11 +138,49 @@ class IntrinsicsMixin:
         b.position_at_end(done)
         return splat(n - 1, I32)
 
+    def sync_record(self, e, m, maskv, srcv):
+        """In check mode, one trace record for a warp-sync operation: the
+        active lanes, per lane the mask argument (addr bits 32-63) and the
+        source lane of a shuffle (bits 0-31, -1 for none); see abi."""
+        b = self.b
+        iid = self.new_instr("sync_" + e.name, 0, e, "sync")
+        trace = self.ctx_field(abi.C_TRACE)
+        on = b.and_(b.icmp_signed("!=", self.ctx_field(abi.C_CHECK), ll.Constant(I64, 0)),
+                    b.icmp_signed("!=", trace, ll.Constant(I64, 0)))
+        with b.if_then(on):
+            tlen = self.ctx_field(abi.C_TRACE_LEN)
+            rec = b.add(trace, b.mul(tlen, ll.Constant(I64, abi.TRACE_RECORD_BYTES)))
+            recp = b.inttoptr(rec, I32.as_pointer())
+            fields = (ll.Constant(I32, iid), m, ll.Constant(I32, abi.SYNC_SPACE),
+                      self.load_i32(abi.F_BLOCK), self.load_i32(abi.F_WARP), self.load_i32(abi.F_SM))
+            for i, v in enumerate(fields):
+                b.store(v, b.gep(recp, [ll.Constant(I32, i)]))
+            ep = b.load(self.fptr(abi.F_EPOCH, I64))
+            b.store(ep, b.inttoptr(b.add(rec, ll.Constant(I64, abi.TRACE_EPOCH_OFFSET)),
+                                   I64.as_pointer()))
+            vt = ll.VectorType(I64, WARP)
+            if maskv.type.element != I32:
+                maskv = b.trunc(maskv, ll.VectorType(I32, WARP)) if maskv.type.element.width > 32 \
+                    else b.zext(maskv, ll.VectorType(I32, WARP))
+            hi = b.shl(b.zext(maskv, vt), splat(32, I64))
+            lo = b.zext(srcv if srcv is not None else splat(-1, I32), vt)
+            addr_off = abi.TRACE_DTYPE.fields["addr"][1]
+            b.store(b.or_(hi, lo), b.inttoptr(b.add(rec, ll.Constant(I64, addr_off)), vt.as_pointer()))
+            self.ctx_store(abi.C_TRACE_LEN, b.add(tlen, ll.Constant(I64, 1)))
+
     def _fence(self, e, m):
         self.tick(e, m, column=4)
         return None
 
-    in_threadfence_block = in_threadfence = in_threadfence_system = _fence
+    in_threadfence_block = _fence
+
+    def in_threadfence(self, e, m):
+        """A device-wide fence: recorded in check mode (racecheck orders
+        global accesses across blocks by fence and atomic)."""
+        self.sync_record(e, m, splat(0, I32), None)
+        return self._fence(e, m)
+
+    in_threadfence_system = in_threadfence
 
     def in_activemask(self, e, m):
         return self.splat_val(m, I32)
@@ -145,12 +190,14 @@ class IntrinsicsMixin:
         # pass different masks: cooperative_groups.py)
         b = self.b
         mask, pred = self.args(e, m)
+        self.sync_record(e, m, mask, None)
         bits = b.and_(self.mbits(pred), m)
         return b.and_(self.splat_val(bits, I32), mask)
 
     def _vote(self, e, m, want_all: bool):
         b = self.b
         mask, pred = self.args(e, m)
+        self.sync_record(e, m, mask, None)
         grp = b.and_(self.splat_val(m, I32), mask)
         yes = b.and_(self.splat_val(self.mbits(pred), I32), grp)
         r = b.icmp_unsigned("==", yes, grp) if want_all else b.icmp_unsigned("!=", yes, splat(0, I32))
@@ -176,7 +223,7 @@ class IntrinsicsMixin:
         lane that is not active gives that lane's register value as it
         stands (its last assigned value); CUDA leaves it undefined."""
         b = self.b
-        _mask, v, sel, width = self.args(e, m)
+        mask, v, sel, width = self.args(e, m)
         vt = ll.VectorType(I32, WARP)
         lane = ll.Constant(vt, list(range(WARP)))
         if sel.type.element != I32:
@@ -200,6 +247,7 @@ class IntrinsicsMixin:
                 j = b.or_(minlane, b.and_(b.and_(sel, splat(31, I32)), notseg))
             ok = b.icmp_signed("<=", j, maxlane)
         j = b.select(ok, j, lane)
+        self.sync_record(e, m, mask, j)
         return self._permute(v, j)
 
     def _permute(self, v, j):

@@ -253,6 +253,9 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
         icount = b.load(e.byte_ptr(frame, _c(abi.F_ICOUNT), I64))
         b.store(icount, b.inttoptr(b.add(rec, _c(abi.TRACE_DTYPE.fields["icount"][1])),
                                    I64.as_pointer()))
+        # barrier and warp-sync intervals (F_EPOCH, F_WSYNC) into `pad`
+        b.store(b.load(e.byte_ptr(frame, _c(abi.F_EPOCH), I64)),
+                b.inttoptr(b.add(rec, _c(abi.TRACE_EPOCH_OFFSET)), I64.as_pointer()))
         e.ctx_store(ctx, abi.C_TRACE_LEN, b.add(tlen, _c(1)))
     dat = b.bitcast(data, et.as_pointer())
     auxp = b.bitcast(aux, et.as_pointer())

@@ -42,7 +42,7 @@ from . import abi
 from .call_hoisting import hoist_calls
 from .c_semantics import (bool_binary, cast, float_binary, int_binary, intrinsic, shift,
                           unary)
-from .intrinsics_codegen import IntrinsicsMixin
+from .intrinsics_codegen import SYNC_RECORDED, IntrinsicsMixin
 from .lane_types import (I1, I8, I32, I64, MASK_VEC, VOIDP, AlignedBuilder, components,
                          is_bool, is_float_t, mem_ll, scalar_ll, slot_bytes, splat)
 from .memory_access import get_helper
@@ -51,6 +51,8 @@ from .use_distance import use_distances
 
 WARP = abi.WARP
 FN_TYPE = ll.FunctionType(I32, [VOIDP, VOIDP])
+
+SPIN_LIMIT = 256     # back edges with lanes waiting after a loop before it splits (ITS)
 
 COUNTED = (ir.Binary, ir.Unary, ir.Cast, ir.PtrAdd, ir.Load, ir.Store, ir.Intrinsic,
            ir.Cond, ir.Logical, ir.MemCopy, ir.Extract, ir.MakeVector)
@@ -87,7 +89,7 @@ def _mem_count(e) -> int:
         n = 1
     elif isinstance(e, ir.MemCopy):
         n = 2 * ((e.nbytes + _copy_chunk(e) - 1) // _copy_chunk(e))
-    elif isinstance(e, ir.Intrinsic) and e.name.startswith("atomic_"):
+    elif isinstance(e, ir.Intrinsic) and (e.name.startswith("atomic_") or e.name in SYNC_RECORDED):
         n = 1
     from .call_hoisting import children
     return n + sum(_mem_count(c) for c in children(e))
@@ -97,7 +99,7 @@ class WarpCodegen(IntrinsicsMixin):
     """Generates `warp_fn` for one kernel of an IR module."""
 
     def __init__(self, module: ir.Module, kernel: ir.Function, llmod: ll.Module,
-                 fn_name: str = "warp_fn"):
+                 fn_name: str = "warp_fn", its: bool = False):
         self.mod_ir = module
         self.kernel = kernel
         self.m = llmod
@@ -120,6 +122,10 @@ class WarpCodegen(IntrinsicsMixin):
         self._drop_memo: dict = {}
         self.libm_used: set = set()
         self._written = None            # Vars the kernel assigns (isa/readonly_path.py)
+        # independent thread scheduling (sm_70+): a loop that spins while
+        # lanes wait after it splits the warp (EV_SPLIT); every mask the warp
+        # restores is then limited to the lanes it owns (F_VALID)
+        self.its = its
 
     # ================================================================ helpers
     @property
@@ -150,6 +156,8 @@ class WarpCodegen(IntrinsicsMixin):
         return self.load_i32(abi.F_CUR)
 
     def set_cur(self, v):
+        if self.its and not isinstance(v, ll.Constant):
+            v = self.b.and_(v, self.load_i32(abi.F_VALID))
         self.store_i32(abi.F_CUR, v)
 
     def mvec(self, m):
@@ -514,6 +522,7 @@ class WarpCodegen(IntrinsicsMixin):
         self.store_i32(abi.F_RESUME, ll.Constant(I32, rid))
         b.ret(ll.Constant(I32, abi.EV_BARRIER))
         b.position_at_end(res_bb)
+        self.store_i32(abi.F_EPOCH, b.add(self.load_i32(abi.F_EPOCH), ll.Constant(I32, 1)))
         b.branch(after)
         b.position_at_end(after)
 
@@ -546,6 +555,9 @@ class WarpCodegen(IntrinsicsMixin):
         b = self.b
         x_slot, c_slot = self.mask_slot(), self.mask_slot()
         self.store_i32(x_slot, ll.Constant(I32, 0))
+        spin_slot = self.mask_slot() if self.its else -1
+        if self.its:
+            self.store_i32(spin_slot, ll.Constant(I32, 0))
         header = self.new_block("loop_head")
         body_bb = self.new_block("loop_body")
         exit_bb = self.new_block("loop_exit")
@@ -589,9 +601,54 @@ class WarpCodegen(IntrinsicsMixin):
         self.store_i32(abi.F_EVENT_LINE, ll.Constant(I32, self.line(s)))
         b.ret(ll.Constant(I32, abi.EV_TIMEOUT))
         b.position_at_end(back)
+        yld = self.new_block("yield")
+        go = self.new_block("no_yield")
+        b.cbranch(b.icmp_unsigned("==", b.and_(n, ll.Constant(I64, abi.YIELD_EVERY - 1)),
+                                  ll.Constant(I64, 0)), yld, go)
+        b.position_at_end(yld)
+        rid_y, yres = self.new_resume("yield_resume")
+        self.store_i32(abi.F_RESUME, ll.Constant(I32, rid_y))
+        b.ret(ll.Constant(I32, abi.EV_YIELD))
+        b.position_at_end(yres)
+        b.branch(go)
+        b.position_at_end(go)
+        if self.its:
+            self.spin_split(s, x_slot, spin_slot, header, exit_bb)
         b.cbranch(b.icmp_unsigned("==", self.cur(), ll.Constant(I32, 0)), exit_bb, header)
         b.position_at_end(exit_bb)
         self.set_cur(self.load_i32(x_slot))
+
+    def spin_split(self, s, x_slot: int, spin_slot: int, header, exit_bb):
+        """Independent thread scheduling (CUDA C Programming Guide,
+        "Independent Thread Scheduling"): lanes that left a loop need not
+        wait for the ones still in it. After SPIN_LIMIT back edges in a row
+        with lanes waiting after the loop, the warp returns EV_SPLIT: the
+        machine copies the frame into a fragment owning those lanes, resuming
+        after the loop, and this frame keeps the spinning lanes."""
+        b = self.b
+        parked = b.and_(self.load_i32(x_slot),
+                        b.and_(self.load_i32(abi.F_VALID), b.not_(self.load_i32(abi.F_EXITED))))
+        waiting = b.and_(b.icmp_unsigned("!=", parked, ll.Constant(I32, 0)),
+                         b.icmp_unsigned("!=", self.cur(), ll.Constant(I32, 0)))
+        n = b.select(waiting, b.add(self.load_i32(spin_slot), ll.Constant(I32, 1)), ll.Constant(I32, 0))
+        self.store_i32(spin_slot, n)
+        split = self.new_block("spin_split")
+        go = self.new_block("spin_go")
+        b.cbranch(b.icmp_signed(">", n, ll.Constant(I32, SPIN_LIMIT)), split, go)
+        b.position_at_end(split)
+        rid_h, head_bb = self.new_resume("spin_head")
+        rid_x, exit_r = self.new_resume("spin_exit")
+        self.store_i32(spin_slot, ll.Constant(I32, 0))
+        self.store_i32(abi.F_SPLIT_MASK, parked)
+        self.store_i32(abi.F_SPLIT_RESUME, ll.Constant(I32, rid_x))
+        self.store_i32(abi.F_RESUME, ll.Constant(I32, rid_h))
+        self.store_i32(abi.F_EVENT_LINE, ll.Constant(I32, self.line(s)))
+        b.ret(ll.Constant(I32, abi.EV_SPLIT))
+        b.position_at_end(head_bb)
+        b.branch(header)
+        b.position_at_end(exit_r)
+        b.branch(exit_bb)
+        b.position_at_end(go)
 
     def _target(self, kind: str, s):
         for br in reversed(self.breakables):

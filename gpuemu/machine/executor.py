@@ -26,8 +26,9 @@ from gpuemu.stats import Stats
 
 from . import block_workers
 from .block_scheduler import RoundRobinBlockScheduler
-from .findings import (barrier_divergence_finding, deadlock_finding, fault_finding, thread_of,
-                       timeout_finding)
+from .findings import (barrier_divergence_finding, barrier_mismatch_finding, fault_finding,
+                       spin_finding, thread_of)
+from .thread_scheduling import split_warp
 from .launch_config import LaunchShape
 from .warp_scheduler import get_warp_scheduler
 
@@ -71,6 +72,9 @@ class LaunchRun:
         self._divergent_barriers: set = set()
         self.memsys = make_memory_system(preset, self.options) if stats else None
         self.recorder = None    # timing mode: a gpuemu.timing TraceRecorder
+        from gpuemu.check import make_checker   # the bug finders, when check= asks
+        self.checker = make_checker(self.options.get("check"), ck.meta, preset, shape, memory)
+        self._tracing = stats or self.checker is not None
 
     # ------------------------------------------------------------------ setup
     def _setup(self):
@@ -86,8 +90,9 @@ class LaunchRun:
             b[tag]["lo"], b[tag]["hi"], b[tag]["host"] = lo, hi, 0
             b[tag]["space"] = {"shared": 1, "local": 2, "param": 4}[space]
         ctx[abi.C_BOUNDS] = b.ctypes.data
-        if self.want_stats:
+        if self._tracing:
             self.trace = np.zeros(TRACE_CAPACITY, dtype=abi.TRACE_DTYPE)
+            ctx[abi.C_CHECK] = int(self.checker is not None)
             ctx[abi.C_TRACE] = self.trace.ctypes.data
             ctx[abi.C_TRACE_CAP] = TRACE_CAPACITY
         else:
@@ -165,7 +170,11 @@ class LaunchRun:
         ctx = self.ctx
         n = int(ctx[abi.C_TRACE_LEN])
         if n:
-            self._charge_records(self.trace[:n])
+            r = self.trace[:n]
+            if self.checker is not None:
+                self.checker.consume(r)
+                r = r[r["space"] != abi.SYNC_SPACE]
+            self._charge_records(r)
         ctx[abi.C_TRACE_LEN] = 0
 
     def _charge_records(self, r: np.ndarray) -> None:
@@ -191,16 +200,19 @@ class LaunchRun:
         batches = self._batches(sched.schedule(shape.grid))
         progress = self.options.get("progress")
         workers = self.options.get("workers") or block_workers.default_workers()
-        if workers > 1 and block_workers.can_parallelise(self):
+        if workers > 1 and self.checker is None and block_workers.can_parallelise(self):
             block_workers.run_parallel(self, batches, workers, progress)
         else:
             for blocks in batches:
                 self._run_batch(blocks)
                 if progress is not None:
                     progress(len(blocks))
-        if self.want_stats:
+        if self._tracing:
             self.drain()
+        if self.want_stats:
             self._collect(self.issue)
+        if self.checker is not None:
+            self.findings.extend(self.checker.finish())
         return RunResult(self.stats, self.findings, time.perf_counter() - t0)
 
     def _batches(self, blocks):
@@ -224,17 +236,27 @@ class LaunchRun:
                 self._wi_total = tot
 
     def _run_block(self, j: int, idx: tuple):
-        """Run the warps of the batch's block j until all have exited."""
+        """Run the warps of the batch's block j until all have exited.
+
+        On presets with independent thread scheduling a warp may split into
+        fragments (EV_SPLIT, see gpuemu/machine/thread_scheduling.py): each
+        is one more entry here, with its own frame and owned lanes."""
         fn, ctxp, nw, i32, ctx = self._fn, self._ctxp, self._nw, self._i32, self.ctx
         first = j * nw
         fptrs = self._fptrs[first:first + nw]
+        rows = [i32[first + w] for w in range(nw)]
         order = self.scheduler.order
         state = [READY] * nw
         live = nw
+        rng = self._order_rng
+        fragments = []                 # frames of warp fragments (independent thread scheduling)
         while live:
-            for w in order([w for w in range(nw) if state[w] == READY]):
-                if self._order_rng is not None:
-                    self.store_order[:] = self._order_rng.permutation(abi.WARP)
+            ready = [w for w in range(len(state)) if state[w] == READY]
+            if rng is not None and len(ready) > 1:   # seeded warp interleaving
+                ready = [ready[k] for k in rng.permutation(len(ready))]
+            for w in order(ready):
+                if rng is not None:
+                    self.store_order[:] = rng.permutation(abi.WARP)
                 ev = fn(fptrs[w], ctxp)
                 while ev == abi.EV_TRACE_FULL:
                     if ctx[abi.C_TRACE_LEN]:
@@ -243,31 +265,53 @@ class LaunchRun:
                         self._grow_trace()
                     ev = fn(fptrs[w], ctxp)
                 if self.recorder is not None and ev in (abi.EV_BARRIER, abi.EV_EXIT):
-                    self._record_event(first + w, ev)
+                    self._record_event(rows[w], ev)
                 if ev == abi.EV_BARRIER:
                     state[w] = WAITING
-                    row = i32[first + w]
+                    row = rows[w]
                     if (row[_CUR] ^ row[_VALID]) & ~row[_EXITED]:   # not all live lanes here
-                        self._barrier_divergence(idx, w, row)
+                        self._barrier_divergence(idx, int(row[abi.F_WARP // 4]), row)
                 elif ev == abi.EV_EXIT:
                     state[w] = EXITED
                     live -= 1
+                elif ev == abi.EV_YIELD:
+                    pass                   # stays ready: the next round runs it on
+                elif ev == abi.EV_SPLIT:
+                    frag = split_warp(rows[w], self.meta.frame_bytes)
+                    fragments.append(frag)
+                    fptrs.append(frag.ctypes.data)
+                    rows.append(frag.view(np.int32))
+                    state.append(READY)
+                    live += 1
                 else:
-                    self._fail(ev, idx, w, first)
+                    self._fail(ev, idx, w, rows, state)
             if not live:
                 break
-            waiting = [w for w in range(nw) if state[w] == WAITING]
-            points = {int(i32[first + w, abi.F_RESUME // 4]) for w in waiting}
-            if len(points) == 1 and len(waiting) == live:
-                for w in waiting:
-                    state[w] = READY
-            else:
-                self._deadlock(idx, waiting, state, first)
+            waiting = [w for w in range(len(state)) if state[w] == WAITING]
+            points = {int(rows[w][abi.F_RESUME // 4]) for w in waiting}
+            if len(waiting) < live:    # some warps yielded: they run on first
+                continue
+            if len(points) > 1:
+                self._barrier_mismatch(idx, waiting, rows)
+            for w in waiting:      # the barrier counts arrivals, as bar.sync does
+                state[w] = READY
 
-    def _record_event(self, fw: int, ev: int):
-        """Timing mode: warp frame fw reached a barrier or exited."""
-        row = self._i32[fw]
-        icount = int(self.frames[fw, abi.F_ICOUNT:abi.F_ICOUNT + 8].view(np.int64)[0])
+    def _barrier_mismatch(self, idx, waiting, rows):
+        """Every live warp waits, but at different __syncthreads(): a
+        condition around them was not uniform across the block (CUDA C
+        Programming Guide, "Synchronization Functions": undefined). The
+        hardware's barrier counts arriving warps, so they all go on;
+        reported once per set of lines."""
+        pairs = [(int(rows[w][abi.F_WARP // 4]), int(rows[w][abi.F_EVENT_LINE // 4])) for w in waiting]
+        key = tuple(sorted({ln for _, ln in pairs}))
+        if key in self._divergent_barriers:
+            return
+        self._divergent_barriers.add(key)
+        self.findings.append(barrier_mismatch_finding(self.meta, idx, pairs, self.shape.block))
+
+    def _record_event(self, row: np.ndarray, ev: int):
+        """Timing mode: the warp of frame `row` (int32 view) reached a barrier or exited."""
+        icount = int(row.view(np.uint8)[abi.F_ICOUNT:abi.F_ICOUNT + 8].view(np.int64)[0])
         self.recorder.event(int(row[abi.F_BLOCK // 4]), int(row[abi.F_WARP // 4]),
                             1 if ev == abi.EV_BARRIER else 2, icount,
                             int(row[abi.F_EVENT_LINE // 4]) if ev == abi.EV_BARRIER else 0)
@@ -297,15 +341,32 @@ class LaunchRun:
         per_sched = max(int(getattr(self.preset, "warp_schedulers_per_sm", 1)), 1)
         self.memsys.finish(self.stats, issue // per_sched)
 
-    def _fail(self, ev, idx, w, first):
+    def _fail(self, ev, idx, w, rows, state):
         meta, shape = self.meta, self.shape
+        row = rows[w]
+        warp = int(row[abi.F_WARP // 4])
         if ev == abi.EV_FAULT:
-            f = fault_finding(self.ctx, meta, idx, w, shape.block, self._describe_tag)
+            f = fault_finding(self.ctx, meta, idx, warp, shape.block, self._describe_tag)
         elif ev == abi.EV_TIMEOUT:
-            f = timeout_finding(meta, idx, w, self.frames[first + w], shape.block, self.budget)
+            waiting = [(int(rows[v][abi.F_WARP // 4]), int(rows[v][abi.F_EVENT_LINE // 4]))
+                       for v in range(len(state)) if state[v] == WAITING]
+            exited = []
+            for r in rows:
+                gone = int(np.uint32(r[abi.F_EXITED // 4])) & int(np.uint32(r[abi.F_VALID // 4]))
+                base = int(r[abi.F_WARP // 4]) * abi.WARP
+                exited += [thread_of(base + ln, shape.block) for ln in range(abi.WARP) if gone >> ln & 1]
+            f = spin_finding(meta, idx, warp, row, shape.block, self.budget, waiting,
+                             bool(getattr(self.preset, "independent_thread_scheduling", True)), exited)
         else:
             raise RuntimeError(f"warp function returned unknown event {ev}")
-        raise KernelError([f])
+        raise KernelError([f] + self._findings_so_far())
+
+    def _findings_so_far(self) -> list:
+        """What the check tools found before a kernel stopped."""
+        if self.checker is None:
+            return []
+        self.drain()
+        return self.findings + self.checker.finish()
 
     def _describe_tag(self, tag: int) -> str:
         for t, name, space, lo, hi, dynamic in self.meta.objects:
@@ -316,15 +377,3 @@ class LaunchRun:
                 return f"the {space} array '{name}' [{lo}, {hi})"
         d = self.memory.describe(tag)
         return d or "any object"
-
-    def _deadlock(self, idx, waiting, state, first):
-        i32 = self.frames.view(np.int32)[first:]
-        nw = len(state)
-        pairs = [(w, int(i32[w, abi.F_EVENT_LINE // 4])) for w in waiting]
-        exited = []
-        for w in range(nw):
-            gone = int(np.uint32(i32[w, abi.F_EXITED // 4])) & int(np.uint32(i32[w, abi.F_VALID // 4]))
-            for lane in range(abi.WARP):
-                if gone >> lane & 1:
-                    exited.append(thread_of(w * abi.WARP + lane, self.shape.block))
-        raise KernelError([deadlock_finding(self.meta, idx, pairs, exited, self.shape.block)])

@@ -48,33 +48,69 @@ def fault_finding(ctx: np.ndarray, meta, block_idx: tuple, warp: int, block_dim:
                    address=addr, extra={"object": obj, "instr": iid, "size": size, "file": file})
 
 
-def timeout_finding(meta, block_idx, warp: int, frame: np.ndarray, block_dim, budget: int) -> Finding:
-    i32 = frame.view(np.int32)
-    line, file, label = meta.where(int(i32[abi.F_EVENT_LINE // 4]))
-    cur = int(np.uint32(i32[abi.F_CUR // 4]))
+def _lanes(mask: int) -> str:
+    lanes = [i for i in range(32) if mask >> i & 1]
+    if lanes and lanes == list(range(lanes[0], lanes[-1] + 1)):
+        return f"{lanes[0]}-{lanes[-1]}" if len(lanes) > 1 else str(lanes[0])
+    return f"{mask:#010x}"
+
+
+def spin_finding(meta, block_idx, warp: int, row: np.ndarray, block_dim, budget: int,
+                 waiting: list, its: bool, exited_threads: list = ()) -> Finding:
+    """A warp spent the watchdog budget in a loop (row: its frame as int32).
+
+    deadlock when what it waits for can never come: other warps of the block
+    wait at a barrier it has not reached, or (before sm_70, without
+    independent thread scheduling) lanes of its own warp are parked outside
+    the loop, which a SIMT reconvergence stack runs only after the loop ends.
+    Otherwise timeout: a loop that does not end."""
+    line, file, label = meta.where(int(row[abi.F_EVENT_LINE // 4]))
+    cur = int(np.uint32(row[abi.F_CUR // 4]))
+    live = int(np.uint32(row[abi.F_VALID // 4])) & ~int(np.uint32(row[abi.F_EXITED // 4]))
+    parked = live & ~cur & 0xFFFFFFFF
     lane = (cur & -cur).bit_length() - 1 if cur else 0
-    return Finding(kind="timeout", kernel=meta.name, line=line, block=block_idx,
-                   thread=thread_of(warp * abi.WARP + lane, block_dim),
+    thread = thread_of(warp * abi.WARP + lane, block_dim)
+    extra = {"budget": budget, "file": file, "warp": warp, "spinning_lanes": cur,
+             "parked_lanes": parked, "exited_threads": list(exited_threads),
+             "waiting": [{"warp": w, "line": meta.where(ln)[0]} for w, ln in waiting]}
+    if waiting:
+        bl = sorted({meta.where(ln)[0] for _, ln in waiting})
+        ws = ", ".join(str(w) for w, _ in waiting)
+        return Finding(kind="deadlock", kernel=meta.name, line=line, block=block_idx, thread=thread,
+                       message=f"no warp can make progress: warp {warp} spins in the loop at {label} "
+                               f"(past the watchdog budget of {budget} iterations) while warps {ws} "
+                               f"wait at __syncthreads() (line {', '.join(map(str, bl))}) for it"
+                               + (f"; {len(exited_threads)} threads have exited" if exited_threads else ""),
+                       extra=dict(extra, barrier_lines=bl))
+    if parked and not its:
+        return Finding(kind="deadlock", kernel=meta.name, line=line, block=block_idx, thread=thread,
+                       message=f"intra-warp deadlock: lanes {_lanes(cur)} of warp {warp} spin in the "
+                               f"loop at {label} while lanes {_lanes(parked)} of the same warp, parked "
+                               f"outside it, are what they wait for; before sm_70 a diverged warp runs "
+                               f"one path at a time and reconverges after the loop (SIMT stack), so "
+                               f"those lanes never run (independent thread scheduling on sm_70+ "
+                               f"lets this complete)",
+                       extra=extra)
+    return Finding(kind="timeout", kernel=meta.name, line=line, block=block_idx, thread=thread,
                    message=f"the loop at {label} ran past the watchdog budget of "
                            f"{budget} loop iterations per warp (launch option budget=)",
-                   extra={"budget": budget, "file": file})
+                   extra=extra)
 
 
-def deadlock_finding(meta, block_idx, waiting: list, exited_threads: list, block_dim) -> Finding:
-    """waiting: [(warp, barrier's counter row)] of the warps stuck at barriers."""
+def barrier_mismatch_finding(meta, block_idx, waiting: list, block_dim) -> Finding:
+    """waiting: [(warp, barrier's counter row)] of warps stuck at different barriers."""
     waiting = [(w, meta.where(row)) for w, row in waiting]
     lines = sorted({ln for _, (ln, _, _) in waiting})
     desc = ", ".join(f"warp {w} at {label}" for w, (_, _, label) in waiting)
-    msg = (f"no warp can move: warps wait at different __syncthreads() barriers "
-           f"(lines {', '.join(map(str, lines))}): {desc}")
-    if exited_threads:
-        msg += f"; {len(exited_threads)} threads have exited"
-    w0, (l0, f0, _) = waiting[0]
-    return Finding(kind="deadlock", message=msg, kernel=meta.name, line=l0, block=block_idx,
+    w0, (l0, f0, _) = min(waiting, key=lambda x: x[1][0])
+    return Finding(kind="barrier_divergence", kernel=meta.name, line=l0, block=block_idx,
                    thread=thread_of(w0 * abi.WARP, block_dim),
+                   message=f"warps of one block wait at different __syncthreads() (lines "
+                           f"{', '.join(map(str, lines))}): {desc}; the condition or loop trip count "
+                           f"around them is not uniform across the block (undefined in CUDA; the "
+                           f"hardware barrier counts arrivals and lets them all go on)",
                    extra={"waiting": [{"warp": w, "line": ln, "file": f} for w, (ln, f, _) in waiting],
-                          "file": f0,
-                          "barrier_lines": lines, "exited_threads": exited_threads})
+                          "file": f0, "barrier_lines": lines, "other_lines": lines})
 
 
 def barrier_divergence_finding(meta, block_idx, warp: int, lane: int, line: int, active: int,

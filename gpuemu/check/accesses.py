@@ -1,0 +1,158 @@
+"""Trace records -> one row per (record, active lane): who touched what.
+
+The JIT records every warp-level memory request (gpuemu/jit/abi.py): its
+MemInstr id, active mask, 32 addresses, space, block, warp and the warp's
+barrier interval (epoch) and warp-sync interval. The check tools judge
+per-thread accesses, so each record becomes one row per active lane.
+Addresses become `units` of the kernel's access granule (the gcd of its
+access sizes in the space): every access is naturally aligned (memcheck
+faults otherwise), so two accesses overlap exactly when they share a unit.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import gcd
+
+import numpy as np
+
+from gpuemu.jit import abi
+from gpuemu.memory.trace import SPACE_CODES
+
+LANES = np.arange(abi.WARP, dtype=np.uint32)
+OPS_WRITE = {"st", "atom", "red"}
+OPS_ATOMIC = {"atom", "red"}
+
+
+@dataclass
+class InstrTables:
+    """Per MemInstr id: line, is-write, is-atomic, size (numpy lookups)."""
+    line: np.ndarray
+    write: np.ndarray
+    read: np.ndarray
+    atomic: np.ndarray
+    size: np.ndarray
+
+    @classmethod
+    def of(cls, instrs) -> "InstrTables":
+        n = max((i.id for i in instrs), default=-1) + 1
+        line = np.zeros(n, np.int64)
+        write = np.zeros(n, bool)
+        read = np.zeros(n, bool)
+        atomic = np.zeros(n, bool)
+        size = np.ones(n, np.int64)
+        for i in instrs:
+            line[i.id] = i.line
+            write[i.id] = i.op in OPS_WRITE
+            read[i.id] = i.op in ("ld", "atom", "red")
+            atomic[i.id] = i.op in OPS_ATOMIC
+            size[i.id] = max(i.size, 1)
+        return cls(line, write, read, atomic, size)
+
+
+def granule(instrs, space: str) -> int:
+    """Bytes of the address unit for `space`: the gcd of the sizes of the
+    kernel's accesses that may touch it (generic ones included)."""
+    g = 0
+    for i in instrs:
+        if i.space in (space, "generic") and i.size > 0 and not i.op.startswith("sync"):
+            g = gcd(g, i.size)
+    return g or 1
+
+
+@dataclass
+class Rows:
+    """Column arrays, one entry per (access, unit) of one space."""
+    seq: np.ndarray       # launch-wide record index (emulation order)
+    block: np.ndarray     # linear block index
+    warp: np.ndarray
+    lane: np.ndarray
+    epoch: np.ndarray     # barrier interval
+    wsync: np.ndarray     # warp-sync interval
+    unit: np.ndarray      # address // granule
+    line: np.ndarray
+    write: np.ndarray
+    read: np.ndarray
+    atomic: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.seq.shape[0])
+
+    def take(self, idx) -> "Rows":
+        """Rows at idx (indices, a bool mask or a slice)."""
+        return Rows(*(getattr(self, f)[idx] for f in FIELDS))
+
+    @staticmethod
+    def concat(parts: list) -> "Rows":
+        return Rows(*(np.concatenate([getattr(p, f) for p in parts]) for f in FIELDS))
+
+    def thread(self, threads_per_block: int) -> np.ndarray:
+        """A launch-wide thread number."""
+        return self.block * threads_per_block + self.warp * abi.WARP + self.lane
+
+
+FIELDS = tuple(Rows.__dataclass_fields__)
+
+
+def decode(rec: np.ndarray, seq0: int, tables: InstrTables, units: dict) -> dict:
+    """{space: Rows} of the memory records of one trace batch, each access
+    split into units of units[space] bytes; rows in record then lane order."""
+    c = np.ascontiguousarray
+    space = c(rec["space"])
+    out = {}
+    masks = c(rec["mask"])
+    addr_all = c(rec["addr"]).reshape(-1)
+    for name, unit in units.items():
+        rs = np.flatnonzero(space == SPACE_CODES[name])
+        if not len(rs):
+            continue
+        bits = np.unpackbits(masks[rs].view(np.uint8).reshape(-1, 4), axis=1, bitorder="little")
+        r, lane = np.nonzero(bits)
+        rid = rs[r]
+        ins = rec["instr"][rs][r]
+        ep = rec["epoch"][rs][r]
+        rows = Rows(seq=rid + seq0, block=rec["block"][rs].astype(np.int64)[r],
+                    warp=rec["warp"][rs].astype(np.int64)[r], lane=lane,
+                    epoch=ep & 0xFFFFFFFF, wsync=ep >> 32,
+                    unit=addr_all[rid * abi.WARP + lane] // unit,
+                    line=tables.line[ins], write=tables.write[ins], read=tables.read[ins],
+                    atomic=tables.atomic[ins])
+        nunits = tables.size[ins] // unit
+        if (nunits > 1).any():
+            rep = np.repeat(np.arange(len(rows)), nunits)
+            rows = rows.take(rep)
+            start = np.cumsum(nunits) - nunits
+            rows.unit = rows.unit + (np.arange(len(rep)) - np.repeat(start, nunits))
+        out[name] = rows
+    return out
+
+
+def group_order(keys: tuple) -> tuple:
+    """(order, group starts) of rows grouped by equal keys, each group in
+    its rows' original order (rows come in emulation order)."""
+    n = len(keys[0])
+    if len(keys) == 1:
+        key = keys[0]
+    else:
+        key, span = np.zeros(n, np.int64), 1
+        for k in reversed(keys):
+            lo = int(k.min())
+            width = int(k.max()) - lo + 1
+            if span * width >= 1 << 62:
+                key = None
+                break
+            key = key + (k - lo) * span
+            span *= width
+    if key is None:
+        order = np.lexsort(tuple(reversed(keys)))
+        change = np.zeros(n, bool)
+        change[0] = True
+        for k in keys:
+            ks = k[order]
+            change[1:] |= ks[1:] != ks[:-1]
+        return order, np.flatnonzero(change)
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    change = np.empty(n, bool)
+    change[0] = True
+    change[1:] = ks[1:] != ks[:-1]
+    return order, np.flatnonzero(change)

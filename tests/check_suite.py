@@ -1,0 +1,479 @@
+"""The check-mode suite: buggy kernels (each bug marked in its source) and
+correct ones. A line holding `// BUG` is where the finding must point
+(Finding.line); `// OTHER` marks a race's other access (Finding.other_line).
+Used by tests/test_check_suite.py."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+import gpuemu
+
+
+@dataclass
+class Case:
+    name: str
+    src: str
+    grid: tuple
+    block: tuple
+    args: Callable          # () -> tuple of launch arguments
+    kind: str = ""          # expected finding kind ('' = a correct kernel)
+    arch: str = "sm_90"
+    shared_mem: int = 0
+    options: dict = field(default_factory=dict)
+
+    def marked(self, tag: str):
+        for i, text in enumerate(self.src.splitlines(), start=1):
+            if f"// {tag}" in text:
+                return i
+        return None
+
+
+def i32(n, v=None):
+    return np.arange(n, dtype=np.int32) if v is None else np.full(n, v, np.int32)
+
+
+def f32(n):
+    return np.arange(n, dtype=np.float32)
+
+
+BUGGY = [
+    Case("shared_missing_barrier", r"""
+extern "C" __global__ void k(const int* in, int* out) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    s[t] = in[t];  // BUG
+    out[t] = s[63 - t];  // OTHER
+}""", 1, 64, lambda: (i32(64), i32(64, 0)), "race"),
+    Case("tile_transpose_2d_missing_barrier", r"""
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float tile[16][17];
+    int x = blockIdx.x * 16 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;
+    tile[threadIdx.y][threadIdx.x] = in[y * n + x];  // BUG
+    x = blockIdx.y * 16 + threadIdx.x;
+    y = blockIdx.x * 16 + threadIdx.y;
+    out[y * n + x] = tile[threadIdx.x][threadIdx.y];  // OTHER
+}""", (2, 2), (16, 16), lambda: (f32(1024), np.zeros(1024, np.float32), np.int32(32)), "race"),
+    Case("reduction_loop_missing_barrier", r"""
+extern "C" __global__ void k(const int* in, int* out) {
+    __shared__ int s[128];
+    int t = threadIdx.x;
+    s[t] = in[blockIdx.x * 128 + t];
+    __syncthreads();
+    for (int d = 64; d > 0; d >>= 1) {
+        if (t < d) s[t] += s[t + d];  // BUG OTHER
+    }
+    if (t == 0) out[blockIdx.x] = s[0];
+}""", 2, 128, lambda: (i32(256), i32(2, 0)), "race"),
+    Case("warp_synchronous_reduce_without_syncwarp_on_sm90", r"""
+extern "C" __global__ void k(const int* in, int* out) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    s[t] = in[t];
+    __syncthreads();
+    if (t < 32) {
+        s[t] += s[t + 32];  // BUG
+        s[t] += s[t + 16];  // OTHER
+        s[t] += s[t + 8];
+        s[t] += s[t + 4];
+        s[t] += s[t + 2];
+        s[t] += s[t + 1];
+    }
+    if (t == 0) out[0] = s[0];
+}""", 1, 64, lambda: (i32(64), i32(1, 0)), "race"),
+    Case("device_function_store_then_read_without_barrier", r"""
+__device__ void put(int* s, int i, int v) {
+    s[i] = v;  // BUG
+}
+extern "C" __global__ void k(const int* in, int* out) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    put(s, t, in[t] * 2);
+    out[t] = s[(t + 32) % 64];  // OTHER
+}""", 1, 64, lambda: (i32(64), i32(64, 0)), "race"),
+    Case("all_threads_write_one_shared_word", r"""
+extern "C" __global__ void k(int* out) {
+    __shared__ int last;
+    last = threadIdx.x;  // BUG OTHER
+    __syncthreads();
+    out[threadIdx.x] = last;
+}""", 1, 64, lambda: (i32(64, 0),), "race"),
+    Case("global_read_modify_write_across_blocks", r"""
+extern "C" __global__ void k(const int* in, int* out) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x == 0) out[0] = out[0] + in[t];  // BUG OTHER
+}""", 4, 32, lambda: (i32(128), i32(1, 0)), "race"),
+    Case("last_block_reduction_missing_threadfence", r"""
+extern "C" __global__ void k(const int* in, int* partial, unsigned* count, int* out) {
+    int b = blockIdx.x;
+    if (threadIdx.x == 0) {
+        partial[b] = in[b] * 3;  // BUG
+        unsigned ticket = atomicAdd(count, 1u);
+        if (ticket == gridDim.x - 1) {
+            int sum = 0;
+            for (int i = 0; i < gridDim.x; i++) sum += partial[i];  // OTHER
+            out[0] = sum;
+        }
+    }
+}""", 4, 32, lambda: (i32(4), i32(4, 0), np.zeros(1, np.uint32), i32(1, 0)), "race"),
+    Case("shared_read_of_half_loaded_tile", r"""
+extern "C" __global__ void k(const int* in, int* out) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    if (t < 32) s[t] = in[t];
+    __syncthreads();
+    out[t] = s[t];  // BUG
+}""", 1, 64, lambda: (i32(64), i32(64, 0)), "uninitialized_read"),
+    Case("stencil_2d_halo_never_loaded", r"""
+#define B 8
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float tile[B + 2][B + 2];
+    int x = blockIdx.x * B + threadIdx.x, y = blockIdx.y * B + threadIdx.y;
+    tile[threadIdx.y + 1][threadIdx.x + 1] = in[y * n + x];
+    __syncthreads();
+    float up = tile[threadIdx.y][threadIdx.x + 1];  // BUG
+    out[y * n + x] = up + tile[threadIdx.y + 1][threadIdx.x + 1];
+}""", (2, 2), (8, 8), lambda: (f32(256), np.zeros(256, np.float32), np.int32(16)), "uninitialized_read"),
+    Case("local_array_half_initialised", r"""
+extern "C" __global__ void k(const int* in, int* out, int m) {
+    int a[8];
+    int t = threadIdx.x;
+    for (int i = 0; i < 4; i++) a[i] = in[t] + i;
+    int s = 0;
+    for (int i = 0; i < m; i++) s += a[i];  // BUG
+    out[t] = s;
+}""", 1, 32, lambda: (i32(32), i32(32, 0), np.int32(8)), "uninitialized_read"),
+    Case("accumulate_into_fresh_global_buffer", r"""
+extern "C" __global__ void k(const float* in, float* out) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    out[t] += in[t];  // BUG
+}""", 2, 64, lambda: (gpuemu.asarray(f32(128)), gpuemu.empty(128, np.float32)), "uninitialized_read"),
+    Case("shared_histogram_not_zeroed", r"""
+extern "C" __global__ void k(const int* in, int* out) {
+    __shared__ int h[16];
+    int t = threadIdx.x;
+    atomicAdd(&h[in[t] % 16], 1);  // BUG
+    __syncthreads();
+    if (t < 16) out[t] = h[t];
+}""", 1, 64, lambda: (i32(64), i32(16, 0)), "uninitialized_read"),
+    Case("global_off_by_one", r"""
+extern "C" __global__ void k(int* out, int n) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t <= n) out[t] = t;  // BUG
+}""", 2, 64, lambda: (i32(64, 0), np.int32(64)), "out_of_bounds"),
+    Case("shared_2d_row_past_the_end", r"""
+extern "C" __global__ void k(int* out) {
+    __shared__ int tile[16][16];
+    tile[threadIdx.y][threadIdx.x] = threadIdx.x;
+    __syncthreads();
+    out[threadIdx.y * 16 + threadIdx.x] = tile[threadIdx.y + 1][threadIdx.x];  // BUG
+}""", 1, (16, 16), lambda: (i32(256, 0),), "out_of_bounds"),
+    Case("dynamic_shared_beyond_shared_mem", r"""
+extern "C" __global__ void k(int* out) {
+    extern __shared__ int s[];
+    int t = threadIdx.x;
+    s[t + blockDim.x] = t;  // BUG
+    out[t] = t;
+}""", 1, 64, lambda: (i32(64, 0),), "out_of_bounds", shared_mem=64 * 4),
+    Case("local_array_index_past_the_end", r"""
+extern "C" __global__ void k(int* out) {
+    int a[4];
+    for (int i = 0; i < 4; i++) a[i] = i;
+    a[threadIdx.x % 8] = 7;  // BUG
+    out[threadIdx.x] = a[0];
+}""", 1, 32, lambda: (i32(32, 0),), "out_of_bounds"),
+    Case("misaligned_int_through_char_pointer", r"""
+extern "C" __global__ void k(const int* in, int* out) {
+    const int* p = (const int*)((const char*)in + 2);
+    out[threadIdx.x] = p[threadIdx.x];  // BUG
+}""", 1, 32, lambda: (i32(64), i32(32, 0)), "misaligned_access"),
+    Case("syncthreads_in_divergent_branch_of_a_warp", r"""
+extern "C" __global__ void k(int* out) {
+    int t = threadIdx.x;
+    if (t % 32 < 16) {
+        __syncthreads();  // BUG
+    }
+    out[t] = t;
+}""", 1, 64, lambda: (i32(64, 0),), "barrier_divergence"),
+    Case("different_syncthreads_in_two_branches_2d", r"""
+extern "C" __global__ void k(int* out) {
+    __shared__ int s[64];
+    int t = threadIdx.y * 32 + threadIdx.x;
+    if (threadIdx.y == 0) {
+        s[t] = 1;
+        __syncthreads();  // BUG
+    } else {
+        s[t] = 2;
+        __syncthreads();
+    }
+    out[t] = s[63 - t];
+}""", 1, (32, 2), lambda: (i32(64, 0),), "barrier_divergence"),
+    Case("barrier_in_loop_with_thread_dependent_trip_count", r"""
+extern "C" __global__ void k(int* out) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    s[t] = 0;
+    for (int i = 0; i < t / 32 + 1; i++) {
+        s[t] += 1;
+        __syncthreads();  // BUG
+    }
+    __syncthreads();
+    out[t] = s[t];
+}""", 1, 64, lambda: (i32(64, 0),), "barrier_divergence"),
+    Case("full_mask_shuffle_in_divergent_code", r"""
+extern "C" __global__ void k(int* out) {
+    int v = threadIdx.x;
+    if (threadIdx.x < 16)
+        v = __shfl_down_sync(0xffffffff, v, 1);  // BUG
+    out[threadIdx.x] = v;
+}""", 1, 32, lambda: (i32(32, 0),), "invalid_shuffle"),
+    Case("shuffle_reads_an_inactive_lane", r"""
+extern "C" __global__ void k(int* out) {
+    int v = threadIdx.x * 10;
+    if (threadIdx.x % 2 == 0) {
+        unsigned m = __activemask();
+        v = __shfl_sync(m, v, threadIdx.x + 1);  // BUG
+    }
+    out[threadIdx.x] = v;
+}""", 1, 32, lambda: (i32(32, 0),), "invalid_shuffle"),
+    Case("syncwarp_naming_lanes_that_do_not_arrive", r"""
+extern "C" __global__ void k(int* out) {
+    __shared__ int s[32];
+    int lane = threadIdx.x;
+    if (lane < 16) {
+        s[lane] = lane;
+        __syncwarp();  // BUG
+        out[lane] = s[15 - lane];
+    }
+}""", 1, 32, lambda: (i32(32, 0),), "barrier_divergence"),
+    Case("ballot_with_full_mask_in_a_branch", r"""
+extern "C" __global__ void k(const int* in, unsigned* out) {
+    int t = threadIdx.x;
+    if (t < 8) {
+        out[t] = __ballot_sync(0xffffffff, in[t] > 3);  // BUG
+    }
+}""", 1, 32, lambda: (i32(32), np.zeros(32, np.uint32)), "barrier_divergence"),
+    Case("wait_for_a_flag_nobody_sets", r"""
+extern "C" __global__ void k(volatile int* flag, int* out) {
+    while (flag[0] == 0) { }  // BUG
+    out[threadIdx.x] = 1;
+}""", 1, 32, lambda: (i32(1, 0), i32(32, 0)), "timeout", options={"budget": 20000}),
+    Case("intra_warp_spin_lock_on_sm60", r"""
+extern "C" __global__ void k(int* lock, int* counter) {
+    while (atomicCAS(lock, 0, 1) != 0) { }  // BUG
+    counter[0] = counter[0] + 1;
+    __threadfence();
+    atomicExch(lock, 0);
+}""", 1, 32, lambda: (i32(1, 0), i32(1, 0)), "deadlock", arch="sm_60",
+         options={"budget": 20000, "stats": False}),
+    Case("warp_spins_on_flag_set_after_a_barrier", r"""
+extern "C" __global__ void k(volatile int* flag) {
+    if (threadIdx.x < 32) {
+        __syncthreads();
+        flag[0] = 1;
+    } else {
+        while (flag[0] == 0) { }  // BUG
+    }
+}""", 1, 64, lambda: (i32(1, 0),), "deadlock", options={"budget": 20000, "stats": False}),
+]
+
+def _unmarked(name: str) -> str:
+    src = next(c.src for c in BUGGY if c.name == name)
+    return src.replace("  // BUG", "").replace("  // OTHER", "")
+
+
+CORRECT = [
+    Case("shared_with_barrier", r"""
+extern "C" __global__ void k(const int* in, int* out) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    s[t] = in[t];
+    __syncthreads();
+    out[t] = s[63 - t];
+}""", 1, 64, lambda: (i32(64), i32(64, 0))),
+    Case("tile_transpose_2d", r"""
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float tile[16][17];
+    int x = blockIdx.x * 16 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;
+    tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+    __syncthreads();
+    x = blockIdx.y * 16 + threadIdx.x;
+    y = blockIdx.x * 16 + threadIdx.y;
+    out[y * n + x] = tile[threadIdx.x][threadIdx.y];
+}""", (2, 2), (16, 16), lambda: (f32(1024), np.zeros(1024, np.float32), np.int32(32))),
+    Case("reduction_with_barrier_in_loop", r"""
+extern "C" __global__ void k(const int* in, int* out) {
+    __shared__ int s[128];
+    int t = threadIdx.x;
+    s[t] = in[blockIdx.x * 128 + t];
+    __syncthreads();
+    for (int d = 64; d > 0; d >>= 1) {
+        if (t < d) s[t] += s[t + d];
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = s[0];
+}""", 2, 128, lambda: (i32(256), i32(2, 0))),
+    Case("warp_synchronous_reduce_on_sm60_lockstep", _unmarked("warp_synchronous_reduce_without_syncwarp_on_sm90"),
+         1, 64, lambda: (i32(64), i32(1, 0)), arch="sm_60"),
+    Case("warp_reduce_with_syncwarp", r"""
+extern "C" __global__ void k(const int* in, int* out) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    s[t] = in[t];
+    __syncthreads();
+    if (t < 32) {
+        for (int d = 32; d > 0; d >>= 1) {
+            int v = s[t] + s[t + d];
+            __syncwarp();
+            s[t] = v;
+            __syncwarp();
+        }
+    }
+    if (t == 0) out[0] = s[0];
+}""", 1, 64, lambda: (i32(64), i32(1, 0))),
+    Case("shuffle_reduction", r"""
+extern "C" __global__ void k(const int* in, int* out) {
+    int v = in[blockIdx.x * 64 + threadIdx.x];
+    for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffff, v, d);
+    if (threadIdx.x % 32 == 0) atomicAdd(out, v);
+}""", 2, 64, lambda: (i32(128), i32(1, 0))),
+    Case("shuffle_with_partial_mask_in_branch", r"""
+extern "C" __global__ void k(int* out) {
+    int v = threadIdx.x;
+    if (threadIdx.x < 16) v += __shfl_xor_sync(0x0000ffff, v, 1);
+    out[threadIdx.x] = v;
+}""", 1, 32, lambda: (i32(32, 0),)),
+    Case("shared_histogram_zeroed", r"""
+extern "C" __global__ void k(const int* in, int* out) {
+    __shared__ int h[16];
+    int t = threadIdx.x;
+    if (t < 16) h[t] = 0;
+    __syncthreads();
+    atomicAdd(&h[in[t] % 16], 1);
+    __syncthreads();
+    if (t < 16) atomicAdd(&out[t], h[t]);
+}""", 2, 64, lambda: (i32(64), i32(16, 0))),
+    Case("last_block_reduction_with_threadfence", r"""
+extern "C" __global__ void k(const int* in, int* partial, unsigned* count, int* out) {
+    int b = blockIdx.x;
+    if (threadIdx.x == 0) {
+        partial[b] = in[b] * 3;
+        __threadfence();
+        unsigned ticket = atomicAdd(count, 1u);
+        if (ticket == gridDim.x - 1) {
+            int sum = 0;
+            for (int i = 0; i < gridDim.x; i++) sum += partial[i];
+            out[0] = sum;
+        }
+    }
+}""", 4, 32, lambda: (i32(4), i32(4, 0), np.zeros(1, np.uint32), i32(1, 0))),
+    Case("global_atomic_counter", r"""
+extern "C" __global__ void k(unsigned* count, int* slots) {
+    unsigned i = atomicAdd(count, 1u);
+    slots[i] = blockIdx.x * blockDim.x + threadIdx.x;
+}""", 4, 64, lambda: (np.zeros(1, np.uint32), i32(256, 0))),
+    Case("votes_on_a_full_warp", r"""
+extern "C" __global__ void k(const int* in, unsigned* out) {
+    int p = in[threadIdx.x] > 10;
+    unsigned b = __ballot_sync(0xffffffff, p);
+    int a = __all_sync(0xffffffff, p), y = __any_sync(0xffffffff, p);
+    out[threadIdx.x] = b + a + y;
+}""", 1, 32, lambda: (i32(32), np.zeros(32, np.uint32))),
+    Case("local_array_fully_initialised", r"""
+extern "C" __global__ void k(const int* in, int* out, int m) {
+    int a[8];
+    int t = threadIdx.x;
+    for (int i = 0; i < 8; i++) a[i] = in[t] + i;
+    int s = 0;
+    for (int i = 0; i < m; i++) s += a[(i + t) % 8];
+    out[t] = s;
+}""", 1, 32, lambda: (i32(32), i32(32, 0), np.int32(8))),
+    Case("dynamic_shared_within_shared_mem", r"""
+extern "C" __global__ void k(int* out) {
+    extern __shared__ int s[];
+    int t = threadIdx.x;
+    s[t] = t * 2;
+    __syncthreads();
+    out[t] = s[blockDim.x - 1 - t];
+}""", 1, 64, lambda: (i32(64, 0),), shared_mem=64 * 4),
+    Case("lock_with_critical_section_inside_the_loop_sm60", r"""
+extern "C" __global__ void k(int* lock, int* counter) {
+    bool done = false;
+    while (!done) {
+        if (atomicCAS(lock, 0, 1) == 0) {
+            counter[0] = counter[0] + 1;
+            __threadfence();
+            atomicExch(lock, 0);
+            done = true;
+        }
+    }
+}""", 2, 32, lambda: (i32(1, 0), i32(1, 0)), arch="sm_60"),
+    Case("intra_warp_spin_lock_on_sm90", _unmarked("intra_warp_spin_lock_on_sm60"),
+         1, 32, lambda: (i32(1, 0), i32(1, 0)), options={"stats": False}),
+    Case("stencil_1d_with_halo", r"""
+#define R 2
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float s[64 + 2 * R];
+    int g = blockIdx.x * 64 + threadIdx.x;
+    int l = threadIdx.x + R;
+    s[l] = in[g];
+    if (threadIdx.x < R) {
+        s[l - R] = g >= R ? in[g - R] : 0.0f;
+        s[l + 64] = g + 64 < n ? in[g + 64] : 0.0f;
+    }
+    __syncthreads();
+    float v = 0.0f;
+    for (int o = -R; o <= R; o++) v += s[l + o];
+    out[g] = v;
+}""", 2, 64, lambda: (f32(128), np.zeros(128, np.float32), np.int32(128))),
+    Case("stencil_2d_with_halo", r"""
+#define B 8
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float tile[B + 2][B + 2];
+    int x = blockIdx.x * B + threadIdx.x, y = blockIdx.y * B + threadIdx.y;
+    tile[threadIdx.y + 1][threadIdx.x + 1] = in[y * n + x];
+    if (threadIdx.y == 0) tile[0][threadIdx.x + 1] = y > 0 ? in[(y - 1) * n + x] : 0.0f;
+    __syncthreads();
+    out[y * n + x] = tile[threadIdx.y][threadIdx.x + 1] + tile[threadIdx.y + 1][threadIdx.x + 1];
+}""", (2, 2), (8, 8), lambda: (f32(256), np.zeros(256, np.float32), np.int32(16))),
+    Case("device_function_then_barrier", r"""
+__device__ void put(int* s, int i, int v) { s[i] = v; }
+extern "C" __global__ void k(const int* in, int* out) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    put(s, t, in[t] * 2);
+    __syncthreads();
+    out[t] = s[(t + 32) % 64];
+}""", 1, 64, lambda: (i32(64), i32(64, 0))),
+    Case("grid_stride_loop", r"""
+extern "C" __global__ void k(const float* x, float* y, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        y[i] = 2.0f * x[i] + y[i];
+}""", 2, 64, lambda: (f32(1000), f32(1000), np.int32(1000))),
+    Case("fresh_buffer_written_before_read", r"""
+extern "C" __global__ void k(const float* in, float* out) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    out[t] = 0.0f;
+    out[t] += in[t];
+}""", 2, 64, lambda: (gpuemu.asarray(f32(128)), gpuemu.empty(128, np.float32))),
+    Case("warp_scan_shfl_up", r"""
+extern "C" __global__ void k(const int* in, int* out) {
+    int v = in[threadIdx.x];
+    for (int d = 1; d < 32; d <<= 1) {
+        int u = __shfl_up_sync(0xffffffff, v, d);
+        if (threadIdx.x % 32 >= d) v += u;
+    }
+    out[threadIdx.x] = v;
+}""", 1, 64, lambda: (i32(64), i32(64, 0))),
+    Case("barrier_after_early_exit", r"""
+extern "C" __global__ void k(int* out, int n) {
+    __shared__ int s[128];
+    int t = threadIdx.x;
+    if (t >= n) return;
+    s[t] = t;
+    __syncthreads();
+    out[t] = s[n - 1 - t];
+}""", 1, 128, lambda: (i32(128, 0), np.int32(64))),
+]

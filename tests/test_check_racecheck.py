@@ -1,0 +1,133 @@
+"""racecheck: the pair rule, the numpy fast path against the plain-Python
+reference, and races in kernels judged by CUDA's rules, not emulation order."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuemu
+from gpuemu.check.accesses import Rows
+from gpuemu.check.racecheck import concurrent, find_races, find_races_reference, hazard, lines_of
+from kernel_launch import launch
+
+
+def test_different_blocks_are_always_concurrent():
+    assert concurrent(0, 0, 0, 0, 1, 1, 0, 0, 0, 2, its=False)
+
+
+def test_a_barrier_between_two_accesses_orders_them():
+    assert not concurrent(0, 0, 0, 0, 1, 0, 1, 1, 0, 2, its=True)
+
+
+def test_two_warps_in_one_barrier_interval_are_concurrent():
+    assert concurrent(0, 3, 0, 0, 1, 0, 3, 1, 0, 2, its=False)
+
+
+def test_lanes_of_one_warp_are_ordered_in_lock_step_before_sm70():
+    assert not concurrent(0, 0, 0, 0, 1, 0, 0, 0, 0, 2, its=False)
+
+
+def test_lanes_of_one_warp_race_on_sm70_without_syncwarp():
+    assert concurrent(0, 0, 0, 5, 1, 0, 0, 0, 5, 2, its=True)
+    assert not concurrent(0, 0, 0, 5, 1, 0, 0, 0, 6, 2, its=True)
+
+
+def test_lanes_of_one_instruction_are_one_access():
+    assert not concurrent(0, 0, 0, 0, 7, 0, 0, 0, 0, 7, its=True)
+
+
+def test_fence_then_atomic_orders_accesses_across_blocks():
+    assert not concurrent(0, 0, 0, 0, 1, 1, 0, 0, 0, 2, its=True, released=True)
+
+
+def test_hazard_kinds_by_order_and_atomics():
+    assert hazard(True, False, False, False) == "read-after-write"
+    assert hazard(False, False, True, False) == "write-after-read"
+    assert hazard(True, False, True, False) == "write-after-write"
+    assert hazard(False, False, False, False) is None
+    assert hazard(True, True, True, True) is None
+    assert hazard(True, True, False, False) == "read-after-write"
+
+
+def test_finding_line_is_the_write_and_other_line_the_other_access():
+    assert lines_of("read-after-write", 5, 9) == (5, 9)
+    assert lines_of("write-after-read", 9, 5) == (5, 9)
+    assert lines_of("write-after-write", 4, 7) == (7, 4)
+
+
+def random_rows(rng, n: int) -> Rows:
+    seq = np.sort(rng.integers(0, n // 2, n))
+    return Rows(seq=seq, block=rng.integers(0, 2, n), warp=rng.integers(0, 2, n),
+                lane=rng.integers(0, 3, n), epoch=rng.integers(0, 2, n), wsync=rng.integers(0, 2, n),
+                unit=rng.integers(0, 6, n), line=rng.integers(1, 5, n),
+                write=rng.random(n) < 0.5, read=rng.random(n) < 0.5, atomic=rng.random(n) < 0.2)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("its", [False, True])
+def test_fast_path_agrees_with_the_reference(seed, its):
+    rng = np.random.default_rng(seed)
+    rows = random_rows(rng, 60)
+    rel, acq = rng.random(60) < 0.3, rng.random(60) < 0.3
+    for keys in ((rows.block, rows.epoch, rows.unit), (rows.unit,)):
+        want = find_races_reference(rows, keys, 64, its, rel, acq)
+        got = find_races(rows, keys, 64, its, rel, acq)
+        assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
+        assert want   # the random rows do race
+
+
+WARP_SWAP = r"""
+    extern "C" __global__ void k(int* out) {
+        __shared__ int s[32];
+        int t = threadIdx.x;
+        s[t] = t;
+        out[t] = s[t ^ 1];
+    }"""
+
+
+def test_missing_syncwarp_is_a_race_on_sm90_even_when_the_result_is_right():
+    out = np.zeros(32, np.int32)
+    mod = gpuemu.RawModule(code=WARP_SWAP, arch="sm_90")
+    la = mod.get_function("k")(1, 32, (out,), check=["race"])
+    np.testing.assert_array_equal(out, np.arange(32) ^ 1)
+    [f] = la.findings
+    assert (f.kind, f.line, f.other_line, f.space) == ("race", 5, 6, "shared")
+    assert f.extra["hazard"] == "read-after-write" and f.extra["count"] >= 1
+    assert f.thread != f.other_thread
+
+
+def test_the_same_warp_synchronous_code_is_no_race_in_lock_step_on_sm60():
+    mod = gpuemu.RawModule(code=WARP_SWAP, arch="sm_60")
+    la = mod.get_function("k")(1, 32, (np.zeros(32, np.int32),), check=["race"])
+    assert la.findings == []
+
+
+def test_race_is_reported_once_per_pair_of_lines_with_a_count():
+    src = r"""
+    extern "C" __global__ void k(int* out) {
+        __shared__ int s[256];
+        int t = threadIdx.x;
+        s[t] = t;
+        out[t] = s[255 - t];
+    }"""
+    la = launch(src, "k", 1, 256, np.zeros(256, np.int32), check=True)
+    races = [f for f in la.findings if f.kind == "race"]
+    assert len({(f.line, f.other_line, f.extra["hazard"]) for f in races}) == len(races)
+    assert sum(f.extra["count"] for f in races) >= 128
+
+
+def test_racecheck_off_reports_nothing():
+    src = r"""
+    extern "C" __global__ void k(int* out) {
+        __shared__ int s[64];
+        s[threadIdx.x] = 1;
+        out[threadIdx.x] = s[63 - threadIdx.x];
+    }"""
+    la = launch(src, "k", 1, 64, np.zeros(64, np.int32))
+    assert la.findings == []
+
+
+def test_unknown_check_tool_is_a_launch_error():
+    with pytest.raises(gpuemu.LaunchError, match="unknown check tool"):
+        launch('extern "C" __global__ void k(int* o) { o[0] = 1; }', "k", 1, 1,
+               np.zeros(1, np.int32), check=["racecheckz"])

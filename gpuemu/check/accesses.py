@@ -35,7 +35,7 @@ class InstrTables:
     @classmethod
     def of(cls, instrs) -> "InstrTables":
         n = max((i.id for i in instrs), default=-1) + 1
-        line = np.zeros(n, np.int64)
+        line = np.zeros(n, np.int32)
         write = np.zeros(n, bool)
         read = np.zeros(n, bool)
         atomic = np.zeros(n, bool)
@@ -87,7 +87,8 @@ class Rows:
 
     def thread(self, threads_per_block: int) -> np.ndarray:
         """A launch-wide thread number."""
-        return self.block * threads_per_block + self.warp * abi.WARP + self.lane
+        return (self.block.astype(np.int64) * threads_per_block + self.warp * abi.WARP
+                + self.lane)
 
 
 FIELDS = tuple(Rows.__dataclass_fields__)
@@ -110,9 +111,9 @@ def decode(rec: np.ndarray, seq0: int, tables: InstrTables, units: dict) -> dict
         rid = rs[r]
         ins = rec["instr"][rs][r]
         ep = rec["epoch"][rs][r]
-        rows = Rows(seq=rid + seq0, block=rec["block"][rs].astype(np.int64)[r],
-                    warp=rec["warp"][rs].astype(np.int64)[r], lane=lane,
-                    epoch=ep & 0xFFFFFFFF, wsync=ep >> 32,
+        rows = Rows(seq=rid + seq0, block=rec["block"][rs][r], warp=rec["warp"][rs][r],
+                    lane=lane.astype(np.int32),
+                    epoch=(ep & 0xFFFFFFFF).astype(np.int32), wsync=(ep >> 32).astype(np.int32),
                     unit=addr_all[rid * abi.WARP + lane] // unit,
                     line=tables.line[ins], write=tables.write[ins], read=tables.read[ins],
                     atomic=tables.atomic[ins])
@@ -140,7 +141,7 @@ def group_order(keys: tuple) -> tuple:
             if span * width >= 1 << 62:
                 key = None
                 break
-            key = key + (k - lo) * span
+            key = key + (k.astype(np.int64) - lo) * span
             span *= width
     if key is None:
         order = np.lexsort(tuple(reversed(keys)))

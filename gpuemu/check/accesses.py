@@ -43,7 +43,9 @@ class InstrTables:
         for i in instrs:
             line[i.id] = i.line
             write[i.id] = i.op in OPS_WRITE
-            read[i.id] = i.op in ("ld", "atom", "red")
+            # register spills are the compiler's, not the program's memory:
+            # never an uninitialised read (isa/register_spill.py)
+            read[i.id] = i.op in ("ld", "atom", "red") and not getattr(i, "spill", False)
             atomic[i.id] = i.op in OPS_ATOMIC
             size[i.id] = max(i.size, 1)
         return cls(line, write, read, atomic, size)

@@ -115,7 +115,6 @@ def _compile_kernel(module, name, arch, options, use_cache) -> CompiledKernel:
     llmod = ll.Module(name=f"gpuemu_{name}")
     llmod.triple = engine.triple()
     try:
-        from gpuemu.arch import get_preset
         its = bool(getattr(get_preset(arch), "independent_thread_scheduling", True))
         cg = WarpCodegen(module, kernel, llmod, symbol, its=its).build()
         obj = engine.compile_to_object(str(llmod))

@@ -2,7 +2,8 @@
 // index (Harris, "Optimizing Parallel Reduction in CUDA", kernel 2).
 // index = 2 * s * tid keeps the working threads contiguous, so warps no
 // longer diverge; but lanes now read words 2s apart: 2-way bank conflicts at
-// s = 1, 4-way at s = 2, ... up to 16-way, the cost kernel 3 removes.
+// s = 1, 4-way at s = 2, 8-way from s = 4 on (then fewer than 32 lanes work),
+// the cost kernel 3 removes.
 #define BLOCK 256
 
 extern "C" __global__ void reduce_strided_index(const int *idata, int *odata)

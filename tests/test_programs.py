@@ -178,3 +178,11 @@ def test_one_global_atomic_per_warp_in_the_shuffle_reduction():
 
 def test_last_block_pattern_fences_once_per_block():
     assert run(PROGRAMS / "last_block_sum.json").launch.stats["fences"] == 40
+
+
+def test_strided_index_reduction_is_at_most_8_way():
+    # s = 1: 2-way, s = 2: 4-way, s >= 4: 8 working lanes per bank word column
+    by_line = run(PROGRAMS / "reduce_strided_index.json").launch.stats_by_line
+    ways = {int(k.rsplit("_", 1)[1]) for c in by_line.values() for k in c
+            if k.startswith("shared_conflict_ways_")}
+    assert ways == {2, 4, 8}

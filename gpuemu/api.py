@@ -239,7 +239,11 @@ LAUNCH_OPTIONS = frozenset({"l1", "bank_mode", "seed", "enable_cooperative_group
 class RawKernel:
     """One __global__ function of a RawModule; call it to launch."""
 
-    def __init__(self, module: RawModule, name: str):
+    def __init__(self, module, name: str, options: tuple = (), arch: str = "sm_90"):
+        if isinstance(module, str):   # CuPy's RawKernel(code, name, options=...)
+            module = RawModule(code=module, options=options, arch=arch)
+            name = module._instance_name(name)
+            module._kernels[name] = self
         self.module, self.name = module, name
         self.kernel_ir = module.module.kernel(name)
         self.compiled = compile_kernel(module.module, name, module.arch, module.options)

@@ -334,8 +334,8 @@ class AstBuilder:
             else:
                 specs = A.DeclSpecs(self.loc(bt), [], set(), [], [(str(bt.children[0]), self.loc(bt))])
             tn = A.TypeName(self.loc(bt), specs, [])
-            if len(c) < 2:
-                raise self.err("value-initialisation T() is not supported", t)
+            if len(c) < 2:     # T(): value-initialisation, zero of a scalar type
+                return A.CastExpr(loc, tn, A.IntLit(loc, "0"))
             return A.CastExpr(loc, tn, self.expr(c[1]))
         if d in ("pre_inc", "pre_dec"):
             return A.UnaryOp(loc, "pre++" if d == "pre_inc" else "pre--", self.expr(c[0]))

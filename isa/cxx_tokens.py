@@ -175,6 +175,8 @@ class _Rewriter:
                     j += 1
                 if j < n and str(toks[j]) == "=" and name is not None:
                     k, target = self.qualified(toks, j + 1)
+                    if not target:
+                        raise self.err("expected a namespace name after '='", toks[min(j + 1, n - 1)])
                     if k >= n or str(toks[k]) != ";":
                         raise self.err("expected ';' after the namespace alias", toks[min(k, n - 1)])
                     head = target[0]

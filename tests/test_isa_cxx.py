@@ -66,6 +66,13 @@ def test_device_template_called_with_explicit_and_deduced_arguments():
     assert np.array_equal(out, a * 5 + 2)
 
 
+def test_value_initialisation_of_a_template_type_is_zero():
+    src = "template <typename T> __device__ T zero() { return T(); }\n" \
+          "__global__ void k(float *o, const float *i, int n) { o[threadIdx.x] = zero<float>() + i[threadIdx.x]; }"
+    a, out = run1(src, "k")
+    assert np.array_equal(out, a)
+
+
 def test_default_template_argument():
     src = "template <typename T, int N = 4> __device__ T f(T x) { return x * N; }\n" \
           "__global__ void k(float *o, const float *i, int n) { o[threadIdx.x] = f(i[threadIdx.x]); }"
@@ -134,6 +141,7 @@ def test_noinline_and_static_device_functions_accepted():
     ("__global__ void k(float *p) { p[0] = std::sqrt(2.0f); }", "the C++ standard library is not supported", 1, 38),
     ("__global__ void k(float *p) { float *q = new float[4]; }", "new and delete are not supported", 1, 42),
     ("__global__ void k(float *p) { throw 1; }", "exceptions are not supported", 1, 31),
+    ("namespace cg = ;\n__global__ void k() {}", "expected a namespace name after '='", 1, 16),
 ])
 def test_unsupported_or_wrong_cxx_is_a_positioned_diagnostic(src, msg, line, col):
     e = compile_error(src)
@@ -194,3 +202,11 @@ def test_struct_member_functions_read_and_write_members():
 ])
 def test_unsupported_class_features_are_named(src, msg):
     assert msg in compile_error(src + "\n").message
+
+
+def test_cupy_style_raw_kernel_from_code_and_a_template_name():
+    k = gpuemu.RawKernel(TEMPLATE, "scale<float, 32, false>")
+    a = np.arange(32, dtype=np.float32)
+    out = np.zeros_like(a)
+    k((1,), (32,), (out, a, np.int32(32)))
+    assert k.name == "scale<float,32,false>" and np.array_equal(out, a[::-1])

@@ -11,8 +11,9 @@ from .api import Launch, RawKernel, RawModule  # noqa: E402
 from .host.buffers import alloc_managed, alloc_mapped, alloc_pinned  # noqa: E402
 from .host.streams import Event, Stream, elapsed_time, timeline  # noqa: E402
 from .host.transfers import memcpy_dtoh, memcpy_htod  # noqa: E402
+from .texture import Texture  # noqa: E402
 
 __all__ = ["RawModule", "RawKernel", "Launch", "DeviceArray", "asarray", "empty", "zeros",
            "empty_like", "zeros_like", "CompileError", "LaunchError", "KernelError", "Finding",
            "__version__", "alloc_pinned", "alloc_mapped", "alloc_managed", "Stream", "Event",
-           "elapsed_time", "timeline", "memcpy_htod", "memcpy_dtoh"]
+           "elapsed_time", "timeline", "memcpy_htod", "memcpy_dtoh", "Texture"]

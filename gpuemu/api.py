@@ -29,6 +29,7 @@ from . import printf_output
 from .device_array import DeviceArray, asarray
 from .device_memory import device_memory
 from .errors import LaunchError
+from .texture import Texture
 from .jit import abi, compile_kernel
 from .machine import DEFAULT_BUDGET, LaunchRun, check_launch
 
@@ -327,6 +328,8 @@ class RawKernel:
                                       f"got {type(a).__name__}")
                 buf[off:off + 8] = np.frombuffer(np.uint64(v).tobytes(), dtype=np.uint8)
             elif isinstance(t, ir.ScalarType):
+                if isinstance(a, Texture):        # a cudaTextureObject_t parameter
+                    a = a.handle
                 buf[off:off + t.size] = np.frombuffer(self._scalar(a, t, where), dtype=np.uint8)
             elif isinstance(t, ir.VectorType):
                 vals = np.asarray(a.get() if isinstance(a, DeviceArray) else a)

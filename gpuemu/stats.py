@@ -22,6 +22,8 @@ COUNTERS = (
     "spill_load_requests", "spill_store_requests", "spill_bytes",
     # the read-only data path (__ldg, const __restrict__; isa/readonly_path.py)
     "readonly_load_requests", "readonly_load_sectors", "readonly_hits", "readonly_misses",
+    # texel fetches (isa/texture_fetch.py; also counted as read-only loads)
+    "texture_requests", "texture_sectors", "texture_hits", "texture_misses",
     # host memory (gpuemu/host/): zero-copy traffic over PCIe, managed-memory faults
     "zero_copy_requests", "pcie_read_bytes", "pcie_write_bytes", "page_faults",
     "managed_migrated_bytes",

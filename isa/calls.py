@@ -14,6 +14,7 @@ from .ir import BOOL, I32, U32, I64, U64, F32, F64
 from . import builtins as B
 from .conversions import usual_arithmetic, promote
 from .places import is_arith, is_int, is_ptr, tname, with_pq, pq_of, LValue
+from .texture_fetch import FETCHES, lower_texture_fetch
 
 
 def lower_call(low, e: A.CallExpr, want_place: bool = False):
@@ -41,6 +42,8 @@ def lower_call(low, e: A.CallExpr, want_place: bool = False):
         if low.const_only:
             raise low.error("a function call is not a constant expression", e.loc)
         return _device_call(low, tps.for_call(low, e.func, e.args, e.loc), e, want_place)
+    if sym is None and name in FETCHES:
+        return lower_texture_fetch(low, e)
     if e.func.targs is not None:
         raise low.error(f"'{name}' is not a function template", e.func.loc)
     st = low.method_struct()

@@ -24,6 +24,7 @@ from typing import Optional
 from lark import Token
 
 from .diagnostics import CompileError
+from .texture_fetch import FETCHES as TEXTURE_FETCHES   # tex2D<float>(...): built-in templates
 
 CG = "cooperative_groups"
 # the cooperative-groups names we provide (CUDA C Programming Guide,
@@ -518,7 +519,8 @@ class _Rewriter:
             v = str(t)
             prev = str(toks[i - 1]) if i else ""
             if t.type in ("IDENT", "TYPE_NAME") and i + 1 < n and str(toks[i + 1]) == "<" and \
-                    prev not in (".", "->") and (v in names or (v.startswith("cg::") and v[4:] in CG_TEMPLATES)):
+                    prev not in (".", "->") and (v in names or v in TEXTURE_FETCHES
+                                                 or (v.startswith("cg::") and v[4:] in CG_TEMPLATES)):
                 close = match_angle(toks, i + 1)
                 if close < 0:
                     raise self.err(f"unclosed template argument list of '{v}'", toks[i + 1])

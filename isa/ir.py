@@ -266,6 +266,7 @@ class Load(Expr):
     volatile: bool = False
     readonly: bool = False   # through the read-only (texture) data cache: __ldg / const __restrict__
     spill: bool = False      # a register spilled to local memory (isa/register_spill.py)
+    texture: bool = False    # a texel fetch (isa/texture_fetch.py)
 
 
 @dataclass(eq=False)

@@ -17,7 +17,8 @@ VECTOR_NAMES = tuple(
     f"{b}{n}" for b in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                         "longlong", "ulonglong", "float", "double") for n in (1, 2, 3, 4))
 VECTOR_NAMES += tuple(f"{b}4_{a}a" for b in ("long", "ulong", "longlong", "ulonglong", "double") for a in (16, 32))
-BUILTIN_TYPE_NAMES = frozenset(VECTOR_NAMES + ("size_t", "ptrdiff_t", "dim3", "uint3", "ssize_t"))
+BUILTIN_TYPE_NAMES = frozenset(VECTOR_NAMES + ("size_t", "ptrdiff_t", "dim3", "uint3", "ssize_t",
+                                                "cudaTextureObject_t"))
 
 
 class Tokens:

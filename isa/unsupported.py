@@ -39,12 +39,9 @@ CALLS: dict = {
     "free": "device-side malloc and free are not supported",
     "clock": "clock() is not supported",
     "clock64": "clock64() is not supported",
-    "tex1D": "texture objects are not supported",
-    "tex1Dfetch": "texture objects are not supported",
-    "tex2D": "texture objects are not supported",
-    "tex3D": "texture objects are not supported",
-    "tex2DLayered": "texture objects are not supported",
-    "texCubemap": "texture objects are not supported",
+    "tex3D": "3D, layered and cubemap textures are not supported (tex1Dfetch, tex1D, tex2D are)",
+    "tex2DLayered": "3D, layered and cubemap textures are not supported (tex1Dfetch, tex1D, tex2D are)",
+    "texCubemap": "3D, layered and cubemap textures are not supported (tex1Dfetch, tex1D, tex2D are)",
     "surf1Dread": "surface objects are not supported",
     "surf2Dread": "surface objects are not supported",
     "surf1Dwrite": "surface objects are not supported",
@@ -71,8 +68,7 @@ CALLS.pop("__ldcs")   # plain loads and stores (builtins.LOADS/STORES)
 CALLS.pop("__stcs")
 
 NAMES: dict = {
-    "texture": "texture objects are not supported",
-    "cudaTextureObject_t": "texture objects are not supported",
+    "texture": "texture references are not supported: use a cudaTextureObject_t (gpuemu.Texture)",
     "cudaSurfaceObject_t": "surface objects are not supported",
     "grid_group": "grid-wide cooperative groups (grid_group) are not supported",
 }

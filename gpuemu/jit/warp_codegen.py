@@ -924,7 +924,8 @@ class WarpCodegen(IntrinsicsMixin):
         ins = MemInstr(len(self.instrs), op, size, self.line(node), space,
                        self.use_dist.get(id(node), 0),
                        readonly=op == "ld" and is_readonly_load(node, self._written),
-                       spill=bool(getattr(node, "spill", False)))
+                       spill=bool(getattr(node, "spill", False)),
+                       texture=bool(getattr(node, "texture", False)))
         self.instrs.append(ins)
         return ins.id
 

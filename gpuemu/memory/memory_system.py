@@ -116,9 +116,11 @@ class MemorySystem:
             self._line = np.zeros(n, dtype=np.int64)
             self._ro = np.zeros(n, dtype=bool)
             self._spill = np.zeros(n, dtype=bool)
+            self._tex = np.zeros(n, dtype=bool)
             for i in instrs:
                 self._ro[i.id] = getattr(i, "readonly", False)
                 self._spill[i.id] = getattr(i, "spill", False)
+                self._tex[i.id] = getattr(i, "texture", False)
                 self._op[i.id] = _OPS.get(i.op, 2 if i.op.startswith("atom") else 0)
                 self._size[i.id] = i.size
                 self._line[i.id] = i.line
@@ -181,6 +183,7 @@ class MemorySystem:
         if sel.size:
             self._charge_shared(sel, op, size, line, addr, mask, stats, cycles, latency)
         glob = space == GLOBAL
+        glob &= ~(self._tex[instr] & ~self._ro[instr])   # texture headers: in the texture unit
         if glob.any() and host_memory_in_use():
             glob &= ~self._charge_host_memory(np.flatnonzero(glob), op, size, line, addr, mask,
                                               stats, cycles, latency)
@@ -318,6 +321,10 @@ class MemorySystem:
                 if ro_part:
                     stats.add_lines("readonly_load_requests", kl, np.ones(k.size, dtype=np.int64))
                     stats.add_lines("readonly_load_sectors", kl, cb.sectors)
+                    tx = self._tex[instr_of[sub][k]]
+                    if tx.any():    # texel fetches (isa/texture_fetch.py), a part of the read-only loads
+                        stats.add_lines("texture_requests", kl[tx], np.ones(int(tx.sum()), dtype=np.int64))
+                        stats.add_lines("texture_sectors", kl[tx], cb.sectors[tx])
                 sp = sp_here[k]
                 if sp.any():    # register spills: local traffic counted also on its own
                     stats.add_lines(f"spill_{name}_requests", kl[sp], np.ones(int(sp.sum()), dtype=np.int64))
@@ -396,6 +403,10 @@ class MemorySystem:
             ro_sectors = np.bincount(req[np.isin(req, ro_req)], minlength=n_all).astype(np.int64)
             stats.add_lines("readonly_hits", line[ro_req], ro_hit[ro_req])
             stats.add_lines("readonly_misses", line[ro_req], (ro_sectors - ro_hit)[ro_req])
+            tex_req = ro_req[self._tex[instr_of[ro_req]]]
+            if tex_req.size:
+                stats.add_lines("texture_hits", line[tex_req], ro_hit[tex_req])
+                stats.add_lines("texture_misses", line[tex_req], (ro_sectors - ro_hit)[tex_req])
             if self.readonly_path == "separate":
                 l1_hit = l1_hit + ro_hit      # served by the read-only cache at L1 cost
         if self.l2 is not None:

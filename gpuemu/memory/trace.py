@@ -32,6 +32,7 @@ class MemInstr:
     use_distance: int = 0
     readonly: bool = False   # a load through the read-only data cache (isa/readonly_path.py)
     spill: bool = False      # a register spill load/store (isa/register_spill.py)
+    texture: bool = False    # a texel fetch (isa/texture_fetch.py), also `readonly`
 
 
 @dataclass

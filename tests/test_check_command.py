@@ -27,6 +27,12 @@ extern "C" __global__ void k(int* out) {
 }
 """
 
+LAST_BLOCK_WINS = r"""
+extern "C" __global__ void k(int* out) {
+    if (threadIdx.x == 0) out[0] = blockIdx.x;
+}
+"""
+
 
 def write(tmp_path, src) -> str:
     p = tmp_path / "k.cu"
@@ -66,6 +72,20 @@ def test_seeds_reorder_warps_and_the_same_seed_gives_the_same_run():
         got.append(int(out[0]))
     assert got[0] == got[1]
     assert len(set(got)) > 1
+
+
+def test_seeds_reorder_blocks_and_the_same_seed_gives_the_same_order():
+    k = gpuemu.RawModule(code=LAST_BLOCK_WINS).get_function("k")
+    got = []
+    for seed in (7, 7, 1, 2, 3, 4):
+        out = np.zeros(1, np.int32)
+        k(16, 32, (out,), seed=seed)
+        got.append(int(out[0]))
+    assert got[0] == got[1]
+    assert len(set(got)) > 1
+    out = np.zeros(1, np.int32)
+    k(16, 32, (out,))
+    assert out[0] == 15           # without a seed: blocks in order, the last one wins
 
 
 def test_check_seeds_reports_the_seeds_whose_outputs_differ(tmp_path):

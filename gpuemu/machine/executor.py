@@ -197,7 +197,13 @@ class LaunchRun:
         sched = RoundRobinBlockScheduler(self.preset.num_sms)
         self.issue = np.zeros(self.preset.num_sms, dtype=np.int64)
         self._wi_total = 0
-        batches = self._batches(sched.schedule(shape.grid))
+        blocks = sched.schedule(shape.grid)
+        if self._order_rng is not None and self.recorder is None:
+            # functional mode with a seed: blocks in a seeded-random order, as a
+            # GPU's block scheduler gives no order (timing mode has its own)
+            blocks = list(blocks)
+            blocks = [blocks[i] for i in self._order_rng.permutation(len(blocks))]
+        batches = self._batches(blocks)
         progress = self.options.get("progress")
         workers = self.options.get("workers") or block_workers.default_workers()
         if workers > 1 and self.checker is None and block_workers.can_parallelise(self):

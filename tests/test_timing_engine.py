@@ -25,7 +25,7 @@ def exit_at(n, line=0):
     return (n, EXIT, 0, 0, 0, -1, line)
 
 
-def test_a_lone_warp_issues_once_per_alu_latency():
+def test_a_lone_warp_issues_once_per_issue_interval():
     # 10 instructions at cycles 0, 4, ..., 36: the SM is busy for 37 cycles
     tr = run(programs_from_items(1, [[exit_at(10)]]), alu=4)
     assert tr.cycles == 37

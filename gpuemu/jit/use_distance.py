@@ -4,18 +4,16 @@ A GPU does not wait for a load at issue: the scoreboard stalls the warp at the
 first instruction that reads the loaded register, so the instructions in
 between hide part of the latency. We measure that distance statically on the
 structured IR, in the order the JIT executes it (gpuemu/jit/warp_codegen.py:
-an operation node is counted on entry, then its operands are evaluated left
-to right):
+operands left to right, then the operation itself):
 
 - a load consumed inside an expression (`a[i] * b[j]`, `tile[t] = in[i]`) is
-  needed when its parent operation completes: the distance is the operations
-  of the parent's later operands (for `a[i] * b[j]`, the address arithmetic
-  and load of `b[j]`);
+  needed by its parent operation: the distance is the operations executed
+  between them (for `a[i] * b[j]`, `b[j]`'s address arithmetic and load; for
+  `in[i] * 2.0f`, none);
 - a load assigned to a variable (`float v = in[i];`) is needed at the first
   later read of that variable, walking the following statements in source
   order (if/loop bodies once, as written);
-- a value never read again (or only after the function ends) is waited for at
-  the end of the function.
+- a value never read again is waited for at the end of the function.
 
 Control flow is flattened as written, so a distance is an estimate (the
 compiler's scheduling is not modelled). Result: {id(node): distance}.
@@ -54,32 +52,37 @@ def _children(node):
 
 class _Walk:
     def __init__(self) -> None:
-        self.t = 0                 # operations executed so far
-        self.done: dict = {}       # id(load) -> operation count when its value arrived
+        self.t = 0                 # number of the next counted operation
+        self.done: dict = {}       # id(load) -> the load's own operation number
         self.dist: dict = {}       # id(load) -> distance
         self.pending_var: dict = {}  # id(var) -> [id(load), ...] waiting for a read
 
-    def resolve(self, key: int) -> None:
+    def resolve(self, key: int, at: int) -> None:
+        """The value of load `key` is first read by the operation numbered `at`."""
         if key in self.done and key not in self.dist:
-            self.dist[key] = self.t - self.done[key]
+            self.dist[key] = max(at - self.done[key] - 1, 0)
 
     def expr(self, e) -> None:
-        if isinstance(e, COUNTED):
-            self.t += 1
         kids = list(_children(e))
         for c in kids:
             self.expr(c)
         if isinstance(e, ir.VarRef):
+            # read by the next counted operation (this one's parent or later)
             for key in self.pending_var.pop(id(e.var), ()):
-                self.resolve(key)
-        # this operation consumes its operands' values now
-        for c in kids:
-            if _produces_value(c) and not isinstance(e, (ir.Assign, ir.Comma)):
-                self.resolve(id(c))
+                self.resolve(key, self.t)
+        if isinstance(e, COUNTED):
+            for c in kids:       # this operation consumes its operands' values
+                if _produces_value(c):
+                    self.resolve(id(c), self.t)
+            if _produces_value(e):
+                self.done[id(e)] = self.t
+            self.t += 1
+        elif not isinstance(e, (ir.Assign, ir.Comma)):
+            for c in kids:       # passed through (a VarRef, ...): read by what comes next
+                if _produces_value(c):
+                    self.resolve(id(c), self.t)
         if isinstance(e, ir.Assign):
             self._assigned(e.var, e.value)
-        if _produces_value(e):
-            self.done[id(e)] = self.t
 
     def _assigned(self, var, value) -> None:
         while isinstance(value, ir.Comma) and value.exprs:
@@ -105,5 +108,5 @@ def use_distances(body: ir.Stmt) -> dict:
     w = _Walk()
     w.stmt(body)
     for key in list(w.done):
-        w.resolve(key)         # never read: waited for at the end
+        w.resolve(key, w.t)    # never read: waited for at the end
     return w.dist

@@ -765,12 +765,16 @@ class WarpCodegen(IntrinsicsMixin):
     # ========================================================== expressions
     def ev(self, e, m):
         """The lane vector of expression e, evaluated under mask m (i32)."""
-        if isinstance(e, COUNTED):
-            self.tick(e, m)
         meth = getattr(self, "ev_" + type(e).__name__, None)
         if meth is None:
             raise self.err(f"unsupported expression {type(e).__name__}", e)
-        return meth(e, m)
+        v = meth(e, m)
+        # counted once its operands are evaluated: the warp's instruction
+        # stream (F_ICOUNT) then has each operation after its inputs, as the
+        # GPU executes them (timing mode replays that order)
+        if isinstance(e, COUNTED):
+            self.tick(e, m)
+        return v
 
     def ev_Const(self, e: ir.Const, m):
         t = e.type

@@ -32,12 +32,12 @@ class _Warp:
 
 class ReferenceEngine:
     def __init__(self, progs: WarpPrograms, num_sms: int, schedulers: int, blocks_per_sm: int,
-                 alu_latency: int, policy, block_policy, nrows: int, seed: int = 0,
+                 issue_interval: int, policy, block_policy, nrows: int, seed: int = 0,
                  timeline: bool = True) -> None:
         self.p = progs
         self.lay = Layout(max(1, min(num_sms, progs.num_blocks)), schedulers, max(1, blocks_per_sm),
                           progs.warps_per_block)
-        self.num_sms, self.alu = num_sms, alu_latency
+        self.num_sms, self.alu = num_sms, issue_interval
         self.policy, self.bpol = policy, block_policy
         self.nrows = max(int(nrows), int(progs.line.max(initial=0)) + 1)
         self.seed = int(seed or 0)

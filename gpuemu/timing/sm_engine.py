@@ -10,7 +10,7 @@ per cycle, and jumps over cycles in which no warp anywhere can issue):
   position L // S. Blocks are dispatched when an SM has room (the block
   policy picks the SM), at the cycle the room appears.
 - A resident warp can issue at cycle t when: it is not at a barrier; its
-  previous instruction issued at least `alu_latency` cycles ago
+  previous instruction issued at least `issue_interval` cycles ago
   (dependency); if it has reached the first use of a pending load, the
   load's value is there (memory); if its next instruction is a memory
   request, that request's pipe (LSU or shared) is free at t (pipe).
@@ -26,7 +26,8 @@ per cycle, and jumps over cycles in which no warp anywhere can issue):
   exits; when a block's last warp exits, its room goes to the next block.
 - Every cycle a resident warp that does not issue is counted under one
   reason, in this order: barrier, memory (waiting for a load's value), pipe,
-  dependency, not_selected (it was ready, another warp issued). A scheduler
+  dependency (within its issue interval), not_selected (it was ready,
+  another warp issued). A scheduler
   with no ready warp counts an idle cycle.
 """
 from __future__ import annotations
@@ -81,14 +82,14 @@ class SMEngine:
     """The fast engine. `run()` returns a TimingResult."""
 
     def __init__(self, progs: WarpPrograms, num_sms: int, schedulers: int, blocks_per_sm: int,
-                 alu_latency: int, policy, block_policy, nrows: int, seed: int = 0,
+                 issue_interval: int, policy, block_policy, nrows: int, seed: int = 0,
                  timeline: bool = True) -> None:
         self.p = progs
         nb = progs.num_blocks
         self.lay = Layout(max(1, min(num_sms, nb)), schedulers, max(1, blocks_per_sm),
                           progs.warps_per_block)
         self.num_sms = num_sms
-        self.alu = int(alu_latency)
+        self.alu = int(issue_interval)
         self.policy, self.bpol = policy, block_policy
         self.nrows = max(int(nrows), int(progs.line.max(initial=0)) + 1)
         self.seed = int(seed or 0)

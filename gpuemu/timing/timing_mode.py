@@ -35,7 +35,7 @@ def time_launch(run, blocks_per_sm: int, scheduler=None, block_scheduler=None,
     policy = get_policy(scheduler)
     preset = run.preset
     eng = engine(progs, preset.num_sms, int(preset.warp_schedulers_per_sm), blocks_per_sm,
-                 issue_rules(preset).alu_latency, policy, get_block_policy(block_scheduler),
+                 issue_rules(preset).issue_interval, policy, get_block_policy(block_scheduler),
                  nrows=run.meta.nlines, seed=run.options.get("seed") or 0, timeline=timeline)
     tr = eng.run()
     report = TimingReport(tr, progs, policy_name=getattr(policy, "name", type(policy).__name__),

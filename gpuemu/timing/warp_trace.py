@@ -72,7 +72,7 @@ class TraceRecorder:
         use, line = table[0][iid], table[1][iid]
         pipe = np.where(rec["space"] == SHARED_SPACE, PIPE_SHARED, PIPE_LSU).astype(np.int8)
         self._req.append((rec["block"].astype(np.int64) * self.nw + rec["warp"],
-                          rec["icount"].astype(np.int64) - 1, pipe,
+                          rec["icount"].astype(np.int64), pipe,
                           np.maximum(np.asarray(charge.cycles, dtype=np.int64), 1),
                           np.maximum(np.asarray(charge.latency, dtype=np.int64), 1),
                           use, line))
@@ -93,7 +93,8 @@ class TraceRecorder:
         G = np.concatenate([g, ev[:, 0]])
         AT = np.concatenate([at, ev[:, 2]])
         KIND = np.concatenate([np.full(g.size, MEM, np.int8), ev[:, 1].astype(np.int8)])
-        # a request made as instruction k comes before a barrier/exit after k+1
+        # request = instruction number `icount` (operations count after their
+        # operands): it comes after a barrier/exit reached at the same count
         key = np.concatenate([2 * at + 1, 2 * ev[:, 2]])
         seq = np.arange(G.size)
         order = np.lexsort((seq, key, G))

@@ -330,7 +330,14 @@ def cmd_run(ns: argparse.Namespace) -> int:
         launch_options["l1"] = False
     if ns.timing or ns.scheduler or ns.timeline:
         launch_options.update(mode="timing", scheduler=ns.scheduler)
-    res = mf.run(m, arch=ns.arch, **launch_options)
+    if ns.workers is not None:
+        launch_options["workers"] = ns.workers
+    from .progress import LaunchProgress
+    grid = tuple(m.grid) + (1, 1)
+    with LaunchProgress(grid[0] * grid[1] * grid[2], m.kernel) as bar:
+        if not ns.quiet:
+            launch_options["progress"] = bar
+        res = mf.run(m, arch=ns.arch, **launch_options)
     timing = getattr(res.launch, "timing", None)
     if timing is not None and ns.timeline:
         for path in ns.timeline:
@@ -614,6 +621,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeline", action="append", metavar="FILE.json|FILE.png",
                    help="write the warp timeline (Chrome trace JSON for Perfetto, or a PNG); "
                         "implies --timing; repeat for both")
+    r.add_argument("--workers", type=int, metavar="N",
+                   help="run blocks on N host threads (default $GPUEMU_WORKERS or 1); "
+                        "results and counters are the same as with one")
+    r.add_argument("--quiet", action="store_true",
+                   help="no progress bar (one appears on a terminal after 2 s of a long launch)")
     r.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     r.add_argument("--lines", action="store_true", help="also print the counters per source line")
     r.add_argument("--report", action="store_true",

@@ -72,3 +72,20 @@ def load_object(obj: bytes, symbol: str) -> int:
         if not addr:
             raise RuntimeError(f"symbol {symbol} not found in loaded object")
         return addr
+
+
+_native_lock = threading.Lock()
+_natives: dict = {}
+
+
+def native_function(symbol: str, build_ir, prototype):
+    """A helper of the machine written in LLVM IR (`build_ir()` -> module
+    text defining `symbol`), compiled and loaded once per process, called
+    through the ctypes `prototype` (which releases the GIL)."""
+    fn = _natives.get(symbol)
+    if fn is None:
+        with _native_lock:
+            fn = _natives.get(symbol)
+            if fn is None:
+                fn = _natives[symbol] = prototype(load_object(compile_to_object(build_ir()), symbol))
+    return fn

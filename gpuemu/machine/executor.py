@@ -24,7 +24,7 @@ from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.memory.trace import AccessBatch
 from gpuemu.stats import Stats
 
-from . import block_workers
+from . import block_runner, block_workers
 from .block_scheduler import RoundRobinBlockScheduler
 from .findings import (barrier_divergence_finding, barrier_mismatch_finding, fault_finding,
                        spin_finding, thread_of)
@@ -145,6 +145,9 @@ class LaunchRun:
         self._i32 = self.frames.view(np.int32)
         fb = self.frames.ctypes.data
         self._fptrs = [fb + w * meta.frame_bytes for w in range(self.batch * nw)]
+        self._fptr_array = np.array(self._fptrs, dtype=np.int64)
+        # the same loop as _run_block in native code, where it applies
+        self._block_runner = block_runner.run_block if block_runner.usable(self) else None
 
     def _reset_batch(self, blocks: list):
         """Fresh headers for the warps of `blocks` [(linear, (x, y, z), sm)]."""
@@ -247,6 +250,8 @@ class LaunchRun:
         On presets with independent thread scheduling a warp may split into
         fragments (EV_SPLIT, see gpuemu/machine/thread_scheduling.py): each
         is one more entry here, with its own frame and owned lanes."""
+        if self._block_runner is not None:
+            return self._block_runner(self, j, idx)
         fn, ctxp, nw, i32, ctx = self._fn, self._ctxp, self._nw, self._i32, self.ctx
         first = j * nw
         fptrs = self._fptrs[first:first + nw]

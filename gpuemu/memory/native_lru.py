@@ -22,7 +22,6 @@ releases the GIL for the call.
 from __future__ import annotations
 
 import ctypes
-import threading
 
 import llvmlite.ir as ll
 import numpy as np
@@ -32,10 +31,6 @@ from gpuemu.jit import engine
 I8, I64 = ll.IntType(8), ll.IntType(64)
 P64 = I64.as_pointer()
 SYMBOL = "gpuemu_lru_access"
-
-_lock = threading.Lock()
-_fn = None
-
 
 def _build_ir() -> str:
     m = ll.Module(name="lru")
@@ -145,15 +140,12 @@ def _build_ir() -> str:
     return str(m)
 
 
+_P, _N = ctypes.c_void_p, ctypes.c_int64
+PROTOTYPE = ctypes.CFUNCTYPE(None, _N, _P, _P, _P, _P, _N, _P, _P, _P, _N, _P)
+
+
 def _function():
-    global _fn
-    with _lock:
-        if _fn is None:
-            addr = engine.load_object(engine.compile_to_object(_build_ir()), SYMBOL)
-            p = ctypes.c_void_p
-            _fn = ctypes.CFUNCTYPE(None, ctypes.c_int64, p, p, p, p, ctypes.c_int64,
-                                   p, p, p, ctypes.c_int64, p)(addr)
-    return _fn
+    return engine.native_function(SYMBOL, _build_ir, PROTOTYPE)
 
 
 def lru_access(keys: np.ndarray, bits: np.ndarray, alloc: np.ndarray, sets: np.ndarray, t0: int,

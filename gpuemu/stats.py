@@ -51,8 +51,13 @@ class Stats:
         if lines.size == 0:
             return
         self.totals[name] += int(values.sum())
-        uniq, inv = np.unique(lines, return_inverse=True)
-        sums = np.bincount(inv, weights=values, minlength=len(uniq))
+        if lines.min() >= 0 and lines.max() < 1 << 20:     # source lines: count by index
+            sums = np.bincount(lines, weights=values)
+            uniq = np.flatnonzero(sums)
+            sums = sums[uniq]
+        else:
+            uniq, inv = np.unique(lines, return_inverse=True)
+            sums = np.bincount(inv, weights=values, minlength=len(uniq))
         for ln, v in zip(uniq.tolist(), sums.tolist()):
             if v:
                 self.by_line[ln][name] += int(v)

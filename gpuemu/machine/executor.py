@@ -120,7 +120,8 @@ class LaunchRun:
         self._order_rng = np.random.default_rng(seed) if seed is not None else None
         nw = shape.warps_per_block
         # blocks are prepared in batches so numpy's per-call cost is shared
-        self.batch = max(1, min(64, 2048 // nw, (64 << 20) // (nw * meta.frame_bytes)))
+        blocks = shape.grid[0] * shape.grid[1] * shape.grid[2]
+        self.batch = max(1, min(64, 2048 // nw, (64 << 20) // (nw * meta.frame_bytes), blocks))
         self.frames = np.zeros((self.batch * nw, meta.frame_bytes), dtype=np.uint8)
         self.shared_stride = (max(meta.dynamic_offset + shape.shared_dynamic,
                                   meta.static_shared, 16) + 255) // 256 * 256

@@ -42,6 +42,8 @@ import numpy as np
 
 from gpuemu.arch.memory_config import MemoryConfig
 
+from . import native_banks
+
 WARP = 32
 
 
@@ -143,31 +145,6 @@ def _unit_addrs(addr: np.ndarray, size: int, unit: int) -> np.ndarray:
     k = max(1, size // unit)
     base = (addr // unit) * unit
     return base[:, :, None] + unit * np.arange(k, dtype=np.int64)
-
-
-def _batch_any(addr: np.ndarray, active: np.ndarray, size: int, mem: MemoryConfig):
-    n = addr.shape[0]
-    lanes = phase_lanes(mem, size)
-    nph = WARP // lanes
-    if nph == 1 and size <= mem.shared_bank_bytes and n:
-        # fast path: a warp whose active lanes all lie in one bank-row is one
-        # wavefront (distinct banks, or words broadcast) -- the common case
-        big = np.iinfo(np.int64).max
-        row = addr // mem.shared_row_bytes
-        lo = np.where(active, row, big).min(axis=1)
-        hi = np.where(active, row, -1).max(axis=1)
-        one = lo == hi
-        if one.any():
-            wf = np.zeros((n, 1), dtype=np.int64)
-            ideal = np.zeros((n, 1), dtype=np.int64)
-            wf[one] = 1
-            ideal[one] = 1
-            rest = np.flatnonzero(~one)
-            if rest.size:
-                w2, i2 = _batch_any_sorted(addr[rest], active[rest], size, mem)
-                wf[rest], ideal[rest] = w2, i2
-            return wf, ideal
-    return _batch_any_sorted(addr, active, size, mem)
 
 
 def _batch_any_sorted(addr: np.ndarray, active: np.ndarray, size: int, mem: MemoryConfig):
@@ -288,18 +265,27 @@ def _batch_one_word_steps(addr: np.ndarray, active: np.ndarray, size: int, mem: 
 def shared_requests_batch(addr: np.ndarray, mask: np.ndarray, size, mem: MemoryConfig):
     """N warp requests at once -> (wavefronts, ideal, ways), each int64[N].
 
-    addr int64[N,32], mask uint32[N], size: int or int[N] (bytes per lane)."""
+    addr int64[N,32], mask uint32[N], size: int or int[N] (bytes per lane).
+    Sizes the native path covers (native_banks.applies) go there."""
     addr = np.asarray(addr, dtype=np.int64).reshape(-1, WARP)
+    mask = np.asarray(mask, dtype=np.uint32).reshape(-1)
     n = addr.shape[0]
-    active = _lane_bits(mask)
     sizes = np.broadcast_to(np.asarray(size, dtype=np.int64), (n,))
     wf_out = np.zeros(n, dtype=np.int64)
     ideal_out = np.zeros(n, dtype=np.int64)
     ways_out = np.zeros(n, dtype=np.int64)
-    rule = _batch_one_word if mem.shared_broadcast == "one_word" else _batch_any
-    for s in np.unique(sizes).tolist():
-        sel = np.flatnonzero(sizes == s)
-        wf, ideal = rule(addr[sel], active[sel], int(s), mem)
+    rule = _batch_one_word if mem.shared_broadcast == "one_word" else _batch_any_sorted
+    uniq = np.unique(sizes).tolist()
+    for s in uniq:
+        sel = None if len(uniq) == 1 else np.flatnonzero(sizes == s)
+        if native_banks.applies(mem, int(s)):
+            if sel is None:
+                return native_banks.shared_any(addr, mask, mem)
+            wf_out[sel], ideal_out[sel], ways_out[sel] = native_banks.shared_any(addr[sel], mask[sel], mem)
+            continue
+        if sel is None:
+            sel = np.arange(n)
+        wf, ideal = rule(addr[sel], _lane_bits(mask[sel]), int(s), mem)
         wf_out[sel] = wf.sum(axis=1)
         ideal_out[sel] = ideal.sum(axis=1)
         ratio = np.where(ideal > 0, -(-wf // np.maximum(ideal, 1)), 0)

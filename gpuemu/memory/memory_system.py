@@ -262,7 +262,8 @@ class MemorySystem:
     def _charge_shared(self, sel, op, size, line, addr, mask, stats, cycles, latency):
         m = self.mem
         o, s, ln = op[sel], size[sel], line[sel]
-        wf, ideal, ways = bank_arbiter.shared_requests_batch(addr[sel], mask[sel], s, m)
+        a, mk = (addr, mask) if sel.size == addr.shape[0] else (addr[sel], mask[sel])
+        wf, ideal, ways = bank_arbiter.shared_requests_batch(a, mk, s, m)
         ones = np.ones(sel.size, dtype=np.int64)
         for code, name in ((0, "load"), (1, "store")):
             k = o == code
@@ -271,7 +272,7 @@ class MemorySystem:
                 stats.add_lines(f"shared_{name}_wavefronts", ln[k], wf[k])
                 stats.add_lines(f"shared_{name}_bank_conflicts", ln[k], wf[k] - ideal[k])
         ldst = o <= 1
-        self.worst.note("shared", ln, np.array(list(_OPS))[o], s, wf, mask[sel], addr[sel])
+        self.worst.note("shared", ln, np.array(list(_OPS))[o], s, wf, mk, a)
         stats.add_lines("shared_bank_conflicts", ln[ldst], (wf - ideal)[ldst])
         for w in np.unique(ways[ldst & (ways >= 2)]).tolist():
             k = ldst & (ways == w)
@@ -280,7 +281,7 @@ class MemorySystem:
         at = o >= 2
         if at.any():
             stats.add_lines("shared_atomic_requests", ln[at], ones[at])
-            mult = bank_arbiter.same_address_multiplicity(addr[sel][at], mask[sel][at])
+            mult = bank_arbiter.same_address_multiplicity(a[at], mk[at])
             cost[at] = np.maximum(wf[at], mult) + np.maximum(mult - 1, 0) * (m.cycles_per_atomic_serialization - 1)
         cycles[sel] = cost * m.cycles_per_shared_wavefront
         latency[sel] = m.shared_latency + np.maximum(cost - 1, 0) * m.cycles_per_shared_wavefront

@@ -553,6 +553,26 @@ def _known_arch(name: str) -> bool:
 
 # --------------------------------------------------------------------------- parser
 
+def cmd_sweep(ns: argparse.Namespace) -> int:
+    from . import sweep
+    try:
+        tasks = sweep.load_spec(ns.spec)
+    except sweep.SweepError as e:
+        raise UsageError(str(e)) from None
+    if ns.workers is not None and ns.workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {ns.workers}")
+    rows = sweep.run_sweep(tasks, scheduler=ns.scheduler, workers=ns.workers or 2,
+                           log=None if ns.json else lambda msg: print(msg, file=sys.stderr))
+    counters = tasks[0].counters
+    if ns.out:
+        sweep.write_rows(rows, ns.out, counters)
+    if ns.json:
+        print(json.dumps(_json_safe(rows), indent=1))
+    else:
+        print(sweep.format_table(rows, counters))
+    return EXIT_ERROR if any(r["error"] or r["result"] == "mismatch" for r in rows) else EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of every subcommand (its --help texts are the CLI's manual)."""
     p = argparse.ArgumentParser(
@@ -667,6 +687,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .check.command import add_parser as add_check_parser
     add_check_parser(sub, dim3)
+
+    w = sub.add_parser(
+        "sweep", help="run a grid of launches (program x arch x scheduler x size) on Dask",
+        description="Run every launch of a sweep SPEC (a JSON file: programs, archs, "
+                    "schedulers, sizes, counters; see gpuemu/sweep.py) as tasks on a Dask "
+                    "cluster and print one table of results (one row per launch: threads, "
+                    "seconds, whether the outputs match the manifest, the counters).")
+    w.add_argument("spec", metavar="SPEC", help="the sweep's JSON file")
+    w.add_argument("--scheduler", metavar="ADDRESS",
+                   help="an existing Dask scheduler (e.g. tcp://host:8786); default: a local cluster")
+    w.add_argument("--workers", type=int, metavar="N",
+                   help="worker processes of the local cluster (default 2)")
+    w.add_argument("--out", metavar="FILE", help="also write the rows (.json, else CSV)")
+    w.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
+    w.set_defaults(func=cmd_sweep)
 
     i = sub.add_parser("info", help="the architecture presets and their settings, or the counter names",
                        description="Show what gpuemu knows: 'archs' lists the GPU presets "

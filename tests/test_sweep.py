@@ -1,0 +1,77 @@
+"""gpuemu sweep: a grid of launches on Dask, one table."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpuemu import cli
+from gpuemu import manifest as mf
+from gpuemu import sweep
+
+PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
+
+VEC_SIZES = [{"label": "1K", "grid": [4], "args": {"a": 1024, "b": 1024, "c": 1024, "n": 1024}},
+             {"label": "2K", "grid": [8], "args": {"a": 2048, "b": 2048, "c": 2048, "n": 2048}}]
+
+
+def write_spec(tmp_path, **over) -> Path:
+    spec = {"programs": [{"manifest": str(PROGRAMS / "vecadd.json"), "sizes": VEC_SIZES},
+                         str(PROGRAMS / "transpose_tiled33.json")],
+            "archs": ["sm_90", "sm_70"], "schedulers": ["lrr"],
+            "counters": ["thread_instructions", "global_load_sectors", "shared_bank_conflicts"]}
+    spec.update(over)
+    p = tmp_path / "spec.json"
+    p.write_text(json.dumps(spec))
+    return p
+
+
+def test_spec_expands_to_every_program_size_arch_and_scheduler_in_order(tmp_path):
+    tasks = sweep.load_spec(write_spec(tmp_path))
+    assert [(Path(t.manifest).stem, t.size_label, t.arch) for t in tasks] == [
+        ("vecadd", "1K", "sm_90"), ("vecadd", "1K", "sm_70"),
+        ("vecadd", "2K", "sm_90"), ("vecadd", "2K", "sm_70"),
+        ("transpose_tiled33", "manifest", "sm_90"), ("transpose_tiled33", "manifest", "sm_70")]
+
+
+@pytest.mark.parametrize("over,msg", [({"programs": []}, "programs"),
+                                      ({"archs": "sm_90"}, "archs"),
+                                      ({"programs": ["nope.json"]}, "no such manifest")])
+def test_bad_spec_says_what_to_fix(tmp_path, over, msg):
+    with pytest.raises(sweep.SweepError, match=msg):
+        sweep.load_spec(write_spec(tmp_path, **over))
+
+
+def test_a_size_sets_grid_buffer_counts_and_scalars():
+    m = sweep.apply_size(mf.load(PROGRAMS / "vecadd.json"), VEC_SIZES[1])
+    assert m.grid == (8, 1, 1)
+    assert {a.name: (a.count if a.kind == "buffer" else a.value) for a in m.args} == \
+        {"a": 2048, "b": 2048, "c": 2048, "n": 2048}
+
+
+def test_a_failing_run_is_a_row_with_its_error(tmp_path):
+    t = sweep.load_spec(write_spec(tmp_path, schedulers=["no_such_policy"]))[0]
+    row = sweep.run_task(t)
+    assert row["error"] and "no_such_policy" in row["error"]
+
+
+def test_sweep_on_a_local_two_worker_cluster_gives_the_in_process_rows(tmp_path):
+    tasks = sweep.load_spec(write_spec(tmp_path))
+    rows = sweep.run_sweep(tasks, workers=2)
+    want = [sweep.run_task(t) for t in tasks]
+    drop = ("seconds", "compile_seconds")
+    assert [{k: v for k, v in r.items() if k not in drop} for r in rows] == \
+        [{k: v for k, v in r.items() if k not in drop} for r in want]
+    assert all(r["result"] == "match" and r["error"] is None for r in rows)
+    assert rows[2]["thread_instructions"] == 2 * rows[0]["thread_instructions"]
+
+
+def test_sweep_command_prints_the_table_and_writes_csv(tmp_path, capsys):
+    spec = write_spec(tmp_path, programs=[{"manifest": str(PROGRAMS / "vecadd.json"),
+                                           "sizes": VEC_SIZES[:1]}], archs=["sm_90"])
+    out = tmp_path / "rows.csv"
+    assert cli.main(["sweep", str(spec), "--workers", "1", "--out", str(out)]) == cli.EXIT_OK
+    text = capsys.readouterr().out
+    assert "vecadd" in text and "thread_instructions" in text
+    assert out.read_text().splitlines()[0].startswith("program,arch,scheduler,size")

@@ -1,0 +1,97 @@
+"""Scale: vecadd from 1K to 16M threads (issue 6, item 3).
+
+    python benchmarks/scale.py [--max 16M] [--stats] [--workers N] [--json FILE]
+
+For each size (1K, 4K, ..., 16M threads, blocks of 256) it launches
+programs/vecadd.cu warm (a small launch first) and reports seconds (the
+minimum of 3 runs; one run from 4M up), seconds per thread, that over the
+best per-thread time of the sweep (the target: within 2x at every size),
+and the emulator's memory beyond the arrays: the peak of numpy/Python
+allocations during the launch (tracemalloc, which numpy reports to) over
+what was allocated before it (the host and device arrays), and the growth
+of the process's peak RSS. Pinned to one CPU unless --workers > 1.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+
+def _size(text: str) -> int:
+    mult = {"K": 1 << 10, "M": 1 << 20}.get(text[-1:].upper(), 1)
+    return int(text[:-1] if mult > 1 else text) * mult
+
+
+def _label(n: int) -> str:
+    return f"{n >> 20}M" if n >= 1 << 20 else f"{n >> 10}K"
+
+
+def measure(k, n: int, stats: bool, workers: int, repeats: int) -> dict:
+    import numpy as np
+    import gpuemu
+    rng = np.random.default_rng(1)
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    da, db, dc = gpuemu.asarray(a), gpuemu.asarray(b), gpuemu.asarray(np.zeros_like(a))
+    grid = ((n + 255) // 256,)
+    times, extra = [], 0
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for _ in range(repeats):
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        t0 = time.perf_counter()
+        k(grid, (256,), (da, db, dc, np.int32(n)), stats=stats, workers=workers)
+        times.append(time.perf_counter() - t0)
+        extra = max(extra, tracemalloc.get_traced_memory()[1] - base)
+        tracemalloc.stop()
+    assert np.array_equal(dc.get(), a + b), "wrong result"
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0
+    t = min(times)
+    return {"threads": n, "label": _label(n), "seconds": t, "seconds_per_thread": t / n,
+            "emulator_bytes": extra, "rss_growth_bytes": rss * 1024, "array_bytes": 3 * a.nbytes * 2}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--max", default="16M", help="largest thread count (default 16M)")
+    ap.add_argument("--stats", action="store_true", help="counters on (default: off, results only)")
+    ap.add_argument("--workers", type=int, default=1, help="block workers (default 1)")
+    ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    a = ap.parse_args(argv)
+    if a.workers == 1:
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[-1]})
+    sys.path.insert(0, str(REPO))
+    import gpuemu
+    k = gpuemu.RawModule(path=str(REPO / "programs" / "vecadd.cu")).get_function("vecadd")
+    measure(k, 1 << 12, a.stats, a.workers, 1)                       # warm
+    rows = []
+    n = 1 << 10
+    while n <= _size(a.max):
+        rows.append(measure(k, n, a.stats, a.workers, 3 if n < 1 << 22 else 1))
+        n <<= 2
+    best = min(r["seconds_per_thread"] for r in rows)
+    print(f"vecadd scale, stats {'on' if a.stats else 'off'}, workers {a.workers}; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print(f"{'threads':>8} {'seconds':>9} {'ns/thread':>10} {'vs best':>8} "
+          f"{'emulator MB':>12} {'RSS growth MB':>14}")
+    for r in rows:
+        r["vs_best"] = r["seconds_per_thread"] / best
+        print(f"{r['label']:>8} {r['seconds']:9.4f} {r['seconds_per_thread'] * 1e9:10.1f} "
+              f"{r['vs_best']:7.2f}x {r['emulator_bytes'] / 2**20:12.1f} "
+              f"{r['rss_growth_bytes'] / 2**20:14.1f}")
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -37,6 +37,19 @@ def _c(v, t=I64):
     return ll.Constant(t, v)
 
 
+def _splat(v: int):
+    """A constant <32 x i64> of v."""
+    return ll.Constant(ll.VectorType(I64, abi.WARP), [v] * abi.WARP)
+
+
+def _vsplat(b: ll.IRBuilder, x):
+    """A <32 x i64> of the run-time i64 x in every lane."""
+    vt = ll.VectorType(I64, abi.WARP)
+    one = b.insert_element(ll.Constant(vt, ll.Undefined), x, ll.Constant(I32, 0))
+    return b.shuffle_vector(one, ll.Constant(vt, ll.Undefined),
+                            ll.Constant(ll.VectorType(I32, abi.WARP), [0] * abi.WARP))
+
+
 class _Emitter:
     def __init__(self, fn: ll.Function):
         self.fn = fn
@@ -169,15 +182,59 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     act_bb = fn.append_basic_block("act")
     fault_bb = fn.append_basic_block("fault")
     ret0 = fn.append_basic_block("ret0")
-    b.cbranch(b.icmp_unsigned("==", mask, _c(0, I32)), ret0, loop_bb)
+    fast_bb = fn.append_basic_block("fast")
+    b.cbranch(b.icmp_unsigned("==", mask, _c(0, I32)), ret0, fast_bb)
     with b.goto_block(ret0):
         b.ret(_c(0, I32))
 
+    # ---- pass 0: the common request, checked with vector operations: every
+    # active lane in one object, in bounds and aligned. Anything else takes
+    # the lane-by-lane pass 1, which finds and reports the first bad lane.
+    b.position_at_end(fast_bb)
+    fast_ok = fn.append_basic_block("fast_ok")
+    slow_bb = fn.append_basic_block("slow")
+    v64 = ll.VectorType(I64, abi.WARP)
+    pv = b.load(b.bitcast(ptrs, v64.as_pointer()), align=8)
+    active_v = b.bitcast(mask, ll.VectorType(I1, abi.WARP))
+    cttz = b.module.globals.get("llvm.cttz.i32") or ll.Function(
+        b.module, ll.FunctionType(I32, [I32, I1]), "llvm.cttz.i32")
+    p0 = b.extract_element(pv, b.call(cttz, [mask, ll.Constant(I1, 1)]))
+    tag0 = b.lshr(p0, _c(abi.ADDR_BITS))
+    av = b.and_(pv, _splat(abi.ADDR_MASK))
+    ent0 = b.gep(bounds, [b.mul(tag0, _c(abi.BOUNDS_DTYPE.itemsize))])
+    lo0 = b.load(e.byte_ptr(ent0, _c(0), I64))
+    hi0 = b.load(e.byte_ptr(ent0, _c(8), I64))
+    hbase0 = b.load(e.byte_ptr(ent0, _c(16), I64))
+    space0 = b.load(e.byte_ptr(ent0, _c(24), I32))
+    okv = b.and_(b.icmp_unsigned("==", b.lshr(pv, _splat(abi.ADDR_BITS)), _vsplat(b, tag0)),
+                 b.and_(b.icmp_signed(">=", av, _vsplat(b, lo0)),
+                        b.icmp_signed("<=", b.add(av, _splat(size)), _vsplat(b, hi0))))
+    if align > 1:
+        okv = b.and_(okv, b.icmp_unsigned("==", b.and_(av, _splat(align - 1)), _splat(0)))
+    bad = b.bitcast(b.and_(active_v, b.not_(okv)), I32)
+    good = b.and_(b.icmp_unsigned("==", bad, _c(0, I32)), b.icmp_signed(">=", space0, _c(0, I32)))
+    b.cbranch(good, fast_ok, slow_bb)
+    b.position_at_end(fast_ok)
+    lanes_v = ll.Constant(v64, list(range(abi.WARP)))
+    hg = b.add(av, _vsplat(b, b.sub(hbase0, lo0)))
+    hs = b.add(av, _vsplat(b, shared_base))
+    hl = b.add(b.add(av, _vsplat(b, b.add(frame_int, local_off))),
+               b.mul(lanes_v, _vsplat(b, local_stride)))
+    is_sh0 = b.icmp_signed("==", space0, _c(SP_SHARED, I32))
+    is_lo0 = b.or_(b.icmp_signed("==", space0, _c(SP_LOCAL, I32)),
+                   b.icmp_signed("==", space0, _c(SP_PARAM, I32)))
+    b.store(b.select(is_sh0, hs, b.select(is_lo0, hl, hg)), b.bitcast(hosts, v64.as_pointer()), align=8)
+    b.store(space0, space_acc)
+    with b.if_then(tracing):
+        b.store(av, b.inttoptr(rec_addr0, v64.as_pointer()), align=8)
+    fast_end = b.block
+    b.position_at_end(slow_bb)
+    b.branch(loop_bb)
+
     # ---- pass 1: check every active lane, compute host and trace addresses
     b.position_at_end(loop_bb)
-    entry_bb = fn.basic_blocks[0]
     lane = b.phi(I32)
-    lane.add_incoming(_c(0, I32), entry_bb)
+    lane.add_incoming(_c(0, I32), slow_bb)
     active = b.trunc(b.lshr(mask, lane), I1)
     b.cbranch(active, check_bb, next_bb)
     b.position_at_end(check_bb)
@@ -237,6 +294,9 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     e.ctx_store(ctx, abi.C_FAULT_INSTR, b.zext(instr, I64))
     e.ctx_store(ctx, abi.C_FAULT_LINE, b.zext(line, I64))
     b.ret(_c(1, I32))
+
+    b.position_at_end(fast_end)
+    b.branch(act_bb)
 
     # ---- commit the trace record, then act lane by lane in lane order
     b.position_at_end(act_bb)

@@ -5,7 +5,11 @@
 Runs the same kernels through
 
 * gpuemu, functional mode, with every counter on (``stats=True``) and with
-  stats off (``stats=False``, results only);
+  stats off (``stats=False``, results only); with ``--workers N`` also stats
+  off on N block workers (the process is then not pinned to one CPU);
+* gpuemu's timing mode (``mode="timing"``, cycle-level) and check mode
+  (``check=True``), one run each (``--modes``); a gpuemu without the mode
+  gives an "absent" row;
 * Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``): our own Numba versions
   of the same algorithms and launch shapes, in benchmarks/numba_kernels.py.
   The simulator runs every CUDA thread as a Python thread, so it runs a
@@ -270,9 +274,10 @@ def compile_kernel(bench: Bench):
     return k, time.perf_counter() - t0, getattr(k.compiled, "from_cache", "?")
 
 
-def gpuemu_launch(bench: Bench, k, inp: dict, stats: bool, repeats: int):
+def gpuemu_launch(bench: Bench, k, inp: dict, stats: bool, repeats: int, **options):
     """Launch REPEATS times on INP (inputs copied in once, outputs zeroed before each
-    launch, outside the timing), checking every result. (times, launch of the last run)."""
+    launch, outside the timing), checking every result. (times, launch of the last run).
+    OPTIONS go to the launch (mode="timing", check=True, workers=N)."""
     import gpuemu
     dev = {n: gpuemu.asarray(v) for n, v in inp.items() if not n.startswith("_") and hasattr(v, "dtype")}
     for n, v in inp.items():
@@ -285,9 +290,9 @@ def gpuemu_launch(bench: Bench, k, inp: dict, stats: bool, repeats: int):
         out = {n: gpuemu.asarray(v) for n, v in host_out.items()}
         args = bench.args(dev, out)
         t0 = time.perf_counter()
-        launch = k(grid, block, args, stats=stats)
+        launch = k(grid, block, args, stats=stats, **options)
         times.append(time.perf_counter() - t0)
-        bench.check(bench.result(out), inp, f"gpuemu stats={stats}")
+        bench.check(bench.result(out), inp, f"gpuemu stats={stats} {options}")
     return times, launch
 
 
@@ -336,10 +341,26 @@ def numba_available(numba_python: Optional[str]) -> Optional[str]:
     return None
 
 
+# The other modes, run once each (timing mode is the slow one): engine label,
+# launch options, and the launch option a gpuemu without the mode lacks.
+MODES = {"timing": ("gpuemu timing", {"mode": "timing"}),
+         "check": ("gpuemu check", {"check": True})}
+
+
+def mode_available(mode: str) -> bool:
+    """Whether this gpuemu has the mode (timing: mode="timing"; check: check=)."""
+    import inspect
+    from gpuemu import api
+    if mode == "timing":
+        return "mode" in inspect.signature(api.RawKernel.__call__).parameters
+    return mode in getattr(api, "LAUNCH_OPTIONS", ())
+
+
 def bench_kernel(bench: Bench, size: int, numba_size: Optional[int], repeats: int,
                  numba_why: Optional[str], numba_python: Optional[str], cpu: int,
-                 log=print) -> list:
-    """The table rows of one kernel: gpuemu stats on/off, Numba, numpy."""
+                 log=print, modes: tuple = ("timing", "check"), workers: int = 1) -> list:
+    """The table rows of one kernel: gpuemu stats on/off (and with WORKERS block
+    workers when > 1), its other MODES, Numba, numpy."""
     k, t_compile, origin = compile_kernel(bench)
     inp = bench.make_inputs(size)
     threads = bench.threads(inp)
@@ -353,6 +374,20 @@ def bench_kernel(bench: Bench, size: int, numba_size: Optional[int], repeats: in
         times, launch = gpuemu_launch(bench, k, inp, stats, repeats)
         res[stats] = (min(times), launch)
     ti = res[True][1].stats["thread_instructions"]
+    extra = []          # (engine, seconds or None, note)
+    if workers > 1:
+        gpuemu_launch(bench, k, warm, False, 1, workers=workers)
+        t_w = min(gpuemu_launch(bench, k, inp, False, repeats, workers=workers)[0])
+        extra.append((f"gpuemu no-stats x{workers}", t_w,
+                      f"{workers} block workers: {res[False][0] / t_w:.2f}x one worker"))
+    for mode in modes:
+        engine, opts = MODES[mode]
+        if not mode_available(mode):
+            extra.append((engine, None, f"absent: this gpuemu has no {mode} mode"))
+            continue
+        gpuemu_launch(bench, k, warm, True, 1, **opts)
+        t_m = min(gpuemu_launch(bench, k, inp, True, 1, **opts)[0])
+        extra.append((engine, t_m, "one run"))
     t_numpy = min(numpy_run(bench, inp, max(repeats, 3)))
 
     # Numba: its own (smaller) size; gpuemu's count at that launch shape.
@@ -387,6 +422,16 @@ def bench_kernel(bench: Bench, size: int, numba_size: Optional[int], repeats: in
                      "seconds_per_thread": t / threads, "ti_per_thread": ti / threads,
                      "speedup_vs_numba": numba_per_thread / (t / threads) if numba_rate else None,
                      "slowdown_vs_numpy": t / t_numpy, "note": None})
+    for engine, t, note in extra:
+        rows.append({"kernel": bench.name, "engine": engine, "size": label, "threads": threads,
+                     "seconds": t, "compile_seconds": t_compile if t else None,
+                     "thread_instructions": ti if t else None,
+                     "ti_per_s": ti / t if t else None,
+                     "seconds_per_thread": t / threads if t else None,
+                     "ti_per_thread": ti / threads if t else None,
+                     "speedup_vs_numba": (numba_per_thread / (t / threads)
+                                          if t and numba_rate else None),
+                     "slowdown_vs_numpy": t / t_numpy if t else None, "note": note})
     rows.append(numba_row)
     rows.append({"kernel": bench.name, "engine": "numpy", "size": label, "threads": threads,
                  "seconds": t_numpy, "compile_seconds": None, "thread_instructions": ti,
@@ -465,11 +510,15 @@ def main(argv=None) -> int:
                     help="run the Numba part with this interpreter, as a subprocess")
     ap.add_argument("--cpu", type=int, help="the CPU to pin to (default: the last allowed one)")
     ap.add_argument("--kernels", help="comma-separated subset (default: all)")
+    ap.add_argument("--modes", default="timing,check",
+                    help="other gpuemu modes to run once each (default timing,check; '' for none)")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="also run stats off on N block workers (N > 1; not pinned to one CPU)")
     ap.add_argument("--keep-cache", action="store_true",
                     help="use the normal gpuemu kernel cache (default: a fresh one, cold compiles)")
     a = ap.parse_args(argv)
 
-    cpu = pin_to_one_core(a.cpu)
+    cpu = pin_to_one_core(a.cpu) if a.workers <= 1 else (a.cpu or 0)
     if not a.keep_cache:
         os.environ["GPUEMU_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpuemu-bench-cache-")
     sys.path.insert(0, str(REPO))
@@ -490,7 +539,8 @@ def main(argv=None) -> int:
         b = BENCHES[name]
         size = b.quick if a.quick else b.full
         nsize = b.numba_quick if a.quick else b.numba_full
-        rows += bench_kernel(b, size, nsize, repeats, numba_why, a.numba_python, cpu)
+        rows += bench_kernel(b, size, nsize, repeats, numba_why, a.numba_python, cpu,
+                             modes=tuple(m for m in a.modes.split(",") if m), workers=a.workers)
     elapsed = time.perf_counter() - t_all
     print(format_table(rows))
     print(f"\n({elapsed:.0f} s in all; seconds: min of {repeats} warm run(s), compile excluded; "

@@ -7,9 +7,11 @@ programs/vecadd.cu warm (a small launch first) and reports seconds (the
 minimum of 3 runs; one run from 4M up), seconds per thread, that over the
 best per-thread time of the sweep (the target: within 2x at every size),
 and the emulator's memory beyond the arrays: the peak of numpy/Python
-allocations during the launch (tracemalloc, which numpy reports to) over
-what was allocated before it (the host and device arrays), and the growth
+allocations during one more launch (tracemalloc, which numpy reports to;
+not timed) over what was allocated before it (the host and device arrays), and the growth
 of the process's peak RSS. Pinned to one CPU unless --workers > 1.
+`--cpu-time`: per-thread times from the launching thread's CPU time (on a
+machine shared with other work, wall time measures the others too).
 """
 from __future__ import annotations
 
@@ -42,20 +44,24 @@ def measure(k, n: int, stats: bool, workers: int, repeats: int) -> dict:
     a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     da, db, dc = gpuemu.asarray(a), gpuemu.asarray(b), gpuemu.asarray(np.zeros_like(a))
     grid = ((n + 255) // 256,)
-    times, extra = [], 0
+    times, cpus = [], []
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    args = (da, db, dc, np.int32(n))
     for _ in range(repeats):
-        tracemalloc.start()
-        base = tracemalloc.get_traced_memory()[0]
-        t0 = time.perf_counter()
-        k(grid, (256,), (da, db, dc, np.int32(n)), stats=stats, workers=workers)
+        t0, c0 = time.perf_counter(), time.thread_time()
+        k(grid, (256,), args, stats=stats, workers=workers)
         times.append(time.perf_counter() - t0)
-        extra = max(extra, tracemalloc.get_traced_memory()[1] - base)
-        tracemalloc.stop()
+        cpus.append(time.thread_time() - c0)
+    tracemalloc.start()                  # one more run for the memory (tracing slows it)
+    base = tracemalloc.get_traced_memory()[0]
+    k(grid, (256,), args, stats=stats, workers=workers)
+    extra = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
     assert np.array_equal(dc.get(), a + b), "wrong result"
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0
     t = min(times)
     return {"threads": n, "label": _label(n), "seconds": t, "seconds_per_thread": t / n,
+            "cpu_seconds": min(cpus), "cpu_per_thread": min(cpus) / n,
             "emulator_bytes": extra, "rss_growth_bytes": rss * 1024, "array_bytes": 3 * a.nbytes * 2}
 
 
@@ -64,6 +70,9 @@ def main(argv=None) -> int:
     ap.add_argument("--max", default="16M", help="largest thread count (default 16M)")
     ap.add_argument("--stats", action="store_true", help="counters on (default: off, results only)")
     ap.add_argument("--workers", type=int, default=1, help="block workers (default 1)")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="per-thread times from the launching thread's CPU time, not wall "
+                         "time (steadier on a loaded machine; one worker)")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     a = ap.parse_args(argv)
     if a.workers == 1:
@@ -78,14 +87,15 @@ def main(argv=None) -> int:
     while n <= _size(a.max):
         rows.append(measure(k, n, a.stats, a.workers, 3 if n < 1 << 22 else 1))
         n <<= 2
-    best = min(r["seconds_per_thread"] for r in rows)
+    key = "cpu_per_thread" if a.cpu_time else "seconds_per_thread"
+    best = min(r[key] for r in rows)
     print(f"vecadd scale, stats {'on' if a.stats else 'off'}, workers {a.workers}; "
           f"load average {os.getloadavg()[0]:.2f}")
-    print(f"{'threads':>8} {'seconds':>9} {'ns/thread':>10} {'vs best':>8} "
+    print(f"{'threads':>8} {'seconds':>9} {'cpu s':>8} {'ns/thread':>10} {'vs best':>8} "
           f"{'emulator MB':>12} {'RSS growth MB':>14}")
     for r in rows:
-        r["vs_best"] = r["seconds_per_thread"] / best
-        print(f"{r['label']:>8} {r['seconds']:9.4f} {r['seconds_per_thread'] * 1e9:10.1f} "
+        r["vs_best"] = r[key] / best
+        print(f"{r['label']:>8} {r['seconds']:9.4f} {r['cpu_seconds']:8.4f} {r[key] * 1e9:10.1f} "
               f"{r['vs_best']:7.2f}x {r['emulator_bytes'] / 2**20:12.1f} "
               f"{r['rss_growth_bytes'] / 2**20:14.1f}")
     if a.json:

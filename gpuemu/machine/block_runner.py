@@ -233,21 +233,32 @@ def usable(run) -> bool:
 def run_block(run, j: int, idx: tuple) -> None:
     """Run the warps of the batch's block j until all have exited (as
     LaunchRun._run_block), handling in Python the events the loop hands back."""
+    nw = run._nw
+    first = j * nw
+    scratch = run.__dict__.get("_block_runner_scratch")
+    if scratch is None:                  # per run (and per block worker): state, frame pointers
+        st, fptrs = np.zeros(HEAD + 2 * nw, dtype=np.int32), np.zeros(2 * nw, dtype=np.int64)
+        scratch = run._block_runner_scratch = (_function(), st, fptrs, st.ctypes.data,
+                                               fptrs.ctypes.data, run.ck.address)
+    fn, st, fptrs, st_p, fptrs_p, addr = scratch
+    st.fill(0)
+    st[N_F] = st[ROUND_F] = nw
+    fptrs[:nw] = run._fptr_array[first:first + nw]
+    code = fn(addr, fptrs_p, nw, run._ctxp, st_p)
+    if code != DONE:                     # events: the slow path, in Python
+        _events(run, j, idx, code, st, fptrs)
+
+
+def _events(run, j: int, idx: tuple, code: int, st: np.ndarray, fptrs: np.ndarray) -> None:
+    """Handle what the native loop handed back, call it again, until the block is done."""
     fn = _function()
     nw = run._nw
     first = j * nw
-    cap = 2 * nw
-    st = np.zeros(HEAD + cap, dtype=np.int32)
-    st[N_F] = st[ROUND_F] = nw
-    fptrs = np.zeros(cap, dtype=np.int64)
-    fptrs[:nw] = run._fptr_array[first:first + nw]
     rows = [run._i32[first + w] for w in range(nw)]
     fragments = []                       # frames of warp fragments, kept alive here
-    addr, ctxp, ctx = run.ck.address, run._ctxp, run.ctx
-    while True:
-        code = fn(addr, fptrs.ctypes.data, nw, ctxp, st.ctypes.data)
-        if code == DONE:
-            return
+    cap = len(fptrs)
+    ctx = run.ctx
+    while code != DONE:
         w = int(st[WARP_F])
         n = int(st[N_F])
         if code == DIVERGED:
@@ -276,3 +287,4 @@ def run_block(run, j: int, idx: tuple) -> None:
             st[CURSOR] = w + 1
         else:
             run._fail(int(st[EVENT_F]), idx, w, rows, st[HEAD:HEAD + n].tolist())
+        code = fn(run.ck.address, fptrs.ctypes.data, nw, run._ctxp, st.ctypes.data)

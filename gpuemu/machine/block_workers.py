@@ -60,6 +60,7 @@ class _Worker:
 
     def __init__(self, run) -> None:
         w = copy.copy(run)
+        w.__dict__.pop("_block_runner_scratch", None)   # block_runner's buffers: one per worker
         w.stats = Stats()
         w.findings = []
         w._divergent_barriers = set()

@@ -28,7 +28,7 @@ from isa.diagnostics import CompileError
 from . import printf_output
 from .device_array import DeviceArray, asarray
 from .device_memory import device_memory
-from .errors import LaunchError
+from .errors import KernelError, LaunchError
 from .texture import Texture
 from .jit import abi, compile_kernel
 from .machine import DEFAULT_BUDGET, LaunchRun, check_launch
@@ -237,6 +237,15 @@ LAUNCH_OPTIONS = frozenset({"l1", "bank_mode", "seed", "enable_cooperative_group
                             "progress", "check"})
 
 
+def _worded_asserts(err: "KernelError", strings: list) -> "KernelError":
+    """A failed assert's finding says the condition, as CUDA's message does."""
+    for f in err.findings:
+        tid = f.extra.get("text_id") if f.kind == "assert" else None
+        if tid is not None and 0 <= tid < len(strings):
+            f.message = f"Assertion `{strings[tid]}` failed"
+    return KernelError(err.findings)
+
+
 class RawKernel:
     """One __global__ function of a RawModule; call it to launch."""
 
@@ -424,6 +433,8 @@ class RawKernel:
                 res, report = time_launch(run, occ.active_blocks_per_sm, scheduler, block_scheduler)
             else:
                 res = run.run()
+        except KernelError as err:
+            raise _worded_asserts(err, mod.module.strings) from None
         finally:
             if pbuf is not None:   # printed even when the kernel fails (an assert), as CUDA does
                 printed = printf_output.text(pbuf, int(run.ctx[abi.C_PRINTF_LEN]), shape.grid,

@@ -199,7 +199,8 @@ def _builtin(low, name: str, e: A.CallExpr) -> ir.Expr:
         return _printf(low, e)
     if name == "assert":
         a = _args(low, e, 1)
-        return _intr(ir.VOID, loc, "assert", [low.to_bool(a[0], e.args[0].loc)])
+        text = ir.Const(I64, loc, low.ck.string_id(_argument_text(low, e)))
+        return _intr(ir.VOID, loc, "assert", [low.to_bool(a[0], e.args[0].loc), text])
     if name in B.FENCES:
         _args(low, e, 0)
         return _intr(ir.VOID, loc, B.FENCES[name], [])
@@ -336,6 +337,19 @@ def _builtin(low, name: str, e: A.CallExpr) -> ir.Expr:
         t = F32 if name.endswith("f") else F64
         return ir.Const(t, loc, math.nan)
     raise low.error(f"use of undeclared identifier '{name}'", e.func.loc)
+
+
+def _argument_text(low, e: A.CallExpr) -> str:
+    """The source text between a call's parentheses (assert's condition, for
+    its message), when the call sits on one line as written."""
+    src = low.ck.pp.source_line(e.loc.file, e.loc.line) or ""
+    i = src.find("(", max(e.loc.col - 1, 0))
+    depth = 0
+    for j in range(max(i, 0), len(src)):
+        depth += {"(": 1, ")": -1}.get(src[j], 0)
+        if depth == 0 and i >= 0:
+            return src[i + 1:j].strip()
+    return "condition"
 
 
 def _printf(low, e: A.CallExpr) -> ir.Expr:

@@ -405,7 +405,8 @@ class Special(Expr):
 #           fast-math intrinsics (__expf ...) map to the same names.
 #  integer: 'min', 'max' (same-type args; signedness from the type), 'abs'
 #  'printf'(format id I32, args: I64/U64 (ints, %s ids, pointers), F64) -> I32: one entry per lane
-#  'assert'(cond BOOL) -> VOID: a lane whose cond is false stops the kernel (KernelError 'assert')
+#  'assert'(cond BOOL, text I64: string id of the condition's source) -> VOID: a lane whose
+#           cond is false stops the kernel (KernelError 'assert')
 @dataclass(eq=False)
 class Intrinsic(Expr):
     name: str

@@ -54,6 +54,7 @@ def test_failed_assert_is_a_kernel_error_naming_block_thread_and_line(capsys):
         gpuemu.RawModule(code=SRC).get_function("k")((2,), (32,), (x, np.int32(40)))
     f = e.value.findings[0]
     assert (f.kind, f.kernel, f.block, f.thread, f.line) == ("assert", "k", (1, 0, 0), (8, 0, 0), 8)
+    assert f.message == "Assertion `x[i] < n` failed" and "Assertion `x[i] < n` failed" in str(e.value)
     assert "b0 t0 0.0 ok" in capsys.readouterr().out
 
 

@@ -68,13 +68,14 @@ class IntrinsicsMixin:
         """assert(cond): the first lane whose cond is false stops the warp
         with fault kind 3 (the machine raises KernelError kind 'assert')."""
         b = self.b
-        cond, = self.args(e, m)
+        cond = self.ev(e.args[0], m)
         bad = b.and_(m, b.xor(self.mbits(cond), ll.Constant(I32, -1)))
         fail, ok = self.new_block("assert_fail"), self.new_block("assert_ok")
         b.cbranch(b.icmp_unsigned("!=", bad, ll.Constant(I32, 0)), fail, ok)
         b.position_at_end(fail)
         lane = b.call(intrinsic(self.m, "llvm.cttz.i32", I32, [I32, I1]), [bad, ll.Constant(I1, 0)])
-        for idx, v in ((abi.C_FAULT_KIND, 3), (abi.C_FAULT_ADDR, 0), (abi.C_FAULT_SPACE, -1),
+        text = e.args[1].value if len(e.args) > 1 else -1     # the condition's string id
+        for idx, v in ((abi.C_FAULT_KIND, 3), (abi.C_FAULT_ADDR, text), (abi.C_FAULT_SPACE, -1),
                        (abi.C_FAULT_INSTR, -1), (abi.C_FAULT_TAG, 0), (abi.C_FAULT_LINE, self.line(e))):
             self.ctx_store(idx, ll.Constant(I64, v))
         self.ctx_store(abi.C_FAULT_LANE, b.zext(lane, I64))

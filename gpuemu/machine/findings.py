@@ -32,9 +32,10 @@ def fault_finding(ctx: np.ndarray, meta, block_idx: tuple, warp: int, block_dim:
     else:
         space = getattr(instr, "space", "generic")
     if kind == "assert":
+        # address: the string id of the condition's text (api.py words the message)
         return Finding(kind=kind, message="assertion failed (assert in the kernel)", kernel=meta.name, line=line,
                        block=block_idx, thread=thread_of(warp * abi.WARP + lane, block_dim),
-                       extra={"file": file})
+                       extra={"file": file, "text_id": addr})
     obj = describe_tag(tag)
     if code < 0:
         what = (f"{op} of {size} bytes through a pointer that points to no object "

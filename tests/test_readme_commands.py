@@ -7,7 +7,8 @@ in one scratch folder that holds links to the repository's files (so
 checkout) and to `../shared`, with this interpreter's environment first on
 the PATH and as `.venv`. A command passes when it exits with status 0, or
 with the status its comment names ("exit status 1"). Each ```python block
-runs as one script the same way.
+runs as one script the same way, and in any other block each line
+`$ command` (a shell transcript) runs as a command.
 
 A block may carry a marker the line before it, `<!-- readme-test: TAGS -->`,
 for what a test cannot do as written; the tags change how a command runs,
@@ -115,6 +116,25 @@ def split_bash(first: int, body: list, tags: frozenset) -> list:
     return cmds
 
 
+# Fence languages: bash and python blocks run; in any other block a line
+# "$ command" is a shell transcript and its command runs too.
+LANGUAGES = {"bash", "python", "text", "json", "c", "cuda", ""}
+
+
+def transcript_commands(first: int, body: list, tags: frozenset) -> list:
+    """The '$ command' lines (with their continuations) of a transcript block."""
+    cmds, i = [], 0
+    while i < len(body):
+        if body[i].startswith("$ "):
+            start, text = i, body[i][2:]
+            while text.rstrip().endswith("\\") and i + 1 < len(body):
+                i += 1
+                text += "\n" + body[i]
+            cmds.append(Command(first + start, "bash", text, tags))
+        i += 1
+    return cmds
+
+
 def readme_commands() -> list:
     cmds = []
     for first, lang, body, tags in blocks(README.read_text()):
@@ -122,6 +142,8 @@ def readme_commands() -> list:
             cmds += split_bash(first, body, tags)
         elif lang == "python":
             cmds.append(Command(first, "python", "\n".join(body), tags))
+        else:
+            cmds += transcript_commands(first, body, tags)
     return cmds
 
 
@@ -156,6 +178,17 @@ def _id(c: Command) -> str:
 def test_readme_has_commands_to_run():
     langs = [c.lang for c in COMMANDS]
     assert langs.count("bash") >= 10 and "python" in langs
+
+
+def test_every_block_language_is_one_the_test_reads():
+    # a ```sh or ```console block would hide its commands from this test
+    for first, lang, _, _ in blocks(README.read_text()):
+        assert lang in LANGUAGES, f"README.md:{first}: use ```bash (run) or ```text, not ```{lang}"
+
+
+def test_transcripts_run_their_dollar_lines():
+    cmds = transcript_commands(10, ["$ gpuemu info archs", "output", "$ a \\", "  b"], frozenset())
+    assert [(c.line, c.text) for c in cmds] == [(10, "gpuemu info archs"), (12, "a \\\n  b")]
 
 
 def test_markers_use_known_tags():

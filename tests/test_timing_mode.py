@@ -124,3 +124,32 @@ def test_cli_timing_json(tmp_path):
     assert out["timing"]["policy"] == "lrr"
     assert out["stats"]["cycles"] == out["timing"]["cycles"]
     assert (tmp_path / "t.json").is_file()
+
+
+def test_a_user_block_policy_decides_the_sm(kernel):
+    from gpuemu.timing.block_policy import BlockPolicy
+
+    class Pack(BlockPolicy):
+        """The lowest-numbered SM with room: fills SM 0, then SM 1, ..."""
+        name = "pack"
+
+        def pick_sm(self, free, resident):
+            return int(np.argmax(free))
+
+    packed, out, a = launch(kernel, mode="timing", block_scheduler=Pack)
+    spread, _, _ = launch(kernel, mode="timing", block_scheduler="least_loaded")
+    assert np.array_equal(out, a.T)
+    # 16 blocks, 8 resident per SM: two SMs when packed, 16 when spread
+    assert packed.timing.result.num_sms_used == 2 and spread.timing.result.num_sms_used == 16
+    assert packed.timing.cycles > spread.timing.cycles
+
+
+def test_a_block_policy_choosing_a_full_sm_is_named(kernel):
+    from gpuemu.timing.block_policy import BlockPolicy
+
+    class AlwaysSM0(BlockPolicy):
+        def pick_sm(self, free, resident):
+            return 0
+
+    with pytest.raises(ValueError, match="chose SM 0, which has no room"):
+        launch(kernel, mode="timing", block_scheduler=AlwaysSM0)

@@ -494,6 +494,9 @@ class Function:
     loc: Loc = NOLOC
     launch_bounds: Optional[tuple] = None  # (maxThreads, minBlocks or None)
     shared_vars: list = field(default_factory=list)  # Vars with storage 'shared'/'extern_shared', declaration order
+    # a call of it is ONE warp instruction and its body costs none: a texture
+    # fetch's inlined prelude (isa/texture_fetch.py), the GPU's TEX instruction
+    one_instruction: bool = False
 
 
 @dataclass(eq=False)

@@ -27,7 +27,10 @@ texels close in 2D share cache sectors and lines: that is the 2D locality
 the Guide speaks of ("Texture and Surface Memory").
 
 The inlined function's body takes the position of the fetch in the user's
-source, so per-line counters land on the tex2D line.
+source, so per-line counters land on the tex2D line. Its functions are marked
+`one_instruction`: the code generator counts the fetch as one warp
+instruction (the GPU's TEX: the texture unit reads the header, addresses and
+filters) and nothing of the body but its texel loads' memory requests.
 """
 from __future__ import annotations
 
@@ -167,7 +170,7 @@ class _AtCall:
 
     def func(self, f: ir.Function) -> ir.Function:
         if id(f) not in self.funcs:
-            self.funcs[id(f)] = new = replace(f, loc=self.loc)
+            self.funcs[id(f)] = new = replace(f, loc=self.loc, one_instruction=True)
             new.body = self.node(f.body)
         return self.funcs[id(f)]
 

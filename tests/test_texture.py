@@ -134,3 +134,68 @@ def test_on_maxwell_the_texture_cache_saves_l2_traffic():
 def test_descriptor_reads_are_not_memory_traffic():
     _, t = walk()
     assert t["global_load_requests"] == t["texture_requests"] == t["readonly_load_requests"]
+
+
+# A fetch is one TEX instruction on the GPU (the texture unit reads the header,
+# addresses and filters): the same kernel with the fetch replaced by a plain
+# load has the same instruction counts, line by line.
+ONE_FETCH = r'''
+extern "C" __global__ void by_texture(float *out, cudaTextureObject_t t, const float *a)
+{
+    int i = threadIdx.x;
+    float x = i + 0.5f;
+    const float *p = a + i;
+    float v = tex2D<float>(t, x, 0.5f);
+    out[i] = v;
+}
+extern "C" __global__ void by_load(float *out, cudaTextureObject_t t, const float *a)
+{
+    int i = threadIdx.x;
+    float x = i + 0.5f;
+    const float *p = a + i;
+    float v = *p;
+    out[i] = v;
+}
+'''
+FETCH_LINE, LOAD_LINE = 7, 15
+
+
+def one_fetch(name, filter_mode, mode="functional"):
+    a = np.random.default_rng(7).random(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    tex = gpuemu.Texture(a[None, :], filter_mode=filter_mode)
+    res = gpuemu.RawModule(code=ONE_FETCH).get_function(name)((1,), (64,), (out, tex, a), mode=mode)
+    np.testing.assert_array_equal(out, a)   # x + 0.5: the texel itself, point or linear
+    return res
+
+
+@pytest.mark.parametrize("filter_mode", ["point", "linear"])
+def test_a_fetch_is_one_warp_instruction(filter_mode):
+    t = one_fetch("by_texture", filter_mode)
+    # 64 threads = 2 warps, one TEX each; the coordinates are variables
+    assert t.stats_by_line[FETCH_LINE]["warp_instructions"] == 2
+    assert t.stats_by_line[FETCH_LINE]["thread_instructions"] == 64
+
+
+@pytest.mark.parametrize("filter_mode", ["point", "linear"])
+def test_a_fetch_counts_as_a_plain_load(filter_mode):
+    t, g = one_fetch("by_texture", filter_mode), one_fetch("by_load", filter_mode)
+    assert g.stats_by_line[LOAD_LINE]["warp_instructions"] == 2
+    for key in ("warp_instructions", "thread_instructions", "divergent_branches"):
+        assert t.stats[key] == g.stats[key]
+
+
+def test_timing_mode_sees_a_fetch_as_one_instruction():
+    t = one_fetch("by_texture", "linear", mode="timing")
+    g = one_fetch("by_load", "linear", mode="timing")
+    assert t.timing.instructions == g.timing.instructions == g.stats["warp_instructions"]
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_52"])
+def test_a_column_walk_takes_fewer_cycles_through_a_texture(arch):
+    # CUDA C Programming Guide, "Texture and Surface Memory": reads with 2D
+    # locality cost less through the texture cache; the fetch itself is one
+    # instruction, fewer than the global walk's index arithmetic and load
+    g, t = walk(arch)
+    assert t["warp_instructions"] < g["warp_instructions"]
+    assert t["cycles"] < g["cycles"]

@@ -24,7 +24,9 @@ operation node (Binary, Unary, Cast, PtrAdd, Load, Store, Intrinsic, Cond,
 Logical, MemCopy, Extract, MakeVector), each if/switch/loop-test and each
 return/break/continue, once per warp when at least one lane is active;
 thread_instructions adds the active lanes. divergent_branches counts an if
-or loop test that splits an active mask into two non-empty parts.
+or loop test that splits an active mask into two non-empty parts. A call of
+a `one_instruction` function (a texture fetch) is one instruction and its
+inlined body counts nothing (the texture unit's work; its loads still trace).
 """
 from __future__ import annotations
 
@@ -108,6 +110,7 @@ class WarpCodegen(IntrinsicsMixin):
         self.st = Storage()
         self.instrs: list = []
         self.resume: list = []          # basic blocks by resume id (id = index + 1)
+        self.uncounted = 0              # > 0 inside a one-instruction function's body
         self.breakables: list = []
         self.fnctx = [_FnCtx(-1, -1, ir.VOID)]
         self.hoisted: dict = {}
@@ -201,7 +204,7 @@ class WarpCodegen(IntrinsicsMixin):
     # ------------------------------------------------------------ counters
     def tick(self, node, m, n: int = 1, column: int = 0):
         """warp/thread instruction counters of node's line, under mask m."""
-        if n == 0:
+        if n == 0 or self.uncounted:
             return
         ln = self.line(node)
         b = self.b
@@ -217,6 +220,8 @@ class WarpCodegen(IntrinsicsMixin):
             b.store(b.add(b.load(p1), b.mul(b.zext(pc, I64), ll.Constant(I64, n))), p1)
 
     def count_divergence(self, node, taken, not_taken):
+        if self.uncounted:
+            return
         b = self.b
         both = b.and_(b.icmp_unsigned("!=", taken, ll.Constant(I32, 0)),
                       b.icmp_unsigned("!=", not_taken, ll.Constant(I32, 0)))
@@ -754,7 +759,11 @@ class WarpCodegen(IntrinsicsMixin):
         self.fnctx.append(_FnCtx(rl, rs, f.ret))
         saved = self.breakables
         self.breakables = []
+        # a one-instruction function (texture fetch): the tick above was its
+        # TEX instruction; its body counts nothing (memory requests still go)
+        self.uncounted += f.one_instruction
         self.gen_stmt(body)
+        self.uncounted -= f.one_instruction
         self.breakables = saved
         self.fnctx.pop()
         cur = b.or_(self.cur(), self.load_i32(rl))

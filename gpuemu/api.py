@@ -232,9 +232,10 @@ class Launch:
 # workers (blocks on N host threads: gpuemu/machine/block_workers.py; default
 # $GPUEMU_WORKERS or 1), progress (a callable given the blocks each batch ran),
 # check: True or a list of tools ("race", "memcheck", "initcheck", "synccheck";
-# gpuemu/check/) whose findings land in launch.findings.
+# gpuemu/check/) whose findings land in launch.findings; memory_model: "weak"
+# lets global stores reach other blocks late unless fenced (gpuemu/machine/weak_memory.py).
 LAUNCH_OPTIONS = frozenset({"l1", "bank_mode", "seed", "enable_cooperative_groups", "workers",
-                            "progress", "check"})
+                            "progress", "check", "memory_model"})
 
 
 def _worded_asserts(err: "KernelError", strings: list) -> "KernelError":
@@ -406,6 +407,12 @@ class RawKernel:
         w = options.get("workers")
         if w is not None and (isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1):
             raise LaunchError(f"workers must be a positive int, got {w!r}")
+        from .machine.weak_memory import parse_memory_model
+        try:
+            if parse_memory_model(options.get("memory_model")) and mode == "timing":
+                raise ValueError("memory_model='weak' runs in functional mode only, not timing mode")
+        except ValueError as e:
+            raise LaunchError(str(e)) from None
         from .check import parse_check
         from .check.shadow_memory import forget_args
         try:

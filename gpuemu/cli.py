@@ -325,7 +325,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
         raise mf.ManifestError(f"{m.source}: no such file")
     t0 = time.perf_counter()
     launch_options = {k: v for k, v in (("budget", ns.budget), ("bank_mode", ns.bank_mode),
-                                        ("seed", ns.seed)) if v is not None}
+                                        ("seed", ns.seed),
+                                        ("memory_model", ns.memory_model)) if v is not None}
     if ns.no_l1:
         launch_options["l1"] = False
     if ns.timing or ns.scheduler or ns.timeline:
@@ -633,6 +634,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, metavar="N",
                    help="seed for the emulator's random choices (e.g. which lane's store wins "
                         "when several write one shared address); default: deterministic")
+    r.add_argument("--memory-model", choices=("default", "weak"), metavar="{default,weak}",
+                   help="weak: global stores reach other blocks late unless a __threadfence "
+                        "orders them (a missing fence gives a wrong result on some seeds)")
     r.add_argument("--timing", action="store_true",
                    help="timing mode: cycle-level warp schedulers (cycles, IPC, stall reasons)")
     r.add_argument("--scheduler", metavar="NAME",

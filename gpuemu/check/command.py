@@ -4,6 +4,8 @@ Prints every finding (kind, kernel, block, thread, line, message) and exits
 1 when there is one. With --seeds N it runs N schedules (seed 0..N-1: warp
 and block order, which lane's store wins) and reports every seed whose
 outputs differ from seed 0's, the symptom of a race or a missing fence.
+With --memory-model weak every run lets unfenced global stores reach other
+blocks late (gpuemu/machine/weak_memory.py).
 """
 from __future__ import annotations
 
@@ -41,6 +43,9 @@ def add_parser(sub: Any, dim3: Any) -> None:
     c.add_argument("--budget", type=int, metavar="N", help="watchdog: loop iterations per warp")
     c.add_argument("--seeds", type=int, metavar="N",
                    help="also run N seeded schedules and report seeds whose outputs differ")
+    c.add_argument("--memory-model", choices=("default", "weak"), metavar="{default,weak}",
+                   help="weak: global stores reach other blocks late unless fenced, so with "
+                        "--seeds a missing __threadfence shows as differing outputs")
     c.add_argument("--json", action="store_true", help="print one JSON object")
     c.set_defaults(func=cmd_check, expect=None, rtol=None)
 
@@ -95,6 +100,8 @@ def cmd_check(ns: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     m = _manifest(ns)
     opts = {"budget": ns.budget} if ns.budget else {}
+    if ns.memory_model:
+        opts["memory_model"] = ns.memory_model
     findings, _ = _run(m, ns.arch, check=tools, **opts)
     seeds = differing_seeds(m, ns.arch, ns.seeds, **opts) if ns.seeds else []
     if ns.json:

@@ -4,7 +4,9 @@ Python runs once per warp event (barrier, exit, full trace buffer), never per
 lane or instruction. Blocks run one at a time in functional mode (each to
 completion); the block scheduler decides their SM. Options `workers` (N >
 1: batches of blocks on N threads, block_workers.py) and `progress` (called
-with the number of blocks each finished batch ran).
+with the number of blocks each finished batch ran). Option `memory_model`
+"weak": blocks one at a time, late global stores held back from other blocks
+until a fence or the end of the kernel (weak_memory.py).
 
 Barrier rule: a block's barrier releases when every warp that has not exited
 waits at the same `__syncthreads()`; exited threads no longer take part (as
@@ -24,7 +26,7 @@ from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.memory.trace import AccessBatch
 from gpuemu.stats import Stats
 
-from . import block_runner, block_workers
+from . import block_runner, block_workers, weak_memory
 from .block_scheduler import RoundRobinBlockScheduler
 from .findings import (barrier_divergence_finding, barrier_mismatch_finding, fault_finding,
                        spin_finding, thread_of)
@@ -74,7 +76,9 @@ class LaunchRun:
         self.recorder = None    # timing mode: a gpuemu.timing TraceRecorder
         from gpuemu.check import make_checker   # the bug finders, when check= asks
         self.checker = make_checker(self.options.get("check"), ck.meta, preset, shape, memory)
-        self._tracing = stats or self.checker is not None
+        self.weak = None    # memory_model="weak": a weak_memory.WeakGlobalMemory per run
+        self._tracing = stats or self.checker is not None or weak_memory.parse_memory_model(
+            self.options.get("memory_model"))
 
     # ------------------------------------------------------------------ setup
     def _setup(self):
@@ -92,7 +96,7 @@ class LaunchRun:
         ctx[abi.C_BOUNDS] = b.ctypes.data
         if self._tracing:
             self.trace = np.zeros(TRACE_CAPACITY, dtype=abi.TRACE_DTYPE)
-            ctx[abi.C_CHECK] = int(self.checker is not None)
+            ctx[abi.C_CHECK] = int(self.checker is not None or self._weak_mode())
             ctx[abi.C_TRACE] = self.trace.ctypes.data
             ctx[abi.C_TRACE_CAP] = TRACE_CAPACITY
         else:
@@ -175,8 +179,11 @@ class LaunchRun:
         n = int(ctx[abi.C_TRACE_LEN])
         if n:
             r = self.trace[:n]
+            if self.weak is not None:
+                self.weak.observe(r)
             if self.checker is not None:
                 self.checker.consume(r)
+            if self.checker is not None or self.weak is not None:
                 r = r[r["space"] != abi.SYNC_SPACE]
             self._charge_records(r)
         ctx[abi.C_TRACE_LEN] = 0
@@ -197,6 +204,8 @@ class LaunchRun:
     def run(self) -> RunResult:
         t0 = time.perf_counter()
         self._setup()
+        if self._weak_mode():
+            self.weak = weak_memory.WeakGlobalMemory(self.meta, self.memory, self.options.get("seed"))
         shape = self.shape
         sched = RoundRobinBlockScheduler(self.preset.num_sms)
         self.issue = np.zeros(self.preset.num_sms, dtype=np.int64)
@@ -210,7 +219,8 @@ class LaunchRun:
         batches = self._batches(blocks)
         progress = self.options.get("progress")
         workers = self.options.get("workers") or block_workers.default_workers()
-        if workers > 1 and self.checker is None and block_workers.can_parallelise(self):
+        if (workers > 1 and self.checker is None and self.weak is None
+                and block_workers.can_parallelise(self)):
             block_workers.run_parallel(self, batches, workers, progress)
         else:
             for blocks in batches:
@@ -219,6 +229,8 @@ class LaunchRun:
                     progress(len(blocks))
         if self._tracing:
             self.drain()
+        if self.weak is not None:
+            self.weak.finish()
         if self.want_stats:
             self._collect(self.issue)
         if self.checker is not None:
@@ -240,6 +252,9 @@ class LaunchRun:
         self._reset_batch(blocks)
         for j, (linear, idx, sm) in enumerate(blocks):
             self._run_block(j, idx)
+            if self.weak is not None:     # its late stores held back from other blocks
+                self.drain()
+                self.weak.block_done()
             if self.want_stats:
                 tot = int(self.counters[:, 0].sum())
                 self.issue[sm] += tot - self._wi_total
@@ -307,6 +322,9 @@ class LaunchRun:
                 self._barrier_mismatch(idx, waiting, rows)
             for w in waiting:      # the barrier counts arrivals, as bar.sync does
                 state[w] = READY
+
+    def _weak_mode(self) -> bool:
+        return weak_memory.parse_memory_model(self.options.get("memory_model"))
 
     def _barrier_mismatch(self, idx, waiting, rows):
         """Every live warp waits, but at different __syncthreads(): a

@@ -139,3 +139,59 @@ def test_faults_and_timeouts_are_the_same_finding(kind, src):
                              budget=1000)
     assert isinstance(nat, gpuemu.KernelError) and findings(nat) == findings(py)
     assert nat.findings[0].kind == kind
+
+
+# ---- counters off: a whole batch of blocks per native call (block_runner.run_batch)
+
+def test_a_batch_per_call_only_with_counters_off():
+    run = type("R", (), {"scheduler": LooseRoundRobin(), "options": {}})()
+    run.want_stats, run._tracing = False, False
+    assert block_runner.batch_usable(run)
+    run.want_stats = run._tracing = True
+    assert not block_runner.batch_usable(run)
+
+
+def test_batches_give_the_same_results_as_the_python_loop():
+    x = np.random.default_rng(2).random(300 * 256, dtype=np.float32)
+    (nat, a1), (py, a2) = both(BARRIERS, "k", (300,), (256,),
+                               lambda: (x, np.zeros(300, np.float32), np.int32(200)), stats=False)
+    assert np.array_equal(a1[1], a2[1])
+    assert np.allclose(a1[1], x.reshape(300, 256)[:, :200].sum(axis=1), rtol=1e-4)
+
+
+def test_a_block_that_splits_mid_batch_is_finished_and_the_batch_goes_on():
+    src = r"""
+    extern "C" __global__ void k(volatile int* flag, int* out) {
+        int t = threadIdx.x;
+        if (blockIdx.x % 5 == 2) {
+            while (t != 1 && flag[blockIdx.x] == 0) { }
+            if (t == 1) flag[blockIdx.x] = 1;
+        }
+        out[blockIdx.x * 32 + t] = blockIdx.x;
+    }"""
+    (nat, a1), (py, a2) = both(src, "k", (90,), (32,),
+                               lambda: (np.zeros(90, np.int32), np.zeros(90 * 32, np.int32)),
+                               budget=100000, stats=False)
+    assert not isinstance(nat, gpuemu.KernelError), nat
+    assert a1[1].tolist() == a2[1].tolist() == np.repeat(np.arange(90), 32).tolist()
+
+
+def test_barrier_divergence_in_a_batch_is_the_same_finding():
+    src = r"""
+    extern "C" __global__ void k(int* out) {
+        if (threadIdx.x % 64 < 16) { __syncthreads(); }
+        out[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x;
+    }"""
+    (nat, a1), (py, a2) = both(src, "k", (70,), (128,), lambda: (np.zeros(70 * 128, np.int32),),
+                               stats=False)
+    assert np.array_equal(a1[0], a2[0])
+    assert findings(nat) == findings(py) and nat.findings[0].kind == "barrier_divergence"
+
+
+def test_a_fault_in_a_batch_is_the_same_finding():
+    src = r"""extern "C" __global__ void k(int* out) {
+        out[(blockIdx.x == 41 ? 5000 : blockIdx.x) * 64 + threadIdx.x] = 1; }"""
+    (nat, _), (py, _) = both(src, "k", (100,), (64,), lambda: (np.zeros(6400, np.int32),),
+                             stats=False)
+    assert isinstance(nat, gpuemu.KernelError) and findings(nat) == findings(py)
+    assert nat.findings[0].kind == "out_of_bounds" and nat.findings[0].block == (41, 0, 0)

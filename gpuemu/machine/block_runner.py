@@ -48,9 +48,15 @@ HEAD = 5
 
 def _build_ir() -> str:
     m = ll.Module(name="block_runner")
+    _build_block_fn(m, SYMBOL)
+    return str(m)
+
+
+def _build_block_fn(m: ll.Module, name: str) -> ll.Function:
+    """Define the one-block loop as function `name` of module `m`."""
     warp_fn_t = ll.FunctionType(I32, [I8.as_pointer(), I8.as_pointer()])
     ft = ll.FunctionType(I32, [I64, I64.as_pointer(), I64, I8.as_pointer(), I32.as_pointer()])
-    fn = ll.Function(m, ft, SYMBOL)
+    fn = ll.Function(m, ft, name)
     fn_addr, fptrs, nw, ctx, st = fn.args
     c32 = lambda v: ll.Constant(I32, v)  # noqa: E731
     c64 = lambda v: ll.Constant(I64, v)  # noqa: E731
@@ -212,6 +218,63 @@ def _build_ir() -> str:
     b.position_at_end(rel_next)
     b.store(b.add(i, c64(1)), i_v)
     b.branch(rel)
+    return fn
+
+
+BATCH_SYMBOL = "gpuemu_run_blocks"
+BLOCK_F = -1     # batch state: the state array's last field holds the block index
+
+
+def _build_batch_ir() -> str:
+    """gpuemu_run_blocks(fn, fptrs, nw, ctx, st, j0, nblocks): blocks j0..nblocks-1
+    of a batch, each as gpuemu_run_block from a fresh state (block j's warps are
+    fptrs[j*nw : j*nw+nw]); returns DONE, or the first other code with st[BLOCK]
+    = the block it came from, for Python to finish that block."""
+    m = ll.Module(name="block_batch")
+    inner = _build_block_fn(m, "gpuemu_run_block_inner")
+    inner.linkage = "internal"
+    ft = ll.FunctionType(I32, [I64, I64.as_pointer(), I64, I8.as_pointer(), I32.as_pointer(),
+                               I64, I64])
+    fn = ll.Function(m, ft, BATCH_SYMBOL)
+    fn_addr, fptrs, nw, ctx, st, j0, nblocks = fn.args
+    c32 = lambda v: ll.Constant(I32, v)  # noqa: E731
+    c64 = lambda v: ll.Constant(I64, v)  # noqa: E731
+    b = ll.IRBuilder(fn.append_basic_block("entry"))
+    j_v = b.alloca(I64, name="j")
+    k_v = b.alloca(I64, name="k")
+    b.store(j0, j_v)
+    head, body, done = (fn.append_basic_block(n) for n in ("head", "body", "done"))
+    b.branch(head)
+    b.position_at_end(head)
+    j = b.load(j_v)
+    b.cbranch(b.icmp_signed("<", j, nblocks), body, done)
+    b.position_at_end(body)
+    # fresh state: every field and per-warp state 0, entries = round = nw
+    b.store(c64(0), k_v)
+    zero, zero_body, zero_done = (fn.append_basic_block(n) for n in ("zero", "zero_body", "zero_done"))
+    b.branch(zero)
+    b.position_at_end(zero)
+    k = b.load(k_v)
+    b.cbranch(b.icmp_signed("<", k, b.add(nw, c64(HEAD))), zero_body, zero_done)
+    b.position_at_end(zero_body)
+    b.store(c32(0), b.gep(st, [k]))
+    b.store(b.add(k, c64(1)), k_v)
+    b.branch(zero)
+    b.position_at_end(zero_done)
+    nw32 = b.trunc(nw, I32)
+    b.store(nw32, b.gep(st, [c32(N_F)]))
+    b.store(nw32, b.gep(st, [c32(ROUND_F)]))
+    code = b.call(inner, [fn_addr, b.gep(fptrs, [b.mul(j, nw)]), nw, ctx, st])
+    ok, stop = fn.append_basic_block("ok"), fn.append_basic_block("stop")
+    b.cbranch(b.icmp_signed("==", code, c32(DONE)), ok, stop)
+    b.position_at_end(ok)
+    b.store(b.add(j, c64(1)), j_v)
+    b.branch(head)
+    b.position_at_end(stop)
+    b.store(b.trunc(j, I32), b.gep(st, [b.add(nw, c64(HEAD))]))
+    b.ret(code)
+    b.position_at_end(done)
+    b.ret(c32(DONE))
     return str(m)
 
 
@@ -221,6 +284,15 @@ PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ct
 
 def _function():
     return engine.native_function(SYMBOL, _build_ir, PROTOTYPE)
+
+
+BATCH_PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p,
+                                   ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                   ctypes.c_int64, ctypes.c_int64)
+
+
+def _batch_function():
+    return engine.native_function(BATCH_SYMBOL, _build_batch_ir, BATCH_PROTOTYPE)
 
 
 def usable(run) -> bool:
@@ -247,6 +319,39 @@ def run_block(run, j: int, idx: tuple) -> None:
     code = fn(addr, fptrs_p, nw, run._ctxp, st_p)
     if code != DONE:                     # events: the slow path, in Python
         _events(run, j, idx, code, st, fptrs)
+
+
+def batch_usable(run) -> bool:
+    """A whole batch in one native call: the native loop applies and no
+    per-block bookkeeping is needed (counters off: issue cycles are charged
+    to each block's SM, which needs Python between blocks)."""
+    return usable(run) and not run.want_stats and not getattr(run, "_tracing", False)
+
+
+def run_batch(run, blocks: list) -> None:
+    """Run every block of the (already reset) batch, as run_block on each in
+    turn, with one native call for the blocks that need no Python: a block
+    whose loop hands back an event is finished by run_block's slow path."""
+    nw = run._nw
+    scratch = run.__dict__.get("_block_batch_scratch")
+    if scratch is None:                  # per run (and per block worker)
+        st = np.zeros(HEAD + nw + 1, dtype=np.int32)
+        scratch = run._block_batch_scratch = (_batch_function(), st, st.ctypes.data)
+    fn, st, st_p = scratch
+    j, n = 0, len(blocks)
+    while j < n:
+        code = fn(run.ck.address, run._fptr_array.ctypes.data, nw, run._ctxp, st_p, j, n)
+        if code == DONE:
+            return
+        j = int(st[HEAD + nw])
+        first = j * nw
+        # the slow path keeps its own state and frame pointers (a split warp adds entries)
+        bst = np.zeros(HEAD + 2 * nw, dtype=np.int32)
+        bst[:HEAD + nw] = st[:HEAD + nw]
+        fptrs = np.zeros(2 * nw, dtype=np.int64)
+        fptrs[:nw] = run._fptr_array[first:first + nw]
+        _events(run, j, blocks[j][1], code, bst, fptrs)
+        j += 1
 
 
 def _events(run, j: int, idx: tuple, code: int, st: np.ndarray, fptrs: np.ndarray) -> None:

@@ -61,6 +61,7 @@ class _Worker:
     def __init__(self, run) -> None:
         w = copy.copy(run)
         w.__dict__.pop("_block_runner_scratch", None)   # block_runner's buffers: one per worker
+        w.__dict__.pop("_block_batch_scratch", None)
         w.stats = Stats()
         w.findings = []
         w._divergent_barriers = set()

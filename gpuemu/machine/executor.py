@@ -153,6 +153,8 @@ class LaunchRun:
         self._fptr_array = np.array(self._fptrs, dtype=np.int64)
         # the same loop as _run_block in native code, where it applies
         self._block_runner = block_runner.run_block if block_runner.usable(self) else None
+        # ... and a whole batch per native call where no per-block Python is needed
+        self._batch_runner = block_runner.run_batch if block_runner.batch_usable(self) else None
 
     def _reset_batch(self, blocks: list):
         """Fresh headers for the warps of `blocks` [(linear, (x, y, z), sm)]."""
@@ -250,6 +252,8 @@ class LaunchRun:
 
     def _run_batch(self, blocks: list):
         self._reset_batch(blocks)
+        if self._batch_runner is not None:
+            return self._batch_runner(self, blocks)
         for j, (linear, idx, sm) in enumerate(blocks):
             self._run_block(j, idx)
             if self.weak is not None:     # its late stores held back from other blocks

@@ -52,3 +52,14 @@ def test_blocks_go_round_robin_over_sms():
     got = list(RoundRobinBlockScheduler(4).schedule((3, 2, 1)))
     assert [(i, sm) for i, _, sm in got] == [(0, 0), (1, 1), (2, 2), (3, 3), (4, 0), (5, 1)]
     assert got[4][1] == (1, 1, 0)
+
+
+def test_block_batches_in_numpy_are_the_schedule_in_order():
+    from gpuemu.machine.block_scheduler import BlockBatch, RoundRobinBlockScheduler
+    sched = RoundRobinBlockScheduler(7)
+    grid = (5, 3, 4)
+    want = list(sched.schedule(grid))
+    got = []
+    for start in range(0, 60, 16):
+        got.extend(BlockBatch(sched.schedule_array(grid, start, min(start + 16, 60))))
+    assert got == want

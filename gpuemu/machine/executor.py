@@ -27,7 +27,7 @@ from gpuemu.memory.trace import AccessBatch
 from gpuemu.stats import Stats
 
 from . import block_runner, block_workers, weak_memory
-from .block_scheduler import RoundRobinBlockScheduler
+from .block_scheduler import BlockBatch, RoundRobinBlockScheduler
 from .findings import (barrier_divergence_finding, barrier_mismatch_finding, fault_finding,
                        spin_finding, thread_of)
 from .thread_scheduling import split_warp
@@ -163,7 +163,10 @@ class LaunchRun:
         f = self.frames
         f[:n, :abi.HEADER_BYTES] = self.header_template[:n]
         i32 = f.view(np.int32)
-        arr = np.array([(lin, x, y, z, sm) for lin, (x, y, z), sm in blocks], dtype=np.int32)
+        if isinstance(blocks, BlockBatch):
+            arr = blocks.rows
+        else:
+            arr = np.array([(lin, x, y, z, sm) for lin, (x, y, z), sm in blocks], dtype=np.int32)
         rep = np.repeat(arr, nw, axis=0)
         i32[:n, abi.F_BLOCK // 4] = rep[:, 0]
         i32[:n, abi.F_CTAID // 4:abi.F_CTAID // 4 + 3] = rep[:, 1:4]
@@ -218,7 +221,9 @@ class LaunchRun:
             # GPU's block scheduler gives no order (timing mode has its own)
             blocks = list(blocks)
             blocks = [blocks[i] for i in self._order_rng.permutation(len(blocks))]
-        batches = self._batches(blocks)
+            batches = self._batches(blocks)
+        else:                          # the schedule's order, a batch at a time in numpy
+            batches = self._array_batches(sched)
         progress = self.options.get("progress")
         workers = self.options.get("workers") or block_workers.default_workers()
         if (workers > 1 and self.checker is None and self.weak is None
@@ -238,6 +243,13 @@ class LaunchRun:
         if self.checker is not None:
             self.findings.extend(self.checker.finish())
         return RunResult(self.stats, self.findings, time.perf_counter() - t0)
+
+    def _array_batches(self, sched):
+        """The blocks of `sched.schedule(grid)` in BlockBatch batches of at most `batch`."""
+        total = self.shape.grid[0] * self.shape.grid[1] * self.shape.grid[2]
+        for start in range(0, total, self.batch):
+            yield BlockBatch(sched.schedule_array(self.shape.grid, start,
+                                                  min(start + self.batch, total)))
 
     def _batches(self, blocks):
         """The scheduled blocks in lists of at most `batch` (one frames buffer)."""

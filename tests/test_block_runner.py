@@ -116,13 +116,19 @@ def test_a_warp_that_splits_gives_the_same_results_and_counters():
     assert nat.stats == py.stats
 
 
-def test_barrier_divergence_is_the_same_finding_and_the_launch_goes_on():
-    src = r"""
-    extern "C" __global__ void k(int* out) {
-        if (threadIdx.x % 64 < 16) { __syncthreads(); }
-        out[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x;
-    }"""
-    (nat, a1), (py, a2) = both(src, "k", (4,), (128,), lambda: (np.zeros(512, np.int32),))
+DIVERGENT_BARRIER = r"""
+extern "C" __global__ void k(int* out) {
+    if (threadIdx.x % 64 < 16) { __syncthreads(); }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x;
+}"""
+
+
+# 4 blocks with counters on: one block per native call; 70 with counters off:
+# batches of blocks per native call (block_runner.run_batch)
+@pytest.mark.parametrize("blocks,stats", [(4, True), (70, False)])
+def test_barrier_divergence_is_the_same_finding_and_the_launch_goes_on(blocks, stats):
+    (nat, a1), (py, a2) = both(DIVERGENT_BARRIER, "k", (blocks,), (128,),
+                               lambda: (np.zeros(blocks * 128, np.int32),), stats=stats)
     assert np.array_equal(a1[0], a2[0])
     assert findings(nat) == findings(py) and nat.findings[0].kind == "barrier_divergence"
 
@@ -174,18 +180,6 @@ def test_a_block_that_splits_mid_batch_is_finished_and_the_batch_goes_on():
                                budget=100000, stats=False)
     assert not isinstance(nat, gpuemu.KernelError), nat
     assert a1[1].tolist() == a2[1].tolist() == np.repeat(np.arange(90), 32).tolist()
-
-
-def test_barrier_divergence_in_a_batch_is_the_same_finding():
-    src = r"""
-    extern "C" __global__ void k(int* out) {
-        if (threadIdx.x % 64 < 16) { __syncthreads(); }
-        out[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x;
-    }"""
-    (nat, a1), (py, a2) = both(src, "k", (70,), (128,), lambda: (np.zeros(70 * 128, np.int32),),
-                               stats=False)
-    assert np.array_equal(a1[0], a2[0])
-    assert findings(nat) == findings(py) and nat.findings[0].kind == "barrier_divergence"
 
 
 def test_a_fault_in_a_batch_is_the_same_finding():

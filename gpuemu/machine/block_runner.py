@@ -222,7 +222,6 @@ def _build_block_fn(m: ll.Module, name: str) -> ll.Function:
 
 
 BATCH_SYMBOL = "gpuemu_run_blocks"
-BLOCK_F = -1     # batch state: the state array's last field holds the block index
 
 
 def _build_batch_ir() -> str:
@@ -241,8 +240,8 @@ def _build_batch_ir() -> str:
     c64 = lambda v: ll.Constant(I64, v)  # noqa: E731
     b = ll.IRBuilder(fn.append_basic_block("entry"))
     j_v = b.alloca(I64, name="j")
-    k_v = b.alloca(I64, name="k")
     b.store(j0, j_v)
+    memset = m.declare_intrinsic("llvm.memset", [I8.as_pointer(), I64])
     head, body, done = (fn.append_basic_block(n) for n in ("head", "body", "done"))
     b.branch(head)
     b.position_at_end(head)
@@ -250,17 +249,8 @@ def _build_batch_ir() -> str:
     b.cbranch(b.icmp_signed("<", j, nblocks), body, done)
     b.position_at_end(body)
     # fresh state: every field and per-warp state 0, entries = round = nw
-    b.store(c64(0), k_v)
-    zero, zero_body, zero_done = (fn.append_basic_block(n) for n in ("zero", "zero_body", "zero_done"))
-    b.branch(zero)
-    b.position_at_end(zero)
-    k = b.load(k_v)
-    b.cbranch(b.icmp_signed("<", k, b.add(nw, c64(HEAD))), zero_body, zero_done)
-    b.position_at_end(zero_body)
-    b.store(c32(0), b.gep(st, [k]))
-    b.store(b.add(k, c64(1)), k_v)
-    b.branch(zero)
-    b.position_at_end(zero_done)
+    b.call(memset, [b.bitcast(st, I8.as_pointer()), ll.Constant(I8, 0),
+                    b.mul(b.add(nw, c64(HEAD)), c64(4)), ll.Constant(I1, 0)])
     nw32 = b.trunc(nw, I32)
     b.store(nw32, b.gep(st, [c32(N_F)]))
     b.store(nw32, b.gep(st, [c32(ROUND_F)]))

@@ -429,14 +429,15 @@ class RawKernel:
         run = LaunchRun(self.compiled, mod.preset, shape, params, mod.symbol_table,
                         device_memory(), budget=budget, stats=stats or timing,
                         scheduler=None if timing else scheduler, options=options)
+        occ = (self.occupancy(block, shared_mem,
+                              self.preferred_carveout if carveout is None else carveout)
+               if timing else None)
         t0 = time.perf_counter()
         printed = ""
         report = None
         try:
             if timing:
                 from .timing.timing_mode import time_launch
-                occ = self.occupancy(block, shared_mem,
-                                     self.preferred_carveout if carveout is None else carveout)
                 res, report = time_launch(run, occ.active_blocks_per_sm, scheduler, block_scheduler)
             else:
                 res = run.run()

@@ -144,19 +144,7 @@ def _member_function(low, m: A.Member):
 
 def _reference(low, a: A.Expr, p: ir.Var, pq) -> ir.Expr:
     """The address a reference parameter binds to (the argument must be a place)."""
-    from .diagnostics import CompileError
-    try:
-        lv = low.lvalue(a)
-    except CompileError as err:
-        if "assignable" not in err.message:
-            raise
-        lv = None
-    if lv is None or lv.kind != "mem":
-        raise low.error(f"cannot bind the reference parameter '{p.name}' to this value "
-                        "(it needs a variable or an array element)", a.loc)
-    if lv.const and not pq.const:
-        raise low.error(f"binding the reference parameter '{p.name}' to a const value drops const", a.loc)
-    addr = low.typed_addr(lv.addr, p.type.pointee, a.loc)
+    addr, _ = low.bind_reference(a, p.type.pointee, pq.const, f"the reference parameter '{p.name}'")
     if addr.type != p.type:
         addr = ir.Cast(p.type, a.loc, addr)
     return addr

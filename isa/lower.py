@@ -346,21 +346,32 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             out.append(ir.ExprStmt(item.init.loc, ir.Store(t, item.init.loc, self.addr_of_var(var), v)))
         self.declare(dcl.name, sym, dcl.loc)
 
+    def bind_reference(self, init: A.Expr, ty, const: bool, what: str) -> tuple:
+        """(address, lvalue) of the place a reference to `ty` (`what`, for
+        messages) binds to: a variable or element of that very type."""
+        try:
+            lv = self.lvalue(init)
+        except CompileError as err:
+            if "assignable" not in err.message:
+                raise
+            lv = None
+        if lv is None or lv.kind != "mem":
+            raise self.error(f"cannot bind {what} to this value "
+                             "(it needs a variable or an array element)", init.loc)
+        if lv.type != ty and strip_spaces(lv.type) != strip_spaces(ty):
+            raise self.error(f"cannot bind a reference to '{tname(ty)}' to a value of type "
+                             f"'{tname(lv.type)}'", init.loc)
+        if lv.const and not const:
+            raise self.error(f"binding {what} to a const value drops const", init.loc)
+        return self.typed_addr(lv.addr, ty, init.loc), lv
+
     def local_reference(self, base: QType, item: A.InitDeclarator, out: list) -> None:
         """`T &r = place;`: r is the place's address, read and written through."""
         dcl = item.declarator
         q = self.ck.apply_declarator(base, A.Declarator(dcl.loc, dcl.name, dcl.ops[:-1]), self.lookup)
         if item.init is None or isinstance(item.init, A.InitList):
             raise self.error(f"reference '{dcl.name}' must be initialised with a variable or element", dcl.loc)
-        lv = self.lvalue(item.init)
-        if lv.kind != "mem":
-            raise self.error(f"cannot bind the reference '{dcl.name}' to this value", item.init.loc)
-        if lv.type != q.type and strip_spaces(lv.type) != strip_spaces(q.type):
-            raise self.error(f"cannot bind a reference to '{tname(q.type)}' to a value of type "
-                             f"'{tname(lv.type)}'", item.init.loc)
-        if lv.const and not q.const:
-            raise self.error(f"binding the reference '{dcl.name}' to a const value drops const", item.init.loc)
-        addr = self.typed_addr(lv.addr, q.type, item.init.loc)
+        addr, lv = self.bind_reference(item.init, q.type, q.const, f"the reference '{dcl.name}'")
         var = ir.Var(dcl.name, addr.type, "reg", dcl.loc)
         out.append(ir.Decl(dcl.loc, var, addr))
         sym = self.Sym("var", var, QType(q.type, q.const or lv.const, q.volatile or lv.volatile), dcl.loc)

@@ -108,3 +108,28 @@ def test_progress_hears_of_every_block():
     launch(GLOBAL_HIST, "hist", (data.size // 32,), (32,), data, np.zeros(8, np.uint32),
            np.int32(data.size), stats=False, workers=2, progress=seen.append)
     assert sum(seen) == data.size // 32
+
+
+DIVERGENCE_THEN_MISMATCH = r"""
+extern "C" __global__ void k(int* out) {
+    bool first = blockIdx.x == 0 ? threadIdx.x < 16 : threadIdx.x < 32;
+    if (first) {
+        __syncthreads();
+    } else if (blockIdx.x != 0) {
+        __syncthreads();
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = 1;
+}"""
+
+
+def test_a_barrier_mismatch_is_kept_beside_a_divergence_at_its_line():
+    # block 0: warp 0 reaches line 5 with half its lanes (divergence at 5);
+    # other blocks: warp 0 waits at line 5, warp 1 at 7 (a mismatch whose lowest line is 5)
+    found = []
+    for workers in (1, 2):
+        res = launch(DIVERGENCE_THEN_MISMATCH, "k", (8,), (64,), np.zeros(512, np.int32),
+                     workers=workers)
+        found.append(sorted((f.kind, f.line, tuple(f.extra.get("barrier_lines") or ()))
+                            for f in res.findings))
+    assert found[0] == found[1]
+    assert ("barrier_divergence", 5, (5, 7)) in found[1] and ("barrier_divergence", 5, ()) in found[1]

@@ -138,6 +138,8 @@ def test_noinline_and_static_device_functions_accepted():
      "cannot deduce template argument 'N'", 3, 36),
     ("__device__ void f(float &x) { x = 1; }\n__global__ void k(float *p) { f(p[0] + 1); }",
      "cannot bind the reference parameter 'x'", 2, 38),
+    ("__device__ void inc(int &x) { x += 1; }\n__global__ void k(float *p) { float v = p[0]; inc(v); p[0] = v; }",
+     "cannot bind a reference to 'int' to a value of type 'float'", 2, 51),
     ("__global__ void k(float *p) { p[0] = std::sqrt(2.0f); }", "the C++ standard library is not supported", 1, 38),
     ("__global__ void k(float *p) { float *q = new float[4]; }", "new and delete are not supported", 1, 42),
     ("__global__ void k(float *p) { throw 1; }", "exceptions are not supported", 1, 31),

@@ -41,7 +41,9 @@ class GlobalShadow:
 
     def __init__(self, memory) -> None:
         allocs = []
-        for ref in list(getattr(memory, "by_tag", {}).values()):
+        with memory._lock:      # a collection may free an allocation meanwhile
+            refs = list(getattr(memory, "by_tag", {}).values())
+        for ref in refs:
             a = ref()
             if a is not None and getattr(a, "shadow", None) is not None:
                 allocs.append(a)

@@ -22,8 +22,9 @@ Identical to one worker, by construction:
   lowest batch, the first barrier divergence per line.
 
 Launches with a seed (seeded-random store order per warp run), a warp
-scheduler other than the default, or printf (one output buffer, filled in
-the order the warps run) run on one worker.
+scheduler other than the default, printf (one output buffer, filled in
+the order the warps run), check mode or the weak memory model (both follow
+blocks in order) run on one worker.
 """
 from __future__ import annotations
 
@@ -52,6 +53,8 @@ def can_parallelise(run) -> bool:
     """Whether this launch may run its blocks on several workers."""
     return (run.options.get("seed") is None
             and run.options.get("printf_buffer") is None     # one FIFO, in warp order
+            and getattr(run, "checker", None) is None        # judges blocks in order
+            and getattr(run, "weak", None) is None           # holds stores block by block
             and type(run.scheduler) is LooseRoundRobin)
 
 
@@ -116,6 +119,7 @@ def run_parallel(run, batches: Iterable[list], nworkers: int,
                 done[seq] = (len(blocks), res)
                 ready.notify_all()
             if res[2] is not None:
+                stop.set()      # every lower batch is already taken: the rest need not run
                 break
         with ready:
             done.setdefault(("exit", id(wk)), None)
@@ -159,11 +163,13 @@ def run_parallel(run, batches: Iterable[list], nworkers: int,
 
 
 def _merge_findings(run, findings: list) -> None:
-    """Barrier divergence is reported once per line: keep the first in block order."""
+    """Barrier divergence is reported once per line, a barrier mismatch once per
+    set of barrier lines (as one worker keys them): keep the first in block order."""
     seen = run.__dict__.setdefault("_merged_divergence", set())
     for f in findings:
         if f.kind == "barrier_divergence":
-            if f.line in seen:
+            key = tuple(f.extra.get("barrier_lines") or ()) or f.line
+            if key in seen:
                 continue
-            seen.add(f.line)
+            seen.add(key)
         run.findings.append(f)

@@ -226,8 +226,7 @@ class LaunchRun:
             batches = self._array_batches(sched)
         progress = self.options.get("progress")
         workers = self.options.get("workers") or block_workers.default_workers()
-        if (workers > 1 and self.checker is None and self.weak is None
-                and block_workers.can_parallelise(self)):
+        if workers > 1 and block_workers.can_parallelise(self):
             block_workers.run_parallel(self, batches, workers, progress)
         else:
             for blocks in batches:

@@ -111,7 +111,7 @@ def barrier_mismatch_finding(meta, block_idx, waiting: list, block_dim) -> Findi
                            f"around them is not uniform across the block (undefined in CUDA; the "
                            f"hardware barrier counts arrivals and lets them all go on)",
                    extra={"waiting": [{"warp": w, "line": ln, "file": f} for w, (ln, f, _) in waiting],
-                          "file": f0, "barrier_lines": lines, "other_lines": lines})
+                          "file": f0, "barrier_lines": lines})
 
 
 def barrier_divergence_finding(meta, block_idx, warp: int, lane: int, line: int, active: int,

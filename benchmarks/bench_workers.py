@@ -6,9 +6,16 @@ Run it on an otherwise idle machine, pinned to the cores it may use:
     taskset -c 0,1 python benchmarks/bench_workers.py --workers 2
 
 Each launch is warm (compiled and run once first); seconds are the minimum
-of --repeats runs, counters off (`stats=False`, the fast path). Before
-timing, each kernel runs once with every counter on at 1 and at N workers
-and the outputs and counters must be identical.
+of --repeats runs, counters off (`stats=False`, the fast path) and on (the
+default). Before timing, each kernel runs once with every counter on at 1
+and at N workers and the outputs and counters must be identical.
+
+`--serial` measures instead, on one worker, what limits N workers on any
+machine, loaded or not: the share s of a launch's CPU time spent outside
+the native block loops (which release the GIL and are all that runs in
+parallel), and Amdahl's bound on the speed-up, 1 / (s + (1 - s) / N):
+
+    python benchmarks/bench_workers.py --serial
 """
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ import argparse
 import os
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import gpuemu  # noqa: E402
+from gpuemu.machine import block_runner  # noqa: E402
 
 
 def _vecadd(n: int):
@@ -47,39 +56,106 @@ def _transpose(n: int):
     return launch, lambda: y.get(), a.T
 
 
+def _kernels(args):
+    """(name, threads, launch, output getter, expected output) of each kernel."""
+    yield ("vecadd", args.vecadd, *_vecadd(args.vecadd))
+    yield ("transpose", args.transpose ** 2, *_transpose(args.transpose))
+
+
+@contextmanager
+def _native_clock():
+    """Sum the thread CPU time spent inside the block loops' native calls
+    (the GIL-free part of a launch) into the returned one-element list."""
+    spent = [0.0]
+    names = [n for n in ("_function", "_range_function", "_batch_function")
+             if hasattr(block_runner, n)]
+    saved = [getattr(block_runner, n) for n in names]
+
+    def timed(get):
+        def function():
+            native = get()
+
+            def call(*args):
+                t0 = time.thread_time()
+                try:
+                    return native(*args)
+                finally:
+                    spent[0] += time.thread_time() - t0
+            return call
+        return function
+
+    for n, g in zip(names, saved):
+        setattr(block_runner, n, timed(g))
+    try:
+        yield spent
+    finally:
+        for n, g in zip(names, saved):
+            setattr(block_runner, n, g)
+
+
+def serial_fraction(launch, repeats: int, **opt) -> tuple:
+    """(CPU seconds of the launch, share of them outside the native block
+    loops) on one worker, the run with the least CPU time of `repeats`."""
+    launch(workers=1, **opt)
+    best = None
+    for _ in range(repeats):
+        with _native_clock() as spent:
+            t0 = time.thread_time()
+            launch(workers=1, **opt)
+            t = time.thread_time() - t0
+        if best is None or t < best[0]:
+            best = (t, max(t - spent[0], 0.0) / t)
+    return best
+
+
+def _serial_table(args) -> None:
+    n = args.workers
+    print(f"| kernel | threads | counters | CPU s (1 worker) | serial share s | "
+          f"Amdahl bound, {n} workers |")
+    print("|---|---|---|---|---|---|")
+    for name, threads, launch, _, _ in _kernels(args):
+        for stats in (False, True):
+            t, s = serial_fraction(launch, args.repeats, stats=stats)
+            print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {t:.4f} | {s:.3f} | "
+                  f"{1 / (s + (1 - s) / n):.2f}x |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--vecadd", type=int, default=1 << 22, help="vecadd elements")
     ap.add_argument("--transpose", type=int, default=1024, help="transpose side")
+    ap.add_argument("--serial", action="store_true",
+                    help="print the serial share of one worker's launch and Amdahl's bound")
     args = ap.parse_args()
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     print(f"cores allowed: {cores}; load average: {os.getloadavg()}")
-    print(f"| kernel | threads | 1 worker (s) | {args.workers} workers (s) | speed-up | "
+    if args.serial:
+        _serial_table(args)
+        return
+    print(f"| kernel | threads | counters | 1 worker (s) | {args.workers} workers (s) | speed-up | "
           f"outputs and counters |")
-    print("|---|---|---|---|---|---|")
-    for name, make, size in (("vecadd", _vecadd, args.vecadd),
-                             ("transpose", _transpose, args.transpose)):
-        launch, get, want = make(size)
+    print("|---|---|---|---|---|---|---|")
+    for name, threads, launch, get, want in _kernels(args):
         runs = {}
         for w in (1, args.workers):
-            st = launch(workers=w).stats
+            lau = launch(workers=w)
             assert np.array_equal(get(), want), f"{name}: wrong result with {w} workers"
-            runs[w] = dict(st.items()) if hasattr(st, "items") else st
+            runs[w] = (lau.stats, lau.stats_by_line)
         same = "identical" if runs[1] == runs[args.workers] else "DIFFER"
-        best = {}
-        for w in (1, args.workers):
-            launch(workers=w, stats=False)
-            ts = []
-            for _ in range(args.repeats):
-                t0 = time.perf_counter()
-                launch(workers=w, stats=False)
-                ts.append(time.perf_counter() - t0)
-            best[w] = min(ts)
-        threads = size if name == "vecadd" else size * size
-        print(f"| {name} | {threads:,} | {best[1]:.4f} | {best[args.workers]:.4f} | "
-              f"{best[1] / best[args.workers]:.2f}x | {same} |")
+        for stats in (False, True):
+            best = {}
+            for w in (1, args.workers):
+                launch(workers=w, stats=stats)
+                ts = []
+                for _ in range(args.repeats):
+                    t0 = time.perf_counter()
+                    launch(workers=w, stats=stats)
+                    ts.append(time.perf_counter() - t0)
+                best[w] = min(ts)
+            print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {best[1]:.4f} | "
+                  f"{best[args.workers]:.4f} | {best[1] / best[args.workers]:.2f}x | {same} |")
 
 
 if __name__ == "__main__":

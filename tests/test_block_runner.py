@@ -123,8 +123,7 @@ extern "C" __global__ void k(int* out) {
 }"""
 
 
-# 4 blocks with counters on: one block per native call; 70 with counters off:
-# batches of blocks per native call (block_runner.run_batch)
+# counters on and off: ranges of blocks per native call (block_runner.run_range)
 @pytest.mark.parametrize("blocks,stats", [(4, True), (70, False)])
 def test_barrier_divergence_is_the_same_finding_and_the_launch_goes_on(blocks, stats):
     (nat, a1), (py, a2) = both(DIVERGENT_BARRIER, "k", (blocks,), (128,),
@@ -147,17 +146,43 @@ def test_faults_and_timeouts_are_the_same_finding(kind, src):
     assert nat.findings[0].kind == kind
 
 
-# ---- counters off: a whole batch of blocks per native call (block_runner.run_batch)
+# ---- ranges of blocks per native call (block_runner.run_range)
 
-def test_a_batch_per_call_only_with_counters_off():
-    run = type("R", (), {"scheduler": LooseRoundRobin(), "options": {}})()
-    run.want_stats, run._tracing = False, False
-    assert block_runner.batch_usable(run)
-    run.want_stats = run._tracing = True
-    assert not block_runner.batch_usable(run)
+def test_ranges_of_blocks_per_call_except_in_check_mode_and_the_weak_memory_model():
+    run = type("R", (), {"scheduler": LooseRoundRobin(), "options": {}, "checker": None})()
+    run._weak_mode = lambda: False
+    assert block_runner.range_usable(run)
+    run.checker = object()
+    assert not block_runner.range_usable(run)
+    run.checker, run._weak_mode = None, lambda: True
+    assert not block_runner.range_usable(run)
 
 
-def test_batches_give_the_same_results_as_the_python_loop():
+GRID_3D = r"""
+extern "C" __global__ void k(int* out) {
+    __shared__ int s[64];
+    int b = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+    int t = threadIdx.x;
+    int before = s[t];                 // each block starts with zeroed shared memory
+    __syncthreads();
+    s[t] = b + 1;
+    out[b * 64 + t] = before * 1000000 + blockIdx.x * 10000 + blockIdx.y * 100 + blockIdx.z;
+}"""
+
+
+@pytest.mark.parametrize("stats", [True, False])
+def test_a_3d_grid_gives_each_block_its_index_and_fresh_shared_memory(stats):
+    grid = (5, 3, 4)
+    (nat, a1), (py, a2) = both(GRID_3D, "k", grid, (64,), lambda: (np.zeros(60 * 64, np.int32),),
+                               stats=stats)
+    z, y, x = np.meshgrid(range(4), range(3), range(5), indexing="ij")
+    want = np.repeat((x * 10000 + y * 100 + z).ravel(), 64)
+    assert a1[0].tolist() == a2[0].tolist() == want.tolist()
+    if stats:
+        assert nat.stats == py.stats and nat.stats_by_line == py.stats_by_line
+
+
+def test_ranges_give_the_same_results_as_the_python_loop():
     x = np.random.default_rng(2).random(300 * 256, dtype=np.float32)
     (nat, a1), (py, a2) = both(BARRIERS, "k", (300,), (256,),
                                lambda: (x, np.zeros(300, np.float32), np.int32(200)), stats=False)
@@ -165,7 +190,7 @@ def test_batches_give_the_same_results_as_the_python_loop():
     assert np.allclose(a1[1], x.reshape(300, 256)[:, :200].sum(axis=1), rtol=1e-4)
 
 
-def test_a_block_that_splits_mid_batch_is_finished_and_the_batch_goes_on():
+def test_a_block_that_splits_mid_range_is_finished_and_the_range_goes_on():
     src = r"""
     extern "C" __global__ void k(volatile int* flag, int* out) {
         int t = threadIdx.x;
@@ -182,7 +207,7 @@ def test_a_block_that_splits_mid_batch_is_finished_and_the_batch_goes_on():
     assert a1[1].tolist() == a2[1].tolist() == np.repeat(np.arange(90), 32).tolist()
 
 
-def test_a_fault_in_a_batch_is_the_same_finding():
+def test_a_fault_in_a_range_is_the_same_finding():
     src = r"""extern "C" __global__ void k(int* out) {
         out[(blockIdx.x == 41 ? 5000 : blockIdx.x) * 64 + threadIdx.x] = 1; }"""
     (nat, _), (py, _) = both(src, "k", (100,), (64,), lambda: (np.zeros(6400, np.int32),),

@@ -221,49 +221,115 @@ def _build_block_fn(m: ll.Module, name: str) -> ll.Function:
     return fn
 
 
-BATCH_SYMBOL = "gpuemu_run_blocks"
-
-
-def _build_batch_ir() -> str:
-    """gpuemu_run_blocks(fn, fptrs, nw, ctx, st, j0, nblocks): blocks j0..nblocks-1
-    of a batch, each as gpuemu_run_block from a fresh state (block j's warps are
-    fptrs[j*nw : j*nw+nw]); returns DONE, or the first other code with st[BLOCK]
-    = the block it came from, for Python to finish that block."""
-    m = ll.Module(name="block_batch")
-    inner = _build_block_fn(m, "gpuemu_run_block_inner")
-    inner.linkage = "internal"
-    ft = ll.FunctionType(I32, [I64, I64.as_pointer(), I64, I8.as_pointer(), I32.as_pointer(),
-                               I64, I64])
-    fn = ll.Function(m, ft, BATCH_SYMBOL)
-    fn_addr, fptrs, nw, ctx, st, j0, nblocks = fn.args
-    c32 = lambda v: ll.Constant(I32, v)  # noqa: E731
-    c64 = lambda v: ll.Constant(I64, v)  # noqa: E731
-    b = ll.IRBuilder(fn.append_basic_block("entry"))
-    j_v = b.alloca(I64, name="j")
-    b.store(j0, j_v)
-    memset = m.declare_intrinsic("llvm.memset", [I8.as_pointer(), I64])
-    head, body, done = (fn.append_basic_block(n) for n in ("head", "body", "done"))
+def _counted_loop(fn: ll.Function, b: ll.IRBuilder, var, limit, body, start=None) -> None:
+    """Emit `for (var = start; var < limit; var++) body(var)` (i64 alloca `var`,
+    start 0 unless given); body may branch away but leaves the builder where
+    the iteration goes on; the builder is left after the loop."""
+    b.store(ll.Constant(I64, 0) if start is None else start, var)
+    head, loop, done = (fn.append_basic_block(n) for n in ("for", "for_body", "for_done"))
     b.branch(head)
     b.position_at_end(head)
-    j = b.load(j_v)
-    b.cbranch(b.icmp_signed("<", j, nblocks), body, done)
-    b.position_at_end(body)
-    # fresh state: every field and per-warp state 0, entries = round = nw
-    b.call(memset, [b.bitcast(st, I8.as_pointer()), ll.Constant(I8, 0),
-                    b.mul(b.add(nw, c64(HEAD)), c64(4)), ll.Constant(I1, 0)])
-    nw32 = b.trunc(nw, I32)
-    b.store(nw32, b.gep(st, [c32(N_F)]))
-    b.store(nw32, b.gep(st, [c32(ROUND_F)]))
-    code = b.call(inner, [fn_addr, b.gep(fptrs, [b.mul(j, nw)]), nw, ctx, st])
-    ok, stop = fn.append_basic_block("ok"), fn.append_basic_block("stop")
-    b.cbranch(b.icmp_signed("==", code, c32(DONE)), ok, stop)
-    b.position_at_end(ok)
-    b.store(b.add(j, c64(1)), j_v)
+    i = b.load(var)
+    b.cbranch(b.icmp_signed("<", i, limit), loop, done)
+    b.position_at_end(loop)
+    body(i)
+    b.store(b.add(i, ll.Constant(I64, 1)), var)
     b.branch(head)
-    b.position_at_end(stop)
-    b.store(b.trunc(j, I32), b.gep(st, [b.add(nw, c64(HEAD))]))
-    b.ret(code)
     b.position_at_end(done)
+
+
+RANGE_SYMBOL = "gpuemu_run_range"
+# fields of the int64 launch array gpuemu_run_range reads (and writes: ISSUED, STOPPED)
+(L_TEMPLATE, L_SHARED, L_SHARED_BYTES, L_GRID_X, L_GRID_Y, L_NUM_SMS, L_ISSUE, L_COUNTERS,
+ L_NLINES, L_ISSUED, L_STOPPED) = range(11)
+L_FIELDS = 11
+
+
+def _build_range_ir() -> str:
+    """gpuemu_run_range(fn, fptrs, nw, ctx, st, lin0, lin1, launch): blocks lin0..lin1-1
+    in linear order, each in the one block slot fptrs[0:nw]: its warps' headers
+    copied from the template (launch[TEMPLATE], nw rows of HEADER_BYTES), its
+    block fields set (linear index, blockIdx from gridDim x and y, SM = linear
+    mod SMs, as RoundRobinBlockScheduler), its shared memory zeroed, then run as
+    gpuemu_run_block from a fresh state. With launch[ISSUE] (an int64 per SM)
+    the block's warp instructions (column 0 of the counters, summed over lines,
+    minus launch[ISSUED]) are added to its SM. Returns DONE, or the first other
+    code with launch[STOPPED] = the block it came from, for Python to finish."""
+    m = ll.Module(name="block_range")
+    inner = _build_block_fn(m, "gpuemu_run_block_inner")
+    inner.linkage = "internal"
+    i8p = I8.as_pointer()
+    ft = ll.FunctionType(I32, [I64, I64.as_pointer(), I64, i8p, I32.as_pointer(),
+                               I64, I64, I64.as_pointer()])
+    fn = ll.Function(m, ft, RANGE_SYMBOL)
+    fn_addr, fptrs, nw, ctx, st, lin0, lin1, lau = fn.args
+    c32 = lambda v: ll.Constant(I32, v)  # noqa: E731
+    c64 = lambda v: ll.Constant(I64, v)  # noqa: E731
+    no = ll.Constant(I1, 0)
+    b = ll.IRBuilder(fn.append_basic_block("entry"))
+    lin_v, w_v, l_v, tot_v = (b.alloca(I64, name=n) for n in ("lin", "w", "l", "tot"))
+    memset = m.declare_intrinsic("llvm.memset", [i8p, I64])
+    memcpy = m.declare_intrinsic("llvm.memcpy", [i8p, i8p, I64])
+
+    def field(i):
+        return b.load(b.gep(lau, [c64(i)]))
+
+    tpl = b.inttoptr(field(L_TEMPLATE), i8p)
+    shared = b.inttoptr(field(L_SHARED), i8p)
+    shared_bytes, gx, gy, nsms = (field(i) for i in (L_SHARED_BYTES, L_GRID_X, L_GRID_Y,
+                                                       L_NUM_SMS))
+
+    def one_block(lin):                     # block `lin`: fresh warps, run, count
+        bx = b.trunc(b.urem(lin, gx), I32)
+        by = b.trunc(b.urem(b.udiv(lin, gx), gy), I32)
+        bz = b.trunc(b.udiv(lin, b.mul(gx, gy)), I32)
+        sm = b.urem(lin, nsms)
+        vals = ((abi.F_BLOCK, b.trunc(lin, I32)), (abi.F_CTAID, bx), (abi.F_CTAID + 4, by),
+                (abi.F_CTAID + 8, bz), (abi.F_SM, b.trunc(sm, I32)))
+
+        def fresh_header(w):                # warp w: the template, then the block fields
+            frame = b.inttoptr(b.load(b.gep(fptrs, [w])), i8p)
+            b.call(memcpy, [frame, b.gep(tpl, [b.mul(w, c64(abi.HEADER_BYTES))]),
+                            c64(abi.HEADER_BYTES), no])
+            for off, v in vals:
+                b.store(v, b.bitcast(b.gep(frame, [c64(off)]), I32.as_pointer()))
+        _counted_loop(fn, b, w_v, nw, fresh_header)
+        b.call(memset, [shared, ll.Constant(I8, 0), shared_bytes, no])
+        # fresh loop state: every field and per-warp state 0, entries = round = nw
+        b.call(memset, [b.bitcast(st, i8p), ll.Constant(I8, 0),
+                        b.mul(b.add(nw, c64(HEAD)), c64(4)), no])
+        nw32 = b.trunc(nw, I32)
+        b.store(nw32, b.gep(st, [c32(N_F)]))
+        b.store(nw32, b.gep(st, [c32(ROUND_F)]))
+        code = b.call(inner, [fn_addr, fptrs, nw, ctx, st])
+        ok, stop = fn.append_basic_block("ok"), fn.append_basic_block("stop")
+        b.cbranch(b.icmp_signed("==", code, c32(DONE)), ok, stop)
+
+        b.position_at_end(stop)
+        b.store(lin, b.gep(lau, [c64(L_STOPPED)]))
+        b.ret(code)
+
+        b.position_at_end(ok)
+        issue = field(L_ISSUE)
+        count, nxt = fn.append_basic_block("count"), fn.append_basic_block("next")
+        b.cbranch(b.icmp_unsigned("!=", issue, c64(0)), count, nxt)
+        b.position_at_end(count)                # issue cycles: this block's warp instructions
+        counters = b.inttoptr(field(L_COUNTERS), I64.as_pointer())
+        nlines = field(L_NLINES)
+        b.store(c64(0), tot_v)
+
+        def add_line(ln):
+            wi = b.load(b.gep(counters, [b.mul(ln, c64(abi.N_LINE_COUNTERS))]))
+            b.store(b.add(b.load(tot_v), wi), tot_v)
+        _counted_loop(fn, b, l_v, nlines, add_line)
+        tot = b.load(tot_v)
+        slot = b.gep(b.inttoptr(issue, I64.as_pointer()), [sm])
+        b.store(b.add(b.load(slot), b.sub(tot, field(L_ISSUED))), slot)
+        b.store(tot, b.gep(lau, [c64(L_ISSUED)]))
+        b.branch(nxt)
+
+        b.position_at_end(nxt)
+    _counted_loop(fn, b, lin_v, lin1, one_block, start=lin0)
     b.ret(c32(DONE))
     return str(m)
 
@@ -276,13 +342,13 @@ def _function():
     return engine.native_function(SYMBOL, _build_ir, PROTOTYPE)
 
 
-BATCH_PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p,
+RANGE_PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p,
                                    ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
-                                   ctypes.c_int64, ctypes.c_int64)
+                                   ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 
 
-def _batch_function():
-    return engine.native_function(BATCH_SYMBOL, _build_batch_ir, BATCH_PROTOTYPE)
+def _range_function():
+    return engine.native_function(RANGE_SYMBOL, _build_range_ir, RANGE_PROTOTYPE)
 
 
 def usable(run) -> bool:
@@ -311,37 +377,55 @@ def run_block(run, j: int, idx: tuple) -> None:
         _events(run, j, idx, code, st, fptrs)
 
 
-def batch_usable(run) -> bool:
-    """A whole batch in one native call: the native loop applies and no
-    per-block bookkeeping is needed (counters off: issue cycles are charged
-    to each block's SM, which needs Python between blocks)."""
-    return usable(run) and not run.want_stats and not getattr(run, "_tracing", False)
+def range_usable(run) -> bool:
+    """Whole ranges of blocks per native call (run_range): the native loop
+    applies, the blocks run in the default schedule's order, and nothing
+    needs Python between blocks (check mode judges and the weak memory model
+    holds stores block by block)."""
+    return (usable(run) and getattr(run, "checker", None) is None
+            and not run._weak_mode())
 
 
-def run_batch(run, blocks: list) -> None:
-    """Run every block of the (already reset) batch, as run_block on each in
-    turn, with one native call for the blocks that need no Python: a block
-    whose loop hands back an event is finished by run_block's slow path."""
+def run_range(run, lin0: int, lin1: int) -> None:
+    """Run blocks lin0..lin1-1 (linear indices, the default schedule's order)
+    in the run's first block slot, as run_block on each in turn, with one
+    native call for the blocks that need no Python: a block whose loop hands
+    back an event is finished by run_block's slow path and the range goes on.
+    With counters on, each block's warp instructions are added to run.issue
+    at its SM (as executor._run_batch does)."""
     nw = run._nw
-    scratch = run.__dict__.get("_block_batch_scratch")
+    scratch = run.__dict__.get("_block_range_scratch")
     if scratch is None:                  # per run (and per block worker)
-        st = np.zeros(HEAD + nw + 1, dtype=np.int32)
-        scratch = run._block_batch_scratch = (_batch_function(), st, st.ctypes.data)
-    fn, st, st_p = scratch
-    j, n = 0, len(blocks)
-    while j < n:
-        code = fn(run.ck.address, run._fptr_array.ctypes.data, nw, run._ctxp, st_p, j, n)
+        st = np.zeros(HEAD + nw, dtype=np.int32)
+        lau = np.zeros(L_FIELDS, dtype=np.int64)
+        gx, gy, _ = run.shape.grid
+        lau[[L_TEMPLATE, L_SHARED, L_SHARED_BYTES, L_GRID_X, L_GRID_Y, L_NUM_SMS]] = (
+            run.header_template.ctypes.data, run.shared.ctypes.data, run.shared_stride,
+            gx, gy, run.preset.num_sms)
+        if run.want_stats:
+            lau[L_ISSUE] = run.issue.ctypes.data
+        lau[L_COUNTERS], lau[L_NLINES] = run.counters.ctypes.data, len(run.counters)
+        scratch = run._block_range_scratch = (_range_function(), st, lau, st.ctypes.data,
+                                              lau.ctypes.data, run._fptr_array.ctypes.data)
+    fn, st, lau, st_p, lau_p, fptrs_p = scratch
+    lin = lin0
+    while lin < lin1:
+        code = fn(run.ck.address, fptrs_p, nw, run._ctxp, st_p, lin, lin1, lau_p)
         if code == DONE:
             return
-        j = int(st[HEAD + nw])
-        first = j * nw
+        lin = int(lau[L_STOPPED])
         # the slow path keeps its own state and frame pointers (a split warp adds entries)
         bst = np.zeros(HEAD + 2 * nw, dtype=np.int32)
-        bst[:HEAD + nw] = st[:HEAD + nw]
+        bst[:HEAD + nw] = st
         fptrs = np.zeros(2 * nw, dtype=np.int64)
-        fptrs[:nw] = run._fptr_array[first:first + nw]
-        _events(run, j, blocks[j][1], code, bst, fptrs)
-        j += 1
+        fptrs[:nw] = run._fptr_array[:nw]
+        gx, gy, _ = run.shape.grid
+        _events(run, 0, (lin % gx, lin // gx % gy, lin // (gx * gy)), code, bst, fptrs)
+        if lau[L_ISSUE]:
+            tot = int(run.counters[:, 0].sum())
+            run.issue[lin % run.preset.num_sms] += tot - int(lau[L_ISSUED])
+            lau[L_ISSUED] = tot
+        lin += 1
 
 
 def _events(run, j: int, idx: tuple, code: int, st: np.ndarray, fptrs: np.ndarray) -> None:

@@ -29,8 +29,10 @@ blocks in order) run on one worker.
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, Optional
 
 import numpy as np
@@ -59,19 +61,23 @@ def can_parallelise(run) -> bool:
 
 
 class _Worker:
-    """One worker's copy of the launch: private state, shared memory."""
+    """One worker's copy of the launch: private state, shared memory. With
+    `own`, the launch itself (the calling thread works too)."""
 
-    def __init__(self, run) -> None:
+    def __init__(self, run, own: bool = False) -> None:
+        self.chunks: list = []
+        if own:
+            self.run = run
+            return
         w = copy.copy(run)
-        w.__dict__.pop("_block_runner_scratch", None)   # block_runner's buffers: one per worker
-        w.__dict__.pop("_block_batch_scratch", None)
+        for k in ("_block_runner_scratch", "_block_range_scratch"):   # one per worker
+            w.__dict__.pop(k, None)
         w.stats = Stats()
         w.findings = []
         w._divergent_barriers = set()
         w._setup()
         w.issue = np.zeros(run.preset.num_sms, dtype=np.int64)
         w._wi_total = 0
-        self.chunks: list = []
         w.drain = self._keep_trace            # the main thread charges it, in order
         self.run = w
 
@@ -82,7 +88,7 @@ class _Worker:
             self.chunks.append(self.run.trace[:n].copy())
         ctx[abi.C_TRACE_LEN] = 0
 
-    def run_batch(self, blocks: list):
+    def run_batch(self, blocks):
         """Run the blocks; (trace chunks, findings, error) of this batch."""
         self.chunks = []
         nf = len(self.run.findings)
@@ -96,10 +102,40 @@ class _Worker:
         return self.chunks, self.run.findings[nf:], err
 
 
-def run_parallel(run, batches: Iterable[list], nworkers: int,
+def block_ranges(total: int, nworkers: int, threads_per_block: int) -> list:
+    """The grid's linear block indices cut into ranges (run in order by
+    block_runner.run_range): about 4 per worker, so workers that finish early
+    take more, and at most 2^20 threads each, so a progress bar moves."""
+    per = -(-total // (4 * max(nworkers, 1)))
+    per = max(1, min(per, (1 << 20) // max(threads_per_block, 1)))
+    return [range(lo, min(lo + per, total)) for lo in range(0, total, per)]
+
+
+_pool: Optional[ThreadPoolExecutor] = None
+_pool_lock = threading.Lock()
+
+
+def _threads(n: int) -> ThreadPoolExecutor:
+    """A process-wide pool of at least n worker threads, kept between
+    launches (starting threads per launch is serial work)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < n:
+            old, _pool = _pool, ThreadPoolExecutor(max_workers=n,
+                                                   thread_name_prefix="gpuemu-block-worker")
+            if old is not None:
+                old.shutdown(wait=False)
+        return _pool
+
+
+def run_parallel(run, batches: Iterable, nworkers: int,
                  progress: Optional[Callable[[int], None]] = None) -> None:
-    """Run `batches` (lists of blocks, in schedule order) on `nworkers`
-    threads; charge traces, merge counters and findings into `run`."""
+    """Run `batches` (lists of blocks or ranges of linear indices, in schedule
+    order) on `nworkers` threads; charge traces, merge counters and findings
+    into `run`."""
+    if not run._tracing:
+        _run_untraced(run, list(batches), nworkers, progress)
+        return
     workers = [_Worker(run) for _ in range(nworkers)]
     it = enumerate(batches)
     take = threading.Lock()
@@ -125,17 +161,15 @@ def run_parallel(run, batches: Iterable[list], nworkers: int,
             done.setdefault(("exit", id(wk)), None)
             ready.notify_all()
 
-    threads = [threading.Thread(target=loop, args=(wk,), daemon=True, name=f"gpuemu-block-worker-{i}")
-               for i, wk in enumerate(workers)]
-    for t in threads:
-        t.start()
+    pool = _threads(nworkers)
+    futures = [pool.submit(loop, wk) for wk in workers]
     seq = 0
     error = None
     try:
         while True:
             with ready:
                 while seq not in done:
-                    if sum(1 for k in done if isinstance(k, tuple)) == len(threads):
+                    if sum(1 for k in done if isinstance(k, tuple)) == len(workers):
                         break                  # every worker has left: no more batches
                     ready.wait()
                 if seq not in done:
@@ -152,10 +186,70 @@ def run_parallel(run, batches: Iterable[list], nworkers: int,
             seq += 1
     finally:
         stop.set()
-        for t in threads:
-            t.join()
+        for f in futures:
+            f.result()
     if error is not None:
         raise error
+    _merge_counts(run, workers)
+
+
+def _run_untraced(run, batches: list, nworkers: int,
+                  progress: Optional[Callable[[int], None]]) -> None:
+    """Nothing to charge in order (counters off): the calling thread works as
+    one of the workers, each takes the next batch until none is left, and
+    findings and the first error are merged in batch order at the end."""
+    base = run.findings
+    run.findings = []
+    mine = _Worker(run, own=True)
+    workers = [mine] + [_Worker(run) for _ in range(nworkers - 1)]
+    nxt = itertools.count()
+    results: dict = {}
+    finished: list = []              # blocks per finished batch (list.append is atomic)
+    stop = threading.Event()
+
+    def loop(wk: _Worker) -> None:
+        while not stop.is_set():
+            seq = next(nxt)
+            if seq >= len(batches):
+                break
+            res = results[seq] = wk.run_batch(batches[seq])
+            finished.append(len(batches[seq]))
+            if res[2] is not None:
+                stop.set()      # every lower batch is already taken: the rest need not run
+                break
+            if progress is not None and wk is mine:
+                reported[0] = _report(progress, finished, reported[0])
+
+    reported = [0]
+    pool = _threads(nworkers - 1)
+    futures = [pool.submit(loop, wk) for wk in workers[1:]]
+    try:
+        loop(mine)
+    finally:
+        stop.set()
+        for f in futures:
+            f.result()
+    run.findings = base
+    for seq in sorted(results):
+        _, findings, err = results[seq]
+        _merge_findings(run, findings)
+        if err is not None:
+            raise err
+    if progress is not None:
+        _report(progress, finished, reported[0])
+    _merge_counts(run, workers[1:])
+
+
+def _report(progress: Callable[[int], None], finished: list, reported: int) -> int:
+    """Tell `progress` of the blocks finished since `reported`; the new total."""
+    total = sum(finished)
+    if total > reported:
+        progress(total - reported)
+    return total
+
+
+def _merge_counts(run, workers: list) -> None:
+    """Add the workers' per-line counters and issue cycles to the launch's."""
     for wk in workers:
         w = wk.run
         run.counters += w.counters

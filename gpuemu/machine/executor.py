@@ -49,6 +49,16 @@ def make_memory_system(preset, options: dict) -> MemorySystem:
                         bank_mode=options.get("bank_mode"), seed=options.get("seed"))
 
 
+def grid_blocks(shape: LaunchShape) -> int:
+    """Blocks in the grid."""
+    return shape.grid[0] * shape.grid[1] * shape.grid[2]
+
+
+def workers_of(options: dict) -> int:
+    """Block workers the launch asks for (option workers, else GPUEMU_WORKERS)."""
+    return options.get("workers") or block_workers.default_workers()
+
+
 @dataclass
 class RunResult:
     stats: Stats
@@ -123,9 +133,14 @@ class LaunchRun:
         seed = self.options.get("seed")
         self._order_rng = np.random.default_rng(seed) if seed is not None else None
         nw = shape.warps_per_block
-        # blocks are prepared in batches so numpy's per-call cost is shared
-        blocks = shape.grid[0] * shape.grid[1] * shape.grid[2]
-        self.batch = max(1, min(64, 2048 // nw, (64 << 20) // (nw * meta.frame_bytes), blocks))
+        # whole ranges of blocks per native call, each block reset natively in
+        # one block slot (block_runner.run_range), where no Python is needed
+        # between blocks; else blocks are prepared in batches so numpy's
+        # per-call cost is shared
+        self._range_runner = block_runner.run_range if block_runner.range_usable(self) else None
+        blocks = grid_blocks(shape)
+        self.batch = 1 if self._range_runner else max(
+            1, min(64, 2048 // nw, (64 << 20) // (nw * meta.frame_bytes), blocks))
         self.frames = np.zeros((self.batch * nw, meta.frame_bytes), dtype=np.uint8)
         self.shared_stride = (max(meta.dynamic_offset + shape.shared_dynamic,
                                   meta.static_shared, 16) + 255) // 256 * 256
@@ -153,8 +168,6 @@ class LaunchRun:
         self._fptr_array = np.array(self._fptrs, dtype=np.int64)
         # the same loop as _run_block in native code, where it applies
         self._block_runner = block_runner.run_block if block_runner.usable(self) else None
-        # ... and a whole batch per native call where no per-block Python is needed
-        self._batch_runner = block_runner.run_batch if block_runner.batch_usable(self) else None
 
     def _reset_batch(self, blocks: list):
         """Fresh headers for the warps of `blocks` [(linear, (x, y, z), sm)]."""
@@ -222,10 +235,13 @@ class LaunchRun:
             blocks = list(blocks)
             blocks = [blocks[i] for i in self._order_rng.permutation(len(blocks))]
             batches = self._batches(blocks)
+        elif self._range_runner is not None:    # ranges of linear indices, reset natively
+            batches = block_workers.block_ranges(grid_blocks(shape), workers_of(self.options),
+                                                 shape.threads_per_block)
         else:                          # the schedule's order, a batch at a time in numpy
             batches = self._array_batches(sched)
         progress = self.options.get("progress")
-        workers = self.options.get("workers") or block_workers.default_workers()
+        workers = workers_of(self.options)
         if workers > 1 and block_workers.can_parallelise(self):
             block_workers.run_parallel(self, batches, workers, progress)
         else:
@@ -245,7 +261,7 @@ class LaunchRun:
 
     def _array_batches(self, sched):
         """The blocks of `sched.schedule(grid)` in BlockBatch batches of at most `batch`."""
-        total = self.shape.grid[0] * self.shape.grid[1] * self.shape.grid[2]
+        total = grid_blocks(self.shape)
         for start in range(0, total, self.batch):
             yield BlockBatch(sched.schedule_array(self.shape.grid, start,
                                                   min(start + self.batch, total)))
@@ -262,9 +278,9 @@ class LaunchRun:
             yield pending
 
     def _run_batch(self, blocks: list):
+        if isinstance(blocks, range):    # linear block indices (block_runner.run_range)
+            return self._range_runner(self, blocks.start, blocks.stop)
         self._reset_batch(blocks)
-        if self._batch_runner is not None:
-            return self._batch_runner(self, blocks)
         for j, (linear, idx, sm) in enumerate(blocks):
             self._run_block(j, idx)
             if self.weak is not None:     # its late stores held back from other blocks

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .check.shadow_memory import mark_fresh, mark_written
+from .check.shadow_memory import mark_elements_written, mark_fresh, mark_written
 from .device_memory import Allocation, device_memory
 
 
@@ -72,7 +72,8 @@ class DeviceArray:
     def __setitem__(self, key, value) -> None:
         v = value.get() if isinstance(value, DeviceArray) else value
         self._view()[key] = v
-        mark_written(self._alloc, self._offset, self.nbytes)
+        if getattr(self._alloc, "shadow", None) is not None:
+            mark_elements_written(self._alloc, self._offset, self.shape, self.dtype.itemsize, key)
 
     def __getitem__(self, key):
         return self._view()[key].copy()

@@ -45,18 +45,20 @@ def test_fast_path_agrees_with_the_reference(seed):
     np.testing.assert_array_equal(uninitialized(r, (r.unit,), before), want)
 
 
+READ_PLUS_ONE = r"""
+extern "C" __global__ void k(const float* a, float* out) {
+    int t = threadIdx.x;
+    out[t] = a[t] + 1.0f;
+}"""
+
+
 def test_fresh_global_buffer_read_is_reported_and_a_written_one_is_not():
-    src = r"""
-    extern "C" __global__ void k(const float* a, float* out) {
-        int t = threadIdx.x;
-        out[t] = a[t] + 1.0f;
-    }"""
     fresh = gpuemu.empty(32, np.float32)
-    la = launch(src, "k", 1, 32, fresh, gpuemu.empty(32, np.float32), check=["initcheck"])
+    la = launch(READ_PLUS_ONE, "k", 1, 32, fresh, gpuemu.empty(32, np.float32), check=["initcheck"])
     [f] = la.findings
     assert (f.kind, f.line, f.space) == ("uninitialized_read", 4, "global")
     fresh.set(np.ones(32, np.float32))
-    la = launch(src, "k", 1, 32, fresh, gpuemu.empty(32, np.float32), check=["initcheck"])
+    la = launch(READ_PLUS_ONE, "k", 1, 32, fresh, gpuemu.empty(32, np.float32), check=["initcheck"])
     assert la.findings == []
 
 
@@ -94,3 +96,12 @@ def test_local_array_read_past_what_was_written():
     la = launch(src, "k", 1, 32, np.zeros(32, np.int32), np.int32(2), check=["initcheck"])
     [f] = la.findings
     assert (f.kind, f.line, f.space) == ("uninitialized_read", 6, "local")
+
+
+def test_a_read_of_the_half_the_host_did_not_assign_is_reported():
+    half = gpuemu.empty(32, np.float32)
+    half[:16] = np.ones(16, np.float32)
+    la = launch(READ_PLUS_ONE, "k", 1, 32, half, gpuemu.empty(32, np.float32), check=["initcheck"])
+    [f] = la.findings
+    assert (f.kind, f.line, f.space) == ("uninitialized_read", 4, "global")
+    assert f.thread == (16, 0, 0)

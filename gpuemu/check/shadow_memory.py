@@ -3,7 +3,8 @@
 cudaMalloc'd memory holds whatever was there (CUDA Runtime API,
 cudaMalloc: "The memory is not cleared"); gpuemu.empty / empty_like model
 it: their allocation gets a shadow, one bool per byte, False until the host
-(DeviceArray.set, item assignment) or a kernel writes the byte. Allocations
+(DeviceArray.set, item assignment: only the elements the index selects)
+or a kernel writes the byte. Allocations
 without a shadow (asarray, zeros, symbols) count as written. A launch that
 runs without initcheck cannot see which bytes it wrote, so it marks whole
 argument allocations written (no false report later).
@@ -26,6 +27,21 @@ def mark_written(alloc, offset: int, nbytes: int) -> None:
         sh[offset:offset + nbytes] = True
         if sh.all():
             alloc.shadow = None
+
+
+def mark_elements_written(alloc, offset: int, shape: tuple, itemsize: int, key) -> None:
+    """Host assigned `view[key] = ...` to the array of `shape` at byte
+    `offset` of alloc: only the elements numpy's indexing selects (slices,
+    steps, integer and boolean arrays) are written, each all its bytes."""
+    sh = getattr(alloc, "shadow", None)
+    if sh is None:
+        return
+    hit = np.zeros(shape, dtype=bool)
+    hit[key] = True
+    region = sh[offset:offset + hit.size * itemsize].reshape(hit.size, itemsize)
+    region[hit.reshape(-1)] = True
+    if sh.all():
+        alloc.shadow = None
 
 
 def forget_args(args) -> None:

@@ -3,6 +3,7 @@ declarations. Expressions are in expressions.py, brace initialisers in
 initialisers.py, calls in calls.py; this class combines them."""
 from __future__ import annotations
 
+import itertools
 from typing import Optional
 
 from . import ast as A
@@ -121,7 +122,8 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         _find_addr_taken(fdef.body, self.addr_taken)
         prologue = []
         self.push()
-        _find_ref_args(fdef.body, self.ck, self.addr_taken)
+        owner = fn.name.split("::", 1)[0] if self.method_struct() is not None else ""
+        _find_ref_args(fdef.body, self.ck, self.addr_taken, owner)
         for v, q, byref, ref in zip(fn.params, self.info.params_q, self.info.byref, self.info.refs):
             if v.name.startswith("<param"):
                 continue
@@ -475,19 +477,39 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             out.append(ir.ExprStmt(e.loc, ir.Store(st2, e.loc, addr, e)))
 
 
-def _find_ref_args(node, ck, out: set) -> None:
-    """Names passed to reference parameters (they must live in memory)."""
-    if isinstance(node, A.CallExpr) and isinstance(node.func, A.Name):
-        refs = None
-        info = ck.func_info.get(node.func.name)
-        if info is not None:
-            refs = info.refs
-        elif ck.templates is not None and node.func.name in ck.templates.defs:
-            fdef = ck.templates.parsed(ck.templates.defs[node.func.name])
-            ps = fdef.declarator.ops[-1][1] if fdef.declarator.ops and fdef.declarator.ops[-1][0] == "func" else []
-            refs = [p.declarator is not None and bool(p.declarator.ops) and p.declarator.ops[-1][0] == "ref"
-                    and "const" not in p.specs.quals for p in ps]
-        for r, a in zip(refs or [], node.args):
+def _call_refs(node: A.CallExpr, ck, struct: str) -> list:
+    """Which arguments of a call bind to reference parameters. A member
+    function (`obj.f(..)`, or `f(..)` inside a member function of `struct`)
+    is `S::f(S *this, ..)` (cxx_tokens.py): its flags after `this`. The
+    object's type is not known before lowering, so `obj.f` takes the flags of
+    every struct's `f` (a variable wrongly kept in memory costs only speed)."""
+    if isinstance(node.func, A.Member):
+        suffix = "::" + node.func.name
+        refs: list = []
+        for key, info in ck.func_info.items():
+            if key.endswith(suffix):
+                refs = [a or b for a, b in itertools.zip_longest(refs, info.refs[1:], fillvalue=False)]
+        return refs
+    if not isinstance(node.func, A.Name):
+        return []
+    name = node.func.name
+    info = ck.func_info.get(name)
+    if info is not None:
+        return info.refs
+    if ck.templates is not None and name in ck.templates.defs:
+        fdef = ck.templates.parsed(ck.templates.defs[name])
+        ps = fdef.declarator.ops[-1][1] if fdef.declarator.ops and fdef.declarator.ops[-1][0] == "func" else []
+        return [p.declarator is not None and bool(p.declarator.ops) and p.declarator.ops[-1][0] == "ref"
+                and "const" not in p.specs.quals for p in ps]
+    info = ck.func_info.get(f"{struct}::{name}") if struct else None
+    return info.refs[1:] if info is not None else []
+
+
+def _find_ref_args(node, ck, out: set, struct: str = "") -> None:
+    """Names passed to reference parameters (they must live in memory);
+    `struct`: the struct whose member function `node` is in, if any."""
+    if isinstance(node, A.CallExpr):
+        for r, a in zip(_call_refs(node, ck, struct), node.args):
             if r and isinstance(a, A.Name):
                 out.add(a.name)
     if isinstance(node, A.Declaration):
@@ -499,11 +521,11 @@ def _find_ref_args(node, ck, out: set) -> None:
             if k == "loc":
                 continue
             if isinstance(v, A.Node):
-                _find_ref_args(v, ck, out)
+                _find_ref_args(v, ck, out, struct)
             elif isinstance(v, list):
                 for x in v:
                     if isinstance(x, A.Node):
-                        _find_ref_args(x, ck, out)
+                        _find_ref_args(x, ck, out, struct)
 
 
 def _find_addr_taken(node, out: set) -> None:

@@ -193,6 +193,32 @@ def test_struct_member_functions_read_and_write_members():
     assert np.allclose(out, np.cumsum(a) / np.arange(1, 65))
 
 
+MEMBER_REF = r'''
+struct Acc {
+    int total;
+    __device__ void inc(int &x) { x += 1; total += x; }
+    __device__ void twice(int &x) { int y = x; inc(y); inc(y); x = y; }
+};
+__global__ void k(int *out, const int *in, int n)
+{
+    Acc s = {0};
+    Acc *p = &s;
+    int v = in[threadIdx.x];
+    s.inc(v);
+    p->inc(v);
+    s.twice(v);
+    out[threadIdx.x] = v * 1000 + s.total;
+}
+'''
+
+
+def test_member_function_reference_parameter_binds_to_a_register_variable():
+    a, out = run1(MEMBER_REF, "k", dtype=np.int32)
+    # v goes t -> t+1 -> t+2 -> t+3 -> t+4; total adds each new v
+    want = (a + 4) * 1000 + (a + 1) + (a + 2) + (a + 3) + (a + 4)
+    np.testing.assert_array_equal(out, want)
+
+
 @pytest.mark.parametrize("src,msg", [
     ("struct S { int a; S() : a(0) {} };", "constructors and destructors are not supported"),
     ("struct S { int a; __device__ virtual int f() { return a; } };", "virtual functions are not supported"),

@@ -12,8 +12,11 @@ and at N workers and the outputs and counters must be identical.
 
 `--serial` measures instead, on one worker, what limits N workers on any
 machine, loaded or not: the share s of a launch's CPU time spent outside
-the native block loops (which release the GIL and are all that runs in
-parallel), and Amdahl's bound on the speed-up, 1 / (s + (1 - s) / N):
+what the workers run in parallel, and Amdahl's bound on the speed-up,
+1 / (s + (1 - s) / N). Two shares: outside the native block loops (which
+release the GIL), and outside them and the memory model's prepare step
+(counters on: numpy on each worker's own trace, which releases the GIL
+inside array operations but not between them; the truth lies between):
 
     python benchmarks/bench_workers.py --serial
 """
@@ -32,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import gpuemu  # noqa: E402
 from gpuemu.machine import block_runner  # noqa: E402
+from gpuemu.machine.executor import LaunchRun  # noqa: E402
 
 
 def _vecadd(n: int):
@@ -63,61 +67,66 @@ def _kernels(args):
 
 
 @contextmanager
-def _native_clock():
-    """Sum the thread CPU time spent inside the block loops' native calls
-    (the GIL-free part of a launch) into the returned one-element list."""
-    spent = [0.0]
-    names = [n for n in ("_function", "_range_function", "_batch_function")
-             if hasattr(block_runner, n)]
-    saved = [getattr(block_runner, n) for n in names]
+def _parallel_clock():
+    """Sum the thread CPU time a launch spends in what block workers run in
+    parallel: [inside the block loops' native calls (GIL-free), inside
+    LaunchRun._prepare_records, the memory model's prepare step (numpy; the
+    GIL is held between its array operations)]."""
+    spent = [0.0, 0.0]
 
-    def timed(get):
-        def function():
-            native = get()
+    def timing(fn, slot):
+        def call(*args, **kw):
+            t0 = time.thread_time()
+            try:
+                return fn(*args, **kw)
+            finally:
+                spent[slot] += time.thread_time() - t0
+        return call
 
-            def call(*args):
-                t0 = time.thread_time()
-                try:
-                    return native(*args)
-                finally:
-                    spent[0] += time.thread_time() - t0
-            return call
-        return function
-
-    for n, g in zip(names, saved):
-        setattr(block_runner, n, timed(g))
+    patches = [(block_runner, n, lambda get: (lambda: timing(get(), 0)))
+               for n in ("_function", "_range_function", "_batch_function")
+               if hasattr(block_runner, n)]
+    if hasattr(LaunchRun, "_prepare_records"):
+        patches.append((LaunchRun, "_prepare_records", lambda f: timing(f, 1)))
+    saved = [getattr(owner, n) for owner, n, _ in patches]
+    for (owner, n, wrap), old in zip(patches, saved):
+        setattr(owner, n, wrap(old))
     try:
         yield spent
     finally:
-        for n, g in zip(names, saved):
-            setattr(block_runner, n, g)
+        for (owner, n, _), old in zip(patches, saved):
+            setattr(owner, n, old)
 
 
 def serial_fraction(launch, repeats: int, **opt) -> tuple:
-    """(CPU seconds of the launch, share of them outside the native block
-    loops) on one worker, the run with the least CPU time of `repeats`."""
+    """(CPU seconds of a one-worker launch, share outside the native block
+    loops, share outside them and the memory model's prepare step), the run
+    with the least CPU time of `repeats`."""
     launch(workers=1, **opt)
     best = None
     for _ in range(repeats):
-        with _native_clock() as spent:
+        with _parallel_clock() as spent:
             t0 = time.thread_time()
             launch(workers=1, **opt)
             t = time.thread_time() - t0
         if best is None or t < best[0]:
-            best = (t, max(t - spent[0], 0.0) / t)
+            best = (t, max(t - spent[0], 0.0) / t, max(t - spent[0] - spent[1], 0.0) / t)
     return best
 
 
 def _serial_table(args) -> None:
     n = args.workers
-    print(f"| kernel | threads | counters | CPU s (1 worker) | serial share s | "
-          f"Amdahl bound, {n} workers |")
-    print("|---|---|---|---|---|---|")
+
+    def bound(s):
+        return f"{1 / (s + (1 - s) / n):.2f}x"
+    print(f"| kernel | threads | counters | CPU s (1 worker) | s: all but native loops | "
+          f"bound, {n} workers | s: all but native loops and prepare | bound, {n} workers |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, threads, launch, _, _ in _kernels(args):
         for stats in (False, True):
-            t, s = serial_fraction(launch, args.repeats, stats=stats)
-            print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {t:.4f} | {s:.3f} | "
-                  f"{1 / (s + (1 - s) / n):.2f}x |")
+            t, s_native, s_prepared = serial_fraction(launch, args.repeats, stats=stats)
+            print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {t:.4f} | "
+                  f"{s_native:.3f} | {bound(s_native)} | {s_prepared:.3f} | {bound(s_prepared)} |")
 
 
 def main() -> None:

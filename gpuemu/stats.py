@@ -62,6 +62,15 @@ class Stats:
             if v:
                 self.by_line[ln][name] += int(v)
 
+    def merge(self, other: "Stats") -> None:
+        """Add another Stats' counters (e.g. a batch counted on another thread)."""
+        for name, v in other.totals.items():
+            self.totals[name] += v
+        for ln, counts in other.by_line.items():
+            mine = self.by_line[ln]
+            for name, v in counts.items():
+                mine[name] += v
+
     def as_dict(self) -> dict:
         out = {k: 0 for k in COUNTERS}
         out.update(self.totals)

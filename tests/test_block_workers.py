@@ -35,6 +35,36 @@ def test_two_workers_count_what_one_worker_counts():
     assert two.stats_by_line == one.stats_by_line
 
 
+MIXED = r"""
+extern "C" __global__ void k(const float* x, float* out, unsigned int* bins, int n) {
+    __shared__ float s[256];
+    float loc[16];
+    int t = threadIdx.x;
+    int i = blockIdx.x * blockDim.x + t;
+    for (int j = 0; j < 16; j++) loc[j] = x[(i + j * 33) % n];    // reused lines: L1 and L2 hits
+    s[(t * 2) % 256] = loc[(int)x[i] % 16];                      // local memory, bank conflicts
+    __syncthreads();
+    out[i] = s[255 - t];
+    atomicAdd(&bins[i % 7], 1u);
+}
+"""
+
+
+def test_two_workers_count_what_one_worker_counts_in_every_space():
+    # 96 blocks in several ranges, trace buffers drained mid-range
+    runs = []
+    for workers in (1, 2):
+        x = (np.arange(96 * 256) % 23).astype(np.float32)
+        out, bins = np.zeros_like(x), np.zeros(7, np.uint32)
+        runs.append(launch(MIXED, "k", (96,), (256,), x, out, bins, np.int32(x.size),
+                           workers=workers))
+    one, two = runs
+    assert two.stats == one.stats and two.stats_by_line == one.stats_by_line
+    for name in ("local_load_requests", "l1_hits", "l2_hits", "shared_bank_conflicts",
+                 "global_reduction_requests"):
+        assert one.stats[name] > 0, name
+
+
 GLOBAL_HIST = r"""
 extern "C" __global__ void hist(const int* data, unsigned int* bins, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -387,21 +387,54 @@ def _tiny_cache_preset():
     return replace(p, mem=replace(p.mem, l1_bytes=2048, l2_bytes=32768, l2_assoc=4))
 
 
+def _pieces(b, n: int):
+    """The batch cut into batches of n requests, in order."""
+    from gpuemu.memory.trace import AccessBatch
+    for i in range(0, len(b), n):
+        sl = slice(i, i + n)
+        yield AccessBatch(b.instr[sl], b.mask[sl], b.addr[sl], b.space[sl], b.sm[sl],
+                          b.block[sl], b.warp[sl])
+
+
 @pytest.mark.parametrize("preset", ["sm_90", "tiny"])
 def test_splitting_a_trace_into_batches_changes_no_counter(preset):
     preset = _tiny_cache_preset() if preset == "tiny" else preset
     tr = _gmem_ld("gmem_ld_offset1", lambda i: (i * 3 + 1) % 6000, grid=16)
     whole, _ = tr.run(preset)
-    b = tr.batch()
     ms, st = MemorySystem(preset), Stats()
-    from gpuemu.memory.trace import AccessBatch
-    for i in range(0, len(b), 37):
-        sl = slice(i, i + 37)
-        ms.charge(AccessBatch(b.instr[sl], b.mask[sl], b.addr[sl], b.space[sl], b.sm[sl],
-                              b.block[sl], b.warp[sl]), tr.instrs, st)
+    for part in _pieces(tr.batch(), 37):
+        ms.charge(part, tr.instrs, st)
     ms.finish(st)
     assert st.as_dict() == whole.as_dict()
     assert whole.as_dict()["l2_hits"] > 0 and whole.as_dict()["l2_misses"] > 0
+
+
+@pytest.mark.parametrize("preset", ["sm_90", "tiny", "sm_35"])
+def test_batches_prepared_before_any_is_charged_count_the_same(preset):
+    # block workers prepare their batches in parallel (MemorySystem.prepare);
+    # the main thread applies them in issue order
+    preset = _tiny_cache_preset() if preset == "tiny" else preset
+    tr = _gmem_ld("gmem_ld_offset1", lambda i: (i * 3 + 1) % 6000, grid=16)
+    whole, ms_whole = tr.run(preset)
+    ms, st = MemorySystem(preset), Stats()
+    prepared = [ms.prepare(part, tr.instrs) for part in _pieces(tr.batch(), 37)]
+    for p in prepared:
+        ms.apply(p, st)
+    ms.finish(st)
+    assert st.as_dict() == whole.as_dict() and st.lines_dict() == whole.lines_dict()
+    assert ms.warp_cycles == ms_whole.warp_cycles
+    assert whole.as_dict()["l2_hits"] > 0
+
+
+def test_stats_merge_adds_totals_and_lines():
+    a, b = Stats(), Stats()
+    a.add_lines("global_load_requests", np.array([3, 3, 4]), np.array([1, 1, 1]))
+    b.add_lines("global_load_requests", np.array([4]), np.array([5]))
+    b.add("l1_hits", 2, line=9)
+    a.merge(b)
+    assert a.as_dict()["global_load_requests"] == 8 and a.as_dict()["l1_hits"] == 2
+    assert a.lines_dict() == {3: {"global_load_requests": 2}, 4: {"global_load_requests": 6},
+                              9: {"l1_hits": 2}}
 
 
 def test_local_stores_stay_in_l1_and_loads_hit_them():

@@ -33,6 +33,19 @@ def test_a_later_batch_replaces_only_a_cheaper_request():
     assert w.get("global", 3).addrs == tuple(LANES * 128)
 
 
+def test_merging_a_later_batch_keeps_the_first_of_the_highest_cost():
+    def kept(cost, stride):
+        w = WorstRequests()
+        w.note("global", np.array([3]), np.array(["ld"]), np.array([4]), np.array([cost]),
+               np.array([0xFFFFFFFF]), (LANES * stride)[None])
+        return w
+    w = kept(32, 128)
+    w.merge(kept(32, 256))          # as costly, but later: the first stays
+    assert w.get("global", 3).addrs == tuple(LANES * 128)
+    w.merge(kept(33, 512))
+    assert w.get("global", 3).cost == 33
+
+
 def test_memory_system_records_the_worst_shared_and_global_request_of_a_line():
     ms = MemorySystem("sm_90")
     instrs = [MemInstr(0, "ld", 4, 10, "shared"), MemInstr(1, "ld", 4, 11, "global")]

@@ -13,11 +13,13 @@ never lose an update.
 Identical to one worker, by construction:
 - results: every block runs the same code on the same inputs (a kernel whose
   blocks race on global memory is racy on the GPU too);
-- counters: per-line counters and issue cycles are sums over blocks; the
-  memory model (caches are order-dependent) is charged by the main thread
-  with each batch's trace records in block order, the order one worker
-  produces (splitting a trace into batches changes no counter:
-  gpuemu/memory/memory_system.py);
+- counters: per-line counters and issue cycles are sums over blocks; each
+  worker prepares its trace records for the memory model on its own thread
+  (MemorySystem.prepare: bank conflicts, coalescing, request and sector
+  counts, which no other request changes) and the main thread charges the
+  prepared batches in block order (MemorySystem.apply: the order-dependent
+  caches), the order one worker produces (splitting a trace into batches
+  changes no counter: gpuemu/memory/memory_system.py);
 - findings and errors: reported in block order, the first fault of the
   lowest batch, the first barrier divergence per line.
 
@@ -82,10 +84,12 @@ class _Worker:
         self.run = w
 
     def _keep_trace(self) -> None:
+        """The trace so far, prepared for the memory model on this thread (the
+        order-free part of charging); the main thread charges it in order."""
         ctx = self.run.ctx
         n = int(ctx[abi.C_TRACE_LEN])
         if n:
-            self.chunks.append(self.run.trace[:n].copy())
+            self.chunks.append(self.run._prepare_records(self.run.trace[:n]))
         ctx[abi.C_TRACE_LEN] = 0
 
     def run_batch(self, blocks):
@@ -136,6 +140,7 @@ def run_parallel(run, batches: Iterable, nworkers: int,
     if not run._tracing:
         _run_untraced(run, list(batches), nworkers, progress)
         return
+    run.memsys._tables(run.meta.instrs)   # built once here; workers only read them
     workers = [_Worker(run) for _ in range(nworkers)]
     it = enumerate(batches)
     take = threading.Lock()
@@ -176,7 +181,7 @@ def run_parallel(run, batches: Iterable, nworkers: int,
                     break
                 nblocks, (chunks, findings, err) = done.pop(seq)
             for c in chunks:
-                run._charge_records(c)
+                run._charge_prepared(c)
             _merge_findings(run, findings)
             if err is not None:
                 error = err

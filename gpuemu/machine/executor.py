@@ -210,11 +210,20 @@ class LaunchRun:
         """Charge trace records (abi.TRACE_DTYPE, issue order) to the memory model."""
         if self.memsys is None:
             return
+        self._charge_prepared(self._prepare_records(r), r)
+
+    def _prepare_records(self, r: np.ndarray):
+        """The memory model's order-free part of charging trace records
+        (MemorySystem.prepare); block workers run it on their own thread."""
         c = np.ascontiguousarray   # the batch owns its arrays: the buffer is reused
         batch = AccessBatch(instr=c(r["instr"]), mask=c(r["mask"]), addr=c(r["addr"]),
                             space=r["space"].astype(np.int8), sm=c(r["sm"]),
                             block=c(r["block"]), warp=c(r["warp"]))
-        res = self.memsys.charge(batch, self.meta.instrs, self.stats)
+        return self.memsys.prepare(batch, self.meta.instrs)
+
+    def _charge_prepared(self, prepared, r: np.ndarray | None = None) -> None:
+        """Charge a prepared batch, the next in issue order (MemorySystem.apply)."""
+        res = self.memsys.apply(prepared, self.stats)
         if self.recorder is not None:
             self.recorder.requests(r, res, self.meta.instrs)
 

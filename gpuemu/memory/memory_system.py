@@ -58,6 +58,7 @@ from gpuemu.memory import bank_arbiter, coalescer, constant_cache
 from gpuemu.memory.cache import SectoredCache
 from gpuemu.memory.trace import SPACE_CODES, AccessBatch
 from gpuemu.memory.worst_requests import WorstRequests
+from gpuemu.stats import Stats
 from gpuemu.host.buffers import host_memory_in_use, kind_of_addresses, touch_managed
 from gpuemu.host.pcie import cycles_per_pcie_sector, link_for
 
@@ -70,6 +71,46 @@ SECTOR = 32
 class ChargeResult:
     cycles: np.ndarray     # int64[N] throughput cycles charged per request
     latency: np.ndarray    # int64[N] cycles until the request's data is ready
+
+
+@dataclass
+class GlobalPlan:
+    """A batch's global and local requests as the caches will see them
+    (MemorySystem._prepare_global): nothing here depends on cache state."""
+    sel: np.ndarray          # the requests (indices into the batch)
+    is_load: np.ndarray      # bool[N]: a load among them
+    is_ro: np.ndarray        # bool[N]: a load through the read-only path
+    loads: np.ndarray        # indices of the loads
+    l2_direct: tuple         # (request, sector) sent straight to L2
+    ro_entries: tuple | None   # (request per sector, _l1_entries) of the separate read-only cache
+    l1_entries: tuple | None   # (request per sector, is a load, _l1_entries) of L1
+    ro_req: np.ndarray       # read-only loads
+    ro_sectors: np.ndarray | None  # int64[N]: sectors per read-only load
+    written: np.ndarray      # int64[N]: sectors written at L2
+    in_l1: np.ndarray        # int64[N]: local-store sectors kept in L1
+
+
+@dataclass
+class PreparedBatch:
+    """A batch with what no earlier batch changes worked out (MemorySystem.prepare)."""
+    batch: AccessBatch
+    n: int
+    instr: np.ndarray      # per request: MemInstr id, op code, bytes per lane, line
+    op: np.ndarray
+    size: np.ndarray
+    line: np.ndarray
+    space: np.ndarray
+    addr: np.ndarray
+    mask: np.ndarray
+    sm: np.ndarray
+    cycles: np.ndarray     # so far: shared wavefronts, atomics' serialisation
+    latency: np.ndarray
+    stats: Stats           # the batch's order-free counters
+    worst: WorstRequests   # its costliest requests per line
+    global_entries: GlobalPlan | None = None    # MemorySystem._prepare_global's result
+    host_global: np.ndarray | None = None  # host memory in use: global requests, charged in order
+    warp_keys: np.ndarray | None = None    # the batch's warps (block * 4096 + warp), ascending
+    warp_of: np.ndarray | None = None      # per request: its warp's index in warp_keys
 
 
 class MemorySystem:
@@ -103,7 +144,7 @@ class MemorySystem:
                                        partitions=self.preset.num_sms)
                          if self.readonly_path == "separate" else None)
         self.sm_cycles = np.zeros(self.preset.num_sms, dtype=np.int64)
-        self.warp_cycles: dict = {}
+        self._warp_parts: list = []     # per batch: (block * 4096 + warp keys, their cycles)
         self._tables_for = None
         self.worst = WorstRequests()      # per line, the costliest request (for reports)
 
@@ -128,14 +169,12 @@ class MemorySystem:
         return self._op, self._size, self._line
 
     # ------------------------------------------------------------ caches
-    def _through_l1(self, req, sec, sm_of_req, allocate: bool, n: int, cache=None,
-                    line_bytes: int = 0, sector_bytes: int = 0):
-        """Look up 32-byte sectors (req-ordered) in the SMs' L1s (or in another
-        per-SM cache, e.g. Kepler's read-only cache, given with its geometry).
-
-        Returns (hit per sector bool[M], sectors sent to L2: (req, sector))."""
+    def _l1_entries(self, req, sec, sm_of_req, line_bytes: int = 0, sector_bytes: int = 0):
+        """Sectors (32-byte ids, req-ordered) as the accesses they make of a
+        per-SM cache (L1, or Kepler's read-only cache given with its
+        geometry): one access per (request, line) with its sector bits. No
+        cache state is read: block workers prepare these in parallel."""
         m = self.mem
-        cache = cache or self.l1
         line_bytes = line_bytes or m.l1_line_bytes
         sector_bytes = sector_bytes or m.l1_sector_bytes
         k = sector_bytes // SECTOR
@@ -154,7 +193,14 @@ class MemorySystem:
         lbits = np.bincount(lid, weights=ebit).astype(np.int64) if lid.size else np.zeros(0, np.int64)
         lline, lreq = eline[newl], ereq[newl]
         lsm = sm_of_req[lreq] % self.preset.num_sms
-        hitbits = cache.access(lline, lbits, allocate, lsm)
+        return k, eid, ereq, esec, ebit, lid, lline, lbits, lsm
+
+    def _through_l1(self, entries, allocate: bool, cache=None):
+        """Look up prepared accesses (`_l1_entries`) in the SMs' L1s (or in
+        `cache`), in order. Returns (hit per sector bool[M], sectors sent to
+        L2: (req, sector))."""
+        k, eid, ereq, esec, ebit, lid, lline, lbits, lsm = entries
+        hitbits = (cache or self.l1).access(lline, lbits, allocate, lsm)
         ehit = ((hitbits[lid] & ebit) != 0)
         hit = ehit[eid]
         # L2 traffic: every 32-byte sector of each missed L1 sector
@@ -165,36 +211,65 @@ class MemorySystem:
 
     # ------------------------------------------------------------ charging
     def charge(self, batch: AccessBatch, instrs, stats) -> ChargeResult:
+        """Charge a batch (the next requests in issue order) into `stats`."""
+        return self.apply(self.prepare(batch, instrs), stats)
+
+    def prepare(self, batch: AccessBatch, instrs) -> "PreparedBatch":
+        """The part of `charge` that no earlier batch changes (bank conflicts,
+        coalescing, request and sector counts), into the result's own Stats:
+        block workers prepare their batches in parallel, `apply` then
+        charges them in issue order. Reads only the rules and tables (call
+        `_tables(instrs)` once before preparing on several threads)."""
         n = len(batch)
-        cycles = np.zeros(n, dtype=np.int64)
-        latency = np.zeros(n, dtype=np.int64)
-        if n == 0:
-            return ChargeResult(cycles, latency)
         op_t, size_t, line_t = self._tables(instrs)
         instr = np.asarray(batch.instr, dtype=np.int64)
-        op, size, line = op_t[instr], size_t[instr], line_t[instr]
         space = np.asarray(batch.space)
-        addr = np.asarray(batch.addr, dtype=np.int64)
-        mask = np.asarray(batch.mask, dtype=np.uint32)
-        sm = np.asarray(batch.sm, dtype=np.int64)
-        m = self.mem
-
+        p = PreparedBatch(batch=batch, n=n, instr=instr, op=op_t[instr], size=size_t[instr],
+                          line=line_t[instr], space=space,
+                          addr=np.asarray(batch.addr, dtype=np.int64),
+                          mask=np.asarray(batch.mask, dtype=np.uint32),
+                          sm=np.asarray(batch.sm, dtype=np.int64),
+                          cycles=np.zeros(n, dtype=np.int64), latency=np.zeros(n, dtype=np.int64),
+                          stats=Stats(), worst=WorstRequests())
+        if n == 0:
+            return p
+        key = np.asarray(batch.block, dtype=np.int64) * 4096 + np.asarray(batch.warp, dtype=np.int64)
+        p.warp_keys, p.warp_of = np.unique(key, return_inverse=True)
         sel = np.flatnonzero(space == SHARED)
         if sel.size:
-            self._charge_shared(sel, op, size, line, addr, mask, stats, cycles, latency)
+            self._charge_shared(sel, p.op, p.size, p.line, p.addr, p.mask, p.stats, p.cycles,
+                                p.latency, p.worst)
         glob = space == GLOBAL
         glob &= ~(self._tex[instr] & ~self._ro[instr])   # texture headers: in the texture unit
         if glob.any() and host_memory_in_use():
-            glob &= ~self._charge_host_memory(np.flatnonzero(glob), op, size, line, addr, mask,
-                                              stats, cycles, latency)
-        sel = np.flatnonzero(glob | (space == LOCAL))
+            p.host_global = glob          # which of them cross PCIe is decided in order
+        else:
+            p.global_entries = self._prepare_global(np.flatnonzero(glob | (space == LOCAL)), p,
+                                                    p.stats, p.worst)
+        return p
+
+    def apply(self, p: "PreparedBatch", stats) -> ChargeResult:
+        """Charge a prepared batch, the next in issue order: its counters, then
+        what depends on earlier batches (caches, host memory, cycles)."""
+        cycles, latency = p.cycles, p.latency
+        if p.n == 0:
+            return ChargeResult(cycles, latency)
+        stats.merge(p.stats)
+        self.worst.merge(p.worst)
+        entries = p.global_entries
+        if p.host_global is not None:
+            glob = p.host_global & ~self._charge_host_memory(
+                np.flatnonzero(p.host_global), p.op, p.size, p.line, p.addr, p.mask,
+                stats, cycles, latency)
+            entries = self._prepare_global(np.flatnonzero(glob | (p.space == LOCAL)), p,
+                                           stats, self.worst)
+        if entries is not None:
+            self._apply_global(entries, p, stats)
+        line, sm, m = p.line, p.sm, self.mem
+        sel = np.flatnonzero(p.space == CONST)
         if sel.size:
-            self._charge_global(sel, space, op, size, line, addr, mask, sm, batch,
-                                stats, cycles, latency)
-        sel = np.flatnonzero(space == CONST)
-        if sel.size:
-            active = bank_arbiter._lane_bits(mask[sel])
-            wf, rows, caddr = constant_cache.constant_wavefronts_batch(addr[sel], active)
+            active = bank_arbiter._lane_bits(p.mask[sel])
+            wf, rows, caddr = constant_cache.constant_wavefronts_batch(p.addr[sel], active)
             ln = line[sel]
             stats.add_lines("constant_requests", ln, np.ones(sel.size, dtype=np.int64))
             stats.add_lines("constant_wavefronts", ln, wf)
@@ -205,16 +280,23 @@ class MemorySystem:
             latency[sel] = m.constant_latency + np.maximum(wf - 1, 0)
 
         # accumulate per SM, per warp, per line
-        np.add.at(self.sm_cycles, sm % self.preset.num_sms, cycles)
-        key = np.asarray(batch.block, dtype=np.int64) * 4096 + np.asarray(batch.warp, dtype=np.int64)
-        uk, inv = np.unique(key, return_inverse=True)
-        sums = np.bincount(inv, weights=cycles).astype(np.int64)
-        wc = self.warp_cycles
-        for kk, v in zip(uk.tolist(), sums.tolist()):
-            t = (kk // 4096, kk % 4096)
-            wc[t] = wc.get(t, 0) + v
+        nsm = self.preset.num_sms
+        self.sm_cycles += np.bincount(sm % nsm, weights=cycles, minlength=nsm).astype(np.int64)
+        self._warp_parts.append((p.warp_keys, np.bincount(p.warp_of, weights=cycles,
+                                                          minlength=p.warp_keys.size)))
         stats.add_lines("memory_cycles", line, cycles)
         return ChargeResult(cycles, latency)
+
+    @property
+    def warp_cycles(self) -> dict:
+        """Memory cycles per warp so far, keyed (linear block, warp in block)."""
+        if not self._warp_parts:
+            return {}
+        keys = np.concatenate([k for k, _ in self._warp_parts])
+        uk, inv = np.unique(keys, return_inverse=True)
+        sums = np.bincount(inv, weights=np.concatenate([c for _, c in self._warp_parts]))
+        self._warp_parts = [(uk, sums)]
+        return {(k // 4096, k % 4096): int(v) for k, v in zip(uk.tolist(), sums.tolist())}
 
     def _charge_host_memory(self, sel, op, size, line, addr, mask, stats, cycles, latency):
         """Requests to host memory (gpuemu/host/buffers.py). Mapped (zero-copy)
@@ -259,7 +341,7 @@ class MemorySystem:
                     stats.add("managed_migrated_bytes", int(new.size) * link.migrate_bytes, int(line[r]))
         return out
 
-    def _charge_shared(self, sel, op, size, line, addr, mask, stats, cycles, latency):
+    def _charge_shared(self, sel, op, size, line, addr, mask, stats, cycles, latency, worst):
         m = self.mem
         o, s, ln = op[sel], size[sel], line[sel]
         a, mk = (addr, mask) if sel.size == addr.shape[0] else (addr[sel], mask[sel])
@@ -272,7 +354,7 @@ class MemorySystem:
                 stats.add_lines(f"shared_{name}_wavefronts", ln[k], wf[k])
                 stats.add_lines(f"shared_{name}_bank_conflicts", ln[k], wf[k] - ideal[k])
         ldst = o <= 1
-        self.worst.note("shared", ln, np.array(list(_OPS))[o], s, wf, mk, a)
+        worst.note("shared", ln, np.array(list(_OPS))[o], s, wf, mk, a)
         stats.add_lines("shared_bank_conflicts", ln[ldst], (wf - ideal)[ldst])
         for w in np.unique(ways[ldst & (ways >= 2)]).tolist():
             k = ldst & (ways == w)
@@ -286,11 +368,17 @@ class MemorySystem:
         cycles[sel] = cost * m.cycles_per_shared_wavefront
         latency[sel] = m.shared_latency + np.maximum(cost - 1, 0) * m.cycles_per_shared_wavefront
 
-    def _charge_global(self, sel, space, op, size, line, addr, mask, sm, batch, stats, cycles, latency):
-        """Global and local requests: counts by group, caches in issue order."""
+    def _prepare_global(self, sel, p: "PreparedBatch", stats, worst):
+        """Global and local requests `sel` of a batch, the part no earlier batch
+        changes: counts by group (into `stats`, `worst`), atomics' same-address
+        cycles, and the sectors each request asks of L1 or L2: (sel, req,
+        sector, kind) in issue order, or None."""
+        if sel.size == 0:
+            return None
         m = self.mem
-        n_all = op.size
-        instr_of = np.asarray(batch.instr, dtype=np.int64)
+        space, op, size, line, addr, mask = p.space, p.op, p.size, p.line, p.addr, p.mask
+        batch, cycles, latency = p.batch, p.cycles, p.latency
+        instr_of = p.instr
         ent_req, ent_sec, ent_kind = [], [], []
         groups = [(prefix, sel[(space[sel] == code) & (size[sel] == s)], s)
                   for code, prefix in ((GLOBAL, "global"), (LOCAL, "local"))
@@ -317,8 +405,8 @@ class MemorySystem:
                 cb = coalescer.global_requests_batch(a[k], active[k], unit, m, l1_cached=via_l1)
                 kl = ln[k]
                 if prefix == "global":
-                    self.worst.note("global", kl, np.full(k.size, list(_OPS)[code]),
-                                    np.full(k.size, s), cb.sectors, mask[sub][k], addr[sub][k])
+                    worst.note("global", kl, np.full(k.size, list(_OPS)[code]),
+                               np.full(k.size, s), cb.sectors, mask[sub][k], addr[sub][k])
                 if ro_part:
                     stats.add_lines("readonly_load_requests", kl, np.ones(k.size, dtype=np.int64))
                     stats.add_lines("readonly_load_sectors", kl, cb.sectors)
@@ -352,43 +440,68 @@ class MemorySystem:
                 ent_sec.append(cb.sector_id)
                 ent_kind.append(np.full(cb.req.size, kind, dtype=np.int8))
         if not ent_req:
-            return
+            return None
         req = np.concatenate(ent_req)
         sec = np.concatenate(ent_sec)
         kind = np.concatenate(ent_kind)
         order = np.argsort(req, kind="stable")
         req, sec, kind = req[order], sec[order], kind[order]
+        # what the caches will be asked, worked out before they are
+        n_all = p.n
         is_load = np.zeros(n_all, dtype=bool)
         is_load[sel] = op[sel] == 0
-        # ---- L1, in issue order (loads that go through it, local stores)
-        l1_hit = np.zeros(n_all, dtype=np.int64)
         is_ro = np.zeros(n_all, dtype=bool)
         if self.readonly_path != "none":
             is_ro[sel] = self._ro[instr_of[sel]] & (space[sel] == GLOBAL) & (op[sel] == 0)
-        l1_sel = (kind == 0) | (kind == 3)
-        l2_parts = [(req[(kind == 1) | (kind == 2)], sec[(kind == 1) | (kind == 2)])]
-        ro_hit = np.zeros(n_all, dtype=np.int64)
+        to_l2 = (kind == 1) | (kind == 2)
+        ro_entries = None
         if (kind == 4).any():
-            r4, s4 = req[kind == 4], sec[kind == 4]
-            hit4, mreq4, msec4 = self._through_l1(r4, s4, sm, True, n_all, self.ro_cache,
-                                                  m.readonly_line_bytes, m.readonly_sector_bytes)
+            r4 = req[kind == 4]
+            ro_entries = r4, self._l1_entries(r4, sec[kind == 4], p.sm, m.readonly_line_bytes,
+                                              m.readonly_sector_bytes)
+        l1_entries = None
+        l1_sel = (kind == 0) | (kind == 3)
+        if l1_sel.any():
+            r1 = req[l1_sel]
+            l1_entries = r1, kind[l1_sel] == 0, self._l1_entries(r1, sec[l1_sel], p.sm)
+        ro_req = sel[is_ro[sel]]
+        ro_sectors = (np.bincount(req[np.isin(req, ro_req)], minlength=n_all).astype(np.int64)
+                      if ro_req.size else None)
+        return GlobalPlan(sel=sel, is_load=is_load, is_ro=is_ro, loads=sel[is_load[sel]],
+                          l2_direct=(req[to_l2], sec[to_l2]), ro_entries=ro_entries,
+                          l1_entries=l1_entries, ro_req=ro_req, ro_sectors=ro_sectors,
+                          written=np.bincount(req[kind == 2], minlength=n_all).astype(np.int64),
+                          in_l1=np.bincount(req[kind == 3], minlength=n_all).astype(np.int64))
+
+    def _apply_global(self, g: "GlobalPlan", p: "PreparedBatch", stats) -> None:
+        """The caches, in issue order, for prepared global and local requests:
+        hits and misses, L2 and DRAM sectors, and their cycles."""
+        m = self.mem
+        line = p.line
+        n_all = p.n
+        sel, is_load, is_ro, loads = g.sel, g.is_load, g.is_ro, g.loads
+        # ---- L1, in issue order (loads that go through it, local stores)
+        l1_hit = np.zeros(n_all, dtype=np.int64)
+        l2_parts = [g.l2_direct]
+        ro_hit = np.zeros(n_all, dtype=np.int64)
+        if g.ro_entries is not None:
+            r4, entries = g.ro_entries
+            hit4, mreq4, msec4 = self._through_l1(entries, True, self.ro_cache)
             ro_hit = np.bincount(r4, weights=hit4, minlength=n_all).astype(np.int64)
             l2_parts.append((mreq4, msec4))
-        if l1_sel.any():
-            r1, s1, k1 = req[l1_sel], sec[l1_sel], kind[l1_sel]
-            hit, mreq, msec = self._through_l1(r1, s1, sm, True, n_all)
-            ld = k1 == 0
+        if g.l1_entries is not None:
+            r1, ld, entries = g.l1_entries
+            hit, mreq, msec = self._through_l1(entries, True)
             l1_hit = np.bincount(r1[ld], weights=hit[ld], minlength=n_all).astype(np.int64)
             l1_miss = np.bincount(r1[ld], weights=~hit[ld], minlength=n_all).astype(np.int64)
-            mine = sel[is_load[sel]]
-            stats.add_lines("l1_hits", line[mine], l1_hit[mine])
-            stats.add_lines("l1_misses", line[mine], l1_miss[mine])
+            stats.add_lines("l1_hits", line[loads], l1_hit[loads])
+            stats.add_lines("l1_misses", line[loads], l1_miss[loads])
             if self.readonly_path == "l1":
                 ro_hit = np.where(is_ro, l1_hit, ro_hit)
             keep = is_load[mreq]               # local-store misses do not read L2
             l2_parts.append((mreq[keep], msec[keep]))
-        l2req = np.concatenate([p[0] for p in l2_parts])
-        l2sec = np.concatenate([p[1] for p in l2_parts])
+        l2req = np.concatenate([q[0] for q in l2_parts])
+        l2sec = np.concatenate([q[1] for q in l2_parts])
         order = np.argsort(l2req, kind="stable")
         l2req, l2sec = l2req[order], l2sec[order]
         # ---- L2, in issue order
@@ -398,13 +511,12 @@ class MemorySystem:
             h = self.l2.access_sectors(l2req, l2sec, True)
             rd = is_load[l2req]
             l2_hit = np.bincount(l2req[rd], weights=h[rd], minlength=n_all).astype(np.int64)
-        loads = sel[is_load[sel]]
-        ro_req = sel[is_ro[sel]]
+        ro_req = g.ro_req
         if ro_req.size:
-            ro_sectors = np.bincount(req[np.isin(req, ro_req)], minlength=n_all).astype(np.int64)
+            ro_sectors = g.ro_sectors
             stats.add_lines("readonly_hits", line[ro_req], ro_hit[ro_req])
             stats.add_lines("readonly_misses", line[ro_req], (ro_sectors - ro_hit)[ro_req])
-            tex_req = ro_req[self._tex[instr_of[ro_req]]]
+            tex_req = ro_req[self._tex[p.instr[ro_req]]]
             if tex_req.size:
                 stats.add_lines("texture_hits", line[tex_req], ro_hit[tex_req])
                 stats.add_lines("texture_misses", line[tex_req], (ro_sectors - ro_hit)[tex_req])
@@ -419,20 +531,18 @@ class MemorySystem:
             dram = l2_read
         stats.add_lines("dram_read_sectors", line[loads], dram[loads])
         # ---- cycles: loads by the level that served each sector; writes at L2
-        written = np.bincount(req[kind == 2], minlength=n_all).astype(np.int64)
-        in_l1 = np.bincount(req[kind == 3], minlength=n_all).astype(np.int64)
+        written, in_l1 = g.written, g.in_l1
         c = (l1_hit * m.cycles_per_l1_sector + l2_hit * m.cycles_per_l2_sector
              + dram * m.cycles_per_dram_sector + written * m.cycles_per_l2_sector
              + in_l1 * m.cycles_per_l1_sector)
         lat = np.where(dram > 0, m.dram_latency,
                        np.where(l2_hit > 0, m.l2_hit_latency, m.l1_hit_latency))
         lat = np.where(is_load, lat, np.where(in_l1 > 0, m.l1_hit_latency, m.l2_hit_latency))
-        cycles[sel] += c[sel]
-        latency[sel] += lat[sel]
+        p.cycles[sel] += c[sel]
+        p.latency[sel] += lat[sel]
 
     def cycles_for(self, batch: AccessBatch, instrs, stats=None) -> ChargeResult:
         """Alias of `charge` for callers that want the per-request cycles."""
-        from gpuemu.stats import Stats
         return self.charge(batch, instrs, stats if stats is not None else Stats())
 
     def finish(self, stats, issue_cycles_per_sm=None) -> None:

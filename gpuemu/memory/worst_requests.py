@@ -57,6 +57,14 @@ class WorstRequests:
                     cost=int(costs[i]), mask=int(masks[i]),
                     addrs=tuple(int(a) for a in np.asarray(addrs[i]).reshape(-1)[:32]))
 
+    def merge(self, later: "WorstRequests") -> None:
+        """Take in the requests kept from later requests (issue order): a
+        later one replaces a kept one only when it costs more."""
+        for key, w in later.by_line.items():
+            old = self.by_line.get(key)
+            if old is None or w.cost > old.cost:
+                self.by_line[key] = w
+
     def get(self, space: str, row: int):
         """The kept request of (space, counter row), or None."""
         return self.by_line.get((space, row))

@@ -163,3 +163,18 @@ def test_a_barrier_mismatch_is_kept_beside_a_divergence_at_its_line():
                             for f in res.findings))
     assert found[0] == found[1]
     assert ("barrier_divergence", 5, (5, 7)) in found[1] and ("barrier_divergence", 5, ()) in found[1]
+
+
+def test_a_forked_child_runs_two_workers_of_its_own():
+    # the parent's pool threads do not exist in a child made by fork
+    import multiprocessing
+    _transpose(2)                                   # the parent's pool is started
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        ok = pool.apply_async(_transpose_is_right, (2,)).get(timeout=60)
+    assert ok
+
+
+def _transpose_is_right(workers: int) -> bool:
+    a, t, _ = _transpose(workers)
+    return bool(np.array_equal(t, a.T))

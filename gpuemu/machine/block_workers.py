@@ -116,20 +116,31 @@ def block_ranges(total: int, nworkers: int, threads_per_block: int) -> list:
 
 
 _pool: Optional[ThreadPoolExecutor] = None
+_pool_size = 0
 _pool_lock = threading.Lock()
 
 
 def _threads(n: int) -> ThreadPoolExecutor:
     """A process-wide pool of at least n worker threads, kept between
     launches (starting threads per launch is serial work)."""
-    global _pool
+    global _pool, _pool_size
     with _pool_lock:
-        if _pool is None or _pool._max_workers < n:
-            old, _pool = _pool, ThreadPoolExecutor(max_workers=n,
-                                                   thread_name_prefix="gpuemu-block-worker")
+        if _pool is None or _pool_size < n:
+            old, _pool, _pool_size = _pool, ThreadPoolExecutor(
+                max_workers=n, thread_name_prefix="gpuemu-block-worker"), n
             if old is not None:
                 old.shutdown(wait=False)
         return _pool
+
+
+def _forget_pool() -> None:
+    """A forked child has none of the parent's threads: it starts its own pool."""
+    global _pool, _pool_lock, _pool_size
+    _pool, _pool_size, _pool_lock = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def run_parallel(run, batches: Iterable, nworkers: int,

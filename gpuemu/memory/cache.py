@@ -63,15 +63,26 @@ class SectoredCache:
         allocate: bool or bool[M]; False for entries that must not fill the
         cache on a miss. partition: int[M] (e.g. the SM), with `partitions` > 1.
         Exact LRU, one entry after the other, in native code (native_lru)."""
+        keys, sets = self.keys_and_sets(lines, partition)
+        return self.access_keys(keys, sets, bits, allocate)
+
+    def keys_and_sets(self, lines: np.ndarray, partition: np.ndarray | None = None) -> tuple:
+        """Entry keys and their sets (no cache state read: they can be worked
+        out ahead, on another thread, and handed to `access_keys`)."""
         keys = np.asarray(lines, dtype=np.int64)
         if partition is not None:
             keys = keys * self.partitions + np.asarray(partition, dtype=np.int64)
+        return keys, self._set_of(keys)
+
+    def access_keys(self, keys: np.ndarray, sets: np.ndarray, bits: np.ndarray,
+                    allocate=True) -> np.ndarray:
+        """`access` with the keys and sets of `keys_and_sets`."""
         bits = np.asarray(bits, dtype=np.int64)
         m = keys.size
         if m == 0:
             return np.zeros(0, dtype=np.int64)
         alloc = np.broadcast_to(np.asarray(allocate, dtype=bool), (m,))
-        out = native_lru.lru_access(keys, bits, alloc, self._set_of(keys), self._t,
+        out = native_lru.lru_access(keys, bits, alloc, sets, self._t,
                                     self._tags, self._valid, self._last)
         self._t += m
         nh = int(popcount(out).sum())

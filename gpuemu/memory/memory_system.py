@@ -169,7 +169,8 @@ class MemorySystem:
         return self._op, self._size, self._line
 
     # ------------------------------------------------------------ caches
-    def _l1_entries(self, req, sec, sm_of_req, line_bytes: int = 0, sector_bytes: int = 0):
+    def _l1_entries(self, req, sec, sm_of_req, cache=None, line_bytes: int = 0,
+                    sector_bytes: int = 0):
         """Sectors (32-byte ids, req-ordered) as the accesses they make of a
         per-SM cache (L1, or Kepler's read-only cache given with its
         geometry): one access per (request, line) with its sector bits. No
@@ -192,15 +193,15 @@ class MemorySystem:
         lid = np.cumsum(newl) - 1
         lbits = np.bincount(lid, weights=ebit).astype(np.int64) if lid.size else np.zeros(0, np.int64)
         lline, lreq = eline[newl], ereq[newl]
-        lsm = sm_of_req[lreq] % self.preset.num_sms
-        return k, eid, ereq, esec, ebit, lid, lline, lbits, lsm
+        keys, sets = (cache or self.l1).keys_and_sets(lline, sm_of_req[lreq] % self.preset.num_sms)
+        return k, eid, ereq, esec, ebit, lid, keys, sets, lbits
 
     def _through_l1(self, entries, allocate: bool, cache=None):
         """Look up prepared accesses (`_l1_entries`) in the SMs' L1s (or in
         `cache`), in order. Returns (hit per sector bool[M], sectors sent to
         L2: (req, sector))."""
-        k, eid, ereq, esec, ebit, lid, lline, lbits, lsm = entries
-        hitbits = (cache or self.l1).access(lline, lbits, allocate, lsm)
+        k, eid, ereq, esec, ebit, lid, keys, sets, lbits = entries
+        hitbits = (cache or self.l1).access_keys(keys, sets, lbits, allocate)
         ehit = ((hitbits[lid] & ebit) != 0)
         hit = ehit[eid]
         # L2 traffic: every 32-byte sector of each missed L1 sector
@@ -457,8 +458,8 @@ class MemorySystem:
         ro_entries = None
         if (kind == 4).any():
             r4 = req[kind == 4]
-            ro_entries = r4, self._l1_entries(r4, sec[kind == 4], p.sm, m.readonly_line_bytes,
-                                              m.readonly_sector_bytes)
+            ro_entries = r4, self._l1_entries(r4, sec[kind == 4], p.sm, self.ro_cache,
+                                              m.readonly_line_bytes, m.readonly_sector_bytes)
         l1_entries = None
         l1_sel = (kind == 0) | (kind == 3)
         if l1_sel.any():

@@ -133,7 +133,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--vecadd", type=int, default=1 << 22, help="vecadd elements")
+    ap.add_argument("--vecadd", type=int, default=1 << 20, help="vecadd elements")
     ap.add_argument("--transpose", type=int, default=1024, help="transpose side")
     ap.add_argument("--serial", action="store_true",
                     help="print the serial share of one worker's launch and Amdahl's bound")

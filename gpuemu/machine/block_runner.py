@@ -453,7 +453,7 @@ def _events(run, j: int, idx: tuple, code: int, st: np.ndarray, fptrs: np.ndarra
             else:                      # one statement needs more room than there is
                 run._grow_trace()
         elif int(st[EVENT_F]) == abi.EV_SPLIT:   # a new fragment, ready from the next round
-            frag = split_warp(rows[w], run.meta.frame_bytes)
+            frag = split_warp(rows[w], run.meta.frame_bytes, run.recorder)
             fragments.append(frag)
             if n == cap:
                 cap *= 2

@@ -344,7 +344,7 @@ class LaunchRun:
                 elif ev == abi.EV_YIELD:
                     pass                   # stays ready: the next round runs it on
                 elif ev == abi.EV_SPLIT:
-                    frag = split_warp(rows[w], self.meta.frame_bytes)
+                    frag = split_warp(rows[w], self.meta.frame_bytes, self.recorder)
                     fragments.append(frag)
                     fptrs.append(frag.ctypes.data)
                     rows.append(frag.view(np.int32))

@@ -22,16 +22,28 @@ import numpy as np
 from gpuemu.jit import abi
 
 ALIGN = 64
+# A fragment's F_ICOUNT: its id (the lanes it got at the split: unique in its
+# warp, as fragments' lanes are nested or disjoint) in bits 32-63, the count
+# in bits 0-31, going on from the split; the original frame's id is 0.
+# Timing mode tells the fragments' points apart by it (gpuemu/timing/warp_fragments.py).
+FRAGMENT_ID_SHIFT = 32
+FRAGMENT_COUNT_MASK = (1 << 32) - 1
 
 
-def split_warp(row: np.ndarray, frame_bytes: int) -> np.ndarray:
+def split_warp(row: np.ndarray, frame_bytes: int, recorder=None) -> np.ndarray:
     """Split the frame `row` (int32 view) after EV_SPLIT; return the new
-    fragment's frame (uint8, 64-byte aligned), owning F_SPLIT_MASK's lanes."""
+    fragment's frame (uint8, 64-byte aligned), owning F_SPLIT_MASK's lanes.
+    A timing-mode `recorder` hears of the split first (recorder.split(row))."""
+    if recorder is not None:
+        recorder.split(row)
     buf = np.zeros(frame_bytes + ALIGN, dtype=np.uint8)
     off = (-buf.ctypes.data) % ALIGN
     frag = buf[off:off + frame_bytes]
     frag[:] = row.view(np.uint8)[:frame_bytes]
     moved = int(row[abi.F_SPLIT_MASK // 4])
+    icount = frag[abi.F_ICOUNT:abi.F_ICOUNT + 8].view(np.int64)
+    icount[0] = abi.as_int64((moved & 0xFFFFFFFF) << FRAGMENT_ID_SHIFT
+                             | int(icount[0]) & FRAGMENT_COUNT_MASK)
     f32 = frag.view(np.int32)
     f32[abi.F_VALID // 4] = moved
     f32[abi.F_CUR // 4] = moved

@@ -13,6 +13,9 @@ warp, the points of its instruction stream where the timing engine must look
   instructions;
 - EXIT: the warp is done after `at` instructions.
 
+A warp that split into fragments (sm_70+, independent thread scheduling)
+is one stream: its fragments' points merged (warp_fragments.py).
+
 Between stop points a warp's instructions need no memory: they issue back to
 back whenever the scheduler picks the warp. `WarpPrograms` holds every warp's
 items in flat arrays sorted by (warp, position): the engine walks them with
@@ -23,6 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from gpuemu.jit import abi
+from gpuemu.machine.thread_scheduling import FRAGMENT_COUNT_MASK, FRAGMENT_ID_SHIFT
+
+from .warp_fragments import merge_fragments
 
 MEM, BARRIER, EXIT = 0, 1, 2
 KIND_NAMES = {MEM: "mem", BARRIER: "barrier", EXIT: "exit"}
@@ -60,6 +68,7 @@ class TraceRecorder:
         self.nw, self.nb = int(warps_per_block), int(num_blocks)
         self._req: list = []
         self._ev: list = []
+        self._splits: list = []        # (warp, parent id, fragment id, count at the split)
 
     def requests(self, rec: np.ndarray, charge, instrs) -> None:
         """A drained trace batch (abi.TRACE_DTYPE records, in issue order) and
@@ -81,6 +90,14 @@ class TraceRecorder:
         """A barrier arrival or an exit of warp `warp` of block `block`."""
         self._ev.append((block * self.nw + warp, kind, icount, line))
 
+    def split(self, row: np.ndarray) -> None:
+        """The frame `row` (int32 view) splits (EV_SPLIT, before split_warp):
+        its warp is replayed as one stream (warp_fragments.py)."""
+        icount = int(row.view(np.uint8)[abi.F_ICOUNT:abi.F_ICOUNT + 8].view(np.int64)[0])
+        self._splits.append((int(row[abi.F_BLOCK // 4]) * self.nw + int(row[abi.F_WARP // 4]),
+                             (icount >> FRAGMENT_ID_SHIFT) & FRAGMENT_COUNT_MASK,
+                             int(np.uint32(row[abi.F_SPLIT_MASK // 4])), icount & FRAGMENT_COUNT_MASK))
+
     def programs(self) -> WarpPrograms:
         nwarps = self.nw * self.nb
         if self._req:
@@ -97,13 +114,17 @@ class TraceRecorder:
         # operands): it comes after a barrier/exit reached at the same count
         key = np.concatenate([2 * at + 1, 2 * ev[:, 2]])
         seq = np.arange(G.size)
+        if self._splits:          # warps split into fragments: one stream each
+            AT, key, keep = merge_fragments(G, AT, KIND, key, self._splits)
         order = np.lexsort((seq, key, G))
+        if self._splits:
+            order = order[keep[order]]
         pad = lambda a, v, dt=np.int64: np.concatenate([a, np.full(ne, v, dt)])  # noqa: E731
         starts = np.searchsorted(G[order], np.arange(nwarps), side="left")
         ends = np.searchsorted(G[order], np.arange(nwarps), side="right")
         instructions = np.zeros(nwarps, np.int64)
-        exits = ev[ev[:, 1] == EXIT]
-        instructions[exits[:, 0]] = exits[:, 2]
+        exits = order[KIND[order] == EXIT]
+        instructions[G[exits]] = AT[exits]
         return WarpPrograms(
             warps_per_block=self.nw, num_blocks=self.nb, start=starts.astype(np.int64),
             end=ends.astype(np.int64), at=AT[order], kind=KIND[order],

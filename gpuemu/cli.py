@@ -351,6 +351,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
     if ns.save:
         np.savez(ns.save, **res.outputs)
     launch = res.launch
+    rep = launch.report(top=ns.top) if ns.report or ns.html else None    # built once
     if ns.json:
         out = {
             "kernel": m.kernel, "arch": ns.arch, "grid": list(m.grid), "block": list(m.block),
@@ -369,7 +370,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
         if timing is not None:
             out["timing"] = timing.summary()
         if ns.report:
-            out["report"] = launch.report(top=ns.top).to_dict()
+            out["report"] = rep.to_dict()
         print(json.dumps(_json_safe(out), indent=1))
     else:
         print_report(m, res, ns.arch, mismatches, ns.show, ns.lines, seconds,
@@ -377,9 +378,9 @@ def cmd_run(ns: argparse.Namespace) -> int:
         if timing is not None:
             print("timing: " + "  ".join(f"{k} {v}" for k, v in timing.summary().items()))
         if ns.report:
-            launch.report(top=ns.top).render(_console(), counters=not m.measured, findings=False)
+            rep.render(_console(), counters=not m.measured, findings=False)
     if ns.html:
-        launch.report(top=ns.top).save_html(ns.html)
+        rep.save_html(ns.html)
         print(f"wrote {ns.html}", file=sys.stderr if ns.json else sys.stdout)
     return EXIT_ERROR if mismatches else EXIT_OK
 

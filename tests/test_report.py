@@ -125,15 +125,45 @@ def test_cli_json_report_and_html(cli, tmp_path):
     assert out.read_text().startswith("<!DOCTYPE html>")
 
 
-def test_a_timing_launchs_timeline_is_one_of_the_pictures():
-    # timing mode's report draws the timeline into a file (gpuemu/timing/timeline.py)
-    class Timing:
-        def timeline_png(self, path):
-            from gpuemu.report.pictures import coalescing_png
-            path.write_bytes(coalescing_png([("x", 1.0, 1)]))
+class FakeTiming:
+    """Timing mode's report draws the timeline into a file (gpuemu/timing/timeline.py)."""
 
+    def __init__(self) -> None:
+        self.drawn = 0
+
+    def timeline_png(self, path):
+        from gpuemu.report.pictures import coalescing_png
+        self.drawn += 1
+        path.write_bytes(coalescing_png([("x", 1.0, 1)]))
+
+
+def test_a_timing_launchs_timeline_is_one_of_the_pictures():
     launch = mf.run(PROGRAMS / "vecadd.json").launch
-    launch.timing = Timing()
+    launch.timing = FakeTiming()
     pics = launch.report().pictures()
     assert pics["warp timeline"][:4] == b"\x89PNG"
     assert "warp timeline" not in report("vecadd").pictures()
+
+
+def test_the_timeline_is_drawn_only_when_the_pictures_are_asked_for():
+    launch = mf.run(PROGRAMS / "vecadd.json").launch
+    launch.timing = FakeTiming()
+    rep = launch.report()
+    rep.to_dict()
+    str(rep)
+    assert launch.timing.drawn == 0
+    rep.to_html()
+    assert launch.timing.drawn == 1
+
+
+def test_cli_report_json_and_html_build_the_report_once(monkeypatch, tmp_path, capsys):
+    from gpuemu import cli as gcli
+    from gpuemu.report import Report
+    built = []
+    real = Report.from_launch.__func__
+    monkeypatch.setattr(Report, "from_launch",
+                        classmethod(lambda cls, *a, **k: built.append(1) or real(cls, *a, **k)))
+    out = tmp_path / "page.html"
+    assert gcli.main(["run", str(PROGRAMS / "vecadd.json"), "--json", "--report", "--html", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["report"]["kernel"] == "vecadd"
+    assert len(built) == 1 and out.read_text().startswith("<!DOCTYPE html>")

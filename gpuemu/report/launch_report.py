@@ -45,7 +45,7 @@ class Report:
     worst_requests: dict = field(default_factory=dict)
     memory_config: Any = None
     filename: str = ""
-    timeline_png: Optional[bytes] = None         # from a timing-mode launch, if any
+    timing: Any = None                           # a timing-mode launch's TimingReport, if any
 
     @classmethod
     def from_launch(cls, launch, top: int = 3, source: Optional[str] = None) -> "Report":
@@ -64,7 +64,7 @@ class Report:
                    stats=dict(launch.stats), rows=rows, findings=list(launch.findings),
                    worst_requests=dict(worst), memory_config=getattr(launch, "memory_config", None),
                    filename=getattr(launch, "filename", "") or "",
-                   timeline_png=_timeline_png(launch))
+                   timing=getattr(launch, "timing", None))
 
     # ------------------------------------------------------------ queries
     @property
@@ -120,7 +120,8 @@ class Report:
         return render_text(self)
 
     def pictures(self) -> dict:
-        """PNG bytes by title: bank heat map, coalescing, timeline (those that apply)."""
+        """PNG bytes by title: bank heat map, coalescing, timeline (those that
+        apply). Drawn here, when asked (the HTML page), not when the report is built."""
         from .pictures import bank_heatmap_png, coalescing_png
         out = {}
         ws = self.worst_shared()
@@ -133,8 +134,9 @@ class Report:
         rows = self.coalescing_rows()
         if rows:
             out["coalescing per line"] = coalescing_png(rows)
-        if self.timeline_png:
-            out["warp timeline"] = self.timeline_png
+        timeline = _timeline_png(self.timing)
+        if timeline:
+            out["warp timeline"] = timeline
         return out
 
     def to_html(self, pictures: bool = True) -> str:
@@ -172,10 +174,9 @@ def _include_text(by_line: dict, launch) -> dict:
     return out
 
 
-def _timeline_png(launch) -> Optional[bytes]:
-    """The warp timeline PNG of a timing-mode launch (`launch.timing`, drawn by
+def _timeline_png(timing) -> Optional[bytes]:
+    """The warp timeline PNG of a timing-mode launch's `timing` (drawn by
     gpuemu/timing/timeline.py), or None for a functional launch."""
-    timing = getattr(launch, "timing", None)
     if timing is None or not hasattr(timing, "timeline_png"):
         return None
     import tempfile

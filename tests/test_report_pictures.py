@@ -3,8 +3,10 @@ the PNGs are real images."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from gpuemu.arch import get_preset
+from gpuemu.memory.bank_arbiter import phase_lanes, shared_request_reference
 from gpuemu.memory.worst_requests import WorstRequest
 from gpuemu.report.pictures import bank_heatmap_png, bank_matrix, coalescing_png, ideal_sectors
 
@@ -62,3 +64,28 @@ def test_pictures_are_png_images():
     png = bank_heatmap_png(req(LANES * 128, cost=32), MEM)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert coalescing_png([("11: a[i]", 4.0, 4), ("12: b[32 * i]", 32.0, 4)])[:4] == b"\x89PNG"
+
+
+def test_cc1x_one_word_broadcast_serves_two_bytes_of_another_word_in_two_steps():
+    # Guide 1.x: a step serves the broadcast word (lane 0's, bank 0) and one
+    # address per other bank: lanes 1 and 2 read two bytes of one bank-1 word
+    cc1 = get_preset("cc1.3").mem
+    addrs = [0, 4, 5] + [0] * 29
+    r = req(addrs, size=1, mask=0b111)
+    assert shared_request_reference(addrs, 0b111, 1, cc1).wavefronts == 2
+    m = bank_matrix(r, cc1)
+    assert m[0, 0] == 1 and m[1, 1] == 2 and m[2, 1] == 2 and m.sum() == 5
+
+
+@pytest.mark.parametrize("arch", ["cc1.3", "cc2.0", "cc3.5", "sm_52", "sm_90"])
+@pytest.mark.parametrize("size", [1, 4, 8, 16])
+def test_the_heat_map_agrees_with_the_bank_arbiter(arch, size):
+    mem = get_preset(arch).mem
+    phase = phase_lanes(mem, size)
+    rng = np.random.default_rng(size)
+    for _ in range(40):
+        addrs = rng.integers(0, 64, 32) * size * rng.choice([1, 2, 17, 32])
+        mask = int(rng.integers(1, 1 << 32))
+        m = bank_matrix(req(addrs, size, mask), mem)
+        per_phase = [m[p:p + phase].max() for p in range(0, 32, phase)]
+        assert sum(per_phase) == shared_request_reference(addrs, mask, size, mem).wavefronts

@@ -73,62 +73,86 @@ def _units_of(addr: int, size: int, unit: int) -> list:
 # --------------------------------------------------------------- reference
 
 def _phase_any_reference(lanes: list, size: int, mem: MemoryConfig) -> tuple:
-    words = set()
-    for _, addr in lanes:
+    """'any' broadcast: (wavefronts, ideal, schedule) of one phase; a bank
+    serves its distinct rows in successive wavefronts."""
+    words: dict = {}               # (bank, row) -> the lanes that read it
+    for lane, addr in lanes:
         for ua in _units_of(addr, size, mem.shared_bank_bytes):
-            words.add(((ua // mem.shared_bank_bytes) % mem.banks, ua // mem.shared_row_bytes))
+            words.setdefault(((ua // mem.shared_bank_bytes) % mem.banks, ua // mem.shared_row_bytes),
+                             set()).add(lane)
     if not words:
-        return 0, 0
-    rows_per_bank: dict = {}
-    for bank, row in words:
-        rows_per_bank[bank] = rows_per_bank.get(bank, 0) + 1
-    wavefronts = max(rows_per_bank.values())
+        return 0, 0, []
+    rows_served: dict = {}         # bank -> wavefronts used so far
+    schedule = []
+    for (bank, row), readers in sorted(words.items()):
+        step = rows_served.get(bank, 0)
+        rows_served[bank] = step + 1
+        schedule.extend((lane, bank, step) for lane in sorted(readers))
+    wavefronts = max(rows_served.values())
     ideal = -(-len(words) // mem.banks)
-    return wavefronts, ideal
+    return wavefronts, ideal, schedule
 
 
 def _phase_one_word_reference(lanes: list, size: int, mem: MemoryConfig) -> tuple:
-    """cc1.x: the Guide's step-by-step broadcast procedure."""
+    """cc1.x: the Guide's step-by-step broadcast procedure; (wavefronts,
+    ideal, schedule) of one phase."""
     bb = mem.shared_bank_bytes
-    # units in lane order: (address, word, bank)
+    # units in lane order: (address, word, bank, lane)
     units = []
-    for _, addr in lanes:
+    for lane, addr in lanes:
         parts = _units_of(addr, size, bb) if size > bb else [addr]
         for ua in parts:
-            units.append((ua, ua // bb, (ua // bb) % mem.banks))
+            units.append((ua, ua // bb, (ua // bb) % mem.banks, lane))
     if not units:
-        return 0, 0
+        return 0, 0, []
     distinct_words = {(u[2], u[0] // mem.shared_row_bytes, u[1]) for u in units}
     ideal = -(-len(distinct_words) // mem.banks)
     remaining = list(units)
+    schedule = []
     steps = 0
     while remaining:
-        steps += 1
         bword = remaining[0][1]
         bbank = remaining[0][2]
         chosen = {}           # bank -> the address served in it this step
-        for ua, word, bank in remaining:
+        for ua, word, bank, _ in remaining:
             if bank != bbank and bank not in chosen:
                 chosen[bank] = ua
-        remaining = [u for u in remaining
-                     if not (u[1] == bword or (u[2] != bbank and chosen.get(u[2]) == u[0]))]
-    return steps, ideal
+        served = [u[1] == bword or (u[2] != bbank and chosen.get(u[2]) == u[0]) for u in remaining]
+        schedule.extend((u[3], u[2], steps) for u, s in zip(remaining, served) if s)
+        remaining = [u for u, s in zip(remaining, served) if not s]
+        steps += 1
+    return steps, ideal, schedule
+
+
+def _phases_reference(addrs: Sequence[int], mask: int, size: int, mem: MemoryConfig):
+    """(wavefronts, ideal, schedule) of each phase of one warp request."""
+    phase = phase_lanes(mem, size)
+    rule = _phase_one_word_reference if mem.shared_broadcast == "one_word" else _phase_any_reference
+    for p0 in range(0, WARP, phase):
+        yield rule([(lane, int(addrs[lane])) for lane in range(p0, p0 + phase) if (mask >> lane) & 1],
+                   size, mem)
 
 
 def shared_request_reference(addrs: Sequence[int], mask: int, size: int,
                              mem: MemoryConfig) -> SharedCost:
     """Wavefronts of one warp request: lane addresses (32), active mask, bytes per lane."""
-    phase = phase_lanes(mem, size)
-    rule = _phase_one_word_reference if mem.shared_broadcast == "one_word" else _phase_any_reference
     total_wf = total_ideal = ways = 0
-    for p0 in range(0, WARP, phase):
-        lanes = [(lane, int(addrs[lane])) for lane in range(p0, p0 + phase) if (mask >> lane) & 1]
-        wf, ideal = rule(lanes, size, mem)
+    for wf, ideal, _ in _phases_reference(addrs, mask, size, mem):
         total_wf += wf
         total_ideal += ideal
         if ideal:
             ways = max(ways, -(-wf // ideal))
     return SharedCost(total_wf, total_ideal, ways)
+
+
+def bank_schedule(addrs: Sequence[int], mask: int, size: int, mem: MemoryConfig) -> list:
+    """Which bank serves each active lane in which wavefront of its phase,
+    by the rule above: [(phase, lane, bank, wavefront)], one entry per bank a
+    lane's access touches per wavefront that serves it (the report's bank
+    heat map draws it)."""
+    return [(k, lane, bank, step)
+            for k, (_, _, sched) in enumerate(_phases_reference(addrs, mask, size, mem))
+            for lane, bank, step in sched]
 
 
 # --------------------------------------------------------------- batch path

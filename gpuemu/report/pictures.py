@@ -1,12 +1,12 @@
 """Pictures of a launch, as PNG bytes (matplotlib, drawn off-screen).
 
 - bank heat map: for the worst shared-memory request (the line with the most
-  bank conflicts), lanes x banks; a cell is coloured by how many different
-  bank rows its bank must deliver in the lane's phase, so an n-way conflict
+  bank conflicts), lanes x banks; a cell is coloured by how many wavefronts
+  its bank must serve in the lane's phase, so an n-way conflict
   is a column of n, a conflict-free access a permutation of 1s. The data
-  comes from `bank_matrix`, which applies the bank rule of
-  gpuemu/memory/bank_arbiter.py (bank = addr // bank_bytes % banks,
-  row = addr // row_bytes; lanes reading one word share it).
+  comes from `bank_matrix`: the wavefronts in which each bank serves, as the
+  bank arbiter (gpuemu/memory/bank_arbiter.py) schedules them, so the
+  picture and the counters cannot disagree (cc1.x broadcast included).
 - coalescing per line: for each global load/store line, 32-byte sectors per
   request beside the fewest the line's worst request could need
   (its active lanes' bytes / 32, rounded up).
@@ -19,7 +19,7 @@ import io
 
 import numpy as np
 
-from gpuemu.memory.bank_arbiter import phase_lanes
+from gpuemu.memory.bank_arbiter import bank_schedule
 from gpuemu.memory.worst_requests import WorstRequest
 
 WARP = 32
@@ -27,25 +27,17 @@ WARP = 32
 
 def bank_matrix(req: WorstRequest, mem) -> np.ndarray:
     """int[32 lanes, banks]: for each bank a lane touches, the number of
-    distinct rows (bank words) that bank serves in the lane's phase; 0 where
-    the lane does not touch the bank or is inactive."""
+    wavefronts that bank serves in the lane's phase, by the bank arbiter's
+    own rule (bank_arbiter.bank_schedule, cc1.x's one-word broadcast
+    included); 0 where the lane does not touch the bank or is inactive. The
+    largest number in a phase is the phase's wavefront count."""
     out = np.zeros((WARP, mem.banks), dtype=np.int64)
-    phase = phase_lanes(mem, req.size)
-    bb, rb = mem.shared_bank_bytes, mem.shared_row_bytes
-    for p0 in range(0, WARP, phase):
-        touched: dict = {}                      # lane -> banks it touches
-        rows: dict = {}                         # bank -> distinct rows in the phase
-        for lane in range(p0, p0 + phase):
-            if not (req.mask >> lane) & 1:
-                continue
-            a = req.addrs[lane]
-            for w in range(a // bb, (a + req.size - 1) // bb + 1):
-                bank, row = w % mem.banks, (w * bb) // rb
-                touched.setdefault(lane, set()).add(bank)
-                rows.setdefault(bank, set()).add(row)
-        for lane, banks in touched.items():
-            for bank in banks:
-                out[lane, bank] = len(rows[bank])
+    sched = bank_schedule(req.addrs, req.mask, req.size, mem)
+    busy: dict = {}                             # (phase, bank) -> wavefronts it serves in
+    for phase, _, bank, step in sched:
+        busy.setdefault((phase, bank), set()).add(step)
+    for phase, lane, bank, _ in sched:
+        out[lane, bank] = len(busy[phase, bank])
     return out
 
 

@@ -326,25 +326,38 @@ def _intervals(w: _Walker) -> dict:
     return out
 
 
-def register_demand(fn: ir.Function) -> int:
-    """Registers per thread the kernel's code wants (before any cap)."""
-    w = _Walker()
+def walk(fn: ir.Function, w: Optional[_Walker] = None) -> _Walker:
+    """Walk the kernel's body with `w` (a fresh _Walker by default): the
+    events and positions the live intervals are made of."""
+    w = w if w is not None else _Walker()
     for p in fn.params:
         w.decl_pos[w.key(p)] = 0
     w.stmt(fn.body)
-    ivs = _intervals(w)
-    best = 0
+    return w
+
+
+def register_pressure(w: _Walker, ivs: dict, dropped: frozenset = frozenset()) -> dict:
+    """Registers wanted at each position of the walk {position: registers},
+    leaving out the `dropped` variables (spilled: isa/register_spill.py)."""
+    out = {}
     for p in range(1, w.pos + 1):
         live = 0
         for k, (lo, hi, evs) in ivs.items():
-            if lo <= p <= hi:
-                # a variable first written here is the statement's result,
-                # already counted among the temporaries
-                if lo == p and evs[0] == (p, "def"):
-                    continue
-                live += w.weights[k]
-        best = max(best, live + w.peak.get(p, 0))
-    return BASE_REGISTERS + best
+            if k in dropped or not lo <= p <= hi:
+                continue
+            # a variable first written here is the statement's result,
+            # already counted among the temporaries
+            if lo == p and evs[0] == (p, "def"):
+                continue
+            live += w.weights[k]
+        out[p] = BASE_REGISTERS + live + w.peak.get(p, 0)
+    return out
+
+
+def register_demand(fn: ir.Function) -> int:
+    """Registers per thread the kernel's code wants (before any cap)."""
+    w = walk(fn)
+    return max(register_pressure(w, _intervals(w)).values(), default=BASE_REGISTERS)
 
 
 def parse_maxrregcount(options) -> Optional[int]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, is_dataclass, replace
 
 from . import ir
-from .register_estimate import BASE_REGISTERS, _intervals, _Walker, estimate_registers, weight
+from .register_estimate import _intervals, _Walker, estimate_registers, register_pressure, walk, weight
 
 
 class _VarWalker(_Walker):
@@ -50,33 +50,15 @@ class SpillPlan:
     frame_bytes: int         # local bytes the spill slots take (part of the stack frame)
 
 
-def _pressure(w: _Walker, ivs: dict, dropped: set) -> dict:
-    """Registers wanted at each position, without the dropped variables."""
-    out = {}
-    for p in range(1, w.pos + 1):
-        live = 0
-        for k, (lo, hi, evs) in ivs.items():
-            if k in dropped or not lo <= p <= hi:
-                continue
-            if lo == p and evs[0] == (p, "def"):
-                continue
-            live += w.weights[k]
-        out[p] = BASE_REGISTERS + live + w.peak.get(p, 0)
-    return out
-
-
 def choose_spills(fn: ir.Function, cap: int) -> list:
     """The kernel's register variables to keep in local memory so that the
     pressure stays within `cap` registers (see the module docstring)."""
-    w = _VarWalker()
-    for p in fn.params:
-        w.decl_pos[w.key(p)] = 0
-    w.stmt(fn.body)
+    w = walk(fn, _VarWalker())
     ivs = _intervals(w)
     dropped: set = set()
     chosen = []
     while True:
-        pr = _pressure(w, ivs, dropped)
+        pr = register_pressure(w, ivs, frozenset(dropped))
         if not pr:
             break
         p_max = max(pr, key=lambda p: pr[p])

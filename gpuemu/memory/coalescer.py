@@ -116,6 +116,13 @@ def _touched(addr: np.ndarray, active: np.ndarray, size: int, unit: int):
     return keys, np.concatenate([active, active], axis=1)
 
 
+def sectors_touched(addr: np.ndarray, active: np.ndarray, size) -> tuple:
+    """The distinct 32-byte sectors each request's active lanes touch:
+    (count per request, request index and sector id of each, ascending per
+    request). addr int64[N,L]; size: bytes per lane, a scalar or int[N,1]."""
+    return _distinct_per_row(*_touched(addr, active, size, SECTOR))
+
+
 def _batch_half_warp(addr: np.ndarray, active: np.ndarray, size: int):
     n, L = addr.shape
     nh = -(-L // 16)
@@ -182,8 +189,7 @@ def global_requests_batch(addr: np.ndarray, active: np.ndarray, size: int, mem: 
     active = np.asarray(active, dtype=bool)
     if mem.coalescing == "half_warp_segments":
         return _batch_half_warp(addr, active, size)
-    keys, valid = _touched(addr, active, size, SECTOR)
-    nsec, req, sec = _distinct_per_row(keys, valid)
+    nsec, req, sec = sectors_touched(addr, active, size)
     if mem.coalescing == "lines" and l1_cached:
         lk, lv = _touched(addr, active, size, mem.l1_line_bytes)
         ntx, _, _ = _distinct_per_row(lk, lv)

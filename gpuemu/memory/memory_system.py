@@ -315,14 +315,7 @@ class MemorySystem:
             link = link_for(self.preset)
             rq = sel[mapped]
             ln = line[rq]
-            lane_bytes = np.repeat(size[rq][:, None], 32, axis=1)
-            a = addr[rq]
-            first = (a // SECTOR)
-            last = (a + lane_bytes - 1) // SECTOR
-            act = active[mapped]
-            both = np.sort(np.where(np.concatenate([act, act], axis=1),
-                                    np.concatenate([first, last], axis=1), -1), axis=1)
-            sectors = ((both[:, 1:] != both[:, :-1]) & (both[:, 1:] >= 0)).sum(axis=1) + (both[:, 0] >= 0)
+            sectors, _, _ = coalescer.sectors_touched(addr[rq], active[mapped], size[rq][:, None])
             stats.add_lines("zero_copy_requests", ln, np.ones(rq.size, dtype=np.int64))
             rd = op[rq] == 0
             stats.add_lines("pcie_read_bytes", ln[rd], sectors[rd] * SECTOR)

@@ -90,6 +90,16 @@ class DeviceMemory:
             self.by_tag.pop(tag, None)
             self._free_tags.append(tag)
 
+    def live_allocations(self, space: Optional[str] = None) -> list:
+        """The allocations alive now (those of `space` if given), by device
+        address. The table is read under the lock: a garbage collection may
+        free an allocation meanwhile."""
+        with self._lock:
+            refs = list(self.by_tag.values())
+        allocs = [a for a in (r() for r in refs) if a is not None and (space is None or a.space == space)]
+        allocs.sort(key=lambda a: a.address)
+        return allocs
+
     def describe(self, tag: int) -> str:
         ref = self.by_tag.get(tag)
         a = ref() if ref else None

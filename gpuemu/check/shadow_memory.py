@@ -56,14 +56,7 @@ class GlobalShadow:
     """The launch's view of fresh allocations: device address -> shadow."""
 
     def __init__(self, memory) -> None:
-        allocs = []
-        with memory._lock:      # a collection may free an allocation meanwhile
-            refs = list(getattr(memory, "by_tag", {}).values())
-        for ref in refs:
-            a = ref()
-            if a is not None and getattr(a, "shadow", None) is not None:
-                allocs.append(a)
-        allocs.sort(key=lambda a: a.address)
+        allocs = [a for a in memory.live_allocations() if getattr(a, "shadow", None) is not None]
         self.allocs = allocs
         self.starts = np.array([a.address for a in allocs], dtype=np.int64)
         self.ends = np.array([a.address + a.nbytes for a in allocs], dtype=np.int64)

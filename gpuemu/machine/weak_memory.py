@@ -93,11 +93,7 @@ class WeakGlobalMemory:
             self.size[i.id] = max(i.size, 1)
         self.op = self.op.astype(str)
         self.rng = np.random.default_rng([0 if seed is None else int(seed), 0x57EA])
-        with memory._lock:           # a collection may free an allocation meanwhile
-            refs = list(memory.by_tag.values())
-        allocs = [a for a in (r() for r in refs)
-                  if a is not None and a.space == "global" and a.nbytes]
-        allocs.sort(key=lambda a: a.address)
+        allocs = [a for a in memory.live_allocations("global") if a.nbytes]
         self.lo = np.array([a.address for a in allocs], np.int64)
         self.hi = np.array([a.address + a.nbytes for a in allocs], np.int64)
         self.host = [a.host.reshape(-1).view(np.uint8) for a in allocs]

@@ -40,7 +40,8 @@ F_SHARED = 32        # i64 host address of the block's shared memory
 F_BACKEDGES = 40     # i64 loop back-edges taken (watchdog)
 F_EXITED = 48        # i32 lanes that returned from the kernel
 F_EVENT_LINE = 52    # i32 source line of the last barrier / timeout
-F_ICOUNT = 56        # i64 warp instructions this warp has executed (timing mode)
+F_ICOUNT = 56        # i64 warp instructions this warp has executed (timing mode; a warp
+                     # fragment's has its id in bits 32-63: machine/thread_scheduling.py)
 F_TID = 64           # <32 x i32> x3: threadIdx.x, .y, .z per lane
 F_CUR = 448          # i32 current active mask
 F_SPLIT_MASK = 452   # i32 lanes that leave with EV_SPLIT

@@ -31,7 +31,7 @@ from .device_memory import device_memory
 from .errors import KernelError, LaunchError
 from .texture import Texture
 from .jit import abi, compile_kernel
-from .machine import DEFAULT_BUDGET, LaunchRun, check_launch
+from .machine import DEFAULT_BUDGET, LaunchRun, launch_plan
 
 _NP = {("int", 8, True): np.int8, ("int", 8, False): np.uint8, ("int", 16, True): np.int16,
        ("int", 16, False): np.uint16, ("int", 32, True): np.int32, ("int", 32, False): np.uint32,
@@ -400,8 +400,7 @@ class RawKernel:
         mod = self.module
         meta = self.meta
         options.setdefault("l1", mod.l1_default)
-        shape = check_launch(mod.preset, grid, block, meta.static_shared, shared_mem,
-                             meta.launch_bounds, self._max_dynamic)
+        shape = launch_plan.checked_shape(self, grid, block, shared_mem)
         if not isinstance(budget, numbers.Integral) or budget < 1:
             raise LaunchError(f"budget must be a positive int, got {budget!r}")
         w = options.get("workers")
@@ -421,14 +420,17 @@ class RawKernel:
             raise LaunchError(str(e)) from None
         if "initcheck" not in tools:
             forget_args(args)
-        params, copies, keep = self._pack(args)
+        params, copies, keep = launch_plan.pack(self, args)
         pbuf = printf_output.new_buffer() if self._uses_printf() else None
         if pbuf is not None:
             options = dict(options, printf_buffer=pbuf)
         timing = mode == "timing"
-        run = LaunchRun(self.compiled, mod.preset, shape, params, mod.symbol_table,
-                        device_memory(), budget=budget, stats=stats or timing,
-                        scheduler=None if timing else scheduler, options=options)
+        if timing:
+            run = LaunchRun(self.compiled, mod.preset, shape, params, mod.symbol_table,
+                            device_memory(), budget=budget, stats=True, options=options)
+        else:       # a prepared run of an earlier launch like this one, renewed
+            run = launch_plan.take_run(self, shape, params, mod.symbol_table, device_memory(),
+                                       budget, stats, scheduler, options)
         occ = (self.occupancy(block, shared_mem,
                               self.preferred_carveout if carveout is None else carveout)
                if timing else None)
@@ -461,6 +463,7 @@ class RawKernel:
         st["active_lanes_per_instruction"] = (st.get("thread_instructions", 0) / wi) if wi else 0.0
         ms = run.memsys
         worst = {(sp, meta.line_key(row)): w for (sp, row), w in ms.worst.by_line.items()} if ms else {}
+        launch_plan.give_back(self, run)
         return Launch(kernel=self.name, grid=shape.grid, block=shape.block, shared_mem=shape.shared_dynamic,
                       stats=st, stats_by_line=by_line, findings=list(res.findings),
                       seconds=seconds, compile_seconds=meta.compile_seconds, arch=mod.arch,

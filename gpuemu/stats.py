@@ -30,49 +30,143 @@ COUNTERS = (
 )
 
 
+_ZEROS = dict.fromkeys(COUNTERS, 0)
+_PENDING_MAX = 1 << 20         # values held back before they are summed
+_DENSE_MAX = 1 << 16           # (counter, line) cells summed in a dense table
+_REDUCE_AT = 4096              # an add_lines batch this long is summed per line at once
+_EXACT_MAX = 1 << 20           # values a float64 bincount of 32-bit halves sums exactly
+
+
+def _dense_sums(keys: np.ndarray, values: np.ndarray) -> tuple:
+    """(distinct keys ascending, exact int64 sum of the values of each) for
+    small non-negative keys and at most _EXACT_MAX values: bincount in
+    float64, the low and high 32 bits of the values summed apart so no sum
+    passes 2^53."""
+    seen = np.bincount(keys)
+    at = np.flatnonzero(seen)
+    lo = np.bincount(keys, weights=values & 0xFFFFFFFF)[at].astype(np.int64)
+    hi = np.bincount(keys, weights=values >> 32)[at].astype(np.int64)
+    return at, (hi << 32) + lo
+
+
 class Stats:
     """Counter totals plus the same counters keyed by source line.
 
     `add` takes one value; `add_lines` takes numpy arrays of lines and values
-    (the batch path of the memory model)."""
+    (the batch path of the memory model). Batches are held back and summed
+    together when `totals` or `by_line` is read (or a million values wait):
+    a launch that charges a few requests pays one numpy reduction, not one
+    per counter."""
 
     def __init__(self) -> None:
-        self.totals: dict = defaultdict(int)
-        self.by_line: dict = defaultdict(lambda: defaultdict(int))
+        self._totals: dict = defaultdict(int)
+        self._by_line: dict = defaultdict(lambda: defaultdict(int))
+        self._names: dict = {}           # counter name -> index in _pending keys
+        self._pending: list = []         # add_lines: (name index, lines int64[M], values int64[M])
+        self._tables: list = []          # add_table: (name index[M], lines[M], values[M])
+        self._held = 0
+
+    @property
+    def totals(self) -> dict:
+        self._flush()
+        return self._totals
+
+    @property
+    def by_line(self) -> dict:
+        self._flush()
+        return self._by_line
 
     def add(self, name: str, value: int, line: int | None = None) -> None:
-        self.totals[name] += int(value)
+        self._flush()
+        self._totals[name] += int(value)
         if line is not None:
-            self.by_line[int(line)][name] += int(value)
+            self._by_line[int(line)][name] += int(value)
 
     def add_lines(self, name: str, lines: np.ndarray, values: np.ndarray) -> None:
         lines = np.asarray(lines, dtype=np.int64)
-        values = np.asarray(values, dtype=np.int64)
         if lines.size == 0:
             return
-        self.totals[name] += int(values.sum())
-        if lines.min() >= 0 and lines.max() < 1 << 20:     # source lines: count by index
-            sums = np.bincount(lines, weights=values)
-            uniq = np.flatnonzero(sums)
-            sums = sums[uniq]
+        values = np.asarray(values, dtype=np.int64)
+        if (_REDUCE_AT <= lines.size <= _EXACT_MAX and lines.min() >= 0
+                and lines.max() < _DENSE_MAX):
+            lines, values = _dense_sums(lines, values)     # a big batch: held as per-line sums
+        self._pending.append((self._names.setdefault(name, len(self._names)), lines, values))
+        self._held += lines.size
+        if self._held >= _PENDING_MAX:
+            self._flush()
+
+    def add_table(self, names, lines: np.ndarray, table: np.ndarray) -> None:
+        """table int64[len(lines), len(names)]: column j adds to counter names[j]
+        per line, as add_lines of its nonzero entries would (a counter with
+        no nonzero entry is not added)."""
+        table = np.asarray(table, dtype=np.int64)
+        r, c = np.nonzero(table)
+        if r.size == 0:
+            return
+        idx = np.array([self._names.setdefault(n, len(self._names)) for n in names], dtype=np.int64)
+        self._tables.append((idx[c], np.asarray(lines, dtype=np.int64)[r], table[r, c]))
+        self._held += r.size
+        if self._held >= _PENDING_MAX:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Sum the held-back batches into totals and by_line, in one pass."""
+        if not (self._pending or self._tables):
+            return
+        pending, tables = self._pending, self._tables
+        self._pending, self._tables, self._held = [], [], 0
+        names = list(self._names)
+        # name index per value: one per add_lines batch, one per entry of a table
+        ids = [np.repeat(np.array([p[0] for p in pending], dtype=np.int64),
+                         [p[1].size for p in pending])] + [t[0] for t in tables]
+        ids = np.concatenate(ids)
+        lines = np.concatenate([p[1] for p in pending] + [t[1] for t in tables])
+        values = np.concatenate([p[2] for p in pending] + [t[2] for t in tables])
+        span = int(lines.max()) + 1 if lines.min() >= 0 else 0
+        if 0 < span and len(names) * span <= _DENSE_MAX and lines.size <= _EXACT_MAX:
+            at, sums = _dense_sums(ids * span + lines, values)
+            first_ids, first_lines = np.divmod(at, span)
         else:
-            uniq, inv = np.unique(lines, return_inverse=True)
-            sums = np.bincount(inv, weights=values, minlength=len(uniq))
-        for ln, v in zip(uniq.tolist(), sums.tolist()):
+            order = np.lexsort((lines, ids))              # by name, then line
+            ids, lines, values = ids[order], lines[order], values[order]
+            new = np.empty(ids.size, dtype=bool)
+            new[0] = True
+            new[1:] = (ids[1:] != ids[:-1]) | (lines[1:] != lines[:-1])
+            starts = np.flatnonzero(new)
+            sums = np.add.reduceat(values, starts)        # exact int64 sums
+            first_ids, first_lines = ids[starts], lines[starts]
+        totals, by_line = self._totals, self._by_line
+        for n, ln, v in zip(first_ids.tolist(), first_lines.tolist(), sums.tolist()):
+            name = names[n]
+            totals[name] += v                             # every name added gets a total
             if v:
-                self.by_line[ln][name] += int(v)
+                by_line[ln][name] += v
 
     def merge(self, other: "Stats") -> None:
-        """Add another Stats' counters (e.g. a batch counted on another thread)."""
-        for name, v in other.totals.items():
-            self.totals[name] += v
-        for ln, counts in other.by_line.items():
-            mine = self.by_line[ln]
-            for name, v in counts.items():
-                mine[name] += v
+        """Add another Stats' counters (e.g. a batch counted on another thread);
+        its held-back batches join this one's, summed when read."""
+        names = list(other._names)
+        for idx, lines, values in other._pending:
+            self._pending.append((self._names.setdefault(names[idx], len(self._names)),
+                                  lines, values))
+        for ids, lines, values in other._tables:
+            remap = np.array([self._names.setdefault(n, len(self._names)) for n in names],
+                             dtype=np.int64)
+            self._tables.append((remap[ids], lines, values))
+        self._held += other._held
+        if other._totals or other._by_line:          # what other had summed already
+            self._flush()
+            for name, v in other._totals.items():
+                self._totals[name] += v
+            for ln, counts in other._by_line.items():
+                mine = self._by_line[ln]
+                for name, v in counts.items():
+                    mine[name] += v
+        if self._held >= _PENDING_MAX:
+            self._flush()
 
     def as_dict(self) -> dict:
-        out = {k: 0 for k in COUNTERS}
+        out = dict(_ZEROS)
         out.update(self.totals)
         return out
 

@@ -116,3 +116,28 @@ def test_invalidate_drops_the_line_only():
     c.access(np.array([0, 1]), np.array([1, 1]))
     c.invalidate(np.array([0]))
     assert c.access(np.array([0, 1]), np.array([1, 1])).tolist() == [0, 1]
+
+
+def test_state_is_kept_only_for_the_sets_looked_up():
+    c = SectoredCache(50 * 1024 * 1024, 128, 32, 16, partitions=4)   # 24576 sets x 4
+    c.access(np.array([7, 7, 9]), np.ones(3, dtype=np.int64), True, np.array([0, 1, 0]))
+    assert c.sets_in_use == 3
+
+
+def test_invalidate_of_a_set_never_looked_up_changes_nothing():
+    c = small()
+    c.access(np.array([0]), np.array([1]))
+    c.invalidate(np.array([1, 3]))
+    assert c.access(np.array([0, 1]), np.array([1, 1])).tolist() == [1, 0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(calls=st.lists(st.lists(st.tuples(st.integers(0, 2000), st.integers(1, 15)),
+                               min_size=1, max_size=200), min_size=1, max_size=4))
+def test_many_sets_first_used_in_any_order_agree_with_reference_lru(calls):
+    c = SectoredCache(256 * 128 * 2, 128, 32, 2)              # 256 sets, state grown on use
+    got = []
+    for call in calls:
+        got += c.access(np.array([l for l, _ in call]), np.array([b for _, b in call])).tolist()
+    flat = [x for call in calls for x in call]
+    assert got == lru_reference([l for l, _ in flat], [b for _, b in flat], 256, 2)

@@ -91,21 +91,34 @@ class LaunchRun:
             self.options.get("memory_model"))
 
     # ------------------------------------------------------------------ setup
+    def _bind_bounds(self) -> int:
+        """The kernel's shared/local/param objects into the device's bounds
+        table (other kernels reuse those tags); the dynamic shared pointer."""
+        meta, shape = self.meta, self.shape
+        b = self.memory.bounds
+        rows = self.__dict__.get("_bounds_rows")
+        if rows is None:                   # the entries, worked out once per run
+            tags, vals, dyn_ptr = [], [], 0
+            for tag, _name, space, lo, hi, dynamic in meta.objects:
+                if dynamic:
+                    lo, hi = meta.dynamic_offset, meta.dynamic_offset + shape.shared_dynamic
+                    dyn_ptr = abi.tagged(tag, lo)
+                tags.append(tag)
+                vals.append((lo, hi, 0, {"shared": 1, "local": 2, "param": 4}[space], 0))
+            rows = self._bounds_rows = (np.array(tags, dtype=np.int64),
+                                        np.array(vals, dtype=abi.BOUNDS_DTYPE), dyn_ptr)
+        tags, vals, dyn_ptr = rows
+        b["space"][abi.FIRST_STATIC_TAG:] = -1
+        b[tags] = vals
+        self.ctx[abi.C_BOUNDS] = b.ctypes.data
+        return dyn_ptr
+
     def _setup(self):
         meta, shape = self.meta, self.shape
         ctx = self.ctx = np.zeros(abi.CTX_FIELDS, dtype=np.int64)
-        b = self.memory.bounds
-        b["space"][abi.FIRST_STATIC_TAG:] = -1
-        dyn_ptr = 0
-        for tag, _name, space, lo, hi, dynamic in meta.objects:
-            if dynamic:
-                lo, hi = meta.dynamic_offset, meta.dynamic_offset + shape.shared_dynamic
-                dyn_ptr = abi.tagged(tag, lo)
-            b[tag]["lo"], b[tag]["hi"], b[tag]["host"] = lo, hi, 0
-            b[tag]["space"] = {"shared": 1, "local": 2, "param": 4}[space]
-        ctx[abi.C_BOUNDS] = b.ctypes.data
+        dyn_ptr = self._bind_bounds()
         if self._tracing:
-            self.trace = np.zeros(TRACE_CAPACITY, dtype=abi.TRACE_DTYPE)
+            self.trace = np.empty(TRACE_CAPACITY, dtype=abi.TRACE_DTYPE)   # read up to C_TRACE_LEN
             ctx[abi.C_CHECK] = int(self.checker is not None or self._weak_mode())
             ctx[abi.C_TRACE] = self.trace.ctypes.data
             ctx[abi.C_TRACE_CAP] = TRACE_CAPACITY
@@ -168,6 +181,31 @@ class LaunchRun:
         self._fptr_array = np.array(self._fptrs, dtype=np.int64)
         # the same loop as _run_block in native code, where it applies
         self._block_runner = block_runner.run_block if block_runner.usable(self) else None
+        self._ctx_start = ctx.copy()       # what renew() starts the next launch from
+
+    def renew(self, params: np.ndarray, options: dict) -> None:
+        """Make this (finished) run ready for another launch of the same
+        kernel, shape and options with new parameters: fresh counters,
+        findings and memory model, the buffers of `_setup` kept
+        (gpuemu/machine/launch_plan.py reuses runs this way)."""
+        self.params, self.options = params, options
+        self.stats = Stats()
+        self.findings = []
+        self._divergent_barriers = set()
+        self.memsys = make_memory_system(self.preset, options) if self.want_stats else None
+        ctx = self.ctx
+        ctx[:] = self._ctx_start
+        self._bind_bounds()
+        ctx[abi.C_PARAMS] = params.ctypes.data
+        if self.trace is not None:         # grown by the last launch, perhaps
+            ctx[abi.C_TRACE], ctx[abi.C_TRACE_CAP] = self.trace.ctypes.data, len(self.trace)
+        self.counters.fill(0)
+        if self.want_stats:                # its scratch points at the last launch's issue counts
+            self.__dict__.pop("_block_range_scratch", None)
+        if self._order_rng is not None:    # a seeded launch shuffled it
+            self.store_order[:] = np.arange(abi.WARP, dtype=np.uint8)
+        seed = options.get("seed")
+        self._order_rng = np.random.default_rng(seed) if seed is not None else None
 
     def _reset_batch(self, blocks: list):
         """Fresh headers for the warps of `blocks` [(linear, (x, y, z), sm)]."""
@@ -230,7 +268,8 @@ class LaunchRun:
     # -------------------------------------------------------------------- run
     def run(self) -> RunResult:
         t0 = time.perf_counter()
-        self._setup()
+        if getattr(self, "ctx", None) is None:     # a renewed run keeps its buffers
+            self._setup()
         if self._weak_mode():
             self.weak = weak_memory.WeakGlobalMemory(self.meta, self.memory, self.options.get("seed"))
         shape = self.shape
@@ -270,10 +309,18 @@ class LaunchRun:
 
     def _array_batches(self, sched):
         """The blocks of `sched.schedule(grid)` in BlockBatch batches of at most `batch`."""
+        kept = self.__dict__.get("_kept_batches")     # a renewed run's, made before
+        if kept is not None:
+            yield from kept
+            return
         total = grid_blocks(self.shape)
+        made = []
         for start in range(0, total, self.batch):
-            yield BlockBatch(sched.schedule_array(self.shape.grid, start,
-                                                  min(start + self.batch, total)))
+            made.append(BlockBatch(sched.schedule_array(self.shape.grid, start,
+                                                        min(start + self.batch, total))))
+            yield made[-1]
+        if len(made) <= 16:                # a small grid's schedule is kept for the next launch
+            self._kept_batches = made
 
     def _batches(self, blocks):
         """The scheduled blocks in lists of at most `batch` (one frames buffer)."""
@@ -401,13 +448,7 @@ class LaunchRun:
             self.meta, idx, w, lane, line, int(np.uint32(row[_CUR])), self.shape.block))
 
     def _collect(self, issue):
-        c = self.counters
-        rows = np.flatnonzero(c.any(axis=1))
-        for col, name in enumerate(abi.LINE_COUNTERS):
-            vals = c[rows, col]
-            nz = vals != 0
-            if nz.any():
-                self.stats.add_lines(name, rows[nz], vals[nz])
+        self.stats.add_table(abi.LINE_COUNTERS, np.arange(len(self.counters)), self.counters)
         per_sched = max(int(getattr(self.preset, "warp_schedulers_per_sm", 1)), 1)
         self.memsys.finish(self.stats, issue // per_sched)
 

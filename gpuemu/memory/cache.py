@@ -36,11 +36,10 @@ class SectoredCache:
         self.assoc = assoc
         self.num_sets = max(1, size_bytes // (line_bytes * assoc))
         self.partitions = max(1, int(partitions))
-        # one row of `assoc` ways per set (gpuemu/memory/native_lru.py)
-        shape = (self.num_sets * self.partitions, assoc)
-        self._tags = np.full(shape, -1, dtype=np.int64)     # resident key, -1: empty way
-        self._valid = np.zeros(shape, dtype=np.int64)       # valid sector bits
-        self._last = np.zeros(shape, dtype=np.int64)        # last use (LRU order)
+        # one row of `assoc` ways per set (gpuemu/memory/native_lru.py), made
+        # when the set is first looked up: a launch that touches few lines
+        # pays for those sets, not for all of L2 and every SM's L1
+        self._state = None
         self._t = 0                        # access clock (LRU order)
         self.hits = 0                      # sectors
         self.misses = 0
@@ -55,6 +54,16 @@ class SectoredCache:
         if P == 1:
             return keys % self.num_sets
         return ((keys // P) % self.num_sets) * P + keys % P
+
+    @property
+    def sets_in_use(self) -> int:
+        """Sets (of all partitions) that hold state: those looked up so far."""
+        return self._state.rows if self._state is not None else 0
+
+    def _lru(self) -> native_lru.LruState:
+        if self._state is None:
+            self._state = native_lru.LruState(self.num_sets * self.partitions, self.assoc)
+        return self._state
 
     def access(self, lines: np.ndarray, bits: np.ndarray, allocate=True,
                partition: np.ndarray | None = None) -> np.ndarray:
@@ -81,13 +90,17 @@ class SectoredCache:
         m = keys.size
         if m == 0:
             return np.zeros(0, dtype=np.int64)
-        alloc = np.broadcast_to(np.asarray(allocate, dtype=bool), (m,))
-        out = native_lru.lru_access(keys, bits, alloc, sets, self._t,
-                                    self._tags, self._valid, self._last)
+        if np.ndim(allocate) == 0:
+            alloc = np.full(m, bool(allocate), dtype=np.uint8)
+        else:
+            alloc = np.asarray(allocate, dtype=bool)
+        st = self._lru()
+        h0, a0 = int(st.meta[1]), int(st.meta[2])
+        out = native_lru.lru_walk(st, keys, bits, alloc, sets, self._t)
         self._t += m
-        nh = int(popcount(out).sum())
+        nh = int(st.meta[1]) - h0
         self.hits += nh
-        self.misses += int(popcount(bits).sum()) - nh
+        self.misses += int(st.meta[2]) - a0 - nh
         return out
 
     def access_sectors(self, req: np.ndarray, sector_ids: np.ndarray, allocate=True,
@@ -114,12 +127,15 @@ class SectoredCache:
             keys = keys * self.partitions + np.asarray(partition, dtype=np.int64)
         if keys.size == 0:
             return
-        rows = self._tags[self._set_of(keys)]                 # [M, assoc]
+        st = self._lru()
+        at = st.row_of[self._set_of(keys)].astype(np.int64) - 1
+        keys, at = keys[at >= 0], at[at >= 0]                 # a set never used holds nothing
+        rows = st.planes[0][at]                               # [M, assoc]
         hit = rows == keys[:, None]
         r, w = np.nonzero(hit)
-        s = self._set_of(keys)[r]
-        self._tags[s, w] = -1
-        self._valid[s, w] = 0
+        s = at[r]
+        st.planes[0][s, w] = -1
+        st.planes[1][s, w] = 0
 
 
 _POP16 = np.array([bin(i).count("1") for i in range(1 << 16)], dtype=np.int64)

@@ -101,16 +101,24 @@ class CoalescedBatch:
 def _distinct_per_row(keys: np.ndarray, valid: np.ndarray):
     """Row-wise distinct values: (count per row, row index and value of each)."""
     big = np.iinfo(np.int64).max
-    k = np.sort(np.where(valid, keys, big), axis=1)
+    k = np.where(valid, keys, big)
+    k.sort(axis=1)
     first = k != big
     first[:, 1:] &= k[:, 1:] != k[:, :-1]
-    rows, cols = np.nonzero(first)
-    return first.sum(axis=1).astype(np.int64), rows.astype(np.int64), k[rows, cols]
+    flat = np.flatnonzero(first)              # row-major: by row, values ascending
+    rows = flat // k.shape[1]
+    return np.bincount(rows, minlength=k.shape[0]).astype(np.int64), rows, k.ravel()[flat]
 
 
 def _touched(addr: np.ndarray, active: np.ndarray, size: int, unit: int):
-    """[N,L] addresses -> [N,2L] unit ids of each access's first and last byte."""
+    """[N,L] addresses -> unit ids of each access's first and last byte:
+    [N,2L], or [N,L] when no active access crosses a unit boundary."""
     first = addr // unit
+    if size <= unit:
+        cross = (addr - first * unit) > unit - size
+        cross &= active
+        if not cross.any():
+            return first, active
     last = (addr + size - 1) // unit
     keys = np.concatenate([first, last], axis=1)
     return keys, np.concatenate([active, active], axis=1)

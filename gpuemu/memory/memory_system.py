@@ -65,6 +65,38 @@ from gpuemu.host.pcie import cycles_per_pcie_sector, link_for
 _OPS = {"ld": 0, "st": 1, "atom": 2, "red": 3}
 SHARED, GLOBAL, LOCAL, CONST = (SPACE_CODES[k] for k in ("shared", "global", "local", "constant"))
 SECTOR = 32
+_SIZES = 1 << 20      # access sizes are below this (group keys: space * _SIZES + size)
+
+
+_TABLES: dict = {}      # id(instrs) -> (instrs, tables): a kernel's are built once
+
+
+def _instr_tables(instrs) -> tuple:
+    """Per MemInstr id: op code, size, line, read-only, spill, texture arrays."""
+    got = _TABLES.get(id(instrs))
+    if got is not None and got[0] is instrs and len(got[1][0]) == len(instrs):
+        return got[1]
+    n = max((i.id for i in instrs), default=-1) + 1
+    op = np.zeros(n, dtype=np.int8)
+    size = np.full(n, 4, dtype=np.int64)
+    line = np.zeros(n, dtype=np.int64)
+    ro = np.zeros(n, dtype=bool)
+    spill = np.zeros(n, dtype=bool)
+    tex = np.zeros(n, dtype=bool)
+    for i in instrs:
+        ro[i.id] = getattr(i, "readonly", False)
+        spill[i.id] = getattr(i, "spill", False)
+        tex[i.id] = getattr(i, "texture", False)
+        op[i.id] = _OPS.get(i.op, 2 if i.op.startswith("atom") else 0)
+        size[i.id] = i.size
+        line[i.id] = i.line
+    tables = (op, size, line, ro, spill, tex)
+    for a in tables:
+        a.setflags(write=False)
+    if len(_TABLES) >= 256:
+        _TABLES.clear()
+    _TABLES[id(instrs)] = (instrs, tables)
+    return tables
 
 
 @dataclass
@@ -151,20 +183,8 @@ class MemorySystem:
     # ------------------------------------------------------------ helpers
     def _tables(self, instrs):
         if self._tables_for is not instrs or len(self._op) != len(instrs):
-            n = max((i.id for i in instrs), default=-1) + 1
-            self._op = np.zeros(n, dtype=np.int8)
-            self._size = np.full(n, 4, dtype=np.int64)
-            self._line = np.zeros(n, dtype=np.int64)
-            self._ro = np.zeros(n, dtype=bool)
-            self._spill = np.zeros(n, dtype=bool)
-            self._tex = np.zeros(n, dtype=bool)
-            for i in instrs:
-                self._ro[i.id] = getattr(i, "readonly", False)
-                self._spill[i.id] = getattr(i, "spill", False)
-                self._tex[i.id] = getattr(i, "texture", False)
-                self._op[i.id] = _OPS.get(i.op, 2 if i.op.startswith("atom") else 0)
-                self._size[i.id] = i.size
-                self._line[i.id] = i.line
+            (self._op, self._size, self._line, self._ro, self._spill,
+             self._tex) = _instr_tables(instrs)
             self._tables_for = instrs
         return self._op, self._size, self._line
 
@@ -374,33 +394,44 @@ class MemorySystem:
         batch, cycles, latency = p.batch, p.cycles, p.latency
         instr_of = p.instr
         ent_req, ent_sec, ent_kind = [], [], []
-        groups = [(prefix, sel[(space[sel] == code) & (size[sel] == s)], s)
-                  for code, prefix in ((GLOBAL, "global"), (LOCAL, "local"))
-                  for s in np.unique(size[sel][space[sel] == code]).tolist()]
+        # groups of one space and access size: global first, then local, sizes ascending
+        gkey = space[sel].astype(np.int64) * _SIZES + size[sel]
+        gvals = np.unique(gkey).tolist()
+        groups = [("global" if g // _SIZES == GLOBAL else "local",
+                   sel if len(gvals) == 1 else sel[gkey == g], g % _SIZES) for g in gvals]
         for prefix, sub, s in groups:
             o, ln = op[sub], line[sub]
-            active = bank_arbiter._lane_bits(mask[sub])
-            a = addr[sub]
+            mk = mask[sub]
+            active = bank_arbiter._lane_bits(mk)
+            a = a_in = addr[sub]
             unit = s
             if prefix == "local":
                 wid = (np.asarray(batch.block, dtype=np.int64)[sub] * 64
                        + np.asarray(batch.warp, dtype=np.int64)[sub])
                 a, active, unit = coalescer.interleave_local(a, active, s, wid, m)
-            ro_here = self._ro[instr_of[sub]] & (prefix == "global" and self.readonly_path != "none") & (o == 0)
-            sp_here = self._spill[instr_of[sub]] & (prefix == "local")
+            if prefix == "global" and self.readonly_path != "none" and self._ro.any():
+                ro_here = self._ro[instr_of[sub]] & (o == 0)
+            else:
+                ro_here = False
+            sp_here = self._spill[instr_of[sub]] if prefix == "local" else None
+            # the kinds of request present, in the order (ld, ld read-only, st, atom, red)
+            kinds = o.astype(np.int64) * 2 + ro_here
+            present = np.unique(kinds).tolist()
             for code, name, ro_part in ((0, "load", False), (0, "load", True), (1, "store", False),
                                         (2, "atomic", False), (3, "reduction", False)):
-                k = np.flatnonzero((o == code) & (ro_here == ro_part))
-                if k.size == 0:
+                if code * 2 + ro_part not in present:
                     continue
+                k = np.flatnonzero(kinds == code * 2 + ro_part) if len(present) > 1 else np.arange(o.size)
                 via_l1 = code == 0 and (self.l1_global_loads if prefix == "global" else self.l1_present)
                 if ro_part:     # __ldg / const __restrict__: the read-only data path
                     via_l1 = self.readonly_path == "l1"
-                cb = coalescer.global_requests_batch(a[k], active[k], unit, m, l1_cached=via_l1)
+                whole = k.size == o.size
+                cb = coalescer.global_requests_batch(a if whole else a[k], active if whole else active[k],
+                                                     unit, m, l1_cached=via_l1)
                 kl = ln[k]
                 if prefix == "global":
                     worst.note("global", kl, np.full(k.size, list(_OPS)[code]),
-                               np.full(k.size, s), cb.sectors, mask[sub][k], addr[sub][k])
+                               np.full(k.size, s), cb.sectors, mk[k], a_in if whole else a_in[k])
                 if ro_part:
                     stats.add_lines("readonly_load_requests", kl, np.ones(k.size, dtype=np.int64))
                     stats.add_lines("readonly_load_sectors", kl, cb.sectors)
@@ -408,10 +439,10 @@ class MemorySystem:
                     if tx.any():    # texel fetches (isa/texture_fetch.py), a part of the read-only loads
                         stats.add_lines("texture_requests", kl[tx], np.ones(int(tx.sum()), dtype=np.int64))
                         stats.add_lines("texture_sectors", kl[tx], cb.sectors[tx])
-                sp = sp_here[k]
-                if sp.any():    # register spills: local traffic counted also on its own
+                sp = sp_here[k] if sp_here is not None else None
+                if sp is not None and sp.any():    # register spills: local traffic counted also on its own
                     stats.add_lines(f"spill_{name}_requests", kl[sp], np.ones(int(sp.sum()), dtype=np.int64))
-                    nbytes = bank_arbiter._lane_bits(mask[sub][k][sp]).sum(axis=1) * s
+                    nbytes = bank_arbiter._lane_bits(mk[k][sp]).sum(axis=1) * s
                     stats.add_lines("spill_bytes", kl[sp], nbytes)
                 stats.add_lines(f"{prefix}_{name}_requests", kl, np.ones(k.size, dtype=np.int64))
                 stats.add_lines(f"{prefix}_{name}_sectors", kl, cb.sectors)
@@ -421,7 +452,7 @@ class MemorySystem:
                 if code == 1 and self.l2 is not None and not write_back:
                     stats.add_lines("l2_write_sectors", kl, cb.sectors)
                 if code >= 2:
-                    mult = bank_arbiter.same_address_multiplicity(addr[sub][k], mask[sub][k])
+                    mult = bank_arbiter.same_address_multiplicity(a_in[k], mk[k])
                     cycles[sub[k]] += np.maximum(mult - 1, 0) * m.cycles_per_atomic_serialization
                     latency[sub[k]] += np.maximum(mult - 1, 0) * m.cycles_per_atomic_serialization
                 # kind 0: load via L1, 1: load to L2, 2: write at L2, 3: local store
@@ -435,11 +466,14 @@ class MemorySystem:
                 ent_kind.append(np.full(cb.req.size, kind, dtype=np.int8))
         if not ent_req:
             return None
-        req = np.concatenate(ent_req)
-        sec = np.concatenate(ent_sec)
-        kind = np.concatenate(ent_kind)
-        order = np.argsort(req, kind="stable")
-        req, sec, kind = req[order], sec[order], kind[order]
+        if len(ent_req) == 1:          # one group and kind: already in request order
+            req, sec, kind = ent_req[0], ent_sec[0], ent_kind[0]
+        else:
+            req = np.concatenate(ent_req)
+            sec = np.concatenate(ent_sec)
+            kind = np.concatenate(ent_kind)
+            order = np.argsort(req, kind="stable")
+            req, sec, kind = req[order], sec[order], kind[order]
         # what the caches will be asked, worked out before they are
         n_all = p.n
         is_load = np.zeros(n_all, dtype=bool)
@@ -474,6 +508,7 @@ class MemorySystem:
         line = p.line
         n_all = p.n
         sel, is_load, is_ro, loads = g.sel, g.is_load, g.is_ro, g.loads
+        load_lines = line[loads]
         # ---- L1, in issue order (loads that go through it, local stores)
         l1_hit = np.zeros(n_all, dtype=np.int64)
         l2_parts = [g.l2_direct]
@@ -488,16 +523,20 @@ class MemorySystem:
             hit, mreq, msec = self._through_l1(entries, True)
             l1_hit = np.bincount(r1[ld], weights=hit[ld], minlength=n_all).astype(np.int64)
             l1_miss = np.bincount(r1[ld], weights=~hit[ld], minlength=n_all).astype(np.int64)
-            stats.add_lines("l1_hits", line[loads], l1_hit[loads])
-            stats.add_lines("l1_misses", line[loads], l1_miss[loads])
+            stats.add_lines("l1_hits", load_lines, l1_hit[loads])
+            stats.add_lines("l1_misses", load_lines, l1_miss[loads])
             if self.readonly_path == "l1":
                 ro_hit = np.where(is_ro, l1_hit, ro_hit)
             keep = is_load[mreq]               # local-store misses do not read L2
             l2_parts.append((mreq[keep], msec[keep]))
-        l2req = np.concatenate([q[0] for q in l2_parts])
-        l2sec = np.concatenate([q[1] for q in l2_parts])
-        order = np.argsort(l2req, kind="stable")
-        l2req, l2sec = l2req[order], l2sec[order]
+        l2_parts = [q for q in l2_parts if q[0].size] or l2_parts[:1]
+        if len(l2_parts) == 1:         # one source: already in request order
+            l2req, l2sec = l2_parts[0]
+        else:
+            l2req = np.concatenate([q[0] for q in l2_parts])
+            l2sec = np.concatenate([q[1] for q in l2_parts])
+            order = np.argsort(l2req, kind="stable")
+            l2req, l2sec = l2req[order], l2sec[order]
         # ---- L2, in issue order
         l2_read = np.bincount(l2req[is_load[l2req]], minlength=n_all).astype(np.int64)
         l2_hit = np.zeros(n_all, dtype=np.int64)
@@ -517,13 +556,13 @@ class MemorySystem:
             if self.readonly_path == "separate":
                 l1_hit = l1_hit + ro_hit      # served by the read-only cache at L1 cost
         if self.l2 is not None:
-            stats.add_lines("l2_read_sectors", line[loads], l2_read[loads])
-            stats.add_lines("l2_hits", line[loads], l2_hit[loads])
-            stats.add_lines("l2_misses", line[loads], (l2_read - l2_hit)[loads])
             dram = l2_read - l2_hit
+            stats.add_lines("l2_read_sectors", load_lines, l2_read[loads])
+            stats.add_lines("l2_hits", load_lines, l2_hit[loads])
+            stats.add_lines("l2_misses", load_lines, dram[loads])
         else:
             dram = l2_read
-        stats.add_lines("dram_read_sectors", line[loads], dram[loads])
+        stats.add_lines("dram_read_sectors", load_lines, dram[loads])
         # ---- cycles: loads by the level that served each sector; writes at L2
         written, in_l1 = g.written, g.in_l1
         c = (l1_hit * m.cycles_per_l1_sector + l2_hit * m.cycles_per_l2_sector

@@ -1,0 +1,184 @@
+"""Launch plans: what repeated launches of one kernel share, done once.
+
+A GPU launch costs microseconds; an emulated one of a thousand threads
+should not cost far more than its threads do. Three things a launch did
+every time depend only on (kernel, shape, options), so they are kept per
+RawKernel and reused:
+
+- the checked launch shape (`checked_shape`): grid, block and shared memory
+  checked against the preset's limits once per distinct value;
+- the parameter layout (`pack`): per parameter, how a DeviceArray or a
+  scalar of the parameter's own numpy type is written into the parameter
+  buffer; any other argument takes RawKernel._pack's full path (and its
+  errors);
+- the prepared machine (`take_run` / `give_back`): a finished LaunchRun
+  keeps its frames, shared memory, warp headers and trace buffer and is
+  renewed (LaunchRun.renew: fresh counters, findings, cold caches) for the
+  next launch with the same key.
+
+Only plain functional launches reuse a run: no check tools, no weak memory
+model, no printf, the default warp scheduler. A run that raised is not
+reused. Every launch still gets its own counters, findings and memory
+model state; results and errors are those of a fresh launch
+(tests/test_launch_plan.py checks them side by side).
+"""
+from __future__ import annotations
+
+import struct
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from isa import ir
+
+from .executor import LaunchRun
+from .launch_config import LaunchShape, check_launch
+
+PLANS_PER_KERNEL = 8           # distinct (shape, options) kept per kernel, least recent dropped
+RUNS_PER_PLAN = 2              # idle prepared runs kept per key (concurrent launches)
+MAX_KEPT_BYTES = 16 << 20      # a run with larger buffers is not kept ...
+MAX_KERNEL_BYTES = 64 << 20    # ... nor one that would take a kernel's kept runs past this
+
+_lock = threading.Lock()
+
+
+def _plain(value) -> bool:
+    """An int grid/block/shared size that caches safely (bool and numpy ints
+    equal to an int take the checked path every time)."""
+    if type(value) is int:
+        return True
+    return type(value) is tuple and all(type(v) is int for v in value)
+
+
+def checked_shape(kernel, grid, block, shared_mem) -> LaunchShape:
+    """check_launch for this kernel, remembered per (grid, block, shared_mem,
+    max_dynamic_shared_size_bytes); errors are raised every time."""
+    mod, meta = kernel.module, kernel.meta
+    if not (_plain(grid) and _plain(block) and type(shared_mem) is int):
+        return check_launch(mod.preset, grid, block, meta.static_shared, shared_mem,
+                            meta.launch_bounds, kernel._max_dynamic)
+    shapes = kernel.__dict__.setdefault("_plan_shapes", {})
+    key = (grid, block, shared_mem, kernel._max_dynamic)
+    shape = shapes.get(key)
+    if shape is None:
+        shape = check_launch(mod.preset, grid, block, meta.static_shared, shared_mem,
+                             meta.launch_bounds, kernel._max_dynamic)
+        if len(shapes) >= 64:
+            shapes.clear()
+        shapes[key] = shape
+    return shape
+
+
+# ---------------------------------------------------------------- arguments
+_PTR = 0
+_SCALAR = 1
+
+
+def _layout(kernel) -> list:
+    """Per parameter: (kind, offset, size, numpy scalar type or None)."""
+    from gpuemu.api import numpy_dtype
+    out = []
+    for _name, t, off in kernel.meta.params:
+        if isinstance(t, ir.PointerType):
+            out.append((_PTR, off, 8, None))
+        elif isinstance(t, ir.ScalarType):
+            out.append((_SCALAR, off, t.size, numpy_dtype(t).type))
+        else:
+            out.append((None, off, 0, None))      # vectors, structs: the full path
+    return out
+
+
+_U64 = struct.Struct("<Q")
+
+
+def pack(kernel, args) -> tuple:
+    """(parameter buffer, copies back, arrays kept alive) as RawKernel._pack
+    gives them; DeviceArrays and scalars already of the parameter's numpy
+    type are written directly, anything else goes through _pack."""
+    from gpuemu.device_array import DeviceArray
+    layout = kernel.__dict__.get("_plan_layout")
+    if layout is None:
+        layout = kernel._plan_layout = _layout(kernel)
+    if type(args) is not tuple or len(args) != len(layout):
+        return kernel._pack(args)
+    buf = np.zeros(max(kernel.meta.param_bytes, 8), dtype=np.uint8)
+    raw = buf.data
+    for (kind, off, size, st), a in zip(layout, args):
+        if kind == _PTR and type(a) is DeviceArray:
+            v = a.ptr
+            if not 0 <= v < 1 << 64:
+                return kernel._pack(args)
+            _U64.pack_into(raw, off, v)
+        elif kind == _SCALAR and type(a) is st:
+            raw[off:off + size] = a.tobytes()
+        else:
+            return kernel._pack(args)
+    return buf, [], []
+
+
+# ---------------------------------------------------------------- runs
+def _run_key(shape, budget, stats, scheduler, options, memory):
+    """The key a prepared run is kept under, or None when it must not be kept."""
+    if scheduler is not None or options.get("check") or options.get("printf_buffer") is not None:
+        return None
+    if options.get("memory_model") == "weak":
+        return None
+    try:
+        key = (shape, int(budget), bool(stats), id(memory), tuple(sorted(options.items())))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def take_run(kernel, shape, params, symbols, memory, budget, stats, scheduler,
+             options) -> LaunchRun:
+    """A LaunchRun for this launch: a kept one renewed, else a new one."""
+    key = _run_key(shape, budget, stats, scheduler, options, memory)
+    run = None
+    if key is not None:
+        with _lock:
+            plans = kernel.__dict__.get("_plan_runs")
+            idle = plans.get(key) if plans is not None else None
+            if idle:
+                run = idle.pop()
+                plans.move_to_end(key)
+    if run is not None and run.memory is memory:
+        run.renew(params, options)
+    else:
+        run = LaunchRun(kernel.compiled, kernel.module.preset, shape, params, symbols, memory,
+                        budget=budget, stats=stats, scheduler=scheduler, options=options)
+    run._plan_key = key
+    return run
+
+
+def _kept_bytes(run) -> int:
+    n = 0
+    for name in ("frames", "shared", "header_template", "trace", "counters"):
+        a = getattr(run, name, None)
+        n += a.nbytes if a is not None else 0
+    return n
+
+
+def give_back(kernel, run) -> None:
+    """A run that finished without error, kept for the next launch with its key."""
+    key = getattr(run, "_plan_key", None)
+    if (key is None or getattr(run, "ctx", None) is None or run.checker is not None
+            or run.weak is not None or run.recorder is not None
+            or _kept_bytes(run) > MAX_KEPT_BYTES):
+        return
+    # what only the finished launch needed (its counters, memory model, caches)
+    run.memsys = run.stats = run.findings = run.params = run.options = None
+    size = _kept_bytes(run)
+    with _lock:
+        plans = kernel.__dict__.get("_plan_runs")
+        if plans is None:
+            plans = kernel._plan_runs = OrderedDict()
+        idle = plans.setdefault(key, [])
+        plans.move_to_end(key)
+        while len(plans) > PLANS_PER_KERNEL:
+            plans.popitem(last=False)
+        kept = sum(_kept_bytes(r) for runs in plans.values() for r in runs)
+        if len(idle) < RUNS_PER_PLAN and kept + size <= MAX_KERNEL_BYTES:
+            idle.append(run)

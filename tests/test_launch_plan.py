@@ -1,0 +1,153 @@
+"""Launch plans: a repeated launch gives what a fresh launch gives."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import gpuemu
+from gpuemu.machine import launch_plan
+
+VECADD = r"""
+extern "C" __global__ void vecadd(const float *a, const float *b, float *c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+"""
+
+SHARED = r"""
+extern "C" __global__ void small(float *out, int m) {
+    __shared__ float s[64];
+    int i = threadIdx.x;
+    if (i < m) s[i] = i;
+    __syncthreads();
+    if (i < 64) out[i] = s[i];
+}
+extern "C" __global__ void large(float *out) {
+    __shared__ float t[256];
+    t[threadIdx.x] = 2.0f * threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = t[255 - threadIdx.x];
+}
+"""
+
+DIVERGE = r"""
+extern "C" __global__ void k(int *out) {
+    if (threadIdx.x < 16) __syncthreads();
+    out[threadIdx.x] = 1;
+}
+"""
+
+
+def _vecadd_args(n, seed=0):
+    rng = np.random.default_rng(seed)
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    return a, b, (gpuemu.asarray(a), gpuemu.asarray(b), gpuemu.asarray(np.zeros_like(a)), np.int32(n))
+
+
+def test_repeated_launch_counts_what_a_fresh_launch_counts():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd_args(1000)
+    first = k((4,), (256,), args)
+    again = k((4,), (256,), args)
+    fresh = gpuemu.RawModule(code=VECADD).get_function("vecadd")((4,), (256,), args)
+    assert again.stats == first.stats == fresh.stats
+    assert again.stats_by_line == fresh.stats_by_line
+    assert again.stats["l1_hits"] == fresh.stats["l1_hits"]       # caches start cold again
+
+
+def test_repeated_launch_sees_new_arguments():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd_args(512, seed=1)
+    k((2,), (256,), args, stats=False)
+    a2, b2, args2 = _vecadd_args(512, seed=2)
+    k((2,), (256,), args2[:3] + (np.int32(300),), stats=False)
+    c = args2[2].get()
+    assert np.array_equal(c[:300], a2[:300] + b2[:300]) and not c[300:].any()
+
+
+def test_a_kept_run_of_one_kernel_keeps_its_shared_bounds_after_another_kernel_ran():
+    mod = gpuemu.RawModule(code=SHARED)
+    small, large = mod.get_function("small"), mod.get_function("large")
+    out = gpuemu.asarray(np.zeros(256, np.float32))
+    small(1, 128, (out, np.int32(64)))
+    large(1, 256, (out,))
+    assert out.get().tolist() == [2.0 * (255 - i) for i in range(256)]
+    with pytest.raises(gpuemu.KernelError, match=r"outside the shared array .s. \[0, 256\)"):
+        small(1, 128, (out, np.int32(65)))         # s[64]: one past the 64 floats
+    small(1, 128, (out, np.int32(64)))
+    assert out.get()[:64].tolist() == [float(i) for i in range(64)]
+
+
+def test_a_finding_is_reported_on_every_launch():
+    k = gpuemu.RawModule(code=DIVERGE).get_function("k")
+    out = gpuemu.asarray(np.zeros(32, np.int32))
+    kinds = [[f.kind for f in k(1, 32, (out,), stats=False).findings] for _ in range(3)]
+    assert kinds[0] and kinds[0] == kinds[1] == kinds[2]
+
+
+def test_limits_are_checked_on_every_launch():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd_args(256)
+    k((1,), (256,), args, stats=False)
+    with pytest.raises(gpuemu.LaunchError, match="grid"):
+        k((True,), (256,), args, stats=False)
+    with pytest.raises(gpuemu.LaunchError, match="1024 threads"):
+        k((1,), (2048,), args, stats=False)
+
+
+def test_a_scalar_of_another_type_is_converted_as_before():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd_args(256)
+    k((1,), (256,), args, stats=False)
+    k((1,), (256,), args[:3] + (100,), stats=False)       # a Python int for the int n
+    c = args[2].get()
+    assert np.array_equal(c[:100], a[:100] + b[:100])
+    with pytest.raises(gpuemu.LaunchError, match="integer"):
+        k((1,), (256,), args[:3] + (2.5,), stats=False)
+
+
+def test_a_launch_after_a_failed_one_runs_normally():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd_args(256)
+    short = gpuemu.asarray(np.zeros(8, np.float32))
+    with pytest.raises(gpuemu.KernelError):
+        k((1,), (256,), args[:2] + (short, np.int32(256)), stats=False)
+    k((1,), (256,), args, stats=False)
+    assert np.array_equal(args[2].get(), a + b)
+
+
+def test_few_plans_are_kept_per_kernel():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd_args(64)
+    for g in range(1, launch_plan.PLANS_PER_KERNEL + 5):
+        k((g,), (32,), args, stats=False)
+    assert len(k._plan_runs) == launch_plan.PLANS_PER_KERNEL
+
+
+def test_concurrent_launches_of_one_kernel_each_get_their_own_run():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    results = {}
+
+    def go(t):
+        a, b, args = _vecadd_args(2048, seed=t)
+        for _ in range(5):
+            k((8,), (256,), args, stats=False)
+        results[t] = np.array_equal(args[2].get(), a + b)
+
+    threads = [threading.Thread(target=go, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {0: True, 1: True, 2: True, 3: True}
+
+
+def test_a_kept_run_holds_nothing_of_the_launch_it_ran():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd_args(1024)
+    launch = k((4,), (256,), args)
+    (kept,), = k._plan_runs.values()
+    assert kept.memsys is None and kept.stats is None and kept.params is None
+    assert launch.stats["global_load_requests"] == 64      # the launch's own counters stay

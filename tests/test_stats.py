@@ -1,0 +1,105 @@
+"""Per-launch counters: totals and per-line sums of batches, however they are held back."""
+import numpy as np
+
+from gpuemu import stats as stats_mod
+from gpuemu.stats import COUNTERS, Stats
+
+
+def test_add_lines_sums_per_line_and_in_total():
+    s = Stats()
+    s.add_lines("global_load_requests", np.array([3, 5, 3]), np.array([1, 2, 4]))
+    s.add_lines("global_load_sectors", np.array([5]), np.array([7]))
+    s.add_lines("global_load_requests", np.array([5]), np.array([10]))
+    assert s.totals["global_load_requests"] == 17
+    assert s.lines_dict() == {3: {"global_load_requests": 5},
+                              5: {"global_load_requests": 12, "global_load_sectors": 7}}
+
+
+def test_a_line_whose_sum_is_zero_is_not_listed_but_the_counter_is():
+    s = Stats()
+    s.add_lines("shared_bank_conflicts", np.array([4, 4]), np.array([0, 0]))
+    assert s.totals["shared_bank_conflicts"] == 0 and s.lines_dict() == {}
+
+
+def test_empty_batch_adds_no_counter():
+    s = Stats()
+    s.add_lines("l1_hits", np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    assert "l1_hits" not in s.totals
+
+
+def test_single_adds_and_batches_mix_in_order():
+    s = Stats()
+    s.add_lines("cycles", np.array([1]), np.array([5]))
+    s.add("cycles", 3, line=1)
+    s.add("cycles", 2)
+    assert s.totals["cycles"] == 10 and s.by_line[1]["cycles"] == 8
+
+
+def test_lines_outside_the_indexed_range_are_summed_too():
+    s = Stats()
+    s.add_lines("fences", np.array([-1, 1 << 40, -1]), np.array([1, 2, 3]))
+    assert s.lines_dict() == {-1: {"fences": 4}, 1 << 40: {"fences": 2}}
+    assert s.totals["fences"] == 6
+
+
+def test_sums_are_exact_beyond_float_precision():
+    s = Stats()
+    big = (1 << 53) + 1
+    s.add_lines("cycles", np.array([2, 2]), np.array([big, 1]))
+    assert s.by_line[2]["cycles"] == big + 1
+
+
+def test_batches_held_past_the_limit_are_summed_on_the_way(monkeypatch):
+    monkeypatch.setattr(stats_mod, "_PENDING_MAX", 4)
+    s = Stats()
+    for _ in range(5):
+        s.add_lines("barriers", np.array([1, 2, 3]), np.array([1, 1, 1]))
+    assert s.totals["barriers"] == 15 and s.by_line[2]["barriers"] == 5
+
+
+def test_as_dict_lists_every_counter_name():
+    s = Stats()
+    s.add_lines("shared_conflict_ways_2", np.array([1]), np.array([1]))
+    d = s.as_dict()
+    assert set(COUNTERS) <= set(d) and d["shared_conflict_ways_2"] == 1 and d["cycles"] == 0
+
+
+def test_add_table_adds_each_column_to_its_counter_by_line():
+    s = Stats()
+    s.add_table(("barriers", "fences"), np.array([0, 1, 2]), np.array([[0, 0], [3, 0], [4, 0]]))
+    assert s.lines_dict() == {1: {"barriers": 3}, 2: {"barriers": 4}}
+    assert s.totals["barriers"] == 7 and "fences" not in s.totals
+
+
+def test_add_table_and_add_lines_sum_together():
+    s = Stats()
+    s.add_lines("barriers", np.array([1]), np.array([10]))
+    s.add_table(("barriers",), np.array([1, 2]), np.array([[1], [2]]))
+    assert s.totals["barriers"] == 13 and s.by_line[1]["barriers"] == 11
+
+
+def test_a_long_batch_sums_like_short_ones():
+    s = Stats()
+    lines = np.arange(10000) % 7
+    values = np.arange(10000, dtype=np.int64) - 3000
+    s.add_lines("cycles", lines, values)
+    want = {ln: int(values[lines == ln].sum()) for ln in range(7)}
+    assert {ln: c["cycles"] for ln, c in s.lines_dict().items()} == {k: v for k, v in want.items() if v}
+    assert s.totals["cycles"] == int(values.sum())
+
+
+def test_negative_values_sum_exactly():
+    s = Stats()
+    s.add_lines("cycles", np.array([3, 3, 3]), np.array([-(1 << 40) - 1, 5, -(1 << 53)]))
+    assert s.by_line[3]["cycles"] == -(1 << 40) - 1 + 5 - (1 << 53)
+
+
+def test_merge_adds_held_back_and_summed_counters_alike():
+    a, b = Stats(), Stats()
+    a.add_lines("barriers", np.array([1]), np.array([2]))
+    b.add_lines("fences", np.array([1, 4]), np.array([3, 5]))
+    b.add("cycles", 7)                                     # summed at once in b
+    b.add_table(("barriers",), np.array([0, 1]), np.array([[0], [10]]))
+    a.merge(b)
+    assert a.lines_dict() == {1: {"barriers": 12, "fences": 3}, 4: {"fences": 5}}
+    assert a.totals["cycles"] == 7 and a.totals["fences"] == 8

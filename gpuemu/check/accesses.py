@@ -16,7 +16,7 @@ from math import gcd
 import numpy as np
 
 from gpuemu.jit import abi
-from gpuemu.memory.trace import SPACE_CODES
+from gpuemu.memory.trace import SPACE_CODES, sync_op
 
 LANES = np.arange(abi.WARP, dtype=np.uint32)
 OPS_WRITE = {"st", "atom", "red"}
@@ -56,7 +56,7 @@ def granule(instrs, space: str) -> int:
     kernel's accesses that may touch it (generic ones included)."""
     g = 0
     for i in instrs:
-        if i.space in (space, "generic") and i.size > 0 and not i.op.startswith("sync"):
+        if i.space in (space, "generic") and i.size > 0 and sync_op(i.op) is None:
             g = gcd(g, i.size)
     return g or 1
 
@@ -96,10 +96,28 @@ class Rows:
 FIELDS = tuple(Rows.__dataclass_fields__)
 
 
-def decode(rec: np.ndarray, seq0: int, tables: InstrTables, units: dict) -> dict:
+def active_lanes(mask: np.ndarray) -> tuple:
+    """(record, lane) of every active lane of records with these masks
+    (uint32[N]), in record then lane order."""
+    bits = np.unpackbits(np.ascontiguousarray(mask, np.uint32).view(np.uint8).reshape(-1, 4),
+                         axis=1, bitorder="little")
+    return np.nonzero(bits)
+
+
+def spread(start: np.ndarray, count: np.ndarray) -> tuple:
+    """(values, origin): start[i], start[i]+1, ..., start[i]+count[i]-1 for
+    each i in order, and the i each value comes from."""
+    origin = np.repeat(np.arange(len(start)), count)
+    first = np.repeat(np.cumsum(count) - count, count)
+    return start[origin] + (np.arange(len(origin)) - first), origin
+
+
+def decode(rec: np.ndarray, seq0, tables: InstrTables, units: dict) -> dict:
     """{space: Rows} of the memory records of one trace batch, each access
-    split into units of units[space] bytes; rows in record then lane order."""
+    split into units of units[space] bytes; rows in record then lane order.
+    seq0: the launch-wide index of the first record, or each record's."""
     c = np.ascontiguousarray
+    seq_of = (lambda r: r + seq0) if np.ndim(seq0) == 0 else (lambda r: np.asarray(seq0)[r])
     space = c(rec["space"])
     out = {}
     masks = c(rec["mask"])
@@ -108,12 +126,11 @@ def decode(rec: np.ndarray, seq0: int, tables: InstrTables, units: dict) -> dict
         rs = np.flatnonzero(space == SPACE_CODES[name])
         if not len(rs):
             continue
-        bits = np.unpackbits(masks[rs].view(np.uint8).reshape(-1, 4), axis=1, bitorder="little")
-        r, lane = np.nonzero(bits)
+        r, lane = active_lanes(masks[rs])
         rid = rs[r]
         ins = rec["instr"][rs][r]
         ep = rec["epoch"][rs][r]
-        rows = Rows(seq=rid + seq0, block=rec["block"][rs][r], warp=rec["warp"][rs][r],
+        rows = Rows(seq=seq_of(rid), block=rec["block"][rs][r], warp=rec["warp"][rs][r],
                     lane=lane.astype(np.int32),
                     epoch=(ep & 0xFFFFFFFF).astype(np.int32), wsync=(ep >> 32).astype(np.int32),
                     unit=addr_all[rid * abi.WARP + lane] // unit,
@@ -121,12 +138,33 @@ def decode(rec: np.ndarray, seq0: int, tables: InstrTables, units: dict) -> dict
                     atomic=tables.atomic[ins])
         nunits = tables.size[ins] // unit
         if (nunits > 1).any():
-            rep = np.repeat(np.arange(len(rows)), nunits)
-            rows = rows.take(rep)
-            start = np.cumsum(nunits) - nunits
-            rows.unit = rows.unit + (np.arange(len(rep)) - np.repeat(start, nunits))
+            units_of, origin = spread(rows.unit, nunits)
+            rows = rows.take(origin)
+            rows.unit = units_of
         out[name] = rows
     return out
+
+
+def lane_bits(rec: np.ndarray) -> np.ndarray:
+    """bool[N, 32]: the active lanes of each record."""
+    masks = np.ascontiguousarray(rec["mask"], np.uint32).view(np.uint8).reshape(-1, 4)
+    return np.unpackbits(masks, axis=1, bitorder="little").astype(bool)
+
+
+def row_count(rec: np.ndarray, tables: InstrTables, unit: int) -> int:
+    """How many rows decode gives for these records of one space."""
+    lanes = lane_bits(rec).sum(axis=1, dtype=np.int64)
+    return int((lanes * (tables.size[rec["instr"]] // unit)).sum())
+
+
+def unit_span(rec: np.ndarray, tables: InstrTables, unit: int) -> tuple:
+    """(lowest, highest) unit each record's active lanes touch (int64[N] each;
+    lowest > highest for a record without an active lane)."""
+    u = np.ascontiguousarray(rec["addr"]) // unit
+    on = lane_bits(rec)
+    lo = np.where(on, u, np.iinfo(np.int64).max).min(axis=1)
+    hi = np.where(on, u, np.iinfo(np.int64).min).max(axis=1)
+    return lo, hi + tables.size[rec["instr"]] // unit - 1
 
 
 def group_order(keys: tuple) -> tuple:

@@ -2,10 +2,12 @@
 
 The executor hands every drained trace batch to `consume` (records in issue
 order) and calls `finish` at the end. Blocks run one after another, so the
-rows of every block but the last one of a batch are complete: shared and
-local memory are judged per complete block. Global accesses are judged in
-chunks of about CHUNK thread accesses (a race between accesses further apart
-in the run is not seen).
+records of every block but the last one of a batch are complete: shared and
+local memory are judged per complete block, by one native walk over their
+records (block_scan), or the numpy way (decode, racecheck.find_races,
+initcheck.uninitialized) where that walk declines. Global accesses are
+judged in chunks of about CHUNK thread accesses (a race between accesses
+further apart in the run is not seen).
 """
 from __future__ import annotations
 
@@ -14,12 +16,25 @@ import numpy as np
 from gpuemu.errors import Finding
 from gpuemu.jit import abi
 from gpuemu.machine.findings import thread_of
+from gpuemu.memory.trace import SPACE_CODES, sync_op
 
-from . import initcheck, racecheck, synccheck
-from .accesses import InstrTables, Rows, decode, granule
+from . import accesses, block_scan, initcheck, racecheck, synccheck
+from .accesses import InstrTables, Rows, decode, granule, row_count
+
 from .shadow_memory import GlobalShadow
 
 CHUNK = 1 << 21
+BLOCK_SPACES = ("shared", "local")
+HEAD = np.dtype([(f, abi.TRACE_DTYPE.fields[f][0]) for f in ("instr", "space", "block", "epoch")])
+MAX_LINES = 256
+
+
+def head(rec: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The HEAD fields of rec[idx], packed (what numpy reads of a record here)."""
+    out = np.empty(len(idx), HEAD)
+    for f in HEAD.names:
+        out[f] = rec[f][idx]
+    return out      # lines of memory instructions block_scan's tables hold (else numpy)
 
 
 class Checker:
@@ -30,65 +45,131 @@ class Checker:
         self.unit = {s: granule(meta.instrs, s) for s in ("shared", "local", "global")}
         self.tpb = shape.threads_per_block
         self.seq = 0
-        self.carry: dict = {"shared": None, "local": None}
-        self.global_rows: list = []
-        self.global_n = 0
+        # shared and local memory are judged per block: which tool, on which space
+        self.block_tools = {}
+        if self.tools & {"race", "initcheck"}:
+            self.block_tools["shared"] = ("race" in tools, "initcheck" in tools)
+        if "initcheck" in tools:
+            self.block_tools["local"] = (False, True)
+        self.block_codes = [SPACE_CODES[s] for s in self.block_tools]
+        self.carry: list = []       # (records, seq) of the shared and local records of a block going on
+        self.carry_block = -1
+        self.scan = self._scanners(meta, shape)
+        self.global_recs: list = []     # (global records, their seq) of the chunk
+        self.global_n = 0               # ... and their rows
         self.last_fence: dict = {}      # block -> seq of its latest __threadfence
         self.first_atomic: dict = {}    # block -> seq of its first global atomic
         self.gshadow = GlobalShadow(memory) if "initcheck" in tools else None
         self.races: dict = {}
         self.uninit: dict = {}
         self.warp_sync: dict = {}
-        self.sync_ops = {i.id: i.op[len("sync_"):] for i in meta.instrs if i.op.startswith("sync_")}
+        n = len(self.tables.line)
+        self.sync_op = np.full(n, "", dtype=object)     # per MemInstr id: "shfl", "threadfence", ...
+        for i in meta.instrs:
+            if sync_op(i.op) is not None:
+                self.sync_op[i.id] = sync_op(i.op)
+        self.is_fence = np.array([str(o).startswith("threadfence") for o in self.sync_op], bool)
+        self.is_shuffle = np.isin(self.sync_op.astype(str), list(synccheck.SHUFFLES))
+
+    def _scanners(self, meta, shape) -> dict:
+        """{space: (block_scan tables, shadow)} of the spaces
+        block_scan judges (none where the kernel has too many lines)."""
+        t = self.tables
+        if len(np.unique(t.line)) > MAX_LINES:
+            return {}
+        out = {}
+        for space, (race, _) in self.block_tools.items():
+            unit = self.unit[space]
+            tab = block_scan.tables(t.line, t.write, t.read, t.atomic, t.size, unit)
+            if space == "shared":
+                nbytes = max(getattr(meta, "dynamic_offset", 0) + getattr(shape, "shared_dynamic", 0),
+                             getattr(meta, "static_shared", 0), 16)
+                out[space] = (tab, block_scan.Shadow(-(-nbytes // unit), race))
+            else:
+                upt = max(-(-getattr(meta, "local_stride", 0) // unit), 1)
+                nslots = shape.warps_per_block * abi.WARP * upt
+                out[space] = (tab, block_scan.Shadow(nslots, False, upt))
+        return out
 
     # ------------------------------------------------------------- batches
     def consume(self, rec: np.ndarray) -> None:
+        rec = np.ascontiguousarray(rec)
         seq0 = self.seq
         self.seq += len(rec)
-        sync = np.flatnonzero(rec["space"] == abi.SYNC_SPACE)
+        space = rec["space"]
+        sync = np.flatnonzero(space == abi.SYNC_SPACE)
         if len(sync):
             self._sync_records(rec[sync], sync + seq0)
-        last_block = int(rec["block"][-1])
-        spaces = {}
+        if self.block_tools:
+            self._block_records(rec, seq0)
         if self.tools & {"race", "initcheck"}:
-            spaces = {"shared": self.unit["shared"], "global": self.unit["global"]}
-            if "initcheck" in self.tools:
-                spaces["local"] = self.unit["local"]
-        by_space = decode(rec, seq0, self.tables, spaces) if spaces else {}
-        for space in ("shared", "local"):
-            rows = by_space.get(space)
-            if rows is None:
-                continue
-            if self.carry[space] is not None:
-                rows = Rows.concat([self.carry[space], rows])
-            # blocks run one after another: only the last one may go on
-            cut = int(np.searchsorted(rows.seq, self._last_block_seq(rec, seq0, last_block)))
-            self.carry[space] = rows.take(slice(cut, None))
-            if cut:
-                self._judge_blocks(space, rows.take(slice(0, cut)))
-        g = by_space.get("global")
-        if g is not None:
-            self._note_atomics(g)
-            if self.gshadow:
-                self._global_init(g)
-            if "race" in self.tools:
-                self.global_rows.append(g)
-                self.global_n += len(g)
-                if self.global_n >= CHUNK:
-                    self._global_races()
+            gsel = np.flatnonzero(space == SPACE_CODES["global"])
+            if len(gsel):
+                self._global_records(rec[gsel], seq0 + gsel)
 
-    @staticmethod
-    def _last_block_seq(rec: np.ndarray, seq0: int, last_block: int) -> int:
-        """Launch-wide index of the first record of the batch's last block."""
-        other = np.flatnonzero(rec["block"] != last_block)
-        return seq0 + (int(other[-1]) + 1 if len(other) else 0)
+    def _block_records(self, rec: np.ndarray, seq0: int) -> None:
+        """Judge the shared and local records of the blocks this batch
+        completes. Blocks run one after another: only the batch's last block
+        may go on, its records (from a suffix of the batch) wait in the carry."""
+        blocks = rec["block"]
+        other = np.flatnonzero(blocks != blocks[-1])
+        cut = int(other[-1]) + 1 if len(other) else 0      # where the last block starts
+        sel = np.flatnonzero(np.isin(rec["space"], self.block_codes))
+        at = int(np.searchsorted(sel, cut))
+        if cut == 0 and self.carry_block == blocks[-1]:
+            self.carry.append((rec[sel], seq0 + sel))       # one block goes on
+            return
+        self._judge_records(self.carry + [(rec, sel[:at], seq0)])
+        self.carry = [(rec[sel[at:]], seq0 + sel[at:])]
+        self.carry_block = int(blocks[-1])
+
+    def _judge_records(self, parts: list) -> None:
+        """Judge complete blocks' shared and local records: parts (records,
+        launch-wide seq) or (batch, indices, seq of its first record)."""
+        ptr, seq, fields = [], [], []
+        for part in parts:
+            recs, idx = part[0], (part[1] if len(part) == 3 else np.arange(len(part[0])))
+            ptr.append(recs.ctypes.data + idx.astype(np.int64) * recs.itemsize)
+            seq.append(part[2] + idx if len(part) == 3 else part[1])
+            fields.append(head(recs, idx))
+        ptr, seq, fields = np.concatenate(ptr), np.concatenate(seq), np.concatenate(fields)
+        if not len(ptr):
+            return
+        for space, (race, init) in self.block_tools.items():
+            code = SPACE_CODES[space]
+            if space in self.scan:
+                tab, shadow = self.scan[space]
+                has_write = block_scan.interval_writes(fields, code, tab) if race else None
+                status, races, uninit = block_scan.scan(ptr, seq, has_write, code, tab,
+                                                        self.unit[space], shadow, self.its, race, init)
+                if status == block_scan.OK:
+                    self._merge_scan(space, tab, races, uninit)
+                    continue
+            recs = np.concatenate([p[0] if len(p) == 2 else p[0][p[1]] for p in parts])
+            mine = np.flatnonzero(recs["space"] == code)
+            rows = decode(recs[mine], seq[mine], self.tables, {space: self.unit[space]}).get(space)
+            if rows is not None:
+                self._judge_blocks(space, rows)
+
+    def _global_records(self, grec: np.ndarray, seq: np.ndarray) -> None:
+        """A batch's global records: atomics, initcheck now, races per chunk."""
+        self._note_atomics(grec, seq)
+        unit = self.unit["global"]
+        if self.gshadow:
+            g = decode(grec, seq, self.tables, {"global": unit}).get("global")
+            if g is not None:
+                self._global_init(g)
+        if "race" in self.tools:
+            self.global_recs.append((grec, seq))
+            self.global_n += row_count(grec, self.tables, unit)
+            if self.global_n >= CHUNK:
+                self._global_races()
 
     def finish(self) -> list:
-        for space in ("shared", "local"):
-            if self.carry[space] is not None and len(self.carry[space]):
-                self._judge_blocks(space, self.carry[space])
-            self.carry[space] = None
-        if self.global_rows:
+        if self.carry:
+            done, self.carry = self.carry, []
+            self._judge_records(done)
+        if self.global_recs:
             self._global_races()
         if self.gshadow:
             self.gshadow.finish()
@@ -103,24 +184,57 @@ class Checker:
 
     # ---------------------------------------------------------------- tools
     def _judge_blocks(self, space: str, rows: Rows) -> None:
+        race, init = self.block_tools[space]
         if space == "shared":
-            if "race" in self.tools:
-                self._add_races(racecheck.find_races(rows, (rows.block, rows.epoch, rows.unit),
-                                                     self.tpb, self.its), rows, space)
-            if "initcheck" in self.tools:
+            if race:
+                found = racecheck.find_races(rows, (rows.block, rows.epoch, rows.unit), self.tpb, self.its)
+                self._add_found_races(found, rows, space)
+            if init:
                 self._add_uninit(initcheck.uninitialized(rows, (rows.block, rows.unit)), rows, space)
         else:
             bad = initcheck.uninitialized(rows, (rows.block, rows.warp, rows.lane, rows.unit))
             self._add_uninit(bad, rows, space)
 
-    def _note_atomics(self, g: Rows) -> None:
-        at = np.flatnonzero(g.atomic)
-        for b in np.unique(g.block[at]).tolist():
-            self.first_atomic.setdefault(b, int(g.seq[at][g.block[at] == b].min()))
+    def _merge_scan(self, space: str, tab, races: np.ndarray, uninit: np.ndarray) -> None:
+        """Add block_scan's aggregated tables to the findings."""
+        for kind, li, lo in np.argwhere(races[..., 0] > 0).tolist():
+            count, b, t, ob, ot, unit = races[kind, li, lo].tolist()
+            self._add_race(racecheck.KINDS[kind], int(tab.lines[li]), int(tab.lines[lo]), count,
+                           (b, t), (ob, ot), unit, space)
+        for li in np.flatnonzero(uninit[:, 0] > 0).tolist():
+            count, b, t, unit = uninit[li].tolist()
+            self._add_uninit_line(int(tab.lines[li]), space, count, b, t, unit)
+
+    def _note_atomics(self, grec: np.ndarray, seq: np.ndarray) -> None:
+        at = np.flatnonzero(self.tables.atomic[grec["instr"]] & (grec["mask"] != 0))
+        if not len(at):
+            return
+        blocks, first = np.unique(grec["block"][at], return_index=True)   # records in seq order
+        for b, s in zip(blocks.tolist(), seq[at][first].tolist()):
+            self.first_atomic.setdefault(b, s)
 
     def _global_races(self) -> None:
-        rows = Rows.concat(self.global_rows)
-        self.global_rows, self.global_n = [], 0
+        recs = np.concatenate([r for r, _ in self.global_recs])
+        seq = np.concatenate([s for _, s in self.global_recs])
+        self.global_recs, self.global_n = [], 0
+        # a location nothing wrote in the chunk races with nothing: only
+        # rows of written units take part (whole groups go, the rest is as
+        # before), and records that touch none of them are not decoded
+        unit = self.unit["global"]
+        wr = np.flatnonzero(self.tables.write[recs["instr"]])
+        w = decode(recs[wr], seq[wr], self.tables, {"global": unit}).get("global")
+        if w is None:
+            return
+        wu = np.unique(w.unit)
+        lo, hi = accesses.unit_span(recs, self.tables, unit)
+        near = np.flatnonzero((hi >= wu[0]) & (lo <= wu[-1]))
+        rows = decode(recs[near], seq[near], self.tables, {"global": unit}).get("global")
+        if rows is None:
+            return
+        keep = (rows.unit >= wu[0]) & (rows.unit <= wu[-1])
+        span = int(wu[-1] - wu[0])
+        keep[keep] = np.isin(rows.unit[keep], wu, kind="table" if span < 1 << 26 else None)
+        rows = rows.take(keep)
         nb = int(rows.block.max()) + 1
         fence = np.full(nb, -1, np.int64)
         atom = np.full(nb, 1 << 62, np.int64)
@@ -132,8 +246,8 @@ class Checker:
                 atom[b] = s
         release = fence[rows.block] > rows.seq
         acquire = atom[rows.block] < rows.seq
-        self._add_races(racecheck.find_races(rows, (rows.unit,), self.tpb, self.its, release, acquire),
-                        rows, "global")
+        found = racecheck.find_races(rows, (rows.unit,), self.tpb, self.its, release, acquire)
+        self._add_found_races(found, rows, "global")
 
     def _global_init(self, g: Rows) -> None:
         unit = self.unit["global"]
@@ -152,75 +266,98 @@ class Checker:
         gx, gy, _ = self.shape.grid
         return (linear % gx, (linear // gx) % gy, linear // (gx * gy))
 
-    def _thread(self, rows: Rows, i: int) -> tuple:
-        return thread_of(int(rows.warp[i]) * abi.WARP + int(rows.lane[i]), self.shape.block)
+    def _thread(self, in_block: int) -> tuple:
+        return thread_of(int(in_block), self.shape.block)
 
     def _where(self, line: int) -> tuple:
         return self.meta.where(line)
 
-    def _add_races(self, found: dict, rows: Rows, space: str) -> None:
+    def _add_found_races(self, found: dict, rows: Rows, space: str) -> None:
+        """Add racecheck.find_races' {(kind, line, other): [count, row, other row]}."""
+        def who(i):
+            return int(rows.block[i]), int(rows.warp[i]) * abi.WARP + int(rows.lane[i])
         for (hz, line, other), (count, i, j) in found.items():
-            key = (line, other, hz, space)
-            f = self.races.get(key)
-            if f is not None:
-                f.extra["count"] += count
-                continue
-            ln, file, label = self._where(line)
-            oln, _, olabel = self._where(other)
-            t, ot = self._thread(rows, i), self._thread(rows, j)
-            b, ob = self._block(int(rows.block[i])), self._block(int(rows.block[j]))
-            addr = int(rows.unit[i]) * self.unit[space]
-            between = ("different blocks" if b != ob else
-                       "one barrier interval" if rows.warp[i] != rows.warp[j] else
-                       "one warp with no __syncwarp between them (independent thread scheduling)")
-            msg = (f"{hz} hazard on {space} memory at {addr:#x}: {label} (thread {t} of block {b}) "
-                   f"and {olabel} (thread {ot} of block {ob}) are not ordered ({between}); "
-                   f"add a __syncthreads()/__syncwarp() or a fence between them")
-            self.races[key] = Finding(kind="race", message=msg, kernel=self.meta.name, line=ln,
-                                      block=b, thread=t, space=space, address=addr, other_line=oln,
-                                      other_thread=ot,
-                                      extra={"hazard": hz, "count": count, "other_block": ob,
-                                             "file": file})
+            self._add_race(hz, line, other, count, who(i), who(j), int(rows.unit[i]), space)
+
+    def _add_race(self, hz: str, line: int, other: int, count: int, first: tuple, second: tuple,
+                  unit: int, space: str) -> None:
+        """One race finding per (line, other line, hazard, space); `first` and
+        `second`: (linear block, thread in block) of a pair that races."""
+        key = (line, other, hz, space)
+        f = self.races.get(key)
+        if f is not None:
+            f.extra["count"] += count
+            return
+        ln, file, label = self._where(line)
+        oln, _, olabel = self._where(other)
+        t, ot = self._thread(first[1]), self._thread(second[1])
+        b, ob = self._block(first[0]), self._block(second[0])
+        addr = unit * self.unit[space]
+        between = ("different blocks" if b != ob else
+                   "one barrier interval" if first[1] // abi.WARP != second[1] // abi.WARP else
+                   "one warp with no __syncwarp between them (independent thread scheduling)")
+        msg = (f"{hz} hazard on {space} memory at {addr:#x}: {label} (thread {t} of block {b}) "
+               f"and {olabel} (thread {ot} of block {ob}) are not ordered ({between}); "
+               f"add a __syncthreads()/__syncwarp() or a fence between them")
+        self.races[key] = Finding(kind="race", message=msg, kernel=self.meta.name, line=ln,
+                                  block=b, thread=t, space=space, address=addr, other_line=oln,
+                                  other_thread=ot,
+                                  extra={"hazard": hz, "count": count, "other_block": ob,
+                                         "file": file})
 
     def _add_uninit(self, bad: np.ndarray, rows: Rows, space: str) -> None:
-        for i in bad.tolist():
-            line = int(rows.line[i])
-            key = (line, space)
-            f = self.uninit.get(key)
-            if f is not None:
-                f.extra["count"] += 1
-                continue
-            ln, file, label = self._where(line)
-            addr = int(rows.unit[i]) * self.unit[space]
-            what = {"shared": "shared memory", "local": "a local variable or array",
-                    "global": "a fresh global allocation (gpuemu.empty)"}[space]
-            self.uninit[key] = Finding(
-                kind="uninitialized_read", kernel=self.meta.name, line=ln,
-                block=self._block(int(rows.block[i])), thread=self._thread(rows, i), space=space,
-                address=addr,
-                message=f"{label} reads {what} at {space} address {addr:#x} that nothing wrote "
-                        f"before (the emulator gives 0; a GPU gives whatever was there)",
-                extra={"count": 1, "file": file})
+        """Add the uninitialised reads at rows `bad` (in emulation order)."""
+        if not len(bad):
+            return
+        lines, first, counts = np.unique(rows.line[bad], return_index=True, return_counts=True)
+        for line, i, count in zip(lines.tolist(), bad[first].tolist(), counts.tolist()):
+            self._add_uninit_line(line, space, count, int(rows.block[i]),
+                                  int(rows.warp[i]) * abi.WARP + int(rows.lane[i]), int(rows.unit[i]))
+
+    def _add_uninit_line(self, line: int, space: str, count: int, block: int, in_block: int,
+                         unit: int) -> None:
+        """One finding per (line, space); the first read seen stands for all `count`."""
+        key = (line, space)
+        f = self.uninit.get(key)
+        if f is not None:
+            f.extra["count"] += count
+            return
+        ln, file, label = self._where(line)
+        addr = unit * self.unit[space]
+        what = {"shared": "shared memory", "local": "a local variable or array",
+                "global": "a fresh global allocation (gpuemu.empty)"}[space]
+        self.uninit[key] = Finding(
+            kind="uninitialized_read", kernel=self.meta.name, line=ln,
+            block=self._block(block), thread=self._thread(in_block), space=space,
+            address=addr,
+            message=f"{label} reads {what} at {space} address {addr:#x} that nothing wrote "
+                    f"before (the emulator gives 0; a GPU gives whatever was there)",
+            extra={"count": count, "file": file})
 
     def _sync_records(self, rec: np.ndarray, seq: np.ndarray) -> None:
-        ops = np.array([self.sync_ops.get(int(i), "") for i in rec["instr"]])
-        fence = np.flatnonzero(np.char.startswith(ops, "threadfence"))
-        for k in fence.tolist():
-            self.last_fence[int(rec["block"][k])] = int(seq[k])
+        instr = rec["instr"]
+        fence = self.is_fence[instr]
+        if fence.any():
+            blocks, seqs = rec["block"][fence], seq[fence]
+            last = len(blocks) - 1 - np.unique(blocks[::-1], return_index=True)[1]
+            for b, s in zip(blocks[last].tolist(), seqs[last].tolist()):
+                self.last_fence[b] = s
         if "synccheck" not in self.tools:
             return
-        sel = np.flatnonzero(~np.char.startswith(ops, "threadfence"))
+        sel = np.flatnonzero(~fence)
         if not len(sel):
             return
-        rec, ops = rec[sel], ops[sel]
-        existing = np.array([self._existing(int(w)) for w in rec["warp"]], dtype=np.int64)
-        shuffle = np.isin(ops, list(synccheck.SHUFFLES))
-        r, lane, missing, bad_src = synccheck.lane_problems(rec["mask"], rec["addr"], existing, shuffle)
+        rec = rec[sel]
         instr = rec["instr"]
+        # lanes beyond the block's last thread do not exist
+        n = np.clip(self.tpb - rec["warp"].astype(np.int64) * abi.WARP, 0, abi.WARP)
+        existing = (np.int64(1) << n) - 1
+        r, lane, missing, bad_src = synccheck.lane_problems(rec["mask"], rec["addr"], existing,
+                                                            self.is_shuffle[instr])
         for k in range(len(r)):
             i = int(r[k])
             line = int(self.tables.line[instr[i]])
-            op = str(ops[i])
+            op = str(self.sync_op[instr[i]])
             kind = "invalid_shuffle" if op in synccheck.SHUFFLES else "barrier_divergence"
             key = (line, kind)
             if key in self.warp_sync:
@@ -242,7 +379,3 @@ class Checker:
                 extra={"count": 1, "warp": w, "active_mask": int(rec["mask"][i]),
                        "missing_lanes": int(missing[k]), "source_lane": int(bad_src[k]),
                        "file": file})
-
-    def _existing(self, warp: int) -> int:
-        n = min(max(self.tpb - warp * abi.WARP, 0), abi.WARP)
-        return (1 << n) - 1

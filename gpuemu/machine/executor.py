@@ -240,7 +240,9 @@ class LaunchRun:
             if self.checker is not None:
                 self.checker.consume(r)
             if self.checker is not None or self.weak is not None:
-                r = r[r["space"] != abi.SYNC_SPACE]
+                sync = r["space"] == abi.SYNC_SPACE
+                if sync.any():
+                    r = r[~sync]
             self._charge_records(r)
         ctx[abi.C_TRACE_LEN] = 0
 

@@ -26,11 +26,13 @@ from __future__ import annotations
 import numpy as np
 
 from gpuemu.jit import abi
-from gpuemu.memory.trace import SPACE_CODES
+from gpuemu.check.accesses import active_lanes, spread
+from gpuemu.memory.trace import SPACE_CODES, SYNC_PREFIX
 
 MAX_DELAY = 3                    # a held store waits 0..MAX_DELAY further blocks
 MODELS = (None, "default", "weak")
-FENCE_OPS = ("sync_threadfence", "sync_threadfence_system")   # __threadfence_block orders nothing across SMs
+# __threadfence_block orders nothing across SMs
+FENCE_OPS = tuple(SYNC_PREFIX + f for f in ("threadfence", "threadfence_system"))
 GLOBAL = SPACE_CODES["global"]
 
 
@@ -43,14 +45,10 @@ def parse_memory_model(value) -> bool:
 
 def record_bytes(rec: np.ndarray, sizes: np.ndarray) -> tuple:
     """(byte addresses, record index) of every byte the records' active lanes touch."""
-    bits = np.unpackbits(np.ascontiguousarray(rec["mask"]).view(np.uint8).reshape(-1, 4),
-                         axis=1, bitorder="little")
-    r, lane = np.nonzero(bits)
+    r, lane = active_lanes(rec["mask"])
     start = np.ascontiguousarray(rec["addr"])[r, lane] & abi.ADDR_MASK
-    n = sizes[rec["instr"][r]]
-    idx = np.repeat(r, n)
-    first = np.repeat(np.cumsum(n) - n, n)
-    return np.repeat(start, n) + (np.arange(len(idx)) - first), idx
+    addr, origin = spread(start, sizes[rec["instr"][r]])
+    return addr, r[origin]
 
 
 def held_bytes(rec: np.ndarray, op: np.ndarray, sizes: np.ndarray) -> tuple:

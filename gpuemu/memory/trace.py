@@ -15,6 +15,13 @@ import numpy as np
 # Space codes used in AccessBatch.space and by the native code.
 SPACE_CODES = {"global": 0, "shared": 1, "local": 2, "constant": 3, "param": 4}
 SPACE_NAMES = {v: k for k, v in SPACE_CODES.items()}
+SYNC_PREFIX = "sync_"    # MemInstr.op of a recorded warp-level operation or fence ("sync_shfl")
+
+
+def sync_op(op: str):
+    """The operation a sync pseudo-instruction records ("shfl", "syncwarp",
+    "threadfence", ...), or None for a memory access."""
+    return op[len(SYNC_PREFIX):] if op.startswith(SYNC_PREFIX) else None
 
 
 @dataclass(frozen=True)

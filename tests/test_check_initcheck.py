@@ -105,3 +105,25 @@ def test_a_read_of_the_half_the_host_did_not_assign_is_reported():
     [f] = la.findings
     assert (f.kind, f.line, f.space) == ("uninitialized_read", 4, "global")
     assert f.thread == (16, 0, 0)
+
+
+def test_a_block_whose_accesses_fill_several_trace_batches_is_judged_as_one_block():
+    # every warp writes its tile once, then reads it back more times than
+    # three trace batches hold (executor.TRACE_CAPACITY records each)
+    from gpuemu.machine.executor import TRACE_CAPACITY
+    src = r"""
+    extern "C" __global__ void k(float* out, int reps) {
+        __shared__ float s[256];
+        s[threadIdx.x] = threadIdx.x;
+        float acc = 0.0f;
+        for (int i = 0; i < reps; i++) acc += s[threadIdx.x ^ (i & 31)];
+        out[blockIdx.x * 256 + threadIdx.x] = acc;
+    }"""
+    reps = 3 * TRACE_CAPACITY // 8
+    out = np.zeros(512, np.float32)
+    la = launch(src, "k", 2, 256, out, np.int32(reps), check=["initcheck"])
+    assert la.findings == []
+    # the same kernel with a read of the unwritten half: reported, once per line
+    la = launch(src.replace("s[threadIdx.x] = threadIdx.x;", "if (threadIdx.x < 128) s[threadIdx.x] = 1;"),
+                "k", 2, 256, out, np.int32(reps), check=["initcheck"])
+    assert [(f.kind, f.line, f.space) for f in la.findings] == [("uninitialized_read", 6, "shared")]

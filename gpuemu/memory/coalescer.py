@@ -110,11 +110,12 @@ def _distinct_per_row(keys: np.ndarray, valid: np.ndarray):
     return np.bincount(rows, minlength=k.shape[0]).astype(np.int64), rows, k.ravel()[flat]
 
 
-def _touched(addr: np.ndarray, active: np.ndarray, size: int, unit: int):
+def _touched(addr: np.ndarray, active: np.ndarray, size, unit: int):
     """[N,L] addresses -> unit ids of each access's first and last byte:
-    [N,2L], or [N,L] when no active access crosses a unit boundary."""
+    [N,2L], or [N,L] when no active access crosses a unit boundary. size:
+    bytes per lane, a scalar or int[N,1] (zero-copy requests of mixed sizes)."""
     first = addr // unit
-    if size <= unit:
+    if np.max(size) <= unit:
         cross = (addr - first * unit) > unit - size
         cross &= active
         if not cross.any():

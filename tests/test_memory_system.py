@@ -314,6 +314,18 @@ def test_stores_write_through_to_l2_without_l1_allocate():
     assert d["l2_write_sectors"] == 4 and d["l1_hits"] == 0 and d["l2_hits"] == 4
 
 
+def test_l2_sees_a_loads_l1_misses_after_an_earlier_store_in_issue_order():
+    tr = Trace()
+    ld_i = tr.instr("ld", 4, "global", 1)
+    st_i = tr.instr("st", 4, "global", 2)
+    tr.add(ld_i, G0 + 4 * np.arange(32))            # sectors 0-3: L1 and L2 miss
+    tr.add(st_i, G0 + 128 + 4 * np.arange(32))      # sectors 4-7 written at L2
+    tr.add(ld_i, G0 + 64 + 4 * np.arange(32))       # 2-3 hit L1; 4-5 miss it and hit L2
+    d = tr.run()[0].as_dict()
+    assert (d["l1_hits"], d["l1_misses"]) == (2, 6)
+    assert (d["l2_read_sectors"], d["l2_hits"], d["l2_misses"]) == (6, 2, 4)
+
+
 def test_cc2x_counts_one_line_transaction_for_aligned_floats():
     tr = Trace()
     ld_i = tr.instr("ld", 4, "global", 1)

@@ -113,7 +113,7 @@ class GlobalPlan:
     is_load: np.ndarray      # bool[N]: a load among them
     is_ro: np.ndarray        # bool[N]: a load through the read-only path
     loads: np.ndarray        # indices of the loads
-    l2_direct: tuple         # (request, sector) sent straight to L2
+    l2: tuple | None         # MemorySystem._l2_candidates: what may reach L2
     ro_entries: tuple | None   # (request per sector, _l1_entries) of the separate read-only cache
     l1_entries: tuple | None   # (request per sector, is a load, _l1_entries) of L1
     ro_req: np.ndarray       # read-only loads
@@ -218,17 +218,48 @@ class MemorySystem:
 
     def _through_l1(self, entries, allocate: bool, cache=None):
         """Look up prepared accesses (`_l1_entries`) in the SMs' L1s (or in
-        `cache`), in order. Returns (hit per sector bool[M], sectors sent to
-        L2: (req, sector))."""
+        `cache`), in order. Returns (hit per sector bool[M], hit per L1 sector
+        entry: a missed one sends its 32-byte sectors to L2)."""
         k, eid, ereq, esec, ebit, lid, keys, sets, lbits = entries
         hitbits = (cache or self.l1).access_keys(keys, sets, lbits, allocate)
         ehit = ((hitbits[lid] & ebit) != 0)
-        hit = ehit[eid]
-        # L2 traffic: every 32-byte sector of each missed L1 sector
-        miss_req, miss_l1 = ereq[~ehit], esec[~ehit]
-        if k == 1:
-            return hit, miss_req, miss_l1
-        return hit, np.repeat(miss_req, k), (np.repeat(miss_l1 * k, k) + np.tile(np.arange(k), miss_l1.size))
+        return ehit[eid], ehit
+
+    def _l2_candidates(self, req, sec, kind, is_load, ro_entries, l1_entries):
+        """Every 32-byte sector a batch may send to L2, in the order L2 sees
+        them (by request; per request as the cache would be asked): sectors
+        sent straight there, and each L1 (or read-only cache) sector's
+        sectors, sent only if it misses (only loads' misses read L2). Adjacent
+        sectors of one request in one line form one access (group). Returns
+        (request, source: -1 always sent, else the L1 entry whose miss sends
+        it; which cache: 0 straight, 1 read-only, 2 L1), group of each, the
+        groups' cache keys and sets, sector bit of each) or None."""
+        parts = [(req[(kind == 1) | (kind == 2)], sec[(kind == 1) | (kind == 2)], None, 0)]
+        for code, ent in ((1, ro_entries), (2, l1_entries)):
+            if ent is None:
+                continue
+            k, _, ereq, esec = ent[-1][:4]
+            creq = np.repeat(ereq, k)
+            csec = np.repeat(esec * k, k) + np.tile(np.arange(k), esec.size)
+            src = np.repeat(np.arange(esec.size), k)
+            keep = is_load[creq] if code == 2 else slice(None)   # local-store misses stay out
+            parts.append((creq[keep], csec[keep], src[keep], code))
+        creq = np.concatenate([q[0] for q in parts])
+        if creq.size == 0:
+            return None
+        csec = np.concatenate([q[1] for q in parts])
+        src = np.concatenate([np.full(q[0].size, -1) if q[2] is None else q[2] for q in parts])
+        which = np.concatenate([np.full(q[0].size, q[3], dtype=np.int8) for q in parts])
+        order = np.argsort(creq, kind="stable")
+        creq, csec, src, which = creq[order], csec[order], src[order], which[order]
+        if self.l2 is None:                # no L2: they are counted, then go to DRAM
+            return creq, src, which, None, None, None, None
+        lines, bits = self.l2.split(csec)
+        new = np.ones(lines.size, dtype=bool)
+        new[1:] = (lines[1:] != lines[:-1]) | (creq[1:] != creq[:-1])
+        gid = np.cumsum(new) - 1
+        keys, sets = self.l2.keys_and_sets(lines[new])
+        return creq, src, which, gid, keys, sets, bits
 
     # ------------------------------------------------------------ charging
     def charge(self, batch: AccessBatch, instrs, stats) -> ChargeResult:
@@ -481,7 +512,6 @@ class MemorySystem:
         is_ro = np.zeros(n_all, dtype=bool)
         if self.readonly_path != "none":
             is_ro[sel] = self._ro[instr_of[sel]] & (space[sel] == GLOBAL) & (op[sel] == 0)
-        to_l2 = (kind == 1) | (kind == 2)
         ro_entries = None
         if (kind == 4).any():
             r4 = req[kind == 4]
@@ -496,7 +526,8 @@ class MemorySystem:
         ro_sectors = (np.bincount(req[np.isin(req, ro_req)], minlength=n_all).astype(np.int64)
                       if ro_req.size else None)
         return GlobalPlan(sel=sel, is_load=is_load, is_ro=is_ro, loads=sel[is_load[sel]],
-                          l2_direct=(req[to_l2], sec[to_l2]), ro_entries=ro_entries,
+                          l2=self._l2_candidates(req, sec, kind, is_load, ro_entries, l1_entries),
+                          ro_entries=ro_entries,
                           l1_entries=l1_entries, ro_req=ro_req, ro_sectors=ro_sectors,
                           written=np.bincount(req[kind == 2], minlength=n_all).astype(np.int64),
                           in_l1=np.bincount(req[kind == 3], minlength=n_all).astype(np.int64))
@@ -511,39 +542,42 @@ class MemorySystem:
         load_lines = line[loads]
         # ---- L1, in issue order (loads that go through it, local stores)
         l1_hit = np.zeros(n_all, dtype=np.int64)
-        l2_parts = [g.l2_direct]
+        missed = {}                        # per cache: its entries that missed
         ro_hit = np.zeros(n_all, dtype=np.int64)
         if g.ro_entries is not None:
             r4, entries = g.ro_entries
-            hit4, mreq4, msec4 = self._through_l1(entries, True, self.ro_cache)
+            hit4, ehit4 = self._through_l1(entries, True, self.ro_cache)
             ro_hit = np.bincount(r4, weights=hit4, minlength=n_all).astype(np.int64)
-            l2_parts.append((mreq4, msec4))
+            missed[1] = ~ehit4
         if g.l1_entries is not None:
             r1, ld, entries = g.l1_entries
-            hit, mreq, msec = self._through_l1(entries, True)
+            hit, ehit = self._through_l1(entries, True)
             l1_hit = np.bincount(r1[ld], weights=hit[ld], minlength=n_all).astype(np.int64)
             l1_miss = np.bincount(r1[ld], weights=~hit[ld], minlength=n_all).astype(np.int64)
             stats.add_lines("l1_hits", load_lines, l1_hit[loads])
             stats.add_lines("l1_misses", load_lines, l1_miss[loads])
             if self.readonly_path == "l1":
                 ro_hit = np.where(is_ro, l1_hit, ro_hit)
-            keep = is_load[mreq]               # local-store misses do not read L2
-            l2_parts.append((mreq[keep], msec[keep]))
-        l2_parts = [q for q in l2_parts if q[0].size] or l2_parts[:1]
-        if len(l2_parts) == 1:         # one source: already in request order
-            l2req, l2sec = l2_parts[0]
-        else:
-            l2req = np.concatenate([q[0] for q in l2_parts])
-            l2sec = np.concatenate([q[1] for q in l2_parts])
-            order = np.argsort(l2req, kind="stable")
-            l2req, l2sec = l2req[order], l2sec[order]
-        # ---- L2, in issue order
-        l2_read = np.bincount(l2req[is_load[l2req]], minlength=n_all).astype(np.int64)
+            missed[2] = ~ehit
+        # ---- L2, in issue order: the sectors sent there (straight, or missed above)
+        l2_read = np.zeros(n_all, dtype=np.int64)
         l2_hit = np.zeros(n_all, dtype=np.int64)
-        if self.l2 is not None and l2sec.size:
-            h = self.l2.access_sectors(l2req, l2sec, True)
-            rd = is_load[l2req]
-            l2_hit = np.bincount(l2req[rd], weights=h[rd], minlength=n_all).astype(np.int64)
+        if g.l2 is not None:
+            creq, src, which, gid, keys, sets, bits = g.l2
+            sent = which == 0
+            for code, miss in missed.items():
+                w = which == code
+                sent[w] = miss[src[w]]
+            rd = sent & is_load[creq]
+            l2_read = np.bincount(creq[rd], minlength=n_all).astype(np.int64)
+            if keys is not None:
+                gbits = np.bincount(gid[sent], weights=bits[sent],
+                                    minlength=keys.size).astype(np.int64)
+                asked = gbits != 0
+                ghit = np.zeros(keys.size, dtype=np.int64)
+                ghit[asked] = self.l2.access_keys(keys[asked], sets[asked], gbits[asked], True)
+                l2_hit = np.bincount(creq[rd], weights=(ghit[gid[rd]] & bits[rd]) != 0,
+                                     minlength=n_all).astype(np.int64)
         ro_req = g.ro_req
         if ro_req.size:
             ro_sectors = g.ro_sectors

@@ -4,8 +4,10 @@
 
 For each size (1K, 4K, ..., 16M threads, blocks of 256) it launches
 programs/vecadd.cu warm (a small launch first) and reports seconds (the
-minimum of 3 runs; one run from 4M up), seconds per thread, that over the
-best per-thread time of the sweep (the target: within 2x at every size),
+minimum of 20 runs up to 64K, of 3 below 4M, one run from 4M up: a small
+launch is cheap, and its minimum needs more tries on a busy machine),
+seconds per thread, that over the best per-thread time of the sweep (the
+target: within 2x at every size),
 and the emulator's memory beyond the arrays: the peak of numpy/Python
 allocations during one more launch (tracemalloc, which numpy reports to;
 not timed) over what was allocated before it (the host and device arrays), and the growth
@@ -85,7 +87,8 @@ def main(argv=None) -> int:
     rows = []
     n = 1 << 10
     while n <= _size(a.max):
-        rows.append(measure(k, n, a.stats, a.workers, 3 if n < 1 << 22 else 1))
+        repeats = 20 if n <= 1 << 16 else 3 if n < 1 << 22 else 1
+        rows.append(measure(k, n, a.stats, a.workers, repeats))
         n <<= 2
     key = "cpu_per_thread" if a.cpu_time else "seconds_per_thread"
     best = min(r[key] for r in rows)

@@ -31,9 +31,9 @@ COUNTERS = (
 
 
 _ZEROS = dict.fromkeys(COUNTERS, 0)
-_PENDING_MAX = 1 << 20         # values held back before they are summed
+_PENDING_MAX = 1 << 18         # values held back before they are summed
 _DENSE_MAX = 1 << 16           # (counter, line) cells summed in a dense table
-_REDUCE_AT = 4096              # an add_lines batch this long is summed per line at once
+_REDUCE_AT = 1024              # an add_lines batch this long is summed per line at once
 _EXACT_MAX = 1 << 20           # values a float64 bincount of 32-bit halves sums exactly
 
 
@@ -54,7 +54,7 @@ class Stats:
 
     `add` takes one value; `add_lines` takes numpy arrays of lines and values
     (the batch path of the memory model). Batches are held back and summed
-    together when `totals` or `by_line` is read (or a million values wait):
+    together when `totals` or `by_line` is read (or 256K values wait):
     a launch that charges a few requests pays one numpy reduction, not one
     per counter."""
 

@@ -108,8 +108,10 @@ class LaunchRun:
             rows = self._bounds_rows = (np.array(tags, dtype=np.int64),
                                         np.array(vals, dtype=abi.BOUNDS_DTYPE), dyn_ptr)
         tags, vals, dyn_ptr = rows
-        b["space"][abi.FIRST_STATIC_TAG:] = -1
-        b[tags] = vals
+        if getattr(self.memory, "_static_tags", None) is not tags:   # else this run bound them last
+            b["space"][abi.FIRST_STATIC_TAG:] = -1
+            b[tags] = vals
+            self.memory._static_tags = tags
         self.ctx[abi.C_BOUNDS] = b.ctypes.data
         return dyn_ptr
 

@@ -124,10 +124,10 @@ def _run_key(shape, budget, stats, scheduler, options, memory):
         return None
     if options.get("memory_model") == "weak":
         return None
+    key = (shape, int(budget), bool(stats), id(memory), tuple(sorted(options.items())))
     try:
-        key = (shape, int(budget), bool(stats), id(memory), tuple(sorted(options.items())))
         hash(key)
-    except TypeError:
+    except TypeError:          # an unhashable option value: not kept
         return None
     return key
 

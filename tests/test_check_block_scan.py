@@ -47,8 +47,7 @@ def run_scan(rec: np.ndarray, space: int, its: bool, race: bool, init: bool, upt
     shadow = block_scan.Shadow(UNITS if not upt else TPB * upt, race, upt)
     ptr = rec.ctypes.data + np.arange(len(rec), dtype=np.int64) * rec.itemsize
     seq = np.arange(len(rec), dtype=np.int64) + 100
-    status, races, uninit = block_scan.scan(ptr, seq, block_scan.interval_writes(rec, space, tab),
-                                            space, tab, 4, shadow, its, race, init)
+    status, races, uninit = block_scan.scan(ptr, seq, space, tab, 4, shadow, its, race, init)
     return status, tab, races, uninit
 
 
@@ -120,14 +119,3 @@ def test_a_unit_outside_the_shadow_is_left_to_the_numpy_path():
     rec["addr"][3, :] = UNITS * 4
     rec["mask"][3] = 1
     assert run_scan(rec, SHARED, True, race=False, init=True)[0] == block_scan.UNIT_RANGE
-
-
-def test_an_interval_has_a_write_when_any_of_its_records_writes():
-    rec = np.zeros(5, abi.TRACE_DTYPE)
-    rec["space"] = SHARED
-    rec["instr"] = [1, 0, 1, 1, 1]           # ld st | ld | ld ld (block 1)
-    rec["epoch"] = [0, 0, 1, 0, 0]
-    rec["block"] = [0, 0, 0, 1, 1]
-    t = InstrTables.of(INSTRS)
-    tab = block_scan.tables(t.line, t.write, t.read, t.atomic, t.size, 4)
-    assert block_scan.interval_writes(rec, SHARED, tab).tolist() == [1, 1, 0, 0, 0]

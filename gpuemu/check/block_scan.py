@@ -42,7 +42,6 @@ OK, IRREGULAR, UNIT_RANGE = 0, 1, 2
 F_WRITE, F_READ, F_ATOMIC = 1, 2, 4          # instruction flags
 RACE_FIELDS = 6      # count, block, thread in block of the finding's access, of the other, unit
 INIT_FIELDS = 4      # count, block, thread in block, unit
-INIT_STATE = 2       # per unit: stamp of the block that wrote it, seq of that first write
 RACE_STATE = 5       # per unit: stamp of its interval, seq of the last access, accesses of that seq, kept, kept writes
 KEPT = 3             # per kept access: seq, thread in block | wsync << 32, line index | flags << 32
 _OFF = {f: abi.TRACE_DTYPE.fields[f][1] for f in ("instr", "mask", "space", "block", "warp", "addr", "epoch")}
@@ -93,6 +92,21 @@ class _Fn:
         b.position_at_end(end)
 
     @contextmanager
+    def while_(self, cond):
+        """while cond(): ... (cond emits the test); yields the block after
+        the loop (branch there to break)."""
+        b = self.b
+        head, body, end = (self.fn.append_basic_block(n) for n in ("while", "body", "wend"))
+        b.branch(head)
+        b.position_at_end(head)
+        b.cbranch(cond(), body, end)
+        b.position_at_end(body)
+        yield end
+        if not b.block.is_terminated:
+            b.branch(head)
+        b.position_at_end(end)
+
+    @contextmanager
     def lanes(self, mask):
         """for each set bit of mask (i64), lowest first: yields the lane (i64)."""
         b = self.b
@@ -119,13 +133,13 @@ def _field(b, rp, name, ty, extra=None):
     return b.load(b.inttoptr(b.add(rp, off), ty.as_pointer()))
 
 
-def _walk(f: _Fn, per_record, per_unit) -> None:
-    """The records of `space` in order; per_record(rec) -> ctx (or None to
-    skip the record's lanes) is called first; then per_unit(ctx, lane, unit)
-    for each active lane and each address unit it covers."""
+def _walk(f: _Fn, per_record, per_unit, start=None, stop=None) -> None:
+    """The records of `space` in order (those in [start, stop)): per_record(rec)
+    -> i1 (False: skip the record's lanes) first; then per_unit(rec, thread
+    in block, unit) for each active lane and each address unit it covers."""
     b, a = f.b, f.a
     use_shift = b.icmp_signed(">=", a["shift"], c(0))
-    with f.loop(c(0), a["n"]) as r:
+    with f.loop(c(0) if start is None else start, a["n"] if stop is None else stop) as r:
         rp = f.ld(a["recptr"], r)
         with b.if_then(b.icmp_signed("==", b.sext(_field(b, rp, "space", I32), I64), a["space"])):
             instr = b.sext(_field(b, rp, "instr", I32), I64)
@@ -175,38 +189,38 @@ COMMON = [("n", I64), ("recptr", P64), ("seq", P64), ("space", I64), ("t_line", 
 
 def _build_init(m: ll.Module) -> None:
     """initcheck: per unit (shared: of the block; local: of each thread,
-    units_per_thread > 0) the stamp of the block and seq of its first write."""
+    units_per_thread > 0) the seq of its first write. Seqs grow through the
+    launch and a block's records come together, so a unit was written in
+    this block exactly when that seq is not below the block's first one."""
     f = _Fn(m, SYMBOLS[0], COMMON + [("upt", I64), ("state", P64), ("out", P64)])
     b, a = f.b, f.a
-    stamp = f.var(f.ld(a["stamps"], c(0)))
     prev_block = f.var(c(-1 << 40))
+    block_start = f.var(c(0))
     local = b.icmp_signed(">", a["upt"], c(0))
     limit = b.select(local, a["upt"], a["nslots"])
 
     def per_record(rec):
         with b.if_then(b.icmp_signed("!=", rec["blk"], b.load(prev_block))):
-            b.store(b.add(b.load(stamp), c(1)), stamp)
             b.store(rec["blk"], prev_block)
-        rec["stamp"] = b.load(stamp)
+            b.store(rec["s"], block_start)
+        rec["start"] = b.load(block_start)
         return ll.Constant(I1, 1)
 
     def per_unit(rec, tib, u):
         with b.if_then(b.icmp_unsigned(">=", u, limit)):
             b.ret(c(UNIT_RANGE, I32))
         slot = b.add(b.select(local, b.mul(tib, a["upt"]), c(0)), u)
-        sp = b.gep(a["state"], [b.mul(slot, c(INIT_STATE))])
-        qp = b.gep(sp, [c(1)])
-        seen = b.icmp_signed("==", b.load(sp), rec["stamp"])
+        qp = b.gep(a["state"], [slot])
+        first = b.load(qp)
+        seen = b.icmp_signed(">=", first, rec["start"])
         with b.if_then(rec["R"]):
-            written = b.and_(seen, b.icmp_signed("<", b.load(qp), rec["s"]))
+            written = b.and_(seen, b.icmp_signed("<", first, rec["s"]))
             with b.if_then(b.not_(written)):
                 _count(b, a["out"], b.mul(rec["li"], c(INIT_FIELDS)), (rec["blk"], tib, u))
         with b.if_then(b.and_(rec["W"], b.not_(seen))):
-            b.store(rec["stamp"], sp)
             b.store(rec["s"], qp)
 
     _walk(f, per_record, per_unit)
-    f.st(b.load(stamp), a["stamps"], c(0))
     b.ret(c(OK, I32))
     f.finish()
 
@@ -214,8 +228,9 @@ def _build_init(m: ll.Module) -> None:
 def _build_race(m: ll.Module) -> None:
     """racecheck of one block at a time: per unit and barrier interval the
     kept accesses (racecheck's PER_RECORD and GROUP_CAP), each new one
-    compared with them."""
-    f = _Fn(m, SYMBOLS[1], COMMON + [("has_write", P8), ("its", I64), ("nlines", I64),
+    compared with them. An interval (a run of the space's records of one
+    block and epoch) without a write has no race and is skipped."""
+    f = _Fn(m, SYMBOLS[1], COMMON + [("its", I64), ("nlines", I64),
                                      ("state", P64), ("kept", P64), ("out", P64)])
     b, a = f.b, f.a
     stamp = f.var(f.ld(a["stamps"], c(1)))
@@ -223,22 +238,23 @@ def _build_race(m: ll.Module) -> None:
     prev_ep = f.var(c(0))
     its = b.icmp_signed("!=", a["its"], c(0))
     L = a["nlines"]
+    n = a["n"]
+    r_v, e_v, hw_v = f.var(c(0)), f.var(c(0)), f.var(c(0, I1), I1)
+
+    def rp_of(i):
+        return f.ld(a["recptr"], i)
+
+    def mine(rp):
+        return b.icmp_signed("==", b.sext(_field(b, rp, "space", I32), I64), a["space"])
+
+    def key(rp):
+        return (b.sext(_field(b, rp, "block", I32), I64),
+                b.and_(_field(b, rp, "epoch", I64), c(0xFFFFFFFF)))
 
     def per_record(rec):
-        # a new block or barrier interval: a fresh stamp (a unit's kept accesses are forgotten)
-        ep = b.and_(rec["epoch"], c(0xFFFFFFFF))
-        new_block = b.icmp_signed("!=", rec["blk"], b.load(prev_block))
-        pe = b.load(prev_ep)
-        with b.if_then(b.and_(b.not_(new_block), b.icmp_signed("<", ep, pe))):
-            b.ret(c(IRREGULAR, I32))
-        with b.if_then(b.or_(new_block, b.icmp_signed("!=", ep, pe))):
-            b.store(b.add(b.load(stamp), c(1)), stamp)
-            b.store(rec["blk"], prev_block)
-            b.store(ep, prev_ep)
         rec["stamp"] = b.load(stamp)
         rec["ws"] = b.lshr(rec["epoch"], c(32))
-        # an interval with no write to this space has no race: skip its accesses
-        return b.icmp_signed("!=", f.ld(a["has_write"], rec["r"]), c(0, I8))
+        return ll.Constant(I1, 1)
 
     def per_unit(rec, tib, u):
         with b.if_then(b.icmp_unsigned(">=", u, a["nslots"])):
@@ -295,7 +311,40 @@ def _build_race(m: ll.Module) -> None:
             b.store(b.add(nkv, c(1)), nk_p)
             b.store(b.add(b.load(nw_p), b.zext(W, I64)), nw_p)
 
-    _walk(f, per_record, per_unit)
+
+    with f.while_(lambda: b.icmp_signed("<", b.load(r_v), n)) as done:
+        # the interval's first record
+        with f.while_(lambda: b.and_(b.icmp_signed("<", b.load(r_v), n),
+                                     b.not_(mine(rp_of(b.load(r_v)))))):
+            b.store(b.add(b.load(r_v), c(1)), r_v)
+        with b.if_then(b.icmp_signed(">=", b.load(r_v), n)):
+            b.branch(done)
+        start = b.load(r_v)
+        blk0, ep0 = key(rp_of(start))
+        same_block = b.icmp_signed("==", blk0, b.load(prev_block))
+        with b.if_then(b.and_(same_block, b.icmp_signed("<", ep0, b.load(prev_ep)))):
+            b.ret(c(IRREGULAR, I32))       # an interval coming back: the caller judges these records
+        b.store(b.add(b.load(stamp), c(1)), stamp)   # a fresh stamp: kept accesses are forgotten
+        b.store(blk0, prev_block)
+        b.store(ep0, prev_ep)
+        # ... and its end, and whether it writes
+        b.store(start, e_v)
+        b.store(ll.Constant(I1, 0), hw_v)
+        with f.while_(lambda: b.icmp_signed("<", b.load(e_v), n)) as end:
+            rp = rp_of(b.load(e_v))
+            with b.if_then(mine(rp)):
+                blk, ep = key(rp)
+                with b.if_then(b.or_(b.icmp_signed("!=", blk, blk0), b.icmp_signed("!=", ep, ep0))):
+                    b.branch(end)
+                fl = f.ld(a["t_flags"], b.sext(_field(b, rp, "instr", I32), I64))
+                w = b.icmp_signed("!=", b.and_(fl, c(F_WRITE, I32)), c(0, I32))
+                b.store(b.or_(b.load(hw_v), w), hw_v)
+            b.store(b.add(b.load(e_v), c(1)), e_v)
+        stop = b.load(e_v)
+        with b.if_then(b.load(hw_v)):
+            _walk(f, per_record, per_unit, start, stop)
+        b.store(stop, r_v)
+
     f.st(b.load(stamp), a["stamps"], c(1))
     b.ret(c(OK, I32))
     f.finish()
@@ -310,7 +359,7 @@ def _module(build) -> str:
 _P, _N = ctypes.c_void_p, ctypes.c_int64
 _COMMON = [_N, _P, _P, _N, _P, _P, _P, _N, _N, _N, _P]
 INIT_PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, *_COMMON, _N, _P, _P)
-RACE_PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, *_COMMON, _P, _N, _N, _P, _P, _P)
+RACE_PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, *_COMMON, _N, _N, _P, _P, _P)
 
 
 # ------------------------------------------------------------ Python side
@@ -339,7 +388,7 @@ class Shadow:
     def __init__(self, nslots: int, race: bool, units_per_thread: int = 0) -> None:
         self.nslots, self.upt = nslots, units_per_thread
         self.stamps = np.zeros(2, np.int64)
-        self.init = np.empty((nslots, INIT_STATE), np.int64)
+        self.init = np.empty(nslots, np.int64)      # seq of the unit's first write (see _build_init)
         self.race = np.empty((nslots if race else 0, RACE_STATE), np.int64)
         # np.empty: pages of units never accessed are never touched
         self.kept = np.empty((nslots if race else 0, GROUP_CAP, KEPT), np.int64)
@@ -347,35 +396,16 @@ class Shadow:
 
     def reset(self) -> None:
         """Forget everything (after a scan that stopped half-way)."""
-        self.init[:, 0] = -1
+        self.init[:] = -1
         self.race[:, 0] = -1
         self.stamps[:] = 0
 
 
-def interval_writes(rec: np.ndarray, space: int, tab: Tables) -> np.ndarray:
-    """Per record of `rec` (abi.TRACE_DTYPE, scan's records): does its
-    block's barrier interval (a run of records of one block and epoch) hold
-    a write to `space`? An interval without one has no race: scan skips
-    its pairs. uint8."""
-    mine = rec["space"] == space
-    key = (rec["block"].astype(np.int64) << 32) | (rec["epoch"] & 0xFFFFFFFF)
-    k = key[mine]
-    out = np.zeros(len(rec), np.uint8)
-    if not len(k):
-        return out
-    start = np.flatnonzero(np.concatenate([[True], k[1:] != k[:-1]]))
-    w = (tab.flags[rec["instr"][mine]] & F_WRITE).astype(np.uint8)
-    run_w = np.maximum.reduceat(w, start)
-    out[mine] = np.repeat(run_w, np.diff(np.append(start, len(k))))
-    return out
-
-
-def scan(recptr: np.ndarray, seq: np.ndarray, has_write, space: int, tab: Tables, unit: int,
+def scan(recptr: np.ndarray, seq: np.ndarray, space: int, tab: Tables, unit: int,
          shadow: Shadow, its: bool, race: bool, init: bool) -> tuple:
     """(status, race table, init table) of the records at addresses `recptr`
     (abi.TRACE_DTYPE, complete blocks in emulation order) of one `space`,
-    launch-wide indices `seq`; has_write: interval_writes of the same
-    records (read for `race` only). race table[kind, line, other] = (count,
+    launch-wide indices `seq`. race table[kind, line, other] = (count,
     block, thread in block, other block, other thread, unit), kind an index
     of racecheck.KINDS, lines compact indices (tab.lines); init
     table[line] = (count, block, thread in block, unit)."""
@@ -396,9 +426,8 @@ def scan(recptr: np.ndarray, seq: np.ndarray, has_write, space: int, tab: Tables
         fn = engine.native_function(SYMBOLS[0], lambda: _module(_build_init), INIT_PROTOTYPE)
         status = fn(*common, sh.upt, sh.init.ctypes.data, init_out.ctypes.data)
     if race and status == OK:
-        has_write = np.ascontiguousarray(has_write, np.uint8)
         fn = engine.native_function(SYMBOLS[1], lambda: _module(_build_race), RACE_PROTOTYPE)
-        status = fn(*common, has_write.ctypes.data, int(its), L, sh.race.ctypes.data,
+        status = fn(*common, int(its), L, sh.race.ctypes.data,
                     sh.kept.ctypes.data, race_out.ctypes.data)
     if status != OK:
         shadow.reset()

@@ -19,22 +19,13 @@ from gpuemu.machine.findings import thread_of
 from gpuemu.memory.trace import SPACE_CODES, sync_op
 
 from . import accesses, block_scan, initcheck, racecheck, synccheck
-from .accesses import InstrTables, Rows, decode, granule, row_count
+from .accesses import InstrTables, Rows, decode, distinct, granule, row_count
 
 from .shadow_memory import GlobalShadow
 
 CHUNK = 1 << 21
 BLOCK_SPACES = ("shared", "local")
-HEAD = np.dtype([(f, abi.TRACE_DTYPE.fields[f][0]) for f in ("instr", "space", "block", "epoch")])
 MAX_LINES = 256
-
-
-def head(rec: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """The HEAD fields of rec[idx], packed (what numpy reads of a record here)."""
-    out = np.empty(len(idx), HEAD)
-    for f in HEAD.names:
-        out[f] = rec[f][idx]
-    return out      # lines of memory instructions block_scan's tables hold (else numpy)
 
 
 class Checker:
@@ -126,21 +117,19 @@ class Checker:
     def _judge_records(self, parts: list) -> None:
         """Judge complete blocks' shared and local records: parts (records,
         launch-wide seq) or (batch, indices, seq of its first record)."""
-        ptr, seq, fields = [], [], []
+        ptr, seq = [], []
         for part in parts:
             recs, idx = part[0], (part[1] if len(part) == 3 else np.arange(len(part[0])))
             ptr.append(recs.ctypes.data + idx.astype(np.int64) * recs.itemsize)
             seq.append(part[2] + idx if len(part) == 3 else part[1])
-            fields.append(head(recs, idx))
-        ptr, seq, fields = np.concatenate(ptr), np.concatenate(seq), np.concatenate(fields)
+        ptr, seq = np.concatenate(ptr), np.concatenate(seq)
         if not len(ptr):
             return
         for space, (race, init) in self.block_tools.items():
             code = SPACE_CODES[space]
             if space in self.scan:
                 tab, shadow = self.scan[space]
-                has_write = block_scan.interval_writes(fields, code, tab) if race else None
-                status, races, uninit = block_scan.scan(ptr, seq, has_write, code, tab,
+                status, races, uninit = block_scan.scan(ptr, seq, code, tab,
                                                         self.unit[space], shadow, self.its, race, init)
                 if status == block_scan.OK:
                     self._merge_scan(space, tab, races, uninit)
@@ -225,7 +214,7 @@ class Checker:
         w = decode(recs[wr], seq[wr], self.tables, {"global": unit}).get("global")
         if w is None:
             return
-        wu = np.unique(w.unit)
+        wu = distinct(w.unit)
         lo, hi = accesses.unit_span(recs, self.tables, unit)
         near = np.flatnonzero((hi >= wu[0]) & (lo <= wu[-1]))
         rows = decode(recs[near], seq[near], self.tables, {"global": unit}).get("global")
@@ -348,10 +337,17 @@ class Checker:
         if not len(sel):
             return
         rec = rec[sel]
-        instr = rec["instr"]
         # lanes beyond the block's last thread do not exist
         n = np.clip(self.tpb - rec["warp"].astype(np.int64) * abi.WARP, 0, abi.WARP)
         existing = (np.int64(1) << n) - 1
+        # the common case, a whole warp naming the whole warp: nothing to report
+        full = 0xFFFFFFFF
+        mask_args = np.ascontiguousarray(rec["addr"]).view(np.uint32)[:, 1::2]   # bits 32-63 (x86)
+        whole = (rec["mask"] == full) & (existing == full) & (mask_args == full).all(axis=1)
+        if whole.all():
+            return
+        rec, existing = rec[~whole], existing[~whole]
+        instr = rec["instr"]
         r, lane, missing, bad_src = synccheck.lane_problems(rec["mask"], rec["addr"], existing,
                                                             self.is_shuffle[instr])
         for k in range(len(r)):

@@ -33,6 +33,7 @@ from .accesses import Rows, group_order
 
 KINDS = ("write-after-write", "read-after-write", "write-after-read")
 GROUP_CAP = 32      # accesses per location compared pairwise (the first, by emulation order)
+LINE_MASK = (1 << 21) - 1     # source lines below two million
 PER_RECORD = 2      # of one warp-wide access, two lanes stand for all (any other thread
                     # differs from one of them; lanes of one access never race each other)
 
@@ -191,7 +192,8 @@ def find_races(rows: Rows, keys: tuple, tpb: int, its: bool,
     other = np.where(kind == 0, np.minimum(lx, ly), np.where(kind == 1, ly, lx))
     first = np.where((kind == 1) | ((kind == 0) & (lx == line)), x, y)
     second = np.where(first == x, y, x)
-    key = np.stack([kind, line, other], axis=1)
-    uniq, idx, counts = np.unique(key, axis=0, return_index=True, return_counts=True)
-    return {(KINDS[int(k)], int(ln), int(o)): [int(c), int(first[i]), int(second[i])]
-            for (k, ln, o), i, c in zip(uniq, idx, counts)}
+    # one int64 per (kind, line, other): np.unique over rows (axis=0) is slow
+    key = (kind.astype(np.int64) << 42) | (line.astype(np.int64) << 21) | other.astype(np.int64)
+    uniq, idx, counts = np.unique(key, return_index=True, return_counts=True)
+    return {(KINDS[int(k >> 42)], int(k >> 21 & LINE_MASK), int(k & LINE_MASK)):
+            [int(c), int(first[i]), int(second[i])] for k, i, c in zip(uniq.tolist(), idx, counts)}

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .accesses import distinct
+
 
 def mark_fresh(arr):
     """Give a new device array's allocation a shadow of unwritten bytes."""
@@ -74,14 +76,14 @@ class GlobalShadow:
     def written(self, idx: np.ndarray, off: np.ndarray) -> np.ndarray:
         """Was byte `off` of allocation `idx` written (True where idx < 0)?"""
         out = np.ones(len(idx), dtype=bool)
-        for k in np.unique(idx[idx >= 0]):
+        for k in distinct(idx[idx >= 0]):
             sh = self.allocs[k].shadow
             sel = idx == k
             out[sel] = sh[off[sel]] if sh is not None else True
         return out
 
     def mark(self, idx: np.ndarray, off: np.ndarray, width: int) -> None:
-        for k in np.unique(idx[idx >= 0]):
+        for k in distinct(idx[idx >= 0]):
             a = self.allocs[k]
             if a.shadow is None:
                 continue

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpuemu.jit import abi
-from gpuemu.check.accesses import active_lanes, spread
+from gpuemu.check.accesses import active_lanes, distinct, spread
 from gpuemu.memory.trace import SPACE_CODES, SYNC_PREFIX
 
 MAX_DELAY = 3                    # a held store waits 0..MAX_DELAY further blocks
@@ -65,7 +65,7 @@ def held_bytes(rec: np.ndarray, op: np.ndarray, sizes: np.ndarray) -> tuple:
     st_addr, st_rec = record_bytes(rec[st], sizes)
     at_addr, at_rec = record_bytes(rec[at], sizes)
     st_rec, at_rec = st[st_rec], at[at_rec]
-    written = np.unique(np.concatenate([st_addr, at_addr]))
+    written = distinct(np.concatenate([st_addr, at_addr]))
     late = st_rec > last_fence
     held_addr, held_rec = st_addr[late], st_rec[late]
     if len(at_addr) and len(held_addr):      # an atomic after the store on the same byte: its value stands
@@ -76,7 +76,7 @@ def held_bytes(rec: np.ndarray, op: np.ndarray, sizes: np.ndarray) -> tuple:
         k = np.clip(np.searchsorted(uniq, held_addr), 0, len(uniq) - 1)
         keep = ~((uniq[k] == held_addr) & (last_at[k] > held_rec))
         held_addr = held_addr[keep]
-    return written, np.unique(held_addr)
+    return written, distinct(held_addr)
 
 
 class WeakGlobalMemory:

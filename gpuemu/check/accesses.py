@@ -170,7 +170,8 @@ def row_count(rec: np.ndarray, tables: InstrTables, unit: int) -> int:
 def unit_span(rec: np.ndarray, tables: InstrTables, unit: int) -> tuple:
     """(lowest, highest) unit each record's active lanes touch (int64[N] each;
     lowest > highest for a record without an active lane)."""
-    u = np.ascontiguousarray(rec["addr"]) // unit
+    addr = np.ascontiguousarray(rec["addr"])
+    u = addr >> (unit.bit_length() - 1) if unit & (unit - 1) == 0 else addr // unit
     on = lane_bits(rec)
     lo = np.where(on, u, np.iinfo(np.int64).max).min(axis=1)
     hi = np.where(on, u, np.iinfo(np.int64).min).max(axis=1)

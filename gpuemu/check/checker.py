@@ -45,6 +45,7 @@ class Checker:
         self.block_codes = [SPACE_CODES[s] for s in self.block_tools]
         self.carry: list = []       # (records, seq) of the shared and local records of a block going on
         self.carry_block = -1
+        self.carry_spaces: set = set()
         self.scan = self._scanners(meta, shape)
         self.global_recs: list = []     # (global records, their seq) of the chunk
         self.global_n = 0               # ... and their rows
@@ -102,21 +103,28 @@ class Checker:
         """Judge the shared and local records of the blocks this batch
         completes. Blocks run one after another: only the batch's last block
         may go on, its records (from a suffix of the batch) wait in the carry."""
-        blocks = rec["block"]
+        blocks, space = rec["block"], rec["space"]
         other = np.flatnonzero(blocks != blocks[-1])
         cut = int(other[-1]) + 1 if len(other) else 0      # where the last block starts
-        sel = np.flatnonzero(np.isin(rec["space"], self.block_codes))
+        mine = {code: space == code for code in self.block_codes}
+        present = {code for code, m in mine.items() if m.any()}
+        if not present and not self.carry:
+            return
+        sel = np.flatnonzero(np.logical_or.reduce(list(mine.values())))
         at = int(np.searchsorted(sel, cut))
+        self.carry_spaces |= present
         if cut == 0 and self.carry_block == blocks[-1]:
             self.carry.append((rec[sel], seq0 + sel))       # one block goes on
             return
-        self._judge_records(self.carry + [(rec, sel[:at], seq0)])
+        self._judge_records(self.carry + [(rec, sel[:at], seq0)], self.carry_spaces)
         self.carry = [(rec[sel[at:]], seq0 + sel[at:])]
+        self.carry_spaces = set(present)
         self.carry_block = int(blocks[-1])
 
-    def _judge_records(self, parts: list) -> None:
+    def _judge_records(self, parts: list, spaces: set) -> None:
         """Judge complete blocks' shared and local records: parts (records,
-        launch-wide seq) or (batch, indices, seq of its first record)."""
+        launch-wide seq) or (batch, indices, seq of its first record);
+        `spaces`: the codes of the spaces they hold (at least)."""
         ptr, seq = [], []
         for part in parts:
             recs, idx = part[0], (part[1] if len(part) == 3 else np.arange(len(part[0])))
@@ -127,6 +135,8 @@ class Checker:
             return
         for space, (race, init) in self.block_tools.items():
             code = SPACE_CODES[space]
+            if code not in spaces:
+                continue
             if space in self.scan:
                 tab, shadow = self.scan[space]
                 status, races, uninit = block_scan.scan(ptr, seq, code, tab,
@@ -157,7 +167,7 @@ class Checker:
     def finish(self) -> list:
         if self.carry:
             done, self.carry = self.carry, []
-            self._judge_records(done)
+            self._judge_records(done, self.carry_spaces)
         if self.global_recs:
             self._global_races()
         if self.gshadow:

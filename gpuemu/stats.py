@@ -109,6 +109,11 @@ class Stats:
         if self._held >= _PENDING_MAX:
             self._flush()
 
+    def flush(self) -> None:
+        """Sum the held-back batches now (a block worker does, on its own
+        thread, before the Stats of a batch it prepared is merged)."""
+        self._flush()
+
     def _flush(self) -> None:
         """Sum the held-back batches into totals and by_line, in one pass."""
         if not (self._pending or self._tables):

@@ -449,6 +449,19 @@ def test_stats_merge_adds_totals_and_lines():
                               9: {"l1_hits": 2}}
 
 
+def test_a_stats_summed_early_merges_like_one_that_was_not():
+    def counted():
+        st = Stats()
+        st.add_lines("l1_hits", np.arange(5000) % 3, np.ones(5000, dtype=np.int64))
+        return st
+    early, late, a, b = counted(), counted(), Stats(), Stats()
+    early.flush()                     # as a block worker does before handing it over
+    a.merge(early)
+    b.merge(late)
+    assert a.as_dict() == b.as_dict() and a.lines_dict() == b.lines_dict()
+    assert a.lines_dict()[2] == {"l1_hits": 1666}
+
+
 def test_local_stores_stay_in_l1_and_loads_hit_them():
     tr = Trace()
     st_i = tr.instr("st", 4, "local", 1)

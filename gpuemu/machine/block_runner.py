@@ -366,13 +366,13 @@ def run_block(run, j: int, idx: tuple) -> None:
     scratch = run.__dict__.get("_block_runner_scratch")
     if scratch is None:                  # per run (and per block worker): state, frame pointers
         st, fptrs = np.zeros(HEAD + 2 * nw, dtype=np.int32), np.zeros(2 * nw, dtype=np.int64)
-        scratch = run._block_runner_scratch = (_function(), st, fptrs, st.ctypes.data,
-                                               fptrs.ctypes.data, run.ck.address)
-    fn, st, fptrs, st_p, fptrs_p, addr = scratch
+        scratch = run._block_runner_scratch = (st, fptrs, st.ctypes.data, fptrs.ctypes.data,
+                                               run.ck.address)
+    st, fptrs, st_p, fptrs_p, addr = scratch
     st.fill(0)
     st[N_F] = st[ROUND_F] = nw
     fptrs[:nw] = run._fptr_array[first:first + nw]
-    code = fn(addr, fptrs_p, nw, run._ctxp, st_p)
+    code = _function()(addr, fptrs_p, nw, run._ctxp, st_p)   # looked up per call (bench_workers.py)
     if code != DONE:                     # events: the slow path, in Python
         _events(run, j, idx, code, st, fptrs)
 
@@ -405,9 +405,10 @@ def run_range(run, lin0: int, lin1: int) -> None:
         if run.want_stats:
             lau[L_ISSUE] = run.issue.ctypes.data
         lau[L_COUNTERS], lau[L_NLINES] = run.counters.ctypes.data, len(run.counters)
-        scratch = run._block_range_scratch = (_range_function(), st, lau, st.ctypes.data,
-                                              lau.ctypes.data, run._fptr_array.ctypes.data)
-    fn, st, lau, st_p, lau_p, fptrs_p = scratch
+        scratch = run._block_range_scratch = (st, lau, st.ctypes.data, lau.ctypes.data,
+                                              run._fptr_array.ctypes.data)
+    st, lau, st_p, lau_p, fptrs_p = scratch
+    fn = _range_function()               # looked up per call: benchmarks/bench_workers.py wraps it
     lin = lin0
     while lin < lin1:
         code = fn(run.ck.address, fptrs_p, nw, run._ctxp, st_p, lin, lin1, lau_p)

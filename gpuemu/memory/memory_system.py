@@ -99,6 +99,14 @@ def _instr_tables(instrs) -> tuple:
     return tables
 
 
+def _per_line(lines: tuple, values: np.ndarray) -> tuple:
+    """(distinct lines, the sum of `values` of each) from np.unique's (lines,
+    index of each request's line): Stats.add_lines gets a few sums, not one
+    entry per request (per-batch sums are far below 2^53: exact in float64)."""
+    keys, of = lines
+    return keys, np.bincount(of, weights=values, minlength=keys.size).astype(np.int64)
+
+
 @dataclass
 class ChargeResult:
     cycles: np.ndarray     # int64[N] throughput cycles charged per request
@@ -113,6 +121,7 @@ class GlobalPlan:
     is_load: np.ndarray      # bool[N]: a load among them
     is_ro: np.ndarray        # bool[N]: a load through the read-only path
     loads: np.ndarray        # indices of the loads
+    load_lines: tuple        # (their distinct lines, each load's index among them)
     l2: tuple | None         # MemorySystem._l2_candidates: what may reach L2
     ro_entries: tuple | None   # (request per sector, _l1_entries) of the separate read-only cache
     l1_entries: tuple | None   # (request per sector, is a load, _l1_entries) of L1
@@ -143,6 +152,7 @@ class PreparedBatch:
     host_global: np.ndarray | None = None  # host memory in use: global requests, charged in order
     warp_keys: np.ndarray | None = None    # the batch's warps (block * 4096 + warp), ascending
     warp_of: np.ndarray | None = None      # per request: its warp's index in warp_keys
+    lines: tuple | None = None             # (distinct lines, each request's index among them)
 
 
 class MemorySystem:
@@ -287,6 +297,7 @@ class MemorySystem:
             return p
         key = np.asarray(batch.block, dtype=np.int64) * 4096 + np.asarray(batch.warp, dtype=np.int64)
         p.warp_keys, p.warp_of = np.unique(key, return_inverse=True)
+        p.lines = np.unique(p.line, return_inverse=True)
         sel = np.flatnonzero(space == SHARED)
         if sel.size:
             self._charge_shared(sel, p.op, p.size, p.line, p.addr, p.mask, p.stats, p.cycles,
@@ -298,6 +309,7 @@ class MemorySystem:
         else:
             p.global_entries = self._prepare_global(np.flatnonzero(glob | (space == LOCAL)), p,
                                                     p.stats, p.worst)
+        p.stats.flush()                   # summed here, on the preparing thread
         return p
 
     def apply(self, p: "PreparedBatch", stats) -> ChargeResult:
@@ -336,7 +348,7 @@ class MemorySystem:
         self.sm_cycles += np.bincount(sm % nsm, weights=cycles, minlength=nsm).astype(np.int64)
         self._warp_parts.append((p.warp_keys, np.bincount(p.warp_of, weights=cycles,
                                                           minlength=p.warp_keys.size)))
-        stats.add_lines("memory_cycles", line, cycles)
+        stats.add_lines("memory_cycles", *_per_line(p.lines, cycles))
         return ChargeResult(cycles, latency)
 
     @property
@@ -525,7 +537,9 @@ class MemorySystem:
         ro_req = sel[is_ro[sel]]
         ro_sectors = (np.bincount(req[np.isin(req, ro_req)], minlength=n_all).astype(np.int64)
                       if ro_req.size else None)
-        return GlobalPlan(sel=sel, is_load=is_load, is_ro=is_ro, loads=sel[is_load[sel]],
+        loads = sel[is_load[sel]]
+        return GlobalPlan(sel=sel, is_load=is_load, is_ro=is_ro, loads=loads,
+                          load_lines=np.unique(line[loads], return_inverse=True),
                           l2=self._l2_candidates(req, sec, kind, is_load, ro_entries, l1_entries),
                           ro_entries=ro_entries,
                           l1_entries=l1_entries, ro_req=ro_req, ro_sectors=ro_sectors,
@@ -539,7 +553,8 @@ class MemorySystem:
         line = p.line
         n_all = p.n
         sel, is_load, is_ro, loads = g.sel, g.is_load, g.is_ro, g.loads
-        load_lines = line[loads]
+        def per_load_line(values):        # (lines, sums): few lines, not one entry per load
+            return _per_line(g.load_lines, values)
         # ---- L1, in issue order (loads that go through it, local stores)
         l1_hit = np.zeros(n_all, dtype=np.int64)
         missed = {}                        # per cache: its entries that missed
@@ -554,8 +569,8 @@ class MemorySystem:
             hit, ehit = self._through_l1(entries, True)
             l1_hit = np.bincount(r1[ld], weights=hit[ld], minlength=n_all).astype(np.int64)
             l1_miss = np.bincount(r1[ld], weights=~hit[ld], minlength=n_all).astype(np.int64)
-            stats.add_lines("l1_hits", load_lines, l1_hit[loads])
-            stats.add_lines("l1_misses", load_lines, l1_miss[loads])
+            stats.add_lines("l1_hits", *per_load_line(l1_hit[loads]))
+            stats.add_lines("l1_misses", *per_load_line(l1_miss[loads]))
             if self.readonly_path == "l1":
                 ro_hit = np.where(is_ro, l1_hit, ro_hit)
             missed[2] = ~ehit
@@ -591,12 +606,12 @@ class MemorySystem:
                 l1_hit = l1_hit + ro_hit      # served by the read-only cache at L1 cost
         if self.l2 is not None:
             dram = l2_read - l2_hit
-            stats.add_lines("l2_read_sectors", load_lines, l2_read[loads])
-            stats.add_lines("l2_hits", load_lines, l2_hit[loads])
-            stats.add_lines("l2_misses", load_lines, dram[loads])
+            stats.add_lines("l2_read_sectors", *per_load_line(l2_read[loads]))
+            stats.add_lines("l2_hits", *per_load_line(l2_hit[loads]))
+            stats.add_lines("l2_misses", *per_load_line(dram[loads]))
         else:
             dram = l2_read
-        stats.add_lines("dram_read_sectors", load_lines, dram[loads])
+        stats.add_lines("dram_read_sectors", *per_load_line(dram[loads]))
         # ---- cycles: loads by the level that served each sector; writes at L2
         written, in_l1 = g.written, g.in_l1
         c = (l1_hit * m.cycles_per_l1_sector + l2_hit * m.cycles_per_l2_sector

@@ -153,3 +153,28 @@ def test_a_block_policy_choosing_a_full_sm_is_named(kernel):
 
     with pytest.raises(ValueError, match="chose SM 0, which has no room"):
         launch(kernel, mode="timing", block_scheduler=AlwaysSM0)
+
+
+def _programs_fields(p):
+    return {k: getattr(p, k) for k in ("start", "end", "at", "kind", "pipe", "cost", "latency",
+                                       "use", "line", "instructions")}
+
+
+@pytest.mark.parametrize("capacity", [1, 3, 1 << 16])
+def test_the_native_block_loop_records_the_stop_points_of_the_python_loop(kernel, monkeypatch, capacity):
+    # the same stop points whether barriers and exits come from the native block loop
+    # (its event buffer emptied when full, at any capacity) or from the Python loop
+    from gpuemu.machine import block_runner
+    from gpuemu.timing import timing_mode, warp_trace
+
+    real = warp_trace.TraceRecorder
+    monkeypatch.setattr(timing_mode, "TraceRecorder",
+                        lambda nw, nb: real(nw, nb, event_capacity=capacity))
+    native, _, _ = launch(kernel, mode="timing")
+    monkeypatch.setattr(block_runner, "usable", lambda run: False)
+    python, _, _ = launch(kernel, mode="timing")
+    a, b = _programs_fields(native.timing.programs), _programs_fields(python.timing.programs)
+    assert (native.timing.programs.kind == warp_trace.BARRIER).sum() > 0
+    for k in a:
+        assert np.array_equal(a[k], b[k]), k
+    assert native.timing.cycles == python.timing.cycles

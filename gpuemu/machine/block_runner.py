@@ -15,9 +15,12 @@ it stopped (its state lives in a small int32 array). So a block costs one
 Python call instead of one per warp event, and the GIL is free for the
 other block workers while it runs (ctypes releases it).
 
-Launches with a seeded store order, another warp scheduler or timing
-mode's recorder use the Python loop (executor._run_block), the readable reference this one is
-tested against (tests/test_block_runner.py).
+Launches with a seeded store order or another warp scheduler use the
+Python loop (executor._run_block), the readable reference this one is
+tested against (tests/test_block_runner.py). Timing mode's recorder hears
+of every barrier and exit: the loop appends them to the recorder's event
+buffer (warp_trace.TraceRecorder.ev_buf: warp, kind, icount, line), and
+comes back to Python only when the buffer is full.
 
 State array (int32): cursor (next entry of the round), event, entry of
 the event, entries (warps and fragments), entries of this round, then one
@@ -39,7 +42,8 @@ from .warp_scheduler import LooseRoundRobin
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
 SYMBOL = "gpuemu_run_block"
 # codes the native loop returns
-DONE, EVENT, DIVERGED, MISMATCH = 0, 1, 2, 3
+DONE, EVENT, DIVERGED, MISMATCH, EVENTS_FULL = 0, 1, 2, 3, 4
+EV_BARRIER_KIND, EV_EXIT_KIND = 1, 2      # warp_trace.BARRIER, warp_trace.EXIT
 READY, WAITING, EXITED = 0, 1, 2
 # state array fields before the per-entry states (entries: the block's warps,
 # then warp fragments of independent thread scheduling)
@@ -55,9 +59,10 @@ def _build_ir() -> str:
 def _build_block_fn(m: ll.Module, name: str) -> ll.Function:
     """Define the one-block loop as function `name` of module `m`."""
     warp_fn_t = ll.FunctionType(I32, [I8.as_pointer(), I8.as_pointer()])
-    ft = ll.FunctionType(I32, [I64, I64.as_pointer(), I64, I8.as_pointer(), I32.as_pointer()])
+    ft = ll.FunctionType(I32, [I64, I64.as_pointer(), I64, I8.as_pointer(), I32.as_pointer(),
+                               I64.as_pointer(), I64.as_pointer()])
     fn = ll.Function(m, ft, name)
-    fn_addr, fptrs, nw, ctx, st = fn.args
+    fn_addr, fptrs, nw, ctx, st, evb, evs = fn.args
     c32 = lambda v: ll.Constant(I32, v)  # noqa: E731
     c64 = lambda v: ll.Constant(I64, v)  # noqa: E731
     b = ll.IRBuilder(fn.append_basic_block("entry"))
@@ -101,8 +106,37 @@ def _build_block_fn(m: ll.Module, name: str) -> ll.Function:
     b.cbranch(b.icmp_signed("==", b.load(state_ptr(w)), c32(READY)), call, nxt)
 
     b.position_at_end(call)
+    # timing mode: no room for one more event record -> Python empties the buffer
+    recording = b.icmp_unsigned("!=", b.ptrtoint(evs, I64), c64(0))
+    full = fn.append_basic_block("events_full")
+    run_warp = fn.append_basic_block("run_warp")
+    room = fn.append_basic_block("room")
+    b.cbranch(recording, room, run_warp)
+    b.position_at_end(room)
+    b.cbranch(b.icmp_signed(">=", b.load(evs), b.load(b.gep(evs, [c64(1)]))), full, run_warp)
+    b.position_at_end(full)
+    leave(EVENTS_FULL, w, c32(0), w)
+    b.position_at_end(run_warp)
     frame = b.inttoptr(b.load(b.gep(fptrs, [w])), I8.as_pointer())
     ev = b.call(warp_fn, [frame, ctx])
+
+    def record(kind):
+        """Append (warp, kind, icount, line) to the event buffer when recording."""
+        rec_bb, go_on = fn.append_basic_block("record"), fn.append_basic_block("recorded")
+        b.cbranch(recording, rec_bb, go_on)
+        b.position_at_end(rec_bb)
+        n = b.load(evs)
+        base = b.mul(n, c64(4))
+        g = b.add(b.mul(b.sext(frame_i32(w, abi.F_BLOCK), I64), nw), b.sext(frame_i32(w, abi.F_WARP), I64))
+        fr = b.inttoptr(b.load(b.gep(fptrs, [w])), I8.as_pointer())
+        icount = b.load(b.bitcast(b.gep(fr, [c64(abi.F_ICOUNT)]), I64.as_pointer()))
+        line = b.sext(frame_i32(w, abi.F_EVENT_LINE), I64) if kind == EV_BARRIER_KIND else c64(0)
+        for k, v in enumerate((g, c64(kind), icount, line)):
+            b.store(v, b.gep(evb, [b.add(base, c64(k))]))
+        b.store(b.add(n, c64(1)), evs)
+        b.branch(go_on)
+        b.position_at_end(go_on)
+
     on_barrier = fn.append_basic_block("barrier")
     not_barrier = fn.append_basic_block("not_barrier")
     on_exit = fn.append_basic_block("exit")
@@ -116,6 +150,7 @@ def _build_block_fn(m: ll.Module, name: str) -> ll.Function:
     b.cbranch(b.icmp_signed("==", ev, c32(abi.EV_YIELD)), nxt, other)
 
     b.position_at_end(on_exit)
+    record(EV_EXIT_KIND)
     b.store(c32(EXITED), state_ptr(w))
     b.branch(nxt)
 
@@ -123,6 +158,7 @@ def _build_block_fn(m: ll.Module, name: str) -> ll.Function:
     leave(EVENT, w, ev, w)
 
     b.position_at_end(on_barrier)
+    record(EV_BARRIER_KIND)
     b.store(c32(WAITING), state_ptr(w))
     cur = frame_i32(w, abi.F_CUR)
     valid = frame_i32(w, abi.F_VALID)
@@ -260,9 +296,9 @@ def _build_range_ir() -> str:
     inner.linkage = "internal"
     i8p = I8.as_pointer()
     ft = ll.FunctionType(I32, [I64, I64.as_pointer(), I64, i8p, I32.as_pointer(),
-                               I64, I64, I64.as_pointer()])
+                               I64, I64, I64.as_pointer(), I64.as_pointer(), I64.as_pointer()])
     fn = ll.Function(m, ft, RANGE_SYMBOL)
-    fn_addr, fptrs, nw, ctx, st, lin0, lin1, lau = fn.args
+    fn_addr, fptrs, nw, ctx, st, lin0, lin1, lau, evb, evs = fn.args
     c32 = lambda v: ll.Constant(I32, v)  # noqa: E731
     c64 = lambda v: ll.Constant(I64, v)  # noqa: E731
     no = ll.Constant(I1, 0)
@@ -301,7 +337,7 @@ def _build_range_ir() -> str:
         nw32 = b.trunc(nw, I32)
         b.store(nw32, b.gep(st, [c32(N_F)]))
         b.store(nw32, b.gep(st, [c32(ROUND_F)]))
-        code = b.call(inner, [fn_addr, fptrs, nw, ctx, st])
+        code = b.call(inner, [fn_addr, fptrs, nw, ctx, st, evb, evs])
         ok, stop = fn.append_basic_block("ok"), fn.append_basic_block("stop")
         b.cbranch(b.icmp_signed("==", code, c32(DONE)), ok, stop)
 
@@ -335,7 +371,7 @@ def _build_range_ir() -> str:
 
 
 PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
-                             ctypes.c_void_p, ctypes.c_void_p)
+                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 
 
 def _function():
@@ -344,7 +380,8 @@ def _function():
 
 RANGE_PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p,
                                    ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
-                                   ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+                                   ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                                   ctypes.c_void_p, ctypes.c_void_p)
 
 
 def _range_function():
@@ -353,9 +390,18 @@ def _range_function():
 
 def usable(run) -> bool:
     """The native loop applies: the default scheduler, no seeded store order,
-    no timing-mode recorder (it hears of every barrier and exit)."""
+    and a timing-mode recorder, if any, with an event buffer for the loop."""
+    rec = getattr(run, "recorder", None)
     return (type(run.scheduler) is LooseRoundRobin and run.options.get("seed") is None
-            and getattr(run, "recorder", None) is None)
+            and (rec is None or hasattr(rec, "ev_state")))
+
+
+def _event_buffer(run) -> tuple:
+    """(buffer, state) pointers of the recorder's event buffer, or (None, None)."""
+    rec = getattr(run, "recorder", None)
+    if rec is None:
+        return None, None
+    return rec.ev_buf.ctypes.data, rec.ev_state.ctypes.data
 
 
 def run_block(run, j: int, idx: tuple) -> None:
@@ -372,7 +418,8 @@ def run_block(run, j: int, idx: tuple) -> None:
     st.fill(0)
     st[N_F] = st[ROUND_F] = nw
     fptrs[:nw] = run._fptr_array[first:first + nw]
-    code = _function()(addr, fptrs_p, nw, run._ctxp, st_p)   # looked up per call (bench_workers.py)
+    code = _function()(addr, fptrs_p, nw, run._ctxp, st_p,   # looked up per call (bench_workers.py)
+                       *_event_buffer(run))
     if code != DONE:                     # events: the slow path, in Python
         _events(run, j, idx, code, st, fptrs)
 
@@ -411,7 +458,8 @@ def run_range(run, lin0: int, lin1: int) -> None:
     fn = _range_function()               # looked up per call: benchmarks/bench_workers.py wraps it
     lin = lin0
     while lin < lin1:
-        code = fn(run.ck.address, fptrs_p, nw, run._ctxp, st_p, lin, lin1, lau_p)
+        code = fn(run.ck.address, fptrs_p, nw, run._ctxp, st_p, lin, lin1, lau_p,
+                  *_event_buffer(run))
         if code == DONE:
             return
         lin = int(lau[L_STOPPED])
@@ -441,7 +489,9 @@ def _events(run, j: int, idx: tuple, code: int, st: np.ndarray, fptrs: np.ndarra
     while code != DONE:
         w = int(st[WARP_F])
         n = int(st[N_F])
-        if code == DIVERGED:
+        if code == EVENTS_FULL:           # timing mode: the recorder takes the events
+            run.recorder.drain_events()
+        elif code == DIVERGED:
             run._barrier_divergence(idx, int(rows[w][abi.F_WARP // 4]), rows[w])
         elif code == MISMATCH:           # every live warp waits, not at one barrier
             waiting = [k for k in range(n) if st[HEAD + k] == WAITING]
@@ -467,4 +517,5 @@ def _events(run, j: int, idx: tuple, code: int, st: np.ndarray, fptrs: np.ndarra
             st[CURSOR] = w + 1
         else:
             run._fail(int(st[EVENT_F]), idx, w, rows, st[HEAD:HEAD + n].tolist())
-        code = fn(run.ck.address, fptrs.ctypes.data, nw, run._ctxp, st.ctypes.data)
+        code = fn(run.ck.address, fptrs.ctypes.data, nw, run._ctxp, st.ctypes.data,
+                  *_event_buffer(run))

@@ -2,7 +2,9 @@
 
 Rules (the plain-Python reference, reference_engine.py, states them one warp
 at a time; this engine applies them to arrays over all warp slots of all SMs
-per cycle, and jumps over cycles in which no warp anywhere can issue):
+per cycle, and jumps over cycles in which no warp anywhere can issue;
+native_engine.py runs them as native code for the built-in policies, and
+this engine runs policy classes of the user's):
 
 - Residency: an SM holds at most `blocks_per_sm` blocks (the occupancy).
   Warp w of the block in residency slot r has local number L = r * nw + w;

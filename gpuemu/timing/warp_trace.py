@@ -62,13 +62,22 @@ class WarpPrograms:
 
 
 class TraceRecorder:
-    """Collects stop points during a functional run (executor hooks)."""
+    """Collects stop points during a functional run (executor hooks).
 
-    def __init__(self, warps_per_block: int, num_blocks: int) -> None:
+    Barrier arrivals and exits come one at a time from the Python block loop
+    (`event`) or in bulk from the native one (machine/block_runner.py), which
+    appends rows (warp, kind, icount, line) to `ev_buf` and counts them in
+    `ev_state` = [rows, capacity]; `drain_events` moves them out when full."""
+
+    def __init__(self, warps_per_block: int, num_blocks: int, event_capacity: int = 1 << 16) -> None:
         self.nw, self.nb = int(warps_per_block), int(num_blocks)
         self._req: list = []
-        self._ev: list = []
+        self._ev: list = []            # int64[n, 4] chunks, in arrival order
+        self._pending: list = []       # rows from `event` not yet in a chunk
         self._splits: list = []        # (warp, parent id, fragment id, count at the split)
+        cap = max(int(event_capacity), 1)
+        self.ev_buf = np.zeros((cap, 4), np.int64)
+        self.ev_state = np.array([0, cap], np.int64)
 
     def requests(self, rec: np.ndarray, charge, instrs) -> None:
         """A drained trace batch (abi.TRACE_DTYPE records, in issue order) and
@@ -88,7 +97,19 @@ class TraceRecorder:
 
     def event(self, block: int, warp: int, kind: int, icount: int, line: int) -> None:
         """A barrier arrival or an exit of warp `warp` of block `block`."""
-        self._ev.append((block * self.nw + warp, kind, icount, line))
+        if self.ev_state[0]:
+            self.drain_events()
+        self._pending.append((block * self.nw + warp, kind, icount, line))
+
+    def drain_events(self) -> None:
+        """Move the event rows out of the buffer (the native loop's and `event`'s, in order)."""
+        if self._pending:
+            self._ev.append(np.array(self._pending, dtype=np.int64).reshape(-1, 4))
+            self._pending = []
+        n = int(self.ev_state[0])
+        if n:
+            self._ev.append(self.ev_buf[:n].copy())
+            self.ev_state[0] = 0
 
     def split(self, row: np.ndarray) -> None:
         """The frame `row` (int32 view) splits (EV_SPLIT, before split_warp):
@@ -105,7 +126,8 @@ class TraceRecorder:
         else:
             g = at = cost = lat = use = line = np.zeros(0, np.int64)
             pipe = np.zeros(0, np.int8)
-        ev = np.array(self._ev, dtype=np.int64).reshape(-1, 4)
+        self.drain_events()
+        ev = np.concatenate(self._ev) if self._ev else np.zeros((0, 4), np.int64)
         ne = ev.shape[0]
         G = np.concatenate([g, ev[:, 0]])
         AT = np.concatenate([at, ev[:, 2]])

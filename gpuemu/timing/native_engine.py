@@ -1,0 +1,774 @@
+"""The cycle engine of timing mode as native code: the rules of sm_engine.py
+(reference_engine.py states them one warp at a time) in one call per launch.
+
+The whole cycle loop runs natively: per SM, per scheduler, a scan of its
+resident warps in dispatch order classifies each (barrier, memory, pipe,
+dependency, ready) and picks the warp to issue by the policy; issues occupy
+the memory pipes in scheduler order; then barrier arrivals and releases,
+warp exits and block dispatch, in that order, as the numpy engine does them.
+
+Two things make it cheap (a few ns per warp looked at):
+- A scheduler is looked at again only when something of its warps can have
+  changed: the cycle after it issued, after its SM's pipe was taken, after
+  a warp of it arrived, was released or dispatched, or at the first cycle
+  at which one of its stalls ends (the earliest of the loads' values, pipe
+  free times and issue intervals it waits for). In between, each warp's
+  reason stays what it was; cycles in which no scheduler anywhere is due
+  are skipped.
+- Stall cycles are counted per span, not per cycle: each warp keeps its
+  current reason and source row and since when; a change (or its exit)
+  adds the span to its counts and to the row's. Active warp-cycles are the
+  warps' resident spans; idle scheduler-cycles are schedulers x the SM's
+  busy cycles less its issues.
+
+Built-in warp policies (gto, lrr, two_level with any `active`, random with
+its seeded keys) and block policies (round_robin, least_loaded) are rules in
+this code; a user-written policy class (or a subclass of a built-in one,
+which may change `pick`) runs in the numpy engine instead (`supports`), which
+calls its Python methods. tests/test_native_engine.py checks this engine
+against the reference and the numpy engine on random and real traces.
+
+Built with llvmlite once per process (engine.native_function); the state
+lives in int64 numpy arrays owned by the caller; ctypes releases the GIL.
+"""
+from __future__ import annotations
+
+import ctypes
+from contextlib import contextmanager
+from functools import partialmethod
+
+import llvmlite.ir as ll
+import numpy as np
+
+from gpuemu.jit import engine
+
+from .block_policy import LeastLoaded, RoundRobinBlocks
+from .sm_engine import SMEngine, TimingResult
+from .warp_policies import GreedyThenOldest, LooseRoundRobin, SeededRandom, TwoLevel
+from .warp_trace import N_PIPES, WarpPrograms
+
+I1, I64 = ll.IntType(1), ll.IntType(64)
+P64 = I64.as_pointer()
+SYMBOL = "gpuemu_sm_engine_run"
+NR = 5                                  # stall reasons (sm_engine.REASONS)
+R_MEMORY, R_PIPE, R_BARRIER, R_DEPENDENCY, R_NOT_SELECTED = range(NR)
+MEM, BARRIER, EXIT = 0, 1, 2            # warp_trace item kinds
+FAR = 1 << 62
+
+WARP_POLICY_CODES = {GreedyThenOldest: 0, LooseRoundRobin: 1, TwoLevel: 2, SeededRandom: 3}
+BLOCK_POLICY_CODES = {RoundRobinBlocks: 0, LeastLoaded: 1}
+
+# Two records per warp slot: HOT_W int64 (one cache line) that the scan reads, COLD_W others.
+# memat: 2 x the instruction number of the next item + its pipe when it is a memory request,
+# else -1; nline5 / depl5: 5 x the counter row of the next item / of the awaited load.
+HOT_FIELDS = ("atbar", "cur", "nline5", "ic", "dep_pos", "dep_ready", "memat", "ready")
+COLD_FIELDS = ("curr", "since", "occ", "nat", "nkind", "gw", "blk", "ptr", "end", "age",
+               "bar_since", "born", "sm", "depl5", "acc0", "acc1", "acc2", "acc3", "acc4")
+F_ = {**{n: ("hot", i) for i, n in enumerate(HOT_FIELDS)},
+      **{n: ("cold", i) for i, n in enumerate(COLD_FIELDS)}}
+HOT_W, COLD_W = 8, 32
+# The arrays the native code reads and writes, in the order of the pointer table.
+ARRAYS = (
+    "at", "kind", "pipe", "cost", "lat", "use", "line", "wbeg", "wend",     # items (read only)
+    "hot", "cold",                                                           # slot records
+    "last", "cnt", "order", "chosen", "wake",                                # per scheduler
+    "bsm", "br", "blive", "bbar",                                            # per block
+    "resident", "nfree", "freer", "pf", "issued", "busy", "busy_since", "active", "sm_end",
+    "stalls", "wstart", "by_row", "tl_warps", "tl_bars", "arr",
+)
+A = {name: i for i, name in enumerate(ARRAYS)}
+# scalar parameters and state (one int64 array)
+SCALARS = ("M", "S", "K", "B", "nw", "nb", "alu", "policy", "active_n", "seed", "bpolicy",
+           "timeline", "seq", "next_block", "done", "cursor", "n_tl_warps", "n_tl_bars", "err",
+           "iterations", "now", "scans")
+S_ = {name: i for i, name in enumerate(SCALARS)}
+C1, C2, C3 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB   # warp_policies.random_key
+
+
+def _signed(v: int) -> int:
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def c(v: int) -> ll.Constant:
+    return ll.Constant(I64, _signed(int(v)))
+
+
+class _Fn:
+    """An LLVM function with allocas in its entry block and small control-flow helpers."""
+
+    def __init__(self, module: ll.Module, name: str, nargs: int) -> None:
+        self.fn = ll.Function(module, ll.FunctionType(I64, [P64, P64] + [I64] * nargs), name)
+        self.fn.linkage = "internal" if name != SYMBOL else "external"
+        self.entry = self.fn.append_basic_block("entry")
+        body = self.fn.append_basic_block("body")
+        self.b = ll.IRBuilder(body)
+        self.tab, self.sc = self.fn.args[0], self.fn.args[1]
+        self.args = self.fn.args[2:]
+        self._arr: dict = {}
+
+    def arr(self, name: str):
+        """The pointer to array `name` (loaded from the table once per function)."""
+        if name not in self._arr:
+            eb = ll.IRBuilder(self.entry)
+            addr = eb.load(eb.gep(self.tab, [c(A[name])]))
+            self._arr[name] = eb.inttoptr(addr, P64)
+        return self._arr[name]
+
+    def var(self, init=None):
+        v = ll.IRBuilder(self.entry).alloca(I64)
+        if init is not None:
+            self.b.store(init if isinstance(init, ll.Value) else c(init), v)
+        return v
+
+    def finish(self) -> None:
+        if not self.b.block.is_terminated:
+            self.b.unreachable()
+        ll.IRBuilder(self.entry).branch(self.fn.blocks[1])
+
+    # memory
+    def ld(self, name: str, i):
+        return self.b.load(self.b.gep(self.arr(name), [i]))
+
+    def st(self, name: str, i, v) -> None:
+        self.b.store(v if isinstance(v, ll.Value) else c(v), self.b.gep(self.arr(name), [i]))
+
+    def add_to(self, name: str, i, v) -> None:
+        p = self.b.gep(self.arr(name), [i])
+        self.b.store(self.b.add(self.b.load(p), v if isinstance(v, ll.Value) else c(v)), p)
+
+    def sp(self, s):
+        """The addresses of slot s's records: {'hot': ..., 'cold': ...}."""
+        return {"hot": self.b.gep(self.arr("hot"), [self.b.mul(s, c(HOT_W))]),
+                "cold": self.b.gep(self.arr("cold"), [self.b.mul(s, c(COLD_W))])}
+
+    def fp(self, sp, field: str):
+        rec, i = F_[field]
+        return self.b.gep(sp[rec], [c(i)])
+
+    def fl(self, sp, field: str):
+        return self.b.load(self.fp(sp, field))
+
+    def fs(self, sp, field: str, v) -> None:
+        self.b.store(v if isinstance(v, ll.Value) else c(v), self.fp(sp, field))
+
+    def get(self, scalar: str):
+        return self.b.load(self.b.gep(self.sc, [c(S_[scalar])]))
+
+    def put(self, scalar: str, v) -> None:
+        self.b.store(v if isinstance(v, ll.Value) else c(v), self.b.gep(self.sc, [c(S_[scalar])]))
+
+    # control flow
+    @contextmanager
+    def loop(self, lo, hi):
+        """for i in range(lo, hi) (hi evaluated once); yields (i, loop) with .brk()/.cont()."""
+        b = self.b
+        iv = self.var(lo)
+        hi = hi if isinstance(hi, ll.Value) else c(hi)
+        head, body, step, end = (self.fn.append_basic_block(n) for n in ("for", "for_body", "for_step", "for_end"))
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.load(iv)
+        b.cbranch(b.icmp_signed("<", i, hi), body, end)
+        b.position_at_end(body)
+        lp = _Loop(self, step, end)
+        yield i, lp
+        b.branch(step)
+        b.position_at_end(step)
+        b.store(b.add(b.load(iv), c(1)), iv)
+        b.branch(head)
+        b.position_at_end(end)
+
+    @contextmanager
+    def while_(self, cond_fn):
+        b = self.b
+        head, body, end = (self.fn.append_basic_block(n) for n in ("while", "while_body", "while_end"))
+        b.branch(head)
+        b.position_at_end(head)
+        b.cbranch(cond_fn(), body, end)
+        b.position_at_end(body)
+        yield _Loop(self, head, end)
+        b.branch(head)
+        b.position_at_end(end)
+
+    def jump(self, target) -> None:
+        """Branch to `target` and go on writing in a fresh (unreachable) block."""
+        self.b.branch(target)
+        self.b.position_at_end(self.fn.append_basic_block("dead"))
+
+    def ret(self, v=0) -> None:
+        self.b.ret(v if isinstance(v, ll.Value) else c(v))
+        self.b.position_at_end(self.fn.append_basic_block("dead"))
+
+    # arithmetic shorthands
+    def cmp(self, op: str, x, y):
+        return self.b.icmp_signed(op, x, y if isinstance(y, ll.Value) else c(y))
+
+    lt, le = partialmethod(cmp, "<"), partialmethod(cmp, "<=")
+    gt, ge = partialmethod(cmp, ">"), partialmethod(cmp, ">=")
+    eq, ne = partialmethod(cmp, "=="), partialmethod(cmp, "!=")
+
+    def max(self, x, y):
+        return self.b.select(self.gt(x, y), x, y)
+
+    def min(self, x, y):
+        return self.b.select(self.lt(x, y), x, y)
+
+
+class _Loop:
+    def __init__(self, f: _Fn, cont_bb, brk_bb) -> None:
+        self.f, self.cont_bb, self.brk_bb = f, cont_bb, brk_bb
+
+    def brk(self) -> None:
+        self.f.jump(self.brk_bb)
+
+    def cont(self) -> None:
+        self.f.jump(self.cont_bb)
+
+
+
+def _build_ir() -> str:
+    m = ll.Module(name="sm_engine")
+    F = {name: _Fn(m, name, n) for name, n in (
+        ("set_next", 2), ("slot_of", 3), ("arrive", 2), ("release", 2), ("fill", 1),
+        ("dispatch", 3), ("group_remove", 1), ("flush", 2), ("wake_group", 1), (SYMBOL, 0))}
+
+    def call(f: _Fn, name: str, *args):
+        return f.b.call(F[name].fn, [f.tab, f.sc, *[a if isinstance(a, ll.Value) else c(a) for a in args]])
+
+    # ---- set_next(s, p): slot s's next item is p
+    f = F["set_next"]
+    b = f.b
+    s, p = f.args
+    sp = f.sp(s)
+    f.fs(sp, "ptr", p)
+    with b.if_else(f.lt(p, f.fl(sp, "end"))) as (then, other):
+        with then:
+            at, kind = f.ld("at", p), f.ld("kind", p)
+            f.fs(sp, "nat", at)
+            f.fs(sp, "nkind", kind)
+            f.fs(sp, "memat", b.select(f.eq(kind, MEM), b.add(b.mul(at, c(2)), f.ld("pipe", p)), c(-1)))
+            f.fs(sp, "nline5", b.mul(f.ld("line", p), c(NR)))
+        with other:
+            f.fs(sp, "nat", FAR)
+            f.fs(sp, "nkind", EXIT)
+            f.fs(sp, "memat", -1)
+    f.ret()
+    f.finish()
+
+    # ---- slot_of(sm, r, w): Layout.slot
+    f = F["slot_of"]
+    b = f.b
+    sm, r, w = f.args
+    S, K = f.get("S"), f.get("K")
+    L = b.add(b.mul(r, f.get("nw")), w)
+    f.ret(b.add(b.mul(b.add(b.mul(sm, S), b.srem(L, S)), K), b.sdiv(L, S)))
+    f.finish()
+
+    # ---- flush(s, t): slot s's current reason ends before cycle t: count its span
+    f = F["flush"]
+    b = f.b
+    s, t = f.args
+    sp = f.sp(s)
+    cur = f.fl(sp, "cur")
+    with b.if_then(f.ge(cur, 0)):
+        d = b.sub(t, f.fl(sp, "since"))
+        f.add_to("by_row", cur, d)
+        ap = b.gep(sp["cold"], [b.add(c(F_["acc0"][1]), f.fl(sp, "curr"))])
+        b.store(b.add(b.load(ap), d), ap)
+        f.fs(sp, "cur", -1)
+    f.ret()
+    f.finish()
+
+    # ---- wake_group(s): look at slot s's scheduler again next cycle
+    f = F["wake_group"]
+    b = f.b
+    (s,) = f.args
+    g = b.sdiv(s, f.get("K"))
+    f.st("wake", g, f.min(f.ld("wake", g), b.add(f.get("now"), c(1))))
+    f.ret()
+    f.finish()
+
+    # ---- group_remove(s): drop slot s from its scheduler's list (kept in dispatch order)
+    f = F["group_remove"]
+    b = f.b
+    (s,) = f.args
+    K = f.get("K")
+    g = b.sdiv(s, K)
+    base = b.mul(g, K)
+    n = f.ld("cnt", g)
+    j = f.var(0)
+    with f.loop(c(0), n) as (i, lp):
+        with b.if_then(f.eq(f.ld("order", b.add(base, i)), s)):
+            b.store(i, j)
+            lp.brk()
+    with f.loop(b.load(j), b.sub(n, c(1))) as (i, lp):
+        f.st("order", b.add(base, i), f.ld("order", b.add(base, b.add(i, c(1)))))
+    f.st("cnt", g, b.sub(n, c(1)))
+    f.ret()
+    f.finish()
+
+    # ---- dispatch(b, sm, t)
+    f = F["dispatch"]
+    b = f.b
+    blk, sm, t = f.args
+    B, nw, K = f.get("B"), f.get("nw"), f.get("K")
+    born = b.add(f.get("now"), c(1))           # the first cycle the scan sees it
+    nf = b.sub(f.ld("nfree", sm), c(1))
+    f.st("nfree", sm, nf)
+    r = f.ld("freer", b.add(b.mul(sm, B), nf))
+    with b.if_then(f.eq(f.ld("resident", sm), 0)):
+        f.st("busy_since", sm, born)
+    with f.loop(c(0), nw) as (w, lp):
+        s = call(f, "slot_of", sm, r, w)
+        sp = f.sp(s)
+        g = b.add(b.mul(blk, nw), w)
+        f.fs(sp, "occ", 1)
+        f.fs(sp, "sm", sm)
+        f.fs(sp, "gw", g)
+        f.fs(sp, "blk", blk)
+        f.fs(sp, "ic", 0)
+        f.fs(sp, "end", f.ld("wend", g))
+        call(f, "set_next", s, f.ld("wbeg", g))
+        f.fs(sp, "ready", t)
+        f.fs(sp, "dep_pos", FAR)
+        f.fs(sp, "dep_ready", 0)
+        f.fs(sp, "atbar", 0)
+        f.fs(sp, "cur", -1)
+        f.fs(sp, "born", born)
+        seq = f.get("seq")
+        f.fs(sp, "age", seq)
+        f.put("seq", b.add(seq, c(1)))
+        f.st("wstart", g, t)
+        grp = b.sdiv(s, K)
+        n = f.ld("cnt", grp)
+        f.st("order", b.add(b.mul(grp, K), n), s)
+        f.st("cnt", grp, b.add(n, c(1)))
+        call(f, "wake_group", s)
+    f.st("bsm", blk, sm)
+    f.st("br", blk, r)
+    f.st("blive", blk, nw)
+    f.st("bbar", blk, 0)
+    f.add_to("resident", sm, 1)
+    with f.loop(c(0), nw) as (w, lp):
+        s = call(f, "slot_of", sm, r, w)
+        with b.if_then(f.eq(f.fl(f.sp(s), "blk"), blk)):
+            call(f, "arrive", s, t)
+    f.ret()
+    f.finish()
+
+    # ---- fill(t): dispatch waiting blocks while some SM has room
+    f = F["fill"]
+    b = f.b
+    (t,) = f.args
+    M, B, nb = f.get("M"), f.get("B"), f.get("nb")
+    with f.while_(lambda: f.lt(f.get("next_block"), nb)) as wl:
+        pick = f.var(-1)
+        with b.if_else(f.eq(f.get("bpolicy"), 0)) as (rr, least):
+            with rr:            # RoundRobinBlocks: the next SM with room after the cursor
+                cur = f.get("cursor")
+                with f.loop(c(0), M) as (i, lp):
+                    sm = b.srem(b.add(b.add(cur, c(1)), i), M)
+                    sm = b.select(f.lt(sm, 0), b.add(sm, M), sm)
+                    with b.if_then(f.lt(f.ld("resident", sm), B)):
+                        b.store(sm, pick)
+                        lp.brk()
+                with b.if_then(f.ge(b.load(pick), 0)):
+                    f.put("cursor", b.load(pick))
+            with least:         # LeastLoaded: fewest resident blocks, lowest index on ties
+                best = f.var(FAR)
+                with f.loop(c(0), M) as (sm, lp):
+                    res = f.ld("resident", sm)
+                    with b.if_then(b.and_(f.lt(res, B), f.lt(res, b.load(best)))):
+                        b.store(res, best)
+                        b.store(sm, pick)
+        sm = b.load(pick)
+        with b.if_then(f.lt(sm, 0)):
+            f.ret()
+        nxt = f.get("next_block")
+        f.put("next_block", b.add(nxt, c(1)))
+        call(f, "dispatch", nxt, sm, t)
+    f.ret()
+    f.finish()
+
+    # ---- arrive(s, t): slot s has issued up to its next BARRIER/EXIT item
+    f = F["arrive"]
+    b = f.b
+    s, t = f.args
+    t1 = b.add(t, c(1))
+    sp = f.sp(s)
+    skip = b.or_(b.or_(f.eq(f.fl(sp, "occ"), 0), f.eq(f.fl(sp, "nkind"), MEM)),
+                 b.or_(f.ne(f.fl(sp, "nat"), f.fl(sp, "ic")), f.ne(f.fl(sp, "atbar"), 0)))
+    with b.if_then(skip):
+        f.ret()
+    blk = f.fl(sp, "blk")
+    sm = f.ld("bsm", blk)
+    call(f, "wake_group", s)
+    with b.if_else(f.eq(f.fl(sp, "nkind"), EXIT)) as (ex, bar):
+        with ex:
+            now1 = b.add(f.get("now"), c(1))
+            call(f, "flush", s, now1)
+            f.fs(sp, "occ", 0)
+            g = f.fl(sp, "gw")
+            for k in range(NR):
+                f.add_to("stalls", b.add(b.mul(g, c(NR)), c(k)), f.fl(sp, f"acc{k}"))
+                f.fs(sp, f"acc{k}", 0)
+            f.add_to("active", sm, b.sub(now1, f.fl(sp, "born")))
+            call(f, "group_remove", s)
+            with b.if_then(f.ne(f.get("timeline"), 0)):
+                n = f.get("n_tl_warps")
+                base = b.mul(n, c(6))
+                nw = f.get("nw")
+                for k, v in enumerate((blk, b.srem(g, nw), sm, s, f.ld("wstart", g), t1)):
+                    f.st("tl_warps", b.add(base, c(k)), v)
+                f.put("n_tl_warps", b.add(n, c(1)))
+            live = b.sub(f.ld("blive", blk), c(1))
+            f.st("blive", blk, live)
+            with b.if_then(f.eq(live, 0)):
+                f.st("sm_end", sm, f.max(f.ld("sm_end", sm), t1))
+                nf = f.ld("nfree", sm)
+                f.st("freer", b.add(b.mul(sm, f.get("B")), nf), f.ld("br", blk))
+                f.st("nfree", sm, b.add(nf, c(1)))
+                res = b.sub(f.ld("resident", sm), c(1))
+                f.st("resident", sm, res)
+                with b.if_then(f.eq(res, 0)):
+                    f.add_to("busy", sm, b.sub(now1, f.ld("busy_since", sm)))
+                f.put("done", b.add(f.get("done"), c(1)))
+                call(f, "fill", t1)
+                f.ret()
+        with bar:
+            f.fs(sp, "atbar", 1)
+            f.fs(sp, "bar_since", t1)
+            f.add_to("bbar", blk, 1)
+    nbar = f.ld("bbar", blk)
+    with b.if_then(b.and_(f.gt(nbar, 0), f.eq(nbar, f.ld("blive", blk)))):
+        call(f, "release", blk, t)
+    f.ret()
+    f.finish()
+
+    # ---- release(b, t): every live warp of block b waits at the barrier: all go on at t + 1
+    f = F["release"]
+    b = f.b
+    blk, t = f.args
+    t1 = b.add(t, c(1))
+    f.st("bbar", blk, 0)
+    sm, r, nw = f.ld("bsm", blk), f.ld("br", blk), f.get("nw")
+    with f.loop(c(0), nw) as (w, lp):
+        s = call(f, "slot_of", sm, r, w)
+        sp = f.sp(s)
+        with b.if_then(b.and_(f.ne(f.fl(sp, "occ"), 0), f.ne(f.fl(sp, "atbar"), 0))):
+            f.fs(sp, "atbar", 0)
+            call(f, "wake_group", s)
+            with b.if_then(f.ne(f.get("timeline"), 0)):
+                n = f.get("n_tl_bars")
+                base = b.mul(n, c(6))
+                for k, v in enumerate((blk, w, sm, s, f.fl(sp, "bar_since"), t1)):
+                    f.st("tl_bars", b.add(base, c(k)), v)
+                f.put("n_tl_bars", b.add(n, c(1)))
+            call(f, "set_next", s, b.add(f.fl(sp, "ptr"), c(1)))
+            f.fs(sp, "ready", f.max(f.fl(sp, "ready"), t1))
+    with f.loop(c(0), nw) as (w, lp):
+        s = call(f, "slot_of", sm, r, w)
+        with b.if_then(f.eq(f.fl(f.sp(s), "blk"), blk)):
+            call(f, "arrive", s, t1)
+    f.ret()
+    f.finish()
+
+    _build_main(F[SYMBOL], call)
+    return str(m)
+
+
+def _random_key(f: _Fn, seed, t, s):
+    """warp_policies.random_key(seed, t, s), wrapping 64-bit arithmetic."""
+    b = f.b
+    x = b.add(b.add(b.mul(seed, c(C1)), b.mul(t, c(C2))), b.mul(s, c(C3)))
+    x = b.mul(b.xor(x, b.lshr(x, c(30))), c(C2))
+    x = b.mul(b.xor(x, b.lshr(x, c(27))), c(C3))
+    return b.lshr(b.xor(x, b.lshr(x, c(31))), c(11))
+
+
+def _build_main(f: _Fn, call) -> None:
+    """The cycle loop. Returns 0, or -1 when no warp can ever issue again (a bug)."""
+    b = f.b
+    M, S, K, alu = f.get("M"), f.get("S"), f.get("K"), f.get("alu")
+    nb, policy, act_n, seed = f.get("nb"), f.get("policy"), f.get("active_n"), f.get("seed")
+    tv = f.var(0)
+    f.put("now", -1)
+    call(f, "fill", c(0))
+    any_v, next_v, narr_v, ngi_v, gw_v = f.var(), f.var(), f.var(), f.var(), f.var()
+    scans_v = f.var(0)
+    best_v, bestkey_v, bestA_v, bestAkey_v, cand_v = (f.var() for _ in range(5))
+    with f.while_(lambda: f.lt(f.get("done"), nb)):
+        t = b.load(tv)
+        f.put("now", t)
+        f.put("iterations", b.add(f.get("iterations"), c(1)))
+        b.store(c(0), any_v)
+        b.store(c(FAR), next_v)
+        b.store(c(0), narr_v)
+        with f.loop(c(0), M) as (sm, lp_sm):
+            with b.if_then(f.eq(f.ld("resident", sm), 0)):
+                lp_sm.cont()
+            pf_lsu = f.ld("pf", b.mul(sm, c(N_PIPES)))
+            pf_sh = f.ld("pf", b.add(b.mul(sm, c(N_PIPES)), c(1)))
+            with f.loop(c(0), S) as (q, lp_q):
+                g = b.add(b.mul(sm, S), q)
+                f.st("chosen", q, -1)
+                with b.if_then(f.gt(f.ld("wake", g), t)):
+                    lp_q.cont()
+                base = b.mul(g, K)
+                n = f.ld("cnt", g)
+                last = f.ld("last", g)
+                b.store(c(-1), best_v)
+                b.store(c(FAR), bestkey_v)
+                b.store(c(-1), bestA_v)
+                b.store(c(FAR), bestAkey_v)
+                b.store(c(0), cand_v)
+                b.store(c(FAR), gw_v)                 # the group's next wake
+                b.store(b.add(b.load(scans_v), n), scans_v)
+                with f.loop(c(0), n) as (i, lp_i):
+                    s = f.ld("order", b.add(base, i))
+                    sp = f.sp(s)
+
+                    def state(reason, row5):
+                        """The slot's reason at t; a change closes the previous span."""
+                        idx = b.add(row5, c(reason))
+                        with b.if_then(f.ne(f.fl(sp, "cur"), idx)):
+                            call(f, "flush", s, t)
+                            f.fs(sp, "cur", idx)
+                            f.fs(sp, "curr", reason)
+                            f.fs(sp, "since", t)
+
+                    def stall(reason, row5, wake=None):
+                        state(reason, row5)
+                        if wake is not None:
+                            b.store(f.min(b.load(gw_v), wake), gw_v)
+                        lp_i.cont()
+
+                    with b.if_then(f.ne(f.fl(sp, "atbar"), 0)):
+                        stall(R_BARRIER, f.fl(sp, "nline5"))
+                    ic = f.fl(sp, "ic")
+                    dr = f.fl(sp, "dep_ready")
+                    with b.if_then(b.and_(f.ge(ic, f.fl(sp, "dep_pos")), f.gt(dr, t))):
+                        stall(R_MEMORY, f.fl(sp, "depl5"), dr)
+                    # a candidate of two_level's active set: neither waiting for memory nor at a barrier
+                    cand = b.load(cand_v)
+                    b.store(b.add(cand, c(1)), cand_v)
+                    m2 = f.fl(sp, "memat")
+                    pfree = b.select(f.eq(b.and_(m2, c(1)), 0), pf_lsu, pf_sh)
+                    with b.if_then(b.and_(f.eq(b.ashr(m2, c(1)), ic), f.gt(pfree, t))):
+                        stall(R_PIPE, f.fl(sp, "nline5"), pfree)
+                    rd = f.fl(sp, "ready")
+                    with b.if_then(f.gt(rd, t)):
+                        stall(R_DEPENDENCY, f.fl(sp, "nline5"), rd)
+                    # ready: not selected unless chosen below
+                    state(R_NOT_SELECTED, f.fl(sp, "nline5"))
+                    k = b.sub(s, base)
+                    d = b.sub(b.sub(k, last), c(1))
+                    dist = b.select(f.lt(d, 0), b.add(d, K), d)
+                    # key: smaller issues first (ties cannot happen but for random keys)
+                    key = f.var()
+                    with b.if_else(f.eq(policy, 0)) as (gto, other):
+                        with gto:       # the last-issued position, else the oldest (first in order)
+                            b.store(b.select(f.eq(k, last), c(-1), i), key)
+                        with other:
+                            with b.if_else(f.eq(policy, 3)) as (rnd, rr):
+                                with rnd:   # the largest random key, lowest position on ties
+                                    rk = _random_key(f, seed, t, s)
+                                    b.store(b.add(b.mul(b.sub(c(1 << 53), rk), K), k), key)
+                                with rr:    # lrr and two_level: round-robin distance
+                                    b.store(dist, key)
+                    kv = b.load(key)
+                    with b.if_then(f.lt(kv, b.load(bestkey_v))):
+                        b.store(kv, bestkey_v)
+                        b.store(s, best_v)
+                    with b.if_then(b.and_(f.eq(policy, 2),
+                                          b.and_(f.lt(cand, act_n), f.lt(kv, b.load(bestAkey_v))))):
+                        b.store(kv, bestAkey_v)
+                        b.store(s, bestA_v)
+                with b.if_then(b.and_(f.eq(policy, 2), f.ge(b.load(bestA_v), 0))):
+                    b.store(b.load(bestA_v), best_v)
+                ch = b.load(best_v)
+                f.st("chosen", q, ch)
+                f.st("wake", g, b.select(f.ge(ch, 0), b.add(t, c(1)), b.load(gw_v)))
+            # issue, in scheduler order
+            b.store(c(0), ngi_v)
+            with f.loop(c(0), S) as (q, lp_q):
+                s = f.ld("chosen", q)
+                with b.if_then(f.lt(s, 0)):
+                    lp_q.cont()
+                sp = f.sp(s)
+                b.store(c(1), any_v)
+                call(f, "flush", s, t)
+                cnum = f.fl(sp, "ic")
+                f.fs(sp, "ic", b.add(cnum, c(1)))
+                f.fs(sp, "ready", b.add(t, alu))
+                g = b.add(b.mul(sm, S), q)
+                f.st("last", g, b.sub(s, b.mul(g, K)))
+                f.add_to("issued", sm, 1)
+                # the memory requests issued as instruction number cnum
+                with b.if_then(f.eq(b.ashr(f.fl(sp, "memat"), c(1)), cnum)):
+                    b.store(c(1), ngi_v)          # the SM's pipes change: wake its schedulers
+                    pv = f.var(f.fl(sp, "ptr"))
+                    e = f.fl(sp, "end")
+                    dr_v = f.var(f.fl(sp, "dep_ready"))
+                    dp_v = f.var(f.fl(sp, "dep_pos"))
+                    d0_v = f.var(b.load(dr_v))
+
+                    def more():
+                        p = b.load(pv)
+                        ok = f.var(0)
+                        with b.if_then(f.lt(p, e)):
+                            b.store(b.zext(b.and_(f.eq(f.ld("kind", p), MEM), f.eq(f.ld("at", p), cnum)), I64), ok)
+                        return f.ne(b.load(ok), 0)
+
+                    with f.while_(more):
+                        p = b.load(pv)
+                        j = b.add(b.mul(sm, c(N_PIPES)), f.ld("pipe", p))
+                        start = f.max(f.ld("pf", j), t)
+                        f.st("pf", j, b.add(start, f.ld("cost", p)))
+                        use = f.ld("use", p)
+                        with b.if_then(f.ge(use, 0)):
+                            rt = b.add(start, f.ld("lat", p))
+                            up = b.add(b.add(cnum, c(1)), use)
+                            with b.if_else(f.le(b.load(d0_v), t)) as (fresh, more_ld):
+                                with fresh:
+                                    b.store(up, dp_v)
+                                    b.store(rt, dr_v)
+                                    b.store(rt, d0_v)
+                                    f.fs(sp, "depl5", b.mul(f.ld("line", p), c(NR)))
+                                with more_ld:
+                                    b.store(f.min(b.load(dp_v), up), dp_v)
+                                    with b.if_then(f.gt(rt, b.load(dr_v))):
+                                        b.store(rt, dr_v)
+                                        f.fs(sp, "depl5", b.mul(f.ld("line", p), c(NR)))
+                        b.store(b.add(p, c(1)), pv)
+                    f.fs(sp, "dep_ready", b.load(dr_v))
+                    f.fs(sp, "dep_pos", b.load(dp_v))
+                    call(f, "set_next", s, b.load(pv))
+                with b.if_then(b.and_(f.ne(f.fl(sp, "nkind"), MEM), f.eq(f.fl(sp, "nat"), b.add(cnum, c(1))))):
+                    na = b.load(narr_v)
+                    f.st("arr", na, s)
+                    b.store(b.add(na, c(1)), narr_v)
+            with b.if_then(f.ne(b.load(ngi_v), 0)):
+                with f.loop(b.mul(sm, S), b.mul(b.add(sm, c(1)), S)) as (g, lp_g):
+                    f.st("wake", g, f.min(f.ld("wake", g), b.add(t, c(1))))
+            with f.loop(b.mul(sm, S), b.mul(b.add(sm, c(1)), S)) as (g, lp_g):
+                b.store(f.min(b.load(next_v), f.ld("wake", g)), next_v)
+        with f.loop(c(0), b.load(narr_v)) as (i, lp):
+            call(f, "arrive", f.ld("arr", i), t)
+        nx = b.select(f.ne(b.load(any_v), 0), b.add(t, c(1)), b.load(next_v))
+        # a dispatch or release above wakes its scheduler at t + 1
+        with b.if_then(b.and_(f.lt(f.get("done"), nb), f.ge(nx, FAR))):
+            f.put("err", 1)
+            f.ret(-1)
+        b.store(nx, tv)
+    f.put("scans", b.load(scans_v))
+    f.ret()
+    f.finish()
+
+
+_P = ctypes.c_void_p
+PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int64, _P, _P)
+
+
+def _function():
+    return engine.native_function(SYMBOL, _build_ir, PROTOTYPE)
+
+
+def _aligned(shape, align: int = 128) -> np.ndarray:
+    """Zeroed int64 array whose first element starts on an `align`-byte boundary."""
+    n = int(np.prod(shape))
+    raw = np.zeros(n + align // 8, np.int64)
+    off = (-raw.ctypes.data % align) // 8
+    return raw[off:off + n].reshape(shape)
+
+
+def supports(policy, block_policy) -> bool:
+    """Whether this engine knows the rules of both policies (built-in classes exactly:
+    a subclass may change `pick`, and a user's class runs in the numpy engine)."""
+    return type(policy) in WARP_POLICY_CODES and type(block_policy) in BLOCK_POLICY_CODES
+
+
+class NativeEngine(SMEngine):
+    """The native engine: the numpy engine's constructor and result, its own run()."""
+
+    def __init__(self, progs: WarpPrograms, num_sms: int, schedulers: int, blocks_per_sm: int,
+                 issue_interval: int, policy, block_policy, nrows: int, seed: int = 0,
+                 timeline: bool = True) -> None:
+        if not supports(policy, block_policy):
+            raise ValueError(f"the native engine has no rule for {policy!r} / {block_policy!r}: "
+                             "use sm_engine.SMEngine")
+        super().__init__(progs, num_sms, schedulers, blocks_per_sm, issue_interval, policy,
+                         block_policy, nrows, seed, timeline)
+
+    def run(self) -> TimingResult:
+        lay, P = self.lay, self.p
+        M, S, K, B, nw, N, G = lay.M, lay.S, lay.K, lay.B, lay.nw, lay.N, lay.G
+        nb, nwarps = P.num_blocks, P.num_warps
+        i64 = np.int64
+        z = lambda n: np.zeros(max(int(n), 1), i64)  # noqa: E731
+        self.policy.reset(G, K)
+        self.bpol.reset(M)
+        arrays = {
+            "at": P.at, "kind": P.kind, "pipe": P.pipe, "cost": P.cost, "lat": P.latency,
+            "use": P.use, "line": P.line, "wbeg": P.start, "wend": P.end,
+        }
+        arrays = {k: np.ascontiguousarray(v, dtype=i64) if v.size else z(1) for k, v in arrays.items()}
+        hot = _aligned((max(N, 1), HOT_W))
+        cold = _aligned((max(N, 1), COLD_W))
+        cold[:, F_["blk"][1]] = -1
+        hot[:, F_["cur"][1]] = -1
+        arrays["hot"], arrays["cold"] = hot, cold
+        arrays["last"] = np.full(G, -1, i64)
+        arrays["cnt"] = z(G)
+        arrays["order"] = z(G * K)
+        arrays["chosen"] = z(S)
+        arrays["wake"] = np.full(G, FAR, i64)
+        for name in ("bsm", "br", "blive", "bbar"):
+            arrays[name] = z(nb)
+        arrays["resident"] = z(M)
+        arrays["nfree"] = np.full(M, B, i64)
+        arrays["freer"] = np.tile(np.arange(B - 1, -1, -1, dtype=i64), M)
+        arrays["pf"] = z(M * N_PIPES)
+        for name in ("issued", "busy", "busy_since", "active", "sm_end"):
+            arrays[name] = z(M)
+        arrays["stalls"] = z(nwarps * NR)
+        arrays["wstart"] = z(nwarps)
+        arrays["by_row"] = z(self.nrows * NR)
+        nbar_items = int(np.count_nonzero(P.kind == BARRIER))
+        arrays["tl_warps"] = z(nwarps * 6 if self.timeline else 1)
+        arrays["tl_bars"] = z(nbar_items * 6 if self.timeline else 1)
+        arrays["arr"] = z(G)
+        tab = np.array([arrays[name].ctypes.data for name in ARRAYS], dtype=np.uint64)
+        sc = np.zeros(len(SCALARS), i64)
+        pol = self.policy
+        vals = dict(M=M, S=S, K=K, B=B, nw=nw, nb=nb, alu=self.alu, policy=WARP_POLICY_CODES[type(pol)],
+                    active_n=int(getattr(pol, "active", 0)), seed=_signed(self.seed),
+                    bpolicy=BLOCK_POLICY_CODES[type(self.bpol)], timeline=int(bool(self.timeline)),
+                    cursor=-1)
+        for k, v in vals.items():
+            sc[S_[k]] = v
+        rc = _function()(tab.ctypes.data, sc.ctypes.data) if nb else 0
+        if rc != 0:
+            raise RuntimeError("timing engine: no warp can issue again (an engine bug)")
+        self.iterations, self.scans = int(sc[S_["iterations"]]), int(sc[S_["scans"]])
+        full = lambda a: np.concatenate([a[:M], np.zeros(self.num_sms - M, i64)])  # noqa: E731
+        sm_end = full(arrays["sm_end"])
+        issued = full(arrays["issued"])
+        warps = bars = []
+        if self.timeline:
+            nt, nbw = int(sc[S_["n_tl_warps"]]), int(sc[S_["n_tl_bars"]])
+            warps = [tuple(x) for x in arrays["tl_warps"][:nt * 6].reshape(-1, 6).tolist()]
+            bars = [tuple(x) for x in arrays["tl_bars"][:nbw * 6].reshape(-1, 6).tolist()]
+        return TimingResult(
+            cycles=int(sm_end.max(initial=0)), sm_cycles=sm_end, issued=issued,
+            schedulers_per_sm=S, stalls=arrays["stalls"][:nwarps * NR].reshape(nwarps, NR),
+            stalls_by_row=arrays["by_row"].reshape(self.nrows, NR),
+            idle=full(arrays["busy"]) * S - issued,
+            active_warp_cycles=full(arrays["active"]), blocks_per_sm=B, warps=warps,
+            barrier_waits=bars)
+
+
+def engine_for(policy, block_policy):
+    """The engine class time_launch uses: native when it has both policies' rules."""
+    return NativeEngine if supports(policy, block_policy) else SMEngine

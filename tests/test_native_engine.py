@@ -1,0 +1,179 @@
+"""The native cycle engine (gpuemu/timing/native_engine.py) gives exactly what
+the plain-Python reference (reference_engine.py, the definition) and the
+numpy engine (sm_engine.py) give: cycles, per-SM counts, stall cycles per warp,
+reason and source row, and the warp / barrier timeline, on random stop-point
+programs and on real kernels, for every built-in warp and block policy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuemu
+from conftest import PROGRAMS
+from gpuemu.timing import timing_mode
+from gpuemu.timing.block_policy import BLOCK_POLICIES, LeastLoaded, RoundRobinBlocks
+from gpuemu.timing.native_engine import NativeEngine, engine_for, supports
+from gpuemu.timing.reference_engine import ReferenceEngine
+from gpuemu.timing.sm_engine import R_DEPENDENCY, R_MEMORY, SMEngine
+from gpuemu.timing.warp_policies import POLICIES, GreedyThenOldest, TwoLevel, get_policy
+from gpuemu.timing.warp_trace import BARRIER, EXIT, MEM, programs_from_items
+
+NROWS = 8
+
+
+def run(engine, progs, sms=1, schedulers=1, blocks_per_sm=1, alu=1, policy="gto",
+        block_policy="round_robin", seed=0):
+    pol = policy if not isinstance(policy, str) else get_policy(policy)
+    bpol = BLOCK_POLICIES[block_policy]() if isinstance(block_policy, str) else block_policy
+    return engine(progs, sms, schedulers, blocks_per_sm, alu, pol, bpol, nrows=NROWS, seed=seed).run()
+
+
+def assert_same(a, b, timeline=True):
+    assert a.cycles == b.cycles
+    for name in ("sm_cycles", "issued", "stalls", "stalls_by_row", "idle", "active_warp_cycles"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.shape == y.shape and np.array_equal(x, y), name
+    if timeline:
+        assert a.warps == b.warps
+        assert a.barrier_waits == b.barrier_waits
+
+
+def random_programs(seed: int, warps_per_block: int, blocks: int):
+    """Random stop points: memory requests (either pipe, any cost, latency and
+    use distance, several per instruction at times), barriers (a different
+    number per warp at times) and exits, warps of uneven lengths."""
+    rng = np.random.default_rng(seed)
+    warps = []
+    for _ in range(blocks * warps_per_block):
+        items, at = [], 0
+        for _ in range(int(rng.integers(0, 10))):
+            at += int(rng.integers(0, 5))
+            if rng.random() < 0.75:
+                items.append((at, MEM, int(rng.integers(0, 2)), int(rng.integers(1, 40)),
+                              int(rng.integers(1, 300)), int(rng.integers(-1, 7)),
+                              int(rng.integers(0, NROWS))))
+            else:
+                items.append((at, BARRIER, 0, 0, 0, -1, int(rng.integers(0, NROWS))))
+        # stream order: a barrier reached at count c comes before the request issued as number c
+        items.sort(key=lambda it: 2 * it[0] + (it[1] == MEM))
+        end = max([it[0] + (it[1] == MEM) for it in items], default=0) + int(rng.integers(1, 6))
+        items.append((end, EXIT, 0, 0, 0, -1, int(rng.integers(0, NROWS))))
+        warps.append(items)
+    return programs_from_items(warps_per_block, warps)
+
+
+SHAPES = [  # (warps per block, blocks, SMs, schedulers, blocks per SM, issue interval)
+    (1, 3, 1, 1, 1, 1), (2, 5, 2, 1, 2, 4), (4, 9, 3, 4, 2, 1), (3, 7, 2, 2, 3, 2),
+    (8, 8, 4, 4, 1, 1), (5, 6, 8, 4, 4, 1), (6, 10, 3, 2, 2, 4),
+]
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("shape", range(len(SHAPES)))
+def test_random_programs_match_the_reference_and_the_numpy_engine(policy, shape):
+    nw, nb, sms, sched, bps, alu = SHAPES[shape]
+    for seed in range(3):
+        progs = random_programs(100 * shape + seed, nw, nb)
+        for bpol in ("round_robin", "least_loaded"):
+            args = dict(sms=sms, schedulers=sched, blocks_per_sm=bps, alu=alu, policy=policy,
+                        block_policy=bpol, seed=seed)
+            native = run(NativeEngine, progs, **args)
+            assert_same(native, run(ReferenceEngine, progs, **args), timeline=False)
+            assert_same(native, run(SMEngine, progs, **args))
+
+
+def test_two_level_with_another_active_set_size_matches():
+    progs = random_programs(7, 8, 6)
+    for active in (1, 2, 6):
+        args = dict(sms=2, schedulers=2, blocks_per_sm=2, alu=2)
+        native = run(NativeEngine, progs, policy=TwoLevel(active), **args)
+        assert_same(native, run(ReferenceEngine, progs, policy=TwoLevel(active), **args), timeline=False)
+
+
+def test_the_hand_worked_load_is_waited_for_at_its_first_use():
+    # load as instruction 0 (latency 100), first read 5 instructions later: as in test_timing_engine
+    items = [(0, MEM, 0, 1, 100, 5, 2), (10, EXIT, 0, 0, 0, -1, 0)]
+    tr = run(NativeEngine, programs_from_items(1, [items]))
+    assert tr.cycles == 104
+    assert tr.stalls[0, R_MEMORY] == 94 and tr.stalls_by_row[2, R_MEMORY] == 94
+
+
+def test_a_lone_warp_waits_its_issue_interval_between_instructions():
+    tr = run(NativeEngine, programs_from_items(1, [[(10, EXIT, 0, 0, 0, -1, 0)]]), alu=4)
+    assert tr.cycles == 37 and tr.stalls[0, R_DEPENDENCY] == 27
+
+
+def test_without_timeline_the_lists_stay_empty_and_the_counts_equal():
+    progs = random_programs(3, 4, 6)
+    pol, bpol = get_policy("gto"), RoundRobinBlocks()
+    off = NativeEngine(progs, 2, 2, 2, 1, pol, bpol, nrows=NROWS, timeline=False).run()
+    on = run(NativeEngine, progs, sms=2, schedulers=2, blocks_per_sm=2)
+    assert off.warps == [] and off.barrier_waits == []
+    assert_same(off, on, timeline=False)
+
+
+def _reduce_launch(mode="timing", **kw):
+    k = gpuemu.RawModule(path=str(PROGRAMS / "reduce_sequential.cu")).get_function("reduce_sequential")
+    a = np.arange(6 * 256, dtype=np.float32)
+    out = np.zeros(6, np.float32)
+    return k((6,), (256,), (a, out), mode=mode, **kw)
+
+
+def _matmul_launch(mode="timing", **kw):
+    k = gpuemu.RawModule(path=str(PROGRAMS / "matmul_tiled.cu")).get_function("matmul_tiled")
+    n = 32
+    a = np.random.default_rng(0).random((n, n), dtype=np.float32)
+    out = np.zeros((n, n), np.float32)
+    return k((n // 16, n // 16), (16, 16), (a, a, out, np.int32(n), np.int32(n), np.int32(n)),
+             mode=mode, **kw)
+
+
+@pytest.fixture(scope="module", params=["reduce_sequential", "matmul_tiled"])
+def kernel_programs(request):
+    launch = {"reduce_sequential": _reduce_launch, "matmul_tiled": _matmul_launch}[request.param]()
+    return launch.timing.programs
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("block_policy", sorted(BLOCK_POLICIES))
+def test_a_real_kernel_matches_the_reference_and_the_numpy_engine(kernel_programs, policy, block_policy):
+    args = dict(sms=3, schedulers=4, blocks_per_sm=2, alu=1, policy=policy,
+                block_policy=block_policy, seed=11)
+    native = run(NativeEngine, kernel_programs, **args)
+    assert_same(native, run(ReferenceEngine, kernel_programs, **args), timeline=False)
+    assert_same(native, run(SMEngine, kernel_programs, **args))
+
+
+def test_built_in_policies_run_natively_and_others_in_the_numpy_engine():
+    class Mine(GreedyThenOldest):       # a subclass may change pick: not the built-in rule
+        pass
+
+    class MyBlocks(LeastLoaded):
+        pass
+
+    for name in POLICIES:
+        for bname in BLOCK_POLICIES:
+            assert supports(get_policy(name), BLOCK_POLICIES[bname]())
+            assert engine_for(get_policy(name), BLOCK_POLICIES[bname]()) is NativeEngine
+    assert engine_for(Mine(), RoundRobinBlocks()) is SMEngine
+    assert engine_for(GreedyThenOldest(), MyBlocks()) is SMEngine
+    with pytest.raises(ValueError, match="native engine"):
+        NativeEngine(random_programs(0, 1, 1), 1, 1, 1, 1, Mine(), RoundRobinBlocks(), nrows=NROWS)
+
+
+def test_a_timed_launch_uses_the_native_engine_for_a_built_in_policy(monkeypatch):
+    used = []
+    real = timing_mode.engine_for
+
+    def spy(policy, block_policy):
+        used.append(real(policy, block_policy))
+        return used[-1]
+
+    monkeypatch.setattr(timing_mode, "engine_for", spy)
+    _reduce_launch(scheduler="lrr")
+
+    class Mine(GreedyThenOldest):
+        pass
+
+    _reduce_launch(scheduler=Mine)
+    assert used == [NativeEngine, SMEngine]

@@ -34,8 +34,7 @@ def assert_same(a, b, timeline=True):
         x, y = getattr(a, name), getattr(b, name)
         assert x.shape == y.shape and np.array_equal(x, y), name
     if timeline:
-        assert a.warps == b.warps
-        assert a.barrier_waits == b.barrier_waits
+        assert a.timeline_rows() == b.timeline_rows()
 
 
 def random_programs(seed: int, warps_per_block: int, blocks: int):
@@ -108,7 +107,7 @@ def test_without_timeline_the_lists_stay_empty_and_the_counts_equal():
     pol, bpol = get_policy("gto"), RoundRobinBlocks()
     off = NativeEngine(progs, 2, 2, 2, 1, pol, bpol, nrows=NROWS, timeline=False).run()
     on = run(NativeEngine, progs, sms=2, schedulers=2, blocks_per_sm=2)
-    assert off.warps == [] and off.barrier_waits == []
+    assert off.timeline_rows() == ([], [])
     assert_same(off, on, timeline=False)
 
 
@@ -177,3 +176,12 @@ def test_a_timed_launch_uses_the_native_engine_for_a_built_in_policy(monkeypatch
 
     _reduce_launch(scheduler=Mine)
     assert used == [NativeEngine, SMEngine]
+
+
+def test_numbers_beyond_int32_run_in_the_numpy_engine_with_the_same_result():
+    # a request costing 2**31 cycles does not fit the native stop-point records
+    items = [(0, MEM, 0, 1 << 31, 5, 0, 1), (2, EXIT, 0, 0, 0, -1, 0)]
+    progs = programs_from_items(1, [items, items])
+    native = run(NativeEngine, progs, schedulers=1)
+    assert native.cycles > 1 << 31
+    assert_same(native, run(SMEngine, progs, schedulers=1))

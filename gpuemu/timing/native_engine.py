@@ -7,19 +7,24 @@ dependency, ready) and picks the warp to issue by the policy; issues occupy
 the memory pipes in scheduler order; then barrier arrivals and releases,
 warp exits and block dispatch, in that order, as the numpy engine does them.
 
-Two things make it cheap (a few ns per warp looked at):
+What makes it cheap (tens of ns per issued warp instruction):
 - A scheduler is looked at again only when something of its warps can have
   changed: the cycle after it issued, after its SM's pipe was taken, after
   a warp of it arrived, was released or dispatched, or at the first cycle
   at which one of its stalls ends (the earliest of the loads' values, pipe
   free times and issue intervals it waits for). In between, each warp's
   reason stays what it was; cycles in which no scheduler anywhere is due
-  are skipped.
+  are skipped. With gto, while its other warps' stalls last and nothing
+  touches them, only the warp it issued last is looked at.
 - Stall cycles are counted per span, not per cycle: each warp keeps its
   current reason and source row and since when; a change (or its exit)
   adds the span to its counts and to the row's. Active warp-cycles are the
   warps' resident spans; idle scheduler-cycles are schedulers x the SM's
   busy cycles less its issues.
+- Memory traffic: a warp's state is split by use into cache-line records
+  (what the scan reads, what an issue reads, the rest), warps at a barrier
+  are passed by on a mark in their scheduler's list, and the stop points
+  are 32-byte records; the timeline comes back as arrays.
 
 Built-in warp policies (gto, lrr, two_level with any `active`, random with
 its seeded keys) and block policies (round_robin, least_loaded) are rules in
@@ -34,6 +39,7 @@ lives in int64 numpy arrays owned by the caller; ctypes releases the GIL.
 from __future__ import annotations
 
 import ctypes
+import time
 from contextlib import contextmanager
 from functools import partialmethod
 
@@ -47,7 +53,7 @@ from .sm_engine import SMEngine, TimingResult
 from .warp_policies import GreedyThenOldest, LooseRoundRobin, SeededRandom, TwoLevel
 from .warp_trace import N_PIPES, WarpPrograms
 
-I1, I64 = ll.IntType(1), ll.IntType(64)
+I1, I32, I64 = ll.IntType(1), ll.IntType(32), ll.IntType(64)
 P64 = I64.as_pointer()
 SYMBOL = "gpuemu_sm_engine_run"
 NR = 5                                  # stall reasons (sm_engine.REASONS)
@@ -58,20 +64,30 @@ FAR = 1 << 62
 WARP_POLICY_CODES = {GreedyThenOldest: 0, LooseRoundRobin: 1, TwoLevel: 2, SeededRandom: 3}
 BLOCK_POLICY_CODES = {RoundRobinBlocks: 0, LeastLoaded: 1}
 
-# Two records per warp slot: HOT_W int64 (one cache line) that the scan reads, COLD_W others.
-# memat: 2 x the instruction number of the next item + its pipe when it is a memory request,
-# else -1; nline5 / depl5: 5 x the counter row of the next item / of the awaited load.
-HOT_FIELDS = ("atbar", "cur", "nline5", "ic", "dep_pos", "dep_ready", "memat", "ready")
-COLD_FIELDS = ("curr", "since", "occ", "nat", "nkind", "gw", "blk", "ptr", "end", "age",
-               "bar_since", "born", "sm", "depl5", "acc0", "acc1", "acc2", "acc3", "acc4")
+# Three records per warp slot (one, one and two cache lines): what the scan reads, what an
+# issue reads, the rest. A warp waiting at a barrier is marked in its scheduler's list
+# (-1 - slot), so the scan passes it by without reading its records. memat: 2 x the instruction number of the next item + its pipe when it is a
+# memory request, else -1; stop: the instruction number of the next item when it is a
+# barrier or the exit, else -1; nline5 / depl5: 5 x the counter row of the next item / of
+# the awaited load; cur, curr, since: the current stall span (by_row index, reason, start).
+HOT_FIELDS = ("cur", "nline5", "ic", "dep_pos", "dep_ready", "memat", "ready", "depl5")
+WARM_FIELDS = ("stop", "curr", "since", "ptr", "end", "atbar")
+COLD_FIELDS = ("occ", "nat", "nkind", "gw", "blk", "age",
+               "bar_since", "born", "sm", "acc0", "acc1", "acc2", "acc3", "acc4")
 F_ = {**{n: ("hot", i) for i, n in enumerate(HOT_FIELDS)},
+      **{n: ("warm", i) for i, n in enumerate(WARM_FIELDS)},
       **{n: ("cold", i) for i, n in enumerate(COLD_FIELDS)}}
-HOT_W, COLD_W = 8, 32
+RECORD_W = {"hot": 8, "warm": 8, "cold": 16}
+# One record of ITEM_W int32 per stop point (warp_trace.WarpPrograms' columns): 32 bytes, as
+# the engine walks every warp's stream at once (a launch whose numbers do not fit in int32
+# runs in the numpy engine).
+ITEM_FIELDS = ("at", "kind", "pipe", "cost", "lat", "use", "line")
+ITEM_W = 8
 # The arrays the native code reads and writes, in the order of the pointer table.
 ARRAYS = (
-    "at", "kind", "pipe", "cost", "lat", "use", "line", "wbeg", "wend",     # items (read only)
-    "hot", "cold",                                                           # slot records
-    "last", "cnt", "order", "chosen", "wake",                                # per scheduler
+    "item", "wbeg", "wend",                                                  # items (read only)
+    "hot", "warm", "cold",                                                   # slot records
+    "last", "cnt", "order", "chosen", "wake", "elig", "fast", "owake", "psens",  # per scheduler
     "bsm", "br", "blive", "bbar",                                            # per block
     "resident", "nfree", "freer", "pf", "issued", "busy", "busy_since", "active", "sm_end",
     "stalls", "wstart", "by_row", "tl_warps", "tl_bars", "arr",
@@ -139,8 +155,7 @@ class _Fn:
 
     def sp(self, s):
         """The addresses of slot s's records: {'hot': ..., 'cold': ...}."""
-        return {"hot": self.b.gep(self.arr("hot"), [self.b.mul(s, c(HOT_W))]),
-                "cold": self.b.gep(self.arr("cold"), [self.b.mul(s, c(COLD_W))])}
+        return {rec: self.b.gep(self.arr(rec), [self.b.mul(s, c(w))]) for rec, w in RECORD_W.items()}
 
     def fp(self, sp, field: str):
         rec, i = F_[field]
@@ -151,6 +166,15 @@ class _Fn:
 
     def fs(self, sp, field: str, v) -> None:
         self.b.store(v if isinstance(v, ll.Value) else c(v), self.fp(sp, field))
+
+    def it(self, p, field: str):
+        """Field `field` of stop point p (int32, widened)."""
+        if "item32" not in self._arr:
+            eb = ll.IRBuilder(self.entry)
+            addr = eb.load(eb.gep(self.tab, [c(A["item"])]))
+            self._arr["item32"] = eb.inttoptr(addr, I32.as_pointer())
+        i = self.b.add(self.b.mul(p, c(ITEM_W)), c(ITEM_FIELDS.index(field)))
+        return self.b.sext(self.b.load(self.b.gep(self._arr["item32"], [i])), I64)
 
     def get(self, scalar: str):
         return self.b.load(self.b.gep(self.sc, [c(S_[scalar])]))
@@ -231,7 +255,8 @@ def _build_ir() -> str:
     m = ll.Module(name="sm_engine")
     F = {name: _Fn(m, name, n) for name, n in (
         ("set_next", 2), ("slot_of", 3), ("arrive", 2), ("release", 2), ("fill", 1),
-        ("dispatch", 3), ("group_remove", 1), ("flush", 2), ("wake_group", 1), (SYMBOL, 0))}
+        ("dispatch", 3), ("group_remove", 1), ("group_set", 2), ("flush", 2), ("wake_group", 1),
+        ("span", 4), (SYMBOL, 0))}
 
     def call(f: _Fn, name: str, *args):
         return f.b.call(F[name].fn, [f.tab, f.sc, *[a if isinstance(a, ll.Value) else c(a) for a in args]])
@@ -244,15 +269,17 @@ def _build_ir() -> str:
     f.fs(sp, "ptr", p)
     with b.if_else(f.lt(p, f.fl(sp, "end"))) as (then, other):
         with then:
-            at, kind = f.ld("at", p), f.ld("kind", p)
+            at, kind = f.it(p, "at"), f.it(p, "kind")
             f.fs(sp, "nat", at)
             f.fs(sp, "nkind", kind)
-            f.fs(sp, "memat", b.select(f.eq(kind, MEM), b.add(b.mul(at, c(2)), f.ld("pipe", p)), c(-1)))
-            f.fs(sp, "nline5", b.mul(f.ld("line", p), c(NR)))
+            f.fs(sp, "memat", b.select(f.eq(kind, MEM), b.add(b.mul(at, c(2)), f.it(p, "pipe")), c(-1)))
+            f.fs(sp, "stop", b.select(f.eq(kind, MEM), c(-1), at))
+            f.fs(sp, "nline5", b.mul(f.it(p, "line"), c(NR)))
         with other:
             f.fs(sp, "nat", FAR)
             f.fs(sp, "nkind", EXIT)
             f.fs(sp, "memat", -1)
+            f.fs(sp, "stop", -1)
     f.ret()
     f.finish()
 
@@ -274,7 +301,7 @@ def _build_ir() -> str:
     with b.if_then(f.ge(cur, 0)):
         d = b.sub(t, f.fl(sp, "since"))
         f.add_to("by_row", cur, d)
-        ap = b.gep(sp["cold"], [b.add(c(F_["acc0"][1]), f.fl(sp, "curr"))])
+        ap = b.gep(sp["cold"], [b.add(c(F_["acc0"][1]), f.fl(sp, "curr"))])  # noqa: E501
         b.store(b.add(b.load(ap), d), ap)
         f.fs(sp, "cur", -1)
     f.ret()
@@ -286,6 +313,34 @@ def _build_ir() -> str:
     (s,) = f.args
     g = b.sdiv(s, f.get("K"))
     f.st("wake", g, f.min(f.ld("wake", g), b.add(f.get("now"), c(1))))
+    f.st("fast", g, -1)
+    f.ret()
+    f.finish()
+
+    # ---- span(s, t, idx, reason): from cycle t on, slot s stalls for `reason`, counted at
+    # by_row[idx] (5 x row + reason)
+    f = F["span"]
+    b = f.b
+    s, t, idx, reason = f.args
+    sp = f.sp(s)
+    call(f, "flush", s, t)
+    f.fs(sp, "cur", idx)
+    f.fs(sp, "curr", reason)
+    f.fs(sp, "since", t)
+    f.ret()
+    f.finish()
+
+    # ---- group_set(s, v): slot s's entry in its scheduler's list becomes v (s, or -1 - s at a barrier)
+    f = F["group_set"]
+    b = f.b
+    s, v = f.args
+    K = f.get("K")
+    base = b.mul(b.sdiv(s, K), K)
+    with f.loop(c(0), f.ld("cnt", b.sdiv(s, K))) as (i, lp):
+        e = f.ld("order", b.add(base, i))
+        with b.if_then(b.or_(f.eq(e, s), f.eq(e, b.sub(c(-1), s)))):
+            f.st("order", b.add(base, i), v)
+            lp.brk()
     f.ret()
     f.finish()
 
@@ -299,7 +354,8 @@ def _build_ir() -> str:
     n = f.ld("cnt", g)
     j = f.var(0)
     with f.loop(c(0), n) as (i, lp):
-        with b.if_then(f.eq(f.ld("order", b.add(base, i)), s)):
+        e = f.ld("order", b.add(base, i))
+        with b.if_then(b.or_(f.eq(e, s), f.eq(e, b.sub(c(-1), s)))):
             b.store(i, j)
             lp.brk()
     with f.loop(b.load(j), b.sub(n, c(1))) as (i, lp):
@@ -440,6 +496,9 @@ def _build_ir() -> str:
             f.fs(sp, "atbar", 1)
             f.fs(sp, "bar_since", t1)
             f.add_to("bbar", blk, 1)
+            call(f, "group_set", s, b.sub(c(-1), s))      # the scan passes it by
+            call(f, "span", s, b.add(f.get("now"), c(1)), b.add(f.fl(sp, "nline5"), c(R_BARRIER)),
+                 c(R_BARRIER))
     nbar = f.ld("bbar", blk)
     with b.if_then(b.and_(f.gt(nbar, 0), f.eq(nbar, f.ld("blive", blk)))):
         call(f, "release", blk, t)
@@ -458,6 +517,8 @@ def _build_ir() -> str:
         sp = f.sp(s)
         with b.if_then(b.and_(f.ne(f.fl(sp, "occ"), 0), f.ne(f.fl(sp, "atbar"), 0))):
             f.fs(sp, "atbar", 0)
+            call(f, "group_set", s, s)
+            call(f, "flush", s, b.add(f.get("now"), c(1)))
             call(f, "wake_group", s)
             with b.if_then(f.ne(f.get("timeline"), 0)):
                 n = f.get("n_tl_bars")
@@ -497,7 +558,7 @@ def _build_main(f: _Fn, call) -> None:
     call(f, "fill", c(0))
     any_v, next_v, narr_v, ngi_v, gw_v = f.var(), f.var(), f.var(), f.var(), f.var()
     scans_v = f.var(0)
-    best_v, bestkey_v, bestA_v, bestAkey_v, cand_v = (f.var() for _ in range(5))
+    best_v, bestkey_v, bestA_v, bestAkey_v, cand_v, nel_v, sens_v = (f.var() for _ in range(7))
     with f.while_(lambda: f.lt(f.get("done"), nb)):
         t = b.load(tv)
         f.put("now", t)
@@ -515,6 +576,20 @@ def _build_main(f: _Fn, call) -> None:
                 f.st("chosen", q, -1)
                 with b.if_then(f.gt(f.ld("wake", g), t)):
                     lp_q.cont()
+                # gto, nothing changed but the warp it issued last: that warp again if it can
+                fs = f.ld("fast", g)
+                with b.if_then(b.and_(f.ge(fs, 0), f.lt(t, f.ld("owake", g)))):
+                    sp = f.sp(fs)
+                    ic = f.fl(sp, "ic")
+                    m2 = f.fl(sp, "memat")
+                    pfree = b.select(f.eq(b.and_(m2, c(1)), 0), pf_lsu, pf_sh)
+                    blocked = b.or_(b.and_(f.ge(ic, f.fl(sp, "dep_pos")), f.gt(f.fl(sp, "dep_ready"), t)),
+                                    b.or_(b.and_(f.eq(b.ashr(m2, c(1)), ic), f.gt(pfree, t)),
+                                          f.gt(f.fl(sp, "ready"), t)))
+                    with b.if_then(b.not_(blocked)):
+                        f.st("chosen", q, fs)
+                        f.st("wake", g, b.add(t, c(1)))
+                        lp_q.cont()
                 base = b.mul(g, K)
                 n = f.ld("cnt", g)
                 last = f.ld("last", g)
@@ -524,19 +599,20 @@ def _build_main(f: _Fn, call) -> None:
                 b.store(c(FAR), bestAkey_v)
                 b.store(c(0), cand_v)
                 b.store(c(FAR), gw_v)                 # the group's next wake
+                b.store(c(0), nel_v)
+                b.store(c(0), sens_v)
                 b.store(b.add(b.load(scans_v), n), scans_v)
                 with f.loop(c(0), n) as (i, lp_i):
                     s = f.ld("order", b.add(base, i))
+                    with b.if_then(f.lt(s, 0)):     # at a barrier: its span was set on arrival
+                        lp_i.cont()
                     sp = f.sp(s)
 
                     def state(reason, row5):
                         """The slot's reason at t; a change closes the previous span."""
                         idx = b.add(row5, c(reason))
                         with b.if_then(f.ne(f.fl(sp, "cur"), idx)):
-                            call(f, "flush", s, t)
-                            f.fs(sp, "cur", idx)
-                            f.fs(sp, "curr", reason)
-                            f.fs(sp, "since", t)
+                            call(f, "span", s, t, idx, c(reason))
 
                     def stall(reason, row5, wake=None):
                         state(reason, row5)
@@ -544,8 +620,6 @@ def _build_main(f: _Fn, call) -> None:
                             b.store(f.min(b.load(gw_v), wake), gw_v)
                         lp_i.cont()
 
-                    with b.if_then(f.ne(f.fl(sp, "atbar"), 0)):
-                        stall(R_BARRIER, f.fl(sp, "nline5"))
                     ic = f.fl(sp, "ic")
                     dr = f.fl(sp, "dep_ready")
                     with b.if_then(b.and_(f.ge(ic, f.fl(sp, "dep_pos")), f.gt(dr, t))):
@@ -559,9 +633,13 @@ def _build_main(f: _Fn, call) -> None:
                         stall(R_PIPE, f.fl(sp, "nline5"), pfree)
                     rd = f.fl(sp, "ready")
                     with b.if_then(f.gt(rd, t)):
+                        # its next instruction a memory request: a busy pipe would make it a pipe stall
+                        b.store(b.or_(b.load(sens_v), b.zext(f.eq(b.ashr(m2, c(1)), ic), I64)), sens_v)
                         stall(R_DEPENDENCY, f.fl(sp, "nline5"), rd)
-                    # ready: not selected unless chosen below
-                    state(R_NOT_SELECTED, f.fl(sp, "nline5"))
+                    # ready: its span is set below, once the pick is known
+                    ne = b.load(nel_v)
+                    f.st("elig", ne, s)
+                    b.store(b.add(ne, c(1)), nel_v)
                     k = b.sub(s, base)
                     d = b.sub(b.sub(k, last), c(1))
                     dist = b.select(f.lt(d, 0), b.add(d, K), d)
@@ -589,7 +667,24 @@ def _build_main(f: _Fn, call) -> None:
                     b.store(b.load(bestA_v), best_v)
                 ch = b.load(best_v)
                 f.st("chosen", q, ch)
+                with f.loop(c(0), b.load(nel_v)) as (i, lp_e):
+                    s = f.ld("elig", i)
+                    sp = f.sp(s)
+                    with b.if_else(f.eq(s, ch)) as (picked, other):
+                        with picked:            # issues at t: its stall span, if any, ends
+                            call(f, "flush", s, t)
+                        with other:             # ready, another warp issues
+                            b.store(b.or_(b.load(sens_v), b.zext(
+                                f.eq(b.ashr(f.fl(sp, "memat"), c(1)), f.fl(sp, "ic")), I64)), sens_v)
+                            idx = b.add(f.fl(sp, "nline5"), c(R_NOT_SELECTED))
+                            with b.if_then(f.ne(f.fl(sp, "cur"), idx)):
+                                call(f, "span", s, t, idx, c(R_NOT_SELECTED))
                 f.st("wake", g, b.select(f.ge(ch, 0), b.add(t, c(1)), b.load(gw_v)))
+                # gto: next cycle, while the other warps' stalls last and no event or pipe
+                # change touches them, only the chosen warp needs a look (it issues if it can)
+                f.st("fast", g, b.select(f.eq(policy, 0), ch, c(-1)))
+                f.st("owake", g, b.load(gw_v))
+                f.st("psens", g, b.load(sens_v))
             # issue, in scheduler order
             b.store(c(0), ngi_v)
             with f.loop(c(0), S) as (q, lp_q):
@@ -598,7 +693,6 @@ def _build_main(f: _Fn, call) -> None:
                     lp_q.cont()
                 sp = f.sp(s)
                 b.store(c(1), any_v)
-                call(f, "flush", s, t)
                 cnum = f.fl(sp, "ic")
                 f.fs(sp, "ic", b.add(cnum, c(1)))
                 f.fs(sp, "ready", b.add(t, alu))
@@ -618,40 +712,42 @@ def _build_main(f: _Fn, call) -> None:
                         p = b.load(pv)
                         ok = f.var(0)
                         with b.if_then(f.lt(p, e)):
-                            b.store(b.zext(b.and_(f.eq(f.ld("kind", p), MEM), f.eq(f.ld("at", p), cnum)), I64), ok)
+                            b.store(b.zext(b.and_(f.eq(f.it(p, "kind"), MEM), f.eq(f.it(p, "at"), cnum)), I64), ok)
                         return f.ne(b.load(ok), 0)
 
                     with f.while_(more):
                         p = b.load(pv)
-                        j = b.add(b.mul(sm, c(N_PIPES)), f.ld("pipe", p))
+                        j = b.add(b.mul(sm, c(N_PIPES)), f.it(p, "pipe"))
                         start = f.max(f.ld("pf", j), t)
-                        f.st("pf", j, b.add(start, f.ld("cost", p)))
-                        use = f.ld("use", p)
+                        f.st("pf", j, b.add(start, f.it(p, "cost")))
+                        use = f.it(p, "use")
                         with b.if_then(f.ge(use, 0)):
-                            rt = b.add(start, f.ld("lat", p))
+                            rt = b.add(start, f.it(p, "lat"))
                             up = b.add(b.add(cnum, c(1)), use)
                             with b.if_else(f.le(b.load(d0_v), t)) as (fresh, more_ld):
                                 with fresh:
                                     b.store(up, dp_v)
                                     b.store(rt, dr_v)
                                     b.store(rt, d0_v)
-                                    f.fs(sp, "depl5", b.mul(f.ld("line", p), c(NR)))
+                                    f.fs(sp, "depl5", b.mul(f.it(p, "line"), c(NR)))
                                 with more_ld:
                                     b.store(f.min(b.load(dp_v), up), dp_v)
                                     with b.if_then(f.gt(rt, b.load(dr_v))):
                                         b.store(rt, dr_v)
-                                        f.fs(sp, "depl5", b.mul(f.ld("line", p), c(NR)))
+                                        f.fs(sp, "depl5", b.mul(f.it(p, "line"), c(NR)))
                         b.store(b.add(p, c(1)), pv)
                     f.fs(sp, "dep_ready", b.load(dr_v))
                     f.fs(sp, "dep_pos", b.load(dp_v))
                     call(f, "set_next", s, b.load(pv))
-                with b.if_then(b.and_(f.ne(f.fl(sp, "nkind"), MEM), f.eq(f.fl(sp, "nat"), b.add(cnum, c(1))))):
+                with b.if_then(f.eq(f.fl(sp, "stop"), b.add(cnum, c(1)))):
                     na = b.load(narr_v)
                     f.st("arr", na, s)
                     b.store(b.add(na, c(1)), narr_v)
             with b.if_then(f.ne(b.load(ngi_v), 0)):
                 with f.loop(b.mul(sm, S), b.mul(b.add(sm, c(1)), S)) as (g, lp_g):
                     f.st("wake", g, f.min(f.ld("wake", g), b.add(t, c(1))))
+                    with b.if_then(f.ne(f.ld("psens", g), 0)):
+                        f.st("fast", g, -1)
             with f.loop(b.mul(sm, S), b.mul(b.add(sm, c(1)), S)) as (g, lp_g):
                 b.store(f.min(b.load(next_v), f.ld("wake", g)), next_v)
         with f.loop(c(0), b.load(narr_v)) as (i, lp):
@@ -675,11 +771,11 @@ def _function():
     return engine.native_function(SYMBOL, _build_ir, PROTOTYPE)
 
 
-def _aligned(shape, align: int = 128) -> np.ndarray:
-    """Zeroed int64 array whose first element starts on an `align`-byte boundary."""
-    n = int(np.prod(shape))
-    raw = np.zeros(n + align // 8, np.int64)
-    off = (-raw.ctypes.data % align) // 8
+def _aligned(shape, align: int = 64, dtype=np.int64) -> np.ndarray:
+    """Zeroed array whose first element starts on an `align`-byte boundary."""
+    n, size = int(np.prod(shape)), np.dtype(dtype).itemsize
+    raw = np.zeros(n + align // size, dtype)
+    off = (-raw.ctypes.data % align) // size
     return raw[off:off + n].reshape(shape)
 
 
@@ -709,21 +805,27 @@ class NativeEngine(SMEngine):
         z = lambda n: np.zeros(max(int(n), 1), i64)  # noqa: E731
         self.policy.reset(G, K)
         self.bpol.reset(M)
-        arrays = {
-            "at": P.at, "kind": P.kind, "pipe": P.pipe, "cost": P.cost, "lat": P.latency,
-            "use": P.use, "line": P.line, "wbeg": P.start, "wend": P.end,
-        }
-        arrays = {k: np.ascontiguousarray(v, dtype=i64) if v.size else z(1) for k, v in arrays.items()}
-        hot = _aligned((max(N, 1), HOT_W))
-        cold = _aligned((max(N, 1), COLD_W))
-        cold[:, F_["blk"][1]] = -1
-        hot[:, F_["cur"][1]] = -1
-        arrays["hot"], arrays["cold"] = hot, cold
+        cols = (P.at, P.kind, P.pipe, P.cost, P.latency, P.use, P.line)
+        if any(col.size and (col.min() < -2**31 or col.max() >= 2**31) for col in cols):
+            return SMEngine.run(self)
+        item = _aligned((max(P.at.size, 1), ITEM_W), 64, np.int32)
+        for j, col in enumerate(cols):
+            item[:col.size, j] = col
+        arrays = {"item": item, "wbeg": np.ascontiguousarray(P.start, dtype=i64),
+                  "wend": np.ascontiguousarray(P.end, dtype=i64)}
+        arrays = {k: v if v.size else z(1) for k, v in arrays.items()}
+        for rec, w in RECORD_W.items():
+            arrays[rec] = _aligned((max(N, 1), w), 64)
+        arrays["cold"][:, F_["blk"][1]] = -1
+        arrays["hot"][:, F_["cur"][1]] = -1
         arrays["last"] = np.full(G, -1, i64)
         arrays["cnt"] = z(G)
         arrays["order"] = z(G * K)
         arrays["chosen"] = z(S)
         arrays["wake"] = np.full(G, FAR, i64)
+        arrays["elig"] = z(K)
+        arrays["fast"] = np.full(G, -1, i64)
+        arrays["owake"], arrays["psens"] = z(G), z(G)
         for name in ("bsm", "br", "blive", "bbar"):
             arrays[name] = z(nb)
         arrays["resident"] = z(M)
@@ -748,18 +850,21 @@ class NativeEngine(SMEngine):
                     cursor=-1)
         for k, v in vals.items():
             sc[S_[k]] = v
-        rc = _function()(tab.ctypes.data, sc.ctypes.data) if nb else 0
+        fn = _function()
+        t0 = time.process_time()
+        rc = fn(tab.ctypes.data, sc.ctypes.data) if nb else 0
+        self.native_seconds = time.process_time() - t0
         if rc != 0:
             raise RuntimeError("timing engine: no warp can issue again (an engine bug)")
         self.iterations, self.scans = int(sc[S_["iterations"]]), int(sc[S_["scans"]])
         full = lambda a: np.concatenate([a[:M], np.zeros(self.num_sms - M, i64)])  # noqa: E731
         sm_end = full(arrays["sm_end"])
         issued = full(arrays["issued"])
-        warps = bars = []
-        if self.timeline:
+        warps = bars = np.zeros((0, 6), i64)
+        if self.timeline:           # rows as arrays: timeline.py reads them when asked
             nt, nbw = int(sc[S_["n_tl_warps"]]), int(sc[S_["n_tl_bars"]])
-            warps = [tuple(x) for x in arrays["tl_warps"][:nt * 6].reshape(-1, 6).tolist()]
-            bars = [tuple(x) for x in arrays["tl_bars"][:nbw * 6].reshape(-1, 6).tolist()]
+            warps = arrays["tl_warps"][:nt * 6].reshape(-1, 6)
+            bars = arrays["tl_bars"][:nbw * 6].reshape(-1, 6)
         return TimingResult(
             cycles=int(sm_end.max(initial=0)), sm_cycles=sm_end, issued=issued,
             schedulers_per_sm=S, stalls=arrays["stalls"][:nwarps * NR].reshape(nwarps, NR),

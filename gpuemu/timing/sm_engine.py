@@ -58,8 +58,15 @@ class TimingResult:
     idle: np.ndarray                 # int64[num_sms]: scheduler-cycles with nothing ready
     active_warp_cycles: np.ndarray   # int64[num_sms]: sum over cycles of resident warps
     blocks_per_sm: int
-    warps: list = field(default_factory=list)     # (block, warp, sm, slot, start, end)
-    barrier_waits: list = field(default_factory=list)  # (block, warp, sm, slot, start, end)
+    # timeline rows (block, warp, sm, slot, start, end): a list of tuples or an int64
+    # array of shape (n, 6) (timeline_rows() gives the list either way)
+    warps: list = field(default_factory=list)
+    barrier_waits: list = field(default_factory=list)
+
+    def timeline_rows(self) -> tuple:
+        """(warps, barrier_waits) as lists of (block, warp, sm, slot, start, end) tuples."""
+        rows = lambda x: [tuple(r) for r in x.tolist()] if isinstance(x, np.ndarray) else list(x)  # noqa: E731
+        return rows(self.warps), rows(self.barrier_waits)
 
     @property
     def num_sms_used(self) -> int:

@@ -16,17 +16,17 @@ import json
 
 def chrome_trace(report, path=None) -> dict:
     """The trace as a dict; written to `path` as JSON when given."""
-    tr = report.result
+    warps, bars = report.result.timeline_rows()
     events = []
-    sms = sorted({w[2] for w in tr.warps})
+    sms = sorted({w[2] for w in warps})
     for sm in sms:
         events.append({"name": "process_name", "ph": "M", "pid": sm, "tid": 0,
                        "args": {"name": f"SM {sm}"}})
-    for b, w, sm, slot, start, end in tr.warps:
+    for b, w, sm, slot, start, end in warps:
         events.append({"name": f"block {b} warp {w}", "cat": "warp", "ph": "X", "pid": sm,
                        "tid": slot, "ts": start, "dur": max(end - start, 1),
                        "args": {"block": b, "warp": w}})
-    for b, w, sm, slot, start, end in tr.barrier_waits:
+    for b, w, sm, slot, start, end in bars:
         events.append({"name": "barrier wait", "cat": "barrier", "ph": "X", "pid": sm,
                        "tid": slot, "ts": start, "dur": max(end - start, 1),
                        "args": {"block": b, "warp": w}})
@@ -44,16 +44,16 @@ def timeline_png(report, path, max_sms: int = 4) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    tr = report.result
-    sms = sorted({w[2] for w in tr.warps})[:max_sms]
-    rows = sorted({(w[2], w[3]) for w in tr.warps if w[2] in sms})
+    warps, bars = report.result.timeline_rows()
+    sms = sorted({w[2] for w in warps})[:max_sms]
+    rows = sorted({(w[2], w[3]) for w in warps if w[2] in sms})
     y = {r: i for i, r in enumerate(rows)}
     fig, ax = plt.subplots(figsize=(10, max(2.0, 0.12 * len(rows) + 1)))
     cmap = plt.get_cmap("tab20")
-    for b, w, sm, slot, start, end in tr.warps:
+    for b, w, sm, slot, start, end in warps:
         if (sm, slot) in y:
             ax.barh(y[(sm, slot)], end - start, left=start, height=0.8, color=cmap(b % 20))
-    for b, w, sm, slot, start, end in tr.barrier_waits:
+    for b, w, sm, slot, start, end in bars:
         if (sm, slot) in y:
             ax.barh(y[(sm, slot)], end - start, left=start, height=0.8, color="none",
                     edgecolor="black", hatch="///", linewidth=0.3)

@@ -135,15 +135,19 @@ class TraceRecorder:
         # request = instruction number `icount` (operations count after their
         # operands): it comes after a barrier/exit reached at the same count
         key = np.concatenate([2 * at + 1, 2 * ev[:, 2]])
-        seq = np.arange(G.size)
         if self._splits:          # warps split into fragments: one stream each
             AT, key, keep = merge_fragments(G, AT, KIND, key, self._splits)
-        order = np.lexsort((seq, key, G))
-        if self._splits:
+            order = np.lexsort((np.arange(G.size), key, G))
             order = order[keep[order]]
+        elif G.size and int(key.max()) < 1 << 32 and int(key.min()) >= 0:
+            # (warp, key) in one int64, sorted stably: arrival order within a key
+            order = np.argsort((G << 32) | key, kind="stable")
+        else:
+            order = np.lexsort((np.arange(G.size), key, G))
         pad = lambda a, v, dt=np.int64: np.concatenate([a, np.full(ne, v, dt)])  # noqa: E731
-        starts = np.searchsorted(G[order], np.arange(nwarps), side="left")
-        ends = np.searchsorted(G[order], np.arange(nwarps), side="right")
+        counts = np.bincount(G[order], minlength=nwarps)[:nwarps]
+        ends = np.cumsum(counts)
+        starts = ends - counts
         instructions = np.zeros(nwarps, np.int64)
         exits = order[KIND[order] == EXIT]
         instructions[G[exits]] = AT[exits]

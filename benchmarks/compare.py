@@ -8,7 +8,9 @@ Runs the same kernels through
   stats off (``stats=False``, results only); with ``--workers N`` also stats
   off on N block workers (the process is then not pinned to one CPU);
 * gpuemu's timing mode (``mode="timing"``, cycle-level) and check mode
-  (``check=True``), one run each (``--modes``); a gpuemu without the mode
+  (``check=True``, with every counter on, and with counters off as
+  ``gpuemu check`` runs it: ``check-nostats``), one run each (``--modes``);
+  a gpuemu without the mode
   gives an "absent" row;
 * Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``): our own Numba versions
   of the same algorithms and launch shapes, in benchmarks/numba_kernels.py.
@@ -344,7 +346,9 @@ def numba_available(numba_python: Optional[str]) -> Optional[str]:
 # The other modes, run once each (timing mode is the slow one): engine label,
 # launch options, and the launch option a gpuemu without the mode lacks.
 MODES = {"timing": ("gpuemu timing", {"mode": "timing"}),
-         "check": ("gpuemu check", {"check": True})}
+         "check": ("gpuemu check", {"check": True}),
+         # the bug finders alone, as `gpuemu check` runs them (no counters)
+         "check-nostats": ("gpuemu check no-stats", {"check": True, "stats": False})}
 
 
 def mode_available(mode: str) -> bool:
@@ -353,12 +357,12 @@ def mode_available(mode: str) -> bool:
     from gpuemu import api
     if mode == "timing":
         return "mode" in inspect.signature(api.RawKernel.__call__).parameters
-    return mode in getattr(api, "LAUNCH_OPTIONS", ())
+    return mode.split("-")[0] in getattr(api, "LAUNCH_OPTIONS", ())
 
 
 def bench_kernel(bench: Bench, size: int, numba_size: Optional[int], repeats: int,
                  numba_why: Optional[str], numba_python: Optional[str], cpu: int,
-                 log=print, modes: tuple = ("timing", "check"), workers: int = 1) -> list:
+                 log=print, modes: tuple = ("timing", "check", "check-nostats"), workers: int = 1) -> list:
     """The table rows of one kernel: gpuemu stats on/off (and with WORKERS block
     workers when > 1), its other MODES, Numba, numpy."""
     k, t_compile, origin = compile_kernel(bench)
@@ -382,11 +386,13 @@ def bench_kernel(bench: Bench, size: int, numba_size: Optional[int], repeats: in
                       f"{workers} block workers: {res[False][0] / t_w:.2f}x one worker"))
     for mode in modes:
         engine, opts = MODES[mode]
+        opts = dict(opts)
+        stats = opts.pop("stats", True)
         if not mode_available(mode):
             extra.append((engine, None, f"absent: this gpuemu has no {mode} mode"))
             continue
-        gpuemu_launch(bench, k, warm, True, 1, **opts)
-        t_m = min(gpuemu_launch(bench, k, inp, True, 1, **opts)[0])
+        gpuemu_launch(bench, k, warm, stats, 1, **opts)
+        t_m = min(gpuemu_launch(bench, k, inp, stats, 1, **opts)[0])
         extra.append((engine, t_m, "one run"))
     t_numpy = min(numpy_run(bench, inp, max(repeats, 3)))
 
@@ -510,8 +516,9 @@ def main(argv=None) -> int:
                     help="run the Numba part with this interpreter, as a subprocess")
     ap.add_argument("--cpu", type=int, help="the CPU to pin to (default: the last allowed one)")
     ap.add_argument("--kernels", help="comma-separated subset (default: all)")
-    ap.add_argument("--modes", default="timing,check",
-                    help="other gpuemu modes to run once each (default timing,check; '' for none)")
+    ap.add_argument("--modes", default="timing,check,check-nostats",
+                    help="other gpuemu modes to run once each (default timing,check,check-nostats; "
+                         "'' for none)")
     ap.add_argument("--workers", type=int, default=1,
                     help="also run stats off on N block workers (N > 1; not pinned to one CPU)")
     ap.add_argument("--keep-cache", action="store_true",

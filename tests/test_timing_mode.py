@@ -178,3 +178,16 @@ def test_the_native_block_loop_records_the_stop_points_of_the_python_loop(kernel
     for k in a:
         assert np.array_equal(a[k], b[k]), k
     assert native.timing.cycles == python.timing.cycles
+
+
+def test_the_recorders_per_kernel_tables_are_bounded():
+    # one table per kernel's instruction list, not one per list ever seen
+    from types import SimpleNamespace
+
+    from gpuemu.timing import warp_trace
+    lists = [[SimpleNamespace(id=0, op="ld", line=3, use_distance=2)]
+             for _ in range(warp_trace._TABLES_MAX + 10)]
+    for instrs in lists:
+        use, line = warp_trace._instr_table(instrs)
+        assert use.tolist() == [2] and line.tolist() == [3]
+    assert len(warp_trace._TABLES) <= warp_trace._TABLES_MAX

@@ -159,7 +159,8 @@ class TraceRecorder:
             line=np.concatenate([line, ev[:, 3]])[order], instructions=instructions)
 
 
-_TABLES: dict = {}
+_TABLES: dict = {}      # id(instrs) -> (instrs, tables), at most _TABLES_MAX kernels
+_TABLES_MAX = 256
 
 
 def _instr_table(instrs) -> tuple:
@@ -175,6 +176,8 @@ def _instr_table(instrs) -> tuple:
         if i.op in _OP_LOADS:
             use[i.id] = getattr(i, "use_distance", 0)
         line[i.id] = i.line
+    if len(_TABLES) >= _TABLES_MAX:     # a kernel's tables, not every kernel's forever
+        _TABLES.clear()
     _TABLES[key] = (instrs, (use, line))
     return use, line
 

@@ -352,12 +352,13 @@ MODES = {"timing": ("gpuemu timing", {"mode": "timing"}),
 
 
 def mode_available(mode: str) -> bool:
-    """Whether this gpuemu has the mode (timing: mode="timing"; check: check=)."""
+    """Whether this gpuemu has the mode's launch option (mode="timing" or check=)."""
     import inspect
     from gpuemu import api
-    if mode == "timing":
+    opts = MODES[mode][1]
+    if "mode" in opts:
         return "mode" in inspect.signature(api.RawKernel.__call__).parameters
-    return mode.split("-")[0] in getattr(api, "LAUNCH_OPTIONS", ())
+    return "check" in getattr(api, "LAUNCH_OPTIONS", ())
 
 
 def bench_kernel(bench: Bench, size: int, numba_size: Optional[int], repeats: int,

@@ -87,6 +87,13 @@ def test_a_finding_is_reported_on_every_launch():
     assert kinds[0] and kinds[0] == kinds[1] == kinds[2]
 
 
+def test_a_finding_is_reported_on_every_launch_on_two_workers():
+    k = gpuemu.RawModule(code=DIVERGE).get_function("k")
+    out = gpuemu.asarray(np.zeros(64, np.int32))
+    kinds = [[f.kind for f in k(4, 64, (out,), stats=False, workers=2).findings] for _ in range(3)]
+    assert kinds == [["barrier_divergence"]] * 3
+
+
 def test_limits_are_checked_on_every_launch():
     k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
     _, _, args = _vecadd_args(256)
@@ -118,11 +125,15 @@ def test_a_launch_after_a_failed_one_runs_normally():
     assert np.array_equal(args[2].get(), a + b)
 
 
+def _progress(blocks: int) -> None:
+    """A progress callback: its launches are not plain ones (gpuemu/machine/launch_cache.py)."""
+
+
 def test_few_plans_are_kept_per_kernel():
     k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
     _, _, args = _vecadd_args(64)
     for g in range(1, launch_plan.PLANS_PER_KERNEL + 5):
-        k((g,), (32,), args, stats=False)
+        k((g,), (32,), args, stats=False, progress=_progress)
     assert len(k._plan_runs) == launch_plan.PLANS_PER_KERNEL
 
 
@@ -147,7 +158,7 @@ def test_concurrent_launches_of_one_kernel_each_get_their_own_run():
 def test_a_kept_run_holds_nothing_of_the_launch_it_ran():
     k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
     _, _, args = _vecadd_args(1024)
-    launch = k((4,), (256,), args)
+    launch = k((4,), (256,), args, progress=_progress)
     (kept,), = k._plan_runs.values()
     assert kept.memsys is None and kept.stats is None and kept.params is None
     assert launch.stats["global_load_requests"] == 64      # the launch's own counters stay

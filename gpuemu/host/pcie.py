@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuemu.arch import get_preset
+
 GB = 1e9
 
 
@@ -74,7 +76,6 @@ LINKS = {
 
 def link_for(preset) -> PcieLink:
     """The link of a preset (object or name)."""
-    from gpuemu.arch import get_preset
     return LINKS[get_preset(preset).name]
 
 

@@ -477,6 +477,14 @@ def run_range(run, lin0: int, lin1: int) -> None:
         lin += 1
 
 
+def new_launch(run) -> None:
+    """A renewed run starts another launch: its range loop's count of warp
+    instructions already given to SMs starts again from 0 (the counters do)."""
+    scratch = run.__dict__.get("_block_range_scratch")
+    if scratch is not None:
+        scratch[1][L_ISSUED] = 0
+
+
 def _events(run, j: int, idx: tuple, code: int, st: np.ndarray, fptrs: np.ndarray) -> None:
     """Handle what the native loop handed back, call it again, until the block is done."""
     fn = _function()

@@ -112,13 +112,13 @@ class LaunchRun:
             b["space"][abi.FIRST_STATIC_TAG:] = -1
             b[tags] = vals
             self.memory._static_tags = tags
-        self.ctx[abi.C_BOUNDS] = b.ctypes.data
         return dyn_ptr
 
     def _setup(self):
         meta, shape = self.meta, self.shape
         ctx = self.ctx = np.zeros(abi.CTX_FIELDS, dtype=np.int64)
         dyn_ptr = self._bind_bounds()
+        ctx[abi.C_BOUNDS] = self.memory.bounds.ctypes.data     # one table per device memory
         if self._tracing:
             self.trace = np.empty(TRACE_CAPACITY, dtype=abi.TRACE_DTYPE)   # read up to C_TRACE_LEN
             ctx[abi.C_CHECK] = int(self.checker is not None or self._weak_mode())
@@ -184,6 +184,7 @@ class LaunchRun:
         # the same loop as _run_block in native code, where it applies
         self._block_runner = block_runner.run_block if block_runner.usable(self) else None
         self._ctx_start = ctx.copy()       # what renew() starts the next launch from
+        self._ctx_params = self.params     # the parameters _ctx_start points at
 
     def renew(self, params: np.ndarray, options: dict) -> None:
         """Make this (finished) run ready for another launch of the same
@@ -195,15 +196,17 @@ class LaunchRun:
         self.findings = []
         self._divergent_barriers = set()
         self.memsys = make_memory_system(self.preset, options) if self.want_stats else None
-        ctx = self.ctx
-        ctx[:] = self._ctx_start
+        if params is not self._ctx_params:      # a new buffer (the same one: launch_cache)
+            self._ctx_start[abi.C_PARAMS] = params.ctypes.data
+            self._ctx_params = params
+        self.ctx[:] = self._ctx_start      # its bounds table, trace buffer and parameters
         self._bind_bounds()
-        ctx[abi.C_PARAMS] = params.ctypes.data
-        if self.trace is not None:         # grown by the last launch, perhaps
-            ctx[abi.C_TRACE], ctx[abi.C_TRACE_CAP] = self.trace.ctypes.data, len(self.trace)
         self.counters.fill(0)
-        if self.want_stats:                # its scratch points at the last launch's issue counts
-            self.__dict__.pop("_block_range_scratch", None)
+        issue = self.__dict__.get("issue")
+        if issue is not None:              # kept: the native loop's scratch points at it
+            issue.fill(0)
+            block_runner.new_launch(self)
+        self.__dict__.pop("_merged_divergence", None)   # block_workers: reported per launch
         if self._order_rng is not None:    # a seeded launch shuffled it
             self.store_order[:] = np.arange(abi.WARP, dtype=np.uint8)
         seed = options.get("seed")
@@ -229,8 +232,9 @@ class LaunchRun:
     # ------------------------------------------------------------------ trace
     def _grow_trace(self):
         self.trace = np.zeros(2 * len(self.trace), dtype=abi.TRACE_DTYPE)
-        self.ctx[abi.C_TRACE] = self.trace.ctypes.data
-        self.ctx[abi.C_TRACE_CAP] = len(self.trace)
+        for ctx in (self.ctx, self._ctx_start):     # this launch's, and the next ones'
+            ctx[abi.C_TRACE] = self.trace.ctypes.data
+            ctx[abi.C_TRACE_CAP] = len(self.trace)
 
     def drain(self):
         ctx = self.ctx
@@ -277,23 +281,25 @@ class LaunchRun:
         if self._weak_mode():
             self.weak = weak_memory.WeakGlobalMemory(self.meta, self.memory, self.options.get("seed"))
         shape = self.shape
-        sched = RoundRobinBlockScheduler(self.preset.num_sms)
-        self.issue = np.zeros(self.preset.num_sms, dtype=np.int64)
+        if "issue" not in self.__dict__:   # a renewed run's was set to zero by renew()
+            self.issue = np.zeros(self.preset.num_sms, dtype=np.int64)
         self._wi_total = 0
-        blocks = sched.schedule(shape.grid)
+        progress = self.options.get("progress")
+        workers = workers_of(self.options)
         if self._order_rng is not None and self.recorder is None:
             # functional mode with a seed: blocks in a seeded-random order, as a
             # GPU's block scheduler gives no order (timing mode has its own)
-            blocks = list(blocks)
+            blocks = list(RoundRobinBlockScheduler(self.preset.num_sms).schedule(shape.grid))
             blocks = [blocks[i] for i in self._order_rng.permutation(len(blocks))]
             batches = self._batches(blocks)
         elif self._range_runner is not None:    # ranges of linear indices, reset natively
-            batches = block_workers.block_ranges(grid_blocks(shape), workers_of(self.options),
-                                                 shape.threads_per_block)
+            total = grid_blocks(shape)
+            if workers == 1 and progress is None:   # nothing to share or report: one call
+                batches = (range(0, total),)
+            else:
+                batches = block_workers.block_ranges(total, workers, shape.threads_per_block)
         else:                          # the schedule's order, a batch at a time in numpy
-            batches = self._array_batches(sched)
-        progress = self.options.get("progress")
-        workers = workers_of(self.options)
+            batches = self._array_batches(RoundRobinBlockScheduler(self.preset.num_sms))
         if workers > 1 and block_workers.can_parallelise(self):
             block_workers.run_parallel(self, batches, workers, progress)
         else:

@@ -31,7 +31,11 @@ from .device_memory import device_memory
 from .errors import KernelError, LaunchError
 from .texture import Texture
 from .jit import abi, compile_kernel
-from .machine import DEFAULT_BUDGET, LaunchRun, launch_plan
+from .check import parse_check
+from .check.shadow_memory import forget_args
+from .host.streams import place_launch
+from .machine import DEFAULT_BUDGET, LaunchRun, launch_cache, launch_plan
+from .machine.weak_memory import parse_memory_model
 
 _NP = {("int", 8, True): np.int8, ("int", 8, False): np.uint8, ("int", 16, True): np.int16,
        ("int", 16, False): np.uint16, ("int", 32, True): np.int32, ("int", 32, False): np.uint32,
@@ -381,6 +385,33 @@ class RawKernel:
             return np.array(float(a)).astype(dt).tobytes()
         raise LaunchError(f"{where} is a scalar, got {type(a).__name__}")
 
+    def _check_call(self, mode, grid, block, shared_mem, budget, options) -> tuple:
+        """(checked launch shape, check tools) of a launch call, or the
+        LaunchError naming what is wrong (launch_plan.checked_call remembers
+        the answer for calls like this one)."""
+        if mode not in ("functional", "timing"):
+            raise LaunchError(f"mode must be 'functional' or 'timing', got {mode!r}")
+        unknown = set(options) - LAUNCH_OPTIONS
+        if unknown:
+            raise LaunchError(f"unknown launch option(s) {', '.join(sorted(unknown))}; known: "
+                              f"budget, stats, scheduler, {', '.join(sorted(LAUNCH_OPTIONS))}")
+        shape = launch_plan.checked_shape(self, grid, block, shared_mem)
+        if not isinstance(budget, numbers.Integral) or budget < 1:
+            raise LaunchError(f"budget must be a positive int, got {budget!r}")
+        w = options.get("workers")
+        if w is not None and (isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1):
+            raise LaunchError(f"workers must be a positive int, got {w!r}")
+        try:
+            if parse_memory_model(options.get("memory_model")) and mode == "timing":
+                raise ValueError("memory_model='weak' runs in functional mode only, not timing mode")
+        except ValueError as e:
+            raise LaunchError(str(e)) from None
+        try:
+            tools = parse_check(options.get("check"))
+        except ValueError as e:
+            raise LaunchError(str(e)) from None
+        return shape, tools
+
     def __call__(self, grid, block, args, shared_mem: int = 0, *, budget: int = DEFAULT_BUDGET,
                  stats: bool = True, scheduler=None, mode: str = "functional",
                  block_scheduler=None, carveout=None, stream=None, **options) -> Launch:
@@ -391,33 +422,17 @@ class RawKernel:
         default: the kernel's `preferred_carveout`); the report is `launch.timing`.
         `stream`: a gpuemu.Stream for the host timeline (gpuemu/host/streams.py;
         default: the legacy default stream)."""
-        if mode not in ("functional", "timing"):
-            raise LaunchError(f"mode must be 'functional' or 'timing', got {mode!r}")
-        unknown = set(options) - LAUNCH_OPTIONS
-        if unknown:
-            raise LaunchError(f"unknown launch option(s) {', '.join(sorted(unknown))}; known: "
-                              f"budget, stats, scheduler, {', '.join(sorted(LAUNCH_OPTIONS))}")
+        key = launch_cache.call_key(grid, block, shared_mem, budget, stats, mode, scheduler,
+                                    block_scheduler, options, self._max_dynamic)
+        if key is not None:         # a plain launch like an earlier one: its kept run, if idle
+            got = launch_cache.launch(self, key, args, stream, options)
+            if got is not None:
+                return got
+        shape, tools = launch_plan.checked_call(self, mode, grid, block, shared_mem, budget,
+                                                options, self._check_call)
         mod = self.module
         meta = self.meta
         options.setdefault("l1", mod.l1_default)
-        shape = launch_plan.checked_shape(self, grid, block, shared_mem)
-        if not isinstance(budget, numbers.Integral) or budget < 1:
-            raise LaunchError(f"budget must be a positive int, got {budget!r}")
-        w = options.get("workers")
-        if w is not None and (isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1):
-            raise LaunchError(f"workers must be a positive int, got {w!r}")
-        from .machine.weak_memory import parse_memory_model
-        try:
-            if parse_memory_model(options.get("memory_model")) and mode == "timing":
-                raise ValueError("memory_model='weak' runs in functional mode only, not timing mode")
-        except ValueError as e:
-            raise LaunchError(str(e)) from None
-        from .check import parse_check
-        from .check.shadow_memory import forget_args
-        try:
-            tools = parse_check(options.get("check"))
-        except ValueError as e:
-            raise LaunchError(str(e)) from None
         if "initcheck" not in tools:
             forget_args(args)
         params, copies, keep = launch_plan.pack(self, args)
@@ -444,7 +459,7 @@ class RawKernel:
             else:
                 res = run.run()
         except KernelError as err:
-            raise _worded_asserts(err, mod.module.strings) from None
+            raise self._worded(err) from None
         finally:
             if pbuf is not None:   # printed even when the kernel fails (an assert), as CUDA does
                 printed = printf_output.text(pbuf, int(run.ctx[abi.C_PRINTF_LEN]), shape.grid,
@@ -452,20 +467,35 @@ class RawKernel:
                 sys.stdout.write(printed)
                 sys.stdout.flush()
         seconds = time.perf_counter() - t0
-        from .host.streams import place_launch      # on the timeline before the copies back
-        placed = place_launch(self.name, res.stats.as_dict(), mod.preset, stream)
+        launch = self._launch_of(run, res.stats, res.findings, shape, seconds, stream, copies,
+                                 printed, report)
+        del keep
+        if not launch_cache.keep(self, key, run):
+            launch_plan.give_back(self, run)
+        return launch
+
+    def _worded(self, err: KernelError) -> KernelError:
+        """A kernel's error as a launch raises it (failed asserts say their condition)."""
+        return _worded_asserts(err, self.module.module.strings)
+
+    def _launch_of(self, run, stats, findings, shape, seconds: float, stream, copies=(),
+                   printed: str = "", report=None) -> Launch:
+        """The Launch of a finished run: its counters (per line keyed as
+        meta.line_key keys them), findings and costliest requests, and its
+        place on the host timeline; numpy arguments are copied back after it
+        is placed there."""
+        mod, meta = self.module, self.meta
+        st = stats.as_dict()
+        placed = place_launch(self.name, st, mod.preset, stream)   # before the copies back
         for host, dev in copies:
             host[...] = dev.get().reshape(host.shape)
-        del keep
-        by_line = {meta.line_key(row): c for row, c in res.stats.lines_dict().items()}
-        st = res.stats.as_dict()
+        by_line = {meta.line_key(row): c for row, c in stats.lines_dict().items()}
         wi = st.get("warp_instructions", 0)
         st["active_lanes_per_instruction"] = (st.get("thread_instructions", 0) / wi) if wi else 0.0
         ms = run.memsys
         worst = {(sp, meta.line_key(row)): w for (sp, row), w in ms.worst.by_line.items()} if ms else {}
-        launch_plan.give_back(self, run)
         return Launch(kernel=self.name, grid=shape.grid, block=shape.block, shared_mem=shape.shared_dynamic,
-                      stats=st, stats_by_line=by_line, findings=list(res.findings),
+                      stats=st, stats_by_line=by_line, findings=list(findings),
                       seconds=seconds, compile_seconds=meta.compile_seconds, arch=mod.arch,
                       source=mod.code, filename=mod.filename, worst_requests=worst,
                       memory_config=ms.mem if ms else None, printed=printed,

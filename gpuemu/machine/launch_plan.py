@@ -70,6 +70,41 @@ def checked_shape(kernel, grid, block, shared_mem) -> LaunchShape:
     return shape
 
 
+def _call_key(kernel, mode, grid, block, shared_mem, budget, options):
+    """What a launch call's checks depend on, with the type of every value
+    (True is not 1 to them), or None when it cannot be kept."""
+    if not (_plain(grid) and _plain(block) and type(shared_mem) is int and type(budget) is int):
+        return None
+    opts = ()
+    if options:
+        opts = tuple(sorted((k, type(v), v) for k, v in options.items()))
+    key = (mode, grid, block, shared_mem, kernel._max_dynamic, budget, opts)
+    try:
+        hash(key)
+    except TypeError:          # an unhashable option value (a list of check tools)
+        return None
+    return key
+
+
+def checked_call(kernel, mode, grid, block, shared_mem, budget, options, check) -> tuple:
+    """check(mode, grid, block, shared_mem, budget, options) -- the launch's
+    checks, which raise LaunchError or return what they found -- remembered
+    per call key: a repeated call pays one dict lookup. Errors are raised
+    every time (a call that fails is not remembered)."""
+    key = _call_key(kernel, mode, grid, block, shared_mem, budget, options)
+    calls = kernel.__dict__.get("_plan_calls")
+    got = calls.get(key) if calls is not None and key is not None else None
+    if got is None:
+        got = check(mode, grid, block, shared_mem, budget, options)
+        if key is not None:
+            if calls is None:
+                calls = kernel._plan_calls = {}
+            elif len(calls) >= 64:
+                calls.clear()
+            calls[key] = got
+    return got
+
+
 # ---------------------------------------------------------------- arguments
 _PTR = 0
 _SCALAR = 1

@@ -1,0 +1,221 @@
+"""The fast path of a repeated launch: the same kernel, shape and options again.
+
+A launch of a thousand threads is microseconds of native code; the Python
+around it (checks, packing, preparing the machine, building the result)
+must not cost many times more. The first launch of a kind takes the full
+path (gpuemu/api.py RawKernel.__call__), and when it is plain and ends
+without error its prepared run (gpuemu/machine/executor.py LaunchRun) is
+kept here under the launch's call key: grid, block, dynamic shared memory,
+the kernel's dynamic shared limit, budget, counters on or off and the
+options, each value with its type (True is not 1), so a key that is found
+was checked by that first launch. A later call with the key:
+
+- checks what can change from call to call, the arguments: a DeviceArray
+  for a pointer parameter, a numpy scalar of the parameter's own type or a
+  Python int in its range is written into the run's own parameter buffer
+  (its address is in the run's ctx template); any other argument (a numpy
+  array to copy in and back, a float for an int, a wrong count) takes the
+  full path, with its conversions and errors;
+- runs every block of the grid in one native call (block_runner.run_range),
+  then, with counters on, charges the trace and collects the counters as
+  LaunchRun.run does;
+- builds the Launch as the full path does (RawKernel._launch_of).
+
+Plain: functional mode, the default warp and block schedulers, one block
+worker (the option, else $GPUEMU_WORKERS, read on every call), no progress
+callback, no check tools, no weak memory model, no seed, no printf, and a
+machine whose native range loop applies. A run that raised is dropped; a
+call that finds no idle run (another thread holds it) takes the full path.
+Results, counters, findings and errors are those of the full path
+(tests/test_launch_cache.py checks them side by side).
+"""
+from __future__ import annotations
+
+import struct
+import threading
+import time
+from collections import OrderedDict
+
+from isa import ir
+
+from gpuemu.check.shadow_memory import forget_args
+from gpuemu.device_array import DeviceArray
+from gpuemu.device_memory import device_memory
+from gpuemu.errors import KernelError
+
+from . import block_runner
+from .block_workers import default_workers
+from .executor import grid_blocks
+from .launch_plan import (MAX_KEPT_BYTES, MAX_KERNEL_BYTES, PLANS_PER_KERNEL, RUNS_PER_PLAN,
+                          _kept_bytes, pack)
+
+# options a kept launch may carry (the others need the full path every time)
+PLAIN_OPTIONS = frozenset({"l1", "bank_mode", "enable_cooperative_groups", "workers"})
+_PTR, _NP, _INT = 0, 1, 2      # argument kinds of the parameter layout
+_lock = threading.Lock()
+
+
+def call_key(grid, block, shared_mem, budget, stats, mode, scheduler, block_scheduler,
+             options: dict, max_dynamic):
+    """The key a plain launch call is kept under, or None when it is not plain."""
+    if mode != "functional" or scheduler is not None or block_scheduler is not None:
+        return None
+    if type(stats) is not bool or type(budget) is not int or type(shared_mem) is not int:
+        return None
+    for dims in (grid, block):
+        if type(dims) is tuple:
+            for v in dims:
+                if type(v) is not int:
+                    return None
+        elif type(dims) is not int:
+            return None
+    if options:
+        if not options.keys() <= PLAIN_OPTIONS:
+            return None
+        w = options.get("workers")
+        if w is not None and (type(w) is not int or w != 1):
+            return None
+        opts = tuple(sorted((k, type(v), v) for k, v in options.items()))
+        try:
+            hash(opts)
+        except TypeError:
+            return None
+    else:
+        opts = ()
+    return grid, block, shared_mem, max_dynamic, budget, stats, opts
+
+
+def _one_worker(options: dict) -> bool:
+    """Whether the launch runs on one block worker (call_key let only
+    workers=1 through; without the option, $GPUEMU_WORKERS decides)."""
+    return options.get("workers") is not None or default_workers() == 1
+
+
+def _layout(kernel) -> tuple:
+    """Per parameter: (kind, offset, size, numpy type, struct, lo, hi), or
+    None when a parameter is of a kind only the full path packs."""
+    from gpuemu.api import numpy_dtype
+    out = []
+    for _name, t, off in kernel.meta.params:
+        if isinstance(t, ir.PointerType):
+            out.append((_PTR, off, 8, None, struct.Struct("<Q"), 0, (1 << 64) - 1))
+        elif isinstance(t, ir.ScalarType) and t.kind == "int":
+            dt = numpy_dtype(t)
+            lo = -(1 << (t.bits - 1)) if t.signed else 0
+            hi = (1 << (t.bits - 1)) - 1 if t.signed else (1 << t.bits) - 1
+            code = {1: "b", 2: "h", 4: "i", 8: "q"}[t.size]    # little-endian, standard sizes
+            out.append((_INT, off, t.size, dt.type, struct.Struct("<" + (code if t.signed else code.upper())),
+                        lo, hi))
+        elif isinstance(t, ir.ScalarType):
+            out.append((_NP, off, t.size, numpy_dtype(t).type, None, 0, 0))
+        else:
+            return None
+    return tuple(out)
+
+
+class KeptLaunch:
+    """The prepared runs kept for one call key, and the argument layout."""
+
+    def __init__(self, layout) -> None:
+        self.layout = layout            # _layout's, or None: every call packs the full way
+        self.idle: list = []
+
+
+def _bind(layout, run, args) -> bool:
+    """Write `args` into the run's parameter buffer when each is of a kind the
+    fast path takes (see the module docstring); False, else. Pointer
+    arguments count as written for initcheck (shadow_memory.forget_args)."""
+    if layout is None or type(args) is not tuple or len(args) != len(layout):
+        return False
+    raw = run._params_view
+    for (kind, off, size, st, pk, lo, hi), a in zip(layout, args):
+        ta = type(a)
+        if kind == _PTR:
+            if ta is not DeviceArray:
+                return False
+            alloc = a._alloc
+            if getattr(alloc, "shadow", None) is not None:
+                alloc.shadow = None
+            v = a.ptr
+            if not 0 <= v <= hi:
+                return False
+            pk.pack_into(raw, off, v)
+        elif ta is st:
+            raw[off:off + size] = a.tobytes()
+        elif kind == _INT and ta is int and lo <= a <= hi:
+            pk.pack_into(raw, off, a)
+        else:
+            return False
+    return True
+
+
+def launch(kernel, key, args, stream, options: dict):
+    """The Launch of a call whose key has a kept run, or None (the full path
+    runs it). Errors are those of the full path: an argument it cannot take
+    raises launch_plan.pack's LaunchError, a faulty kernel the KernelError."""
+    kept = kernel.__dict__.get("_kept_launches")
+    got = kept.get(key) if kept is not None else None
+    if got is None or not got.idle or not _one_worker(options):
+        return None
+    try:
+        run = got.idle.pop()
+    except IndexError:                  # another thread took it
+        return None
+    if run.memory is not device_memory():    # a new device memory: the run is stale
+        return None
+    copies = hold = ()
+    if not _bind(got.layout, run, args):     # numpy arrays, conversions, errors: the full way
+        forget_args(args)
+        try:
+            params, copies, hold = pack(kernel, args)
+        except BaseException:
+            got.idle.append(run)
+            raise
+        run.params[:] = params
+    run.renew(run.params, run.options)
+    t0 = time.perf_counter()
+    try:
+        block_runner.run_range(run, 0, grid_blocks(run.shape))
+        if run.want_stats:
+            run.drain()
+            run._collect(run.issue)
+    except KernelError as err:          # the run is not reused
+        raise kernel._worded(err) from None
+    seconds = time.perf_counter() - t0
+    result = kernel._launch_of(run, run.stats, run.findings, run.shape, seconds, stream, copies)
+    del hold
+    run.memsys = run.stats = None       # what only the finished launch needed
+    if len(got.idle) < RUNS_PER_PLAN:
+        got.idle.append(run)
+    return result
+
+
+def keep(kernel, key, run) -> bool:
+    """Keep a run that finished a plain launch without error for the next
+    call with `key`; False when it is not kept here (not plain, too large,
+    or enough are kept)."""
+    if (key is None or getattr(run, "ctx", None) is None or run._range_runner is None
+            or not _one_worker(run.options)
+            or run.checker is not None or run.weak is not None or run.recorder is not None
+            or run.options.get("printf_buffer") is not None or run._order_rng is not None):
+        return False
+    size = _kept_bytes(run)
+    if size > MAX_KEPT_BYTES:
+        return False
+    with _lock:
+        kept = kernel.__dict__.get("_kept_launches")
+        if kept is None:
+            kept = kernel._kept_launches = OrderedDict()
+        got = kept.get(key)
+        if got is None:
+            got = kept[key] = KeptLaunch(_layout(kernel))
+        kept.move_to_end(key)
+        while len(kept) > PLANS_PER_KERNEL:
+            kept.popitem(last=False)
+        total = sum(_kept_bytes(r) for k in kept.values() for r in k.idle)
+        if len(got.idle) >= RUNS_PER_PLAN or total + size > MAX_KERNEL_BYTES:
+            return False
+        run._params_view = memoryview(run.params)
+        run.memsys = run.stats = None
+        got.idle.append(run)
+    return True

@@ -1,0 +1,221 @@
+"""The fast path of a repeated launch gives what the full path gives."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuemu
+from gpuemu.api import numpy_dtype
+from gpuemu.machine import launch_cache
+
+VECADD = r"""
+extern "C" __global__ void vecadd(const float *a, const float *b, float *c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+"""
+
+CHECKED = r"""
+#include <assert.h>
+extern "C" __global__ void k(const int *x, int *out, int n) {
+    int i = threadIdx.x;
+    assert(x[i] < n);
+    if (i < 16) __syncthreads();
+    out[i] = x[i] + 1;
+}
+"""
+
+DYNAMIC = r"""
+extern "C" __global__ void k(float *out) {
+    extern __shared__ float s[];
+    s[threadIdx.x] = threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = s[blockDim.x - 1 - threadIdx.x];
+}
+"""
+
+
+def _vecadd(n, seed=0):
+    rng = np.random.default_rng(seed)
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    return a, b, (gpuemu.asarray(a), gpuemu.asarray(b), gpuemu.asarray(np.zeros_like(a)), np.int32(n))
+
+
+def _kept(k):
+    """The runs kept for k's plain launches, per call key."""
+    return {key: list(got.idle) for key, got in k.__dict__.get("_kept_launches", {}).items()}
+
+
+def test_a_plain_launch_leaves_its_run_for_the_next_one_like_it():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(1024)
+    k((4,), (256,), args, stats=False)
+    [(key, [run])] = _kept(k).items()
+    k((4,), (256,), args, stats=False)
+    assert _kept(k) == {key: [run]}            # the same run, taken and given back
+
+
+@pytest.mark.parametrize("stats", [False, True])
+def test_a_repeated_launch_gives_what_a_fresh_one_gives(stats):
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd(1000)
+    for _ in range(3):
+        again = k((4,), (256,), args, stats=stats)
+    fresh = gpuemu.RawModule(code=VECADD).get_function("vecadd")((4,), (256,), args, stats=stats)
+    assert again.stats == fresh.stats and again.stats_by_line == fresh.stats_by_line
+    assert again.worst_requests == fresh.worst_requests and again.findings == fresh.findings == []
+    assert (again.grid, again.block, again.shared_mem) == (fresh.grid, fresh.block, fresh.shared_mem)
+    assert np.array_equal(args[2].get(), a + b)
+
+
+def test_counters_of_a_repeated_launch_start_from_cold_caches():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(4096)
+    first, again = (k((16,), (256,), args) for _ in range(2))
+    assert again.stats == first.stats and again.stats["global_load_requests"] == 256
+
+
+def test_each_launch_sees_its_own_arguments():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    for seed, n in ((1, 512), (2, 300), (3, 1)):
+        a, b, args = _vecadd(512, seed)
+        k((2,), (256,), args[:3] + (np.int32(n),), stats=False)
+        c = args[2].get()
+        assert np.array_equal(c[:n], a[:n] + b[:n]) and not c[n:].any()
+
+
+def test_python_ints_and_numpy_arrays_take_the_kept_run_too():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd(256)
+    k((1,), (256,), args, stats=False)
+    k((1,), (256,), args[:3] + (100,), stats=False)        # a Python int for the int n
+    assert np.array_equal(args[2].get()[:100], a[:100] + b[:100])
+    out = np.zeros(256, np.float32)
+    k((1,), (256,), (a, b, out, 256), stats=False)           # copied in and back
+    assert np.array_equal(out, a + b)
+    assert len(_kept(k)) == 1
+
+
+@pytest.mark.parametrize("ctype, value", [
+    ("long long", -(1 << 40) - 3), ("unsigned long long", (1 << 64) - 5), ("unsigned", (1 << 32) - 1),
+    ("short", -32768), ("unsigned char", 255), ("signed char", -128), ("int", -7),
+])
+def test_a_python_int_is_written_as_the_parameter_type(ctype, value):
+    k = gpuemu.RawModule(code=f"""
+extern "C" __global__ void k({ctype} v, {ctype} *out) {{ out[0] = v; }}
+""").get_function("k")
+    out = gpuemu.asarray(np.zeros(1, numpy_dtype(k.meta.params[0][1])))
+    for v in (0, value, value):                  # the first launch, then the kept run's
+        k(1, 1, (v, out), stats=False)
+        assert int(out.get()[0]) == v
+
+
+@pytest.mark.parametrize("bad, message", [
+    ((2.5,), "is an integer, got the float 2.5"),
+    ((1 << 31,), "value 2147483648 does not fit in i32"),
+    ((np.zeros(4, np.float32),), "is a scalar"),
+    ((), "takes 4 arguments, got 3"),
+])
+def test_a_bad_argument_is_refused_as_on_a_first_launch(bad, message):
+    _, _, args = _vecadd(256)
+    errors = []
+    for repeated in (False, True):
+        k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+        if repeated:
+            k((1,), (256,), args, stats=False)
+        with pytest.raises(gpuemu.LaunchError, match=message) as e:
+            k((1,), (256,), args[:3] + bad, stats=False)
+        errors.append(str(e.value))
+        k((1,), (256,), args, stats=False)                  # and runs on afterwards
+    assert errors[0] == errors[1]
+
+
+def test_a_value_of_another_type_is_checked_again():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(256)
+    k((1,), (256,), args, stats=False, workers=1)
+    with pytest.raises(gpuemu.LaunchError, match="grid"):
+        k((True,), (256,), args, stats=False, workers=1)
+    with pytest.raises(gpuemu.LaunchError, match="workers must be a positive int, got True"):
+        k((1,), (256,), args, stats=False, workers=True)
+
+
+def test_a_lower_dynamic_shared_limit_is_checked_on_the_next_launch():
+    k = gpuemu.RawModule(code=DYNAMIC).get_function("k")
+    out = gpuemu.asarray(np.zeros(64, np.float32))
+    k(1, 64, (out,), shared_mem=256, stats=False)
+    assert out.get().tolist() == [63.0 - i for i in range(64)]
+    k.max_dynamic_shared_size_bytes = 128
+    with pytest.raises(gpuemu.LaunchError, match="shared"):
+        k(1, 64, (out,), shared_mem=256, stats=False)
+
+
+def test_a_failed_assert_on_a_repeated_launch_names_its_condition_and_thread():
+    k = gpuemu.RawModule(code=CHECKED).get_function("k")
+    x = gpuemu.asarray(np.arange(32, dtype=np.int32))
+    out = gpuemu.asarray(np.zeros(32, np.int32))
+    k(1, 32, (x, out, np.int32(32)), stats=False)
+    k(1, 32, (x, out, np.int32(32)), stats=False)
+    before = out.get()
+    with pytest.raises(gpuemu.KernelError) as e:
+        k(1, 32, (x, out, np.int32(8)), stats=False)
+    f = e.value.findings[0]
+    assert (f.kind, f.kernel, f.block, f.thread) == ("assert", "k", (0, 0, 0), (8, 0, 0))
+    assert f.message == "Assertion `x[i] < n` failed"
+    assert np.array_equal(out.get(), before)        # stopped before any store
+    again = k(1, 32, (x, out, np.int32(32)), stats=False)
+    assert [f.kind for f in again.findings] == ["barrier_divergence"]
+    assert np.array_equal(out.get(), np.arange(32) + 1)
+
+
+def test_a_finding_is_reported_on_every_repeated_launch():
+    k = gpuemu.RawModule(code=CHECKED).get_function("k")
+    x = gpuemu.asarray(np.arange(32, dtype=np.int32))
+    out = gpuemu.asarray(np.zeros(32, np.int32))
+    kinds = [[f.kind for f in k(1, 32, (x, out, np.int32(32)), stats=s).findings]
+             for s in (False, False, False, True, True)]
+    assert kinds == [["barrier_divergence"]] * 5
+
+
+def test_a_launch_on_two_workers_is_not_a_plain_one(monkeypatch):
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd(4096)
+    one = k((16,), (256,), args)
+    monkeypatch.setenv("GPUEMU_WORKERS", "2")
+    two = k((16,), (256,), args)
+    assert two.stats == one.stats and np.array_equal(args[2].get(), a + b)
+    assert launch_cache.call_key((16,), (256,), 0, 10, True, "functional", None, None,
+                                 {"workers": 2}, None) is None
+
+
+def test_pointer_arguments_of_a_repeated_launch_count_as_written_for_initcheck():
+    mod = gpuemu.RawModule(code=r"""
+extern "C" __global__ void fill(float* a) { a[threadIdx.x] = 2.0f; }
+extern "C" __global__ void use(const float* a, float* out) { out[threadIdx.x] = a[threadIdx.x]; }
+""")
+    fill, use = mod.get_function("fill"), mod.get_function("use")
+    fill(1, 32, (gpuemu.empty(32, np.float32),))
+    fill(1, 32, (gpuemu.empty(32, np.float32),))
+    buf = gpuemu.empty(32, np.float32)
+    fill(1, 32, (buf,))                              # the kept run's launch
+    la = use(1, 32, (buf, gpuemu.zeros(32, np.float32)), check=True)
+    assert la.findings == []
+
+
+def test_a_kept_run_holds_no_counters_and_no_arrays_of_its_launch():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(1024)
+    launch = k((4,), (256,), args)
+    k((4,), (256,), args)
+    [[kept]] = _kept(k).values()
+    assert kept.memsys is None and kept.stats is None
+    assert kept.params.dtype == np.uint8                 # its own bytes, no argument object
+    assert launch.stats["global_load_requests"] == 64
+
+
+def test_few_call_keys_are_kept_per_kernel():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(64)
+    for g in range(1, launch_cache.PLANS_PER_KERNEL + 5):
+        k((g,), (32,), args, stats=False)
+    assert len(_kept(k)) == launch_cache.PLANS_PER_KERNEL

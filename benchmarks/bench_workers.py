@@ -3,28 +3,35 @@ transpose (issue 6, item 4), results and counters compared.
 
 Run it on an otherwise idle machine, pinned to the cores it may use:
 
-    taskset -c 0,1 python benchmarks/bench_workers.py --workers 2
+    taskset -c 2,3 python benchmarks/bench_workers.py --workers 2 --vecadd 4194304 --repeats 25
 
-Each launch is warm (compiled and run once first); seconds are the minimum
-of --repeats runs, counters off (`stats=False`, the fast path) and on (the
-default). Before timing, each kernel runs once with every counter on at 1
-and at N workers and the outputs and counters must be identical.
+It prints three tables, counters off (`stats=False`, the fast path) and on
+(the default):
 
-`--serial` measures instead, on one worker, what limits N workers on any
-machine, loaded or not: the share s of a launch's CPU time spent outside
-what the workers run in parallel, and Amdahl's bound on the speed-up,
-1 / (s + (1 - s) / N). Two shares: outside the native block loops (which
-release the GIL), and outside them and the memory model's prepare step
-(counters on: numpy on each worker's own trace, which releases the GIL
-inside array operations but not between them; the truth lies between):
-
-    python benchmarks/bench_workers.py --serial
+1. speed-up: seconds of a warm launch (compiled and run once first), the
+   minimum of --repeats runs, at 1 and N workers; before timing, each
+   kernel runs once with every counter on at 1 and at N workers and the
+   outputs and counters must be identical ("identical" in the last column).
+2. serial share (`--serial` prints only this one): on one worker, what
+   limits N workers on any machine, loaded or not: the share s of a
+   launch's thread CPU time spent outside what the workers run in
+   parallel, and Amdahl's bound on the speed-up, 1 / (s + (1 - s) / N).
+   Two shares: outside the native block loops (which release the GIL),
+   and outside them and the memory model's prepare step (counters on:
+   numpy or native passes on each worker's own trace).
+3. time per phase (`--phases` prints only this one), ms, at 1 and N
+   workers, of the fastest of --repeats runs: the calling thread's CPU in
+   the native block loops, the prepare step, the ordered apply step and
+   the rest, and its idle time (wall minus CPU); the other workers' CPU
+   in native, prepare and the rest, and their off-CPU time inside their
+   batches (on idle cores: waiting for the GIL).
 """
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,7 +41,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import gpuemu  # noqa: E402
-from gpuemu.machine import block_runner  # noqa: E402
+from gpuemu.machine import block_runner, block_workers  # noqa: E402
 from gpuemu.machine.executor import LaunchRun  # noqa: E402
 
 
@@ -66,28 +73,41 @@ def _kernels(args):
     yield ("transpose", args.transpose ** 2, *_transpose(args.transpose))
 
 
-@contextmanager
-def _parallel_clock():
-    """Sum the thread CPU time a launch spends in what block workers run in
-    parallel: [inside the block loops' native calls (GIL-free), inside
-    LaunchRun._prepare_records, the memory model's prepare step (numpy; the
-    GIL is held between its array operations)]."""
-    spent = [0.0, 0.0]
+PHASES = ("native", "prepare", "apply", "range")
 
-    def timing(fn, slot):
+
+@contextmanager
+def _phase_clock():
+    """Per thread, the CPU and wall seconds a launch spends in each phase:
+    native (the block loops' native calls, GIL-free), prepare (the memory
+    model's order-free step, LaunchRun._prepare_records: numpy, on the
+    thread that ran the blocks), apply (the ordered step,
+    LaunchRun._charge_prepared: caches, on the calling thread) and range
+    (a worker's whole batch: native, prepare and the Python around them).
+    Yields {thread id: {phase: [cpu, wall]}}; the calling thread's id is
+    threading.main_thread().ident."""
+    spent: dict = {}
+
+    def timing(fn, phase):
         def call(*args, **kw):
-            t0 = time.thread_time()
+            c0, w0 = time.thread_time(), time.perf_counter()
             try:
                 return fn(*args, **kw)
             finally:
-                spent[slot] += time.thread_time() - t0
+                mine = spent.setdefault(threading.get_ident(), {})
+                acc = mine.setdefault(phase, [0.0, 0.0])
+                acc[0] += time.thread_time() - c0
+                acc[1] += time.perf_counter() - w0
         return call
 
-    patches = [(block_runner, n, lambda get: (lambda: timing(get(), 0)))
+    patches = [(block_runner, n, lambda get: (lambda: timing(get(), "native")))
                for n in ("_function", "_range_function", "_batch_function")
                if hasattr(block_runner, n)]
-    if hasattr(LaunchRun, "_prepare_records"):
-        patches.append((LaunchRun, "_prepare_records", lambda f: timing(f, 1)))
+    for owner, n, phase in ((LaunchRun, "_prepare_records", "prepare"),
+                            (LaunchRun, "_charge_prepared", "apply"),
+                            (block_workers._Worker, "run_batch", "range")):
+        if hasattr(owner, n):
+            patches.append((owner, n, lambda f, ph=phase: timing(f, ph)))
     saved = [getattr(owner, n) for owner, n, _ in patches]
     for (owner, n, wrap), old in zip(patches, saved):
         setattr(owner, n, wrap(old))
@@ -98,20 +118,78 @@ def _parallel_clock():
             setattr(owner, n, old)
 
 
+def _timed(launch, **opt) -> tuple:
+    """(wall s, calling thread's CPU s, {thread: {phase: [cpu, wall]}}) of one launch."""
+    with _phase_clock() as spent:
+        w0, c0 = time.perf_counter(), time.thread_time()
+        launch(**opt)
+        c, w = time.thread_time() - c0, time.perf_counter() - w0
+    return w, c, spent
+
+
 def serial_fraction(launch, repeats: int, **opt) -> tuple:
     """(CPU seconds of a one-worker launch, share outside the native block
-    loops, share outside them and the memory model's prepare step), the run
-    with the least CPU time of `repeats`."""
+    loops, share outside them and the memory model's prepare step, share
+    outside them and the ordered apply step), the run with the least CPU
+    time of `repeats`."""
     launch(workers=1, **opt)
     best = None
     for _ in range(repeats):
-        with _parallel_clock() as spent:
-            t0 = time.thread_time()
-            launch(workers=1, **opt)
-            t = time.thread_time() - t0
+        _, t, spent = _timed(launch, workers=1, **opt)
+        ph = spent.get(threading.main_thread().ident, {})
+        native, prep, app = (ph.get(k, [0.0])[0] for k in ("native", "prepare", "apply"))
         if best is None or t < best[0]:
-            best = (t, max(t - spent[0], 0.0) / t, max(t - spent[0] - spent[1], 0.0) / t)
+            best = (t, max(t - native, 0.0) / t, max(t - native - prep, 0.0) / t,
+                    max(t - native - prep - app, 0.0) / t)
     return best
+
+
+def phase_times(launch, workers: int, repeats: int, **opt) -> dict:
+    """Milliseconds per phase of the run with the least wall time of `repeats`:
+    the calling thread's CPU (native, prepare, apply, other) and idle (wall
+    minus CPU: waiting for workers or for the GIL); the other threads' CPU
+    (native, prepare, other) and their off-CPU time inside batches (on idle
+    cores: waiting for the GIL)."""
+    launch(workers=workers, **opt)
+    best = None
+    for _ in range(repeats):
+        got = _timed(launch, workers=workers, **opt)
+        if best is None or got[0] < best[0]:
+            best = got
+    wall, cpu, spent = best
+    main = spent.get(threading.main_thread().ident, {})
+    others = [ph for t, ph in spent.items() if t != threading.main_thread().ident]
+
+    def cpu_of(phs, name):
+        return 1e3 * sum(ph.get(name, [0.0, 0.0])[0] for ph in phs)
+
+    def off_cpu(phs):
+        return 1e3 * sum(ph.get("range", [0.0, 0.0])[1] - ph.get("range", [0.0, 0.0])[0]
+                         for ph in phs)
+    m = {k: cpu_of([main], k) for k in ("native", "prepare", "apply")}
+    o = {k: cpu_of(others, k) for k in ("native", "prepare", "range")}
+    return {"wall": 1e3 * wall, "main_cpu": 1e3 * cpu, **{f"main_{k}": v for k, v in m.items()},
+            "main_other": 1e3 * cpu - sum(m.values()), "main_idle": 1e3 * (wall - cpu),
+            "main_offcpu_in_batches": off_cpu([main]),
+            "workers_native": o["native"], "workers_prepare": o["prepare"],
+            "workers_other": o["range"] - o["native"] - o["prepare"],
+            "workers_offcpu_in_batches": off_cpu(others)}
+
+
+def _phase_table(args) -> None:
+    print(f"\nPer phase, ms (the fastest of {args.repeats} runs): the calling thread's CPU "
+          "and idle time, the other workers' CPU and off-CPU time inside their batches")
+    cols = ("wall", "main_cpu", "main_native", "main_prepare", "main_apply", "main_other",
+            "main_idle", "main_offcpu_in_batches", "workers_native", "workers_prepare",
+            "workers_other", "workers_offcpu_in_batches")
+    print("| kernel | counters | workers | " + " | ".join(cols) + " |")
+    print("|---|---|---|" + "---|" * len(cols))
+    for name, _, launch, _, _ in _kernels(args):
+        for stats in (False, True):
+            for w in sorted({1, args.workers}):
+                t = phase_times(launch, w, args.repeats, stats=stats)
+                print(f"| {name} | {'on' if stats else 'off'} | {w} | "
+                      + " | ".join(f"{t[c]:.1f}" for c in cols) + " |")
 
 
 def _serial_table(args) -> None:
@@ -119,14 +197,48 @@ def _serial_table(args) -> None:
 
     def bound(s):
         return f"{1 / (s + (1 - s) / n):.2f}x"
+    print(f"\nSerial share of one worker's launch (thread CPU, the least of {args.repeats} runs); "
+          "the last bound lets the ordered step overlap the workers (the calling thread charges "
+          "between its own batches): 1 / max(s0 + (1 - s0) / N, s), s0 the share outside all three")
     print(f"| kernel | threads | counters | CPU s (1 worker) | s: all but native loops | "
-          f"bound, {n} workers | s: all but native loops and prepare | bound, {n} workers |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"bound, {n} workers | s: all but native loops and prepare | bound, {n} workers | "
+          f"s0: all but native, prepare, apply | bound, apply overlapped |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, threads, launch, _, _ in _kernels(args):
         for stats in (False, True):
-            t, s_native, s_prepared = serial_fraction(launch, args.repeats, stats=stats)
+            t, s_native, s_prepared, s0 = serial_fraction(launch, args.repeats, stats=stats)
+            overlapped = 1 / max(s0 + (1 - s0) / n, s_prepared)
             print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {t:.4f} | "
-                  f"{s_native:.3f} | {bound(s_native)} | {s_prepared:.3f} | {bound(s_prepared)} |")
+                  f"{s_native:.3f} | {bound(s_native)} | {s_prepared:.3f} | {bound(s_prepared)} | "
+                  f"{s0:.3f} | {overlapped:.2f}x |")
+
+
+def _speed_table(args) -> None:
+    n = args.workers
+    print(f"| kernel | threads | counters | 1 worker (s), min | {n} workers (s), min | speed-up | "
+          f"1 worker, median | {n} workers, median | speed-up of medians | outputs and counters |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, threads, launch, get, want in _kernels(args):
+        runs = {}
+        for w in (1, n):
+            lau = launch(workers=w)
+            assert np.array_equal(get(), want), f"{name}: wrong result with {w} workers"
+            runs[w] = (lau.stats, lau.stats_by_line)
+        same = "identical" if runs[1] == runs[n] else "DIFFER"
+        for stats in (False, True):
+            ts: dict = {1: [], n: []}
+            for w in (1, n):
+                launch(workers=w, stats=stats)
+            for _ in range(args.repeats):        # interleaved: a slower spell hits both
+                for w in (1, n):
+                    t0 = time.perf_counter()
+                    launch(workers=w, stats=stats)
+                    ts[w].append(time.perf_counter() - t0)
+            lo = {w: min(v) for w, v in ts.items()}
+            med = {w: float(np.median(v)) for w, v in ts.items()}
+            print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {lo[1]:.4f} | {lo[n]:.4f} | "
+                  f"{lo[1] / lo[n]:.2f}x | {med[1]:.4f} | {med[n]:.4f} | {med[1] / med[n]:.2f}x | "
+                  f"{same} |")
 
 
 def main() -> None:
@@ -136,35 +248,21 @@ def main() -> None:
     ap.add_argument("--vecadd", type=int, default=1 << 20, help="vecadd elements")
     ap.add_argument("--transpose", type=int, default=1024, help="transpose side")
     ap.add_argument("--serial", action="store_true",
-                    help="print the serial share of one worker's launch and Amdahl's bound")
+                    help="print only the serial share of one worker's launch and Amdahl's bound")
+    ap.add_argument("--phases", action="store_true",
+                    help="print only the time per phase (CPU and idle per thread) at 1 and N workers")
     args = ap.parse_args()
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     print(f"cores allowed: {cores}; load average: {os.getloadavg()}")
-    if args.serial:
-        _serial_table(args)
+    if args.serial or args.phases:
+        if args.serial:
+            _serial_table(args)
+        if args.phases:
+            _phase_table(args)
         return
-    print(f"| kernel | threads | counters | 1 worker (s) | {args.workers} workers (s) | speed-up | "
-          f"outputs and counters |")
-    print("|---|---|---|---|---|---|---|")
-    for name, threads, launch, get, want in _kernels(args):
-        runs = {}
-        for w in (1, args.workers):
-            lau = launch(workers=w)
-            assert np.array_equal(get(), want), f"{name}: wrong result with {w} workers"
-            runs[w] = (lau.stats, lau.stats_by_line)
-        same = "identical" if runs[1] == runs[args.workers] else "DIFFER"
-        for stats in (False, True):
-            best = {}
-            for w in (1, args.workers):
-                launch(workers=w, stats=stats)
-                ts = []
-                for _ in range(args.repeats):
-                    t0 = time.perf_counter()
-                    launch(workers=w, stats=stats)
-                    ts.append(time.perf_counter() - t0)
-                best[w] = min(ts)
-            print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {best[1]:.4f} | "
-                  f"{best[args.workers]:.4f} | {best[1] / best[args.workers]:.2f}x | {same} |")
+    _speed_table(args)
+    _serial_table(args)
+    _phase_table(args)
 
 
 if __name__ == "__main__":

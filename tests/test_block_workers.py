@@ -9,6 +9,7 @@ import pytest
 
 import gpuemu
 from gpuemu.errors import KernelError, LaunchError
+from gpuemu.machine.block_workers import block_ranges
 from kernel_launch import launch
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
@@ -33,6 +34,34 @@ def test_two_workers_count_what_one_worker_counts():
     _, _, two = _transpose(2)
     assert two.stats == one.stats
     assert two.stats_by_line == one.stats_by_line
+
+
+def test_three_workers_give_the_transpose_and_count_what_one_worker_counts():
+    _, _, one = _transpose(1)
+    a, t, three = _transpose(3)
+    assert np.array_equal(t, a.T)
+    assert three.stats == one.stats and three.stats_by_line == one.stats_by_line
+
+
+@pytest.mark.parametrize("total,workers,tpb", [(4096, 2, 256), (1024, 2, 256), (1000, 3, 64),
+                                               (3, 2, 32), (1, 4, 1024), (100000, 2, 1024),
+                                               (4096, 1, 256)])
+def test_block_ranges_cover_the_grid_in_order(total, workers, tpb):
+    ranges = block_ranges(total, workers, tpb)
+    assert [i for r in ranges for i in r] == list(range(total))
+    assert all(len(r) * tpb <= max(1 << 20, tpb) for r in ranges)   # a progress bar moves
+
+
+def test_block_ranges_shrink_toward_the_end_for_several_workers():
+    # guided self-scheduling: 1/(2N) of what is left, at least 1/(16N) of the grid
+    sizes = [len(r) for r in block_ranges(4096, 2, 256)]
+    assert sizes[:4] == [1024, 768, 576, 432]
+    assert sizes == sorted(sizes, reverse=True)
+    assert min(sizes[:-1]) == 4096 // 32
+
+
+def test_block_ranges_of_one_worker_are_about_four():
+    assert [len(r) for r in block_ranges(4096, 1, 256)] == [1024] * 4
 
 
 MIXED = r"""
@@ -99,11 +128,12 @@ extern "C" __global__ void k(float* x, int bad_block) {
 """
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_a_fault_names_the_first_faulting_block(workers):
-    x = np.zeros(1024 * 64, dtype=np.float32)       # 16 batches of 64 blocks
+@pytest.mark.parametrize("stats", [False, True])
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_a_fault_names_the_first_faulting_block(workers, stats):
+    x = np.zeros(1024 * 64, dtype=np.float32)       # ranges of 21 to 171 blocks
     with pytest.raises(KernelError) as e:
-        launch(FAULT, "k", (1024,), (64,), x, np.int32(700), stats=False, workers=workers)
+        launch(FAULT, "k", (1024,), (64,), x, np.int32(700), stats=stats, workers=workers)
     assert e.value.findings[0].block == (700, 0, 0)
 
 
@@ -132,11 +162,12 @@ def test_workers_must_be_a_positive_int(bad):
                np.int32(32), workers=bad)
 
 
-def test_progress_hears_of_every_block():
+@pytest.mark.parametrize("stats", [False, True])
+def test_progress_hears_of_every_block(stats):
     seen = []
     data = np.zeros(1 << 15, dtype=np.int32)
     launch(GLOBAL_HIST, "hist", (data.size // 32,), (32,), data, np.zeros(8, np.uint32),
-           np.int32(data.size), stats=False, workers=2, progress=seen.append)
+           np.int32(data.size), stats=stats, workers=2, progress=seen.append)
     assert sum(seen) == data.size // 32
 
 

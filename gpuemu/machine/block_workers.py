@@ -16,12 +16,19 @@ Identical to one worker, by construction:
 - counters: per-line counters and issue cycles are sums over blocks; each
   worker prepares its trace records for the memory model on its own thread
   (MemorySystem.prepare: bank conflicts, coalescing, request and sector
-  counts, which no other request changes) and the main thread charges the
-  prepared batches in block order (MemorySystem.apply: the order-dependent
-  caches), the order one worker produces (splitting a trace into batches
-  changes no counter: gpuemu/memory/memory_system.py);
+  counts, which no other request changes) and the calling thread charges
+  the prepared batches in block order (MemorySystem.apply: the
+  order-dependent caches), the order one worker produces (splitting a
+  trace into batches changes no counter: gpuemu/memory/memory_system.py);
 - findings and errors: reported in block order, the first fault of the
   lowest batch, the first barrier divergence per line.
+
+The calling thread is one of the workers (N - 1 come from a pool kept
+between launches): with counters on it charges every batch that is ready
+in block order and runs the next batch itself when none is, so no core
+waits for the ordered step but at the very end. Batches are consecutive
+ranges of blocks that shrink toward the end of the grid (block_ranges:
+guided self-scheduling), so the workers finish together.
 
 Launches with a seed (seeded-random store order per warp run), a warp
 scheduler other than the default, printf (one output buffer, filled in
@@ -107,12 +114,24 @@ class _Worker:
 
 
 def block_ranges(total: int, nworkers: int, threads_per_block: int) -> list:
-    """The grid's linear block indices cut into ranges (run in order by
-    block_runner.run_range): about 4 per worker, so workers that finish early
-    take more, and at most 2^20 threads each, so a progress bar moves."""
-    per = -(-total // (4 * max(nworkers, 1)))
-    per = max(1, min(per, (1 << 20) // max(threads_per_block, 1)))
-    return [range(lo, min(lo + per, total)) for lo in range(0, total, per)]
+    """The grid's linear block indices cut into consecutive ranges (each run
+    in order by block_runner.run_range), at most 2^20 threads each so a
+    progress bar moves. One worker: about 4 ranges. N workers: guided
+    self-scheduling (Polychronopoulos and Kuck, IEEE Trans. Computers 36(12),
+    1987): each range is 1/(2N) of the blocks not yet handed out, at least
+    1/(16N) of the grid, so the ranges shrink toward the end and the workers,
+    taking the next range as they finish one, finish together."""
+    most = max(1, (1 << 20) // max(threads_per_block, 1))
+    if nworkers <= 1:
+        per = max(1, min(-(-total // 4), most))
+        return [range(lo, min(lo + per, total)) for lo in range(0, total, per)]
+    least = max(1, -(-total // (16 * nworkers)))
+    out, lo = [], 0
+    while lo < total:
+        per = min(max(-(-(total - lo) // (2 * nworkers)), least), most)
+        out.append(range(lo, min(lo + per, total)))
+        lo += per
+    return out
 
 
 _pool: Optional[ThreadPoolExecutor] = None
@@ -146,8 +165,8 @@ if hasattr(os, "register_at_fork"):
 def run_parallel(run, batches: Iterable, nworkers: int,
                  progress: Optional[Callable[[int], None]] = None) -> None:
     """Run `batches` (lists of blocks or ranges of linear indices, in schedule
-    order) on `nworkers` threads; charge traces, merge counters and findings
-    into `run`."""
+    order) on `nworkers` threads, the calling thread one of them; charge
+    traces, merge counters and findings into `run`."""
     if not run._tracing:
         _run_untraced(run, list(batches), nworkers, progress)
         return
@@ -158,39 +177,54 @@ def run_parallel(run, batches: Iterable, nworkers: int,
     done: dict = {}
     ready = threading.Condition()
     stop = threading.Event()
+    handed = [0]                 # batches handed out so far (under `take`)
+    exhausted = threading.Event()
 
-    def loop(wk: _Worker) -> None:
-        while not stop.is_set():
-            with take:
-                nxt = next(it, None)
+    def next_batch():
+        """The next (seq, blocks) in schedule order, or None when none is left."""
+        with take:
+            nxt = None if stop.is_set() else next(it, None)
             if nxt is None:
-                break
-            seq, blocks = nxt
-            res = wk.run_batch(blocks)
-            with ready:
-                done[seq] = (len(blocks), res)
-                ready.notify_all()
-            if res[2] is not None:
-                stop.set()      # every lower batch is already taken: the rest need not run
-                break
+                exhausted.set()
+            else:
+                handed[0] += 1
+            return nxt
+
+    def work(wk: _Worker, nxt) -> None:
+        seq, blocks = nxt
+        res = wk.run_batch(blocks)
+        if res[2] is not None:
+            stop.set()          # every lower batch is already taken: the rest need not run
         with ready:
-            done.setdefault(("exit", id(wk)), None)
+            done[seq] = (len(blocks), res)
             ready.notify_all()
 
-    pool = _threads(nworkers)
-    futures = [pool.submit(loop, wk) for wk in workers]
+    def loop(wk: _Worker) -> None:
+        while (nxt := next_batch()) is not None:
+            work(wk, nxt)
+
+    pool = _threads(nworkers - 1)
+    futures = [pool.submit(loop, wk) for wk in workers[1:]]
+    mine = workers[0]
     seq = 0
     error = None
     try:
         while True:
             with ready:
-                while seq not in done:
-                    if sum(1 for k in done if isinstance(k, tuple)) == len(workers):
-                        break                  # every worker has left: no more batches
-                    ready.wait()
-                if seq not in done:
-                    break
-                nblocks, (chunks, findings, err) = done.pop(seq)
+                got = done.pop(seq, None)
+            if got is None:
+                # nothing to charge yet: run a batch here, else wait for the next one
+                nxt = None if exhausted.is_set() else next_batch()
+                if nxt is not None:
+                    work(mine, nxt)
+                    continue
+                with ready:
+                    while seq not in done and not (exhausted.is_set() and seq >= handed[0]):
+                        ready.wait()
+                    got = done.pop(seq, None)
+                if got is None:
+                    break                    # every batch handed out is charged
+            nblocks, (chunks, findings, err) = got
             for c in chunks:
                 run._charge_prepared(c)
             _merge_findings(run, findings)

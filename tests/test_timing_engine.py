@@ -8,6 +8,7 @@ import pytest
 
 import gpuemu
 from gpuemu.timing.block_policy import LeastLoaded, RoundRobinBlocks
+from gpuemu.timing.native_engine import NativeEngine
 from gpuemu.timing.reference_engine import ReferenceEngine
 from gpuemu.timing.sm_engine import (R_BARRIER, R_DEPENDENCY, R_MEMORY, R_NOT_SELECTED, R_PIPE,
                                      SMEngine)
@@ -153,3 +154,23 @@ def test_a_policy_without_priority_runs_through_pick(mix_programs):
     slow = SMEngine(progs, 3, 4, 2, 4, PickOnly(), RoundRobinBlocks(), nrows=8).run()
     fast = run(progs, SMEngine, policy="gto", **args)
     assert slow.cycles == fast.cycles and np.array_equal(slow.stalls, fast.stalls)
+
+
+def test_a_block_dispatched_within_a_release_is_not_counted_at_its_barrier_twice():
+    # Block 0: warps 1 and 2 exit early; warp 0 alone passes its barrier and exits at the
+    # same count, in the release. Its room goes at once to block 1, whose warps 0 and 1
+    # wait at a barrier as their first instruction: warp 2 arrives there only after 3
+    # instructions, and the barrier must hold until then (each arrival counted once).
+    bar = lambda at: (at, BARRIER, 0, 0, 0, -1, 1)  # noqa: E731
+    first = [[bar(4), exit_at(4)], [exit_at(1)], [exit_at(1)]]
+    second = [[bar(0), exit_at(2)], [bar(0), exit_at(2)], [bar(3), exit_at(5)]]
+    progs = programs_from_items(3, first + second)
+    for policy in ("gto", "lrr"):
+        ref = run(progs, ReferenceEngine, alu=1, policy=policy)
+        fast = run(progs, SMEngine, alu=1, policy=policy)
+        assert fast.cycles == ref.cycles
+        assert np.array_equal(fast.stalls, ref.stalls)
+        assert np.array_equal(fast.stalls_by_row[:ref.stalls_by_row.shape[0]], ref.stalls_by_row)
+        assert fast.stalls[3, R_BARRIER] > 0 and fast.stalls[4, R_BARRIER] > 0
+        native = run(progs, NativeEngine, alu=1, policy=policy)
+        assert native.cycles == ref.cycles and np.array_equal(native.stalls, ref.stalls)

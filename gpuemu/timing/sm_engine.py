@@ -153,8 +153,9 @@ class SMEngine:
             self._dispatch(b, sm, t)
 
     def _arrive(self, s: int, t: int) -> None:
-        """Slot s has issued up to its next BARRIER/EXIT item: act on it."""
-        if not self.occ[s] or self.nkind[s] == MEM or self.nat[s] != self.ic[s]:
+        """Slot s has issued up to its next BARRIER/EXIT item: act on it (once: a warp
+        already waiting at its barrier has arrived)."""
+        if not self.occ[s] or self.atbar[s] or self.nkind[s] == MEM or self.nat[s] != self.ic[s]:
             return
         b = int(self.blk[s])
         info = self.blocks[b]
@@ -183,7 +184,11 @@ class SMEngine:
             self._release(info, t)
 
     def _release(self, info, t: int) -> None:
+        """Every live warp of the block waits at the barrier: all go on at t + 1. The block
+        may finish in the arrivals below and its slots go to a new block, whose warps its
+        dispatch has already arrived: only this block's own slots arrive here."""
         info[4] = 0
+        b = int(self.blk[info[2][0]])
         for s in info[2]:
             if self.occ[s] and self.atbar[s]:
                 self.atbar[s] = False
@@ -194,7 +199,8 @@ class SMEngine:
                 self._set_next(s, self.ptr[s] + 1)
                 self.ready[s] = max(self.ready[s], t + 1)
         for s in list(info[2]):
-            self._arrive(s, t + 1)
+            if self.blk[s] == b:
+                self._arrive(s, t + 1)
 
     # ------------------------------------------------------------------ run
     def run(self) -> "TimingResult":

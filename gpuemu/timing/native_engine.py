@@ -51,7 +51,7 @@ from gpuemu.jit import engine
 from .block_policy import LeastLoaded, RoundRobinBlocks
 from .sm_engine import SMEngine, TimingResult
 from .warp_policies import GreedyThenOldest, LooseRoundRobin, SeededRandom, TwoLevel
-from .warp_trace import N_PIPES, WarpPrograms
+from .warp_trace import ITEM_COLUMNS, N_PIPES, WarpPrograms, aligned_zeros
 
 I1, I32, I64 = ll.IntType(1), ll.IntType(32), ll.IntType(64)
 P64 = I64.as_pointer()
@@ -78,11 +78,11 @@ F_ = {**{n: ("hot", i) for i, n in enumerate(HOT_FIELDS)},
       **{n: ("warm", i) for i, n in enumerate(WARM_FIELDS)},
       **{n: ("cold", i) for i, n in enumerate(COLD_FIELDS)}}
 RECORD_W = {"hot": 8, "warm": 8, "cold": 16}
-# One record of ITEM_W int32 per stop point (warp_trace.WarpPrograms' columns): 32 bytes, as
+# One record of ITEM_W int32 per stop point (warp_trace.WarpPrograms.items, ITEM_COLUMNS): 32 bytes, as
 # the engine walks every warp's stream at once (a launch whose numbers do not fit in int32
 # runs in the numpy engine).
-ITEM_FIELDS = ("at", "kind", "pipe", "cost", "lat", "use", "line")
-ITEM_W = 8
+ITEM_FIELDS = ITEM_COLUMNS[:7]
+ITEM_W = len(ITEM_COLUMNS)
 # The arrays the native code reads and writes, in the order of the pointer table.
 ARRAYS = (
     "item", "wbeg", "wend",                                                  # items (read only)
@@ -722,7 +722,7 @@ def _build_main(f: _Fn, call) -> None:
                         f.st("pf", j, b.add(start, f.it(p, "cost")))
                         use = f.it(p, "use")
                         with b.if_then(f.ge(use, 0)):
-                            rt = b.add(start, f.it(p, "lat"))
+                            rt = b.add(start, f.it(p, "latency"))
                             up = b.add(b.add(cnum, c(1)), use)
                             with b.if_else(f.le(b.load(d0_v), t)) as (fresh, more_ld):
                                 with fresh:
@@ -771,14 +771,6 @@ def _function():
     return engine.native_function(SYMBOL, _build_ir, PROTOTYPE)
 
 
-def _aligned(shape, align: int = 64, dtype=np.int64) -> np.ndarray:
-    """Zeroed array whose first element starts on an `align`-byte boundary."""
-    n, size = int(np.prod(shape)), np.dtype(dtype).itemsize
-    raw = np.zeros(n + align // size, dtype)
-    off = (-raw.ctypes.data % align) // size
-    return raw[off:off + n].reshape(shape)
-
-
 def supports(policy, block_policy) -> bool:
     """Whether this engine knows the rules of both policies (built-in classes exactly:
     a subclass may change `pick`, and a user's class runs in the numpy engine)."""
@@ -805,17 +797,19 @@ class NativeEngine(SMEngine):
         z = lambda n: np.zeros(max(int(n), 1), i64)  # noqa: E731
         self.policy.reset(G, K)
         self.bpol.reset(M)
-        cols = (P.at, P.kind, P.pipe, P.cost, P.latency, P.use, P.line)
-        if any(col.size and (col.min() < -2**31 or col.max() >= 2**31) for col in cols):
-            return SMEngine.run(self)
-        item = _aligned((max(P.at.size, 1), ITEM_W), 64, np.int32)
-        for j, col in enumerate(cols):
-            item[:col.size, j] = col
+        item = P.items          # the recorder's records, when every number fits int32
+        if item is None or not item.size or not item.flags.c_contiguous:
+            cols = (P.at, P.kind, P.pipe, P.cost, P.latency, P.use, P.line)
+            if any(col.size and (col.min() < -2**31 or col.max() >= 2**31) for col in cols):
+                return SMEngine.run(self)
+            item = aligned_zeros((max(P.at.size, 1), ITEM_W), np.int32)
+            for j, col in enumerate(cols):
+                item[:col.size, j] = col
         arrays = {"item": item, "wbeg": np.ascontiguousarray(P.start, dtype=i64),
                   "wend": np.ascontiguousarray(P.end, dtype=i64)}
         arrays = {k: v if v.size else z(1) for k, v in arrays.items()}
         for rec, w in RECORD_W.items():
-            arrays[rec] = _aligned((max(N, 1), w), 64)
+            arrays[rec] = aligned_zeros((max(N, 1), w))
         arrays["cold"][:, F_["blk"][1]] = -1
         arrays["hot"][:, F_["cur"][1]] = -1
         arrays["last"] = np.full(G, -1, i64)

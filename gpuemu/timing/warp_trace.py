@@ -24,6 +24,7 @@ a pointer per warp.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -40,6 +41,12 @@ SHARED_SPACE = 1                  # gpuemu.memory.trace.SPACE_CODES['shared']
 _OP_LOADS = ("ld", "atom")        # requests whose value a later instruction reads
 
 
+# The columns of WarpPrograms.items, one int32 record of 32 bytes per stop point: the layout
+# the native engine walks (native_engine.py), "warp" the warp g of the point.
+ITEM_COLUMNS = ("at", "kind", "pipe", "cost", "latency", "use", "line", "warp")
+_INT32_MAX = (1 << 31) - 1
+
+
 @dataclass
 class WarpPrograms:
     """Every warp's stop points, flat. Warp g = block * warps_per_block + warp."""
@@ -47,18 +54,30 @@ class WarpPrograms:
     num_blocks: int
     start: np.ndarray     # int64[num_warps]: first item of warp g
     end: np.ndarray       # int64[num_warps]: one past its last item (an EXIT)
-    at: np.ndarray        # int64[items]: instruction position (see module doc)
-    kind: np.ndarray      # int8[items]: MEM / BARRIER / EXIT
-    pipe: np.ndarray      # int8[items]: PIPE_LSU / PIPE_SHARED (MEM only)
-    cost: np.ndarray      # int64[items]: cycles the pipe is busy (MEM only)
-    latency: np.ndarray   # int64[items]: cycles from issue to the value (MEM only)
-    use: np.ndarray       # int64[items]: instructions before the value's first use; -1: none
-    line: np.ndarray      # int64[items]: counter row of the source line
+    at: np.ndarray        # int[items]: instruction position (see module doc)
+    kind: np.ndarray      # int[items]: MEM / BARRIER / EXIT
+    pipe: np.ndarray      # int[items]: PIPE_LSU / PIPE_SHARED (MEM only)
+    cost: np.ndarray      # int[items]: cycles the pipe is busy (MEM only)
+    latency: np.ndarray   # int[items]: cycles from issue to the value (MEM only)
+    use: np.ndarray       # int[items]: instructions before the value's first use; -1: none
+    line: np.ndarray      # int[items]: counter row of the source line
     instructions: np.ndarray  # int64[num_warps]: instructions each warp executes
+    # The same columns as one int32 array [items, 8] (ITEM_COLUMNS), 64-byte aligned, when
+    # every number fits int32 (the columns above are then its views); else None
+    items: Optional[np.ndarray] = None
 
     @property
     def num_warps(self) -> int:
         return int(self.start.size)
+
+
+def aligned_zeros(shape, dtype=np.int64, align: int = 64) -> np.ndarray:
+    """Zeroed array whose first element starts on an `align`-byte boundary (a record of
+    the native engine then never straddles two cache lines)."""
+    n, size = int(np.prod(shape)), np.dtype(dtype).itemsize
+    raw = np.zeros(n + align // size, dtype)
+    off = (-raw.ctypes.data % align) // size
+    return raw[off:off + n].reshape(shape)
 
 
 class TraceRecorder:
@@ -75,6 +94,7 @@ class TraceRecorder:
         self._ev: list = []            # int64[n, 4] chunks, in arrival order
         self._pending: list = []       # rows from `event` not yet in a chunk
         self._splits: list = []        # (warp, parent id, fragment id, count at the split)
+        self._fits = True              # the requests' costs, latencies, uses, rows fit int32
         cap = max(int(event_capacity), 1)
         self.ev_buf = np.zeros((cap, 4), np.int64)
         self.ev_state = np.array([0, cap], np.int64)
@@ -89,11 +109,14 @@ class TraceRecorder:
         table = _instr_table(instrs)
         use, line = table[0][iid], table[1][iid]
         pipe = np.where(rec["space"] == SHARED_SPACE, PIPE_SHARED, PIPE_LSU).astype(np.int8)
+        icount = rec["icount"].astype(np.int64)
+        cost = np.maximum(np.asarray(charge.cycles, dtype=np.int64), 1)
+        lat = np.maximum(np.asarray(charge.latency, dtype=np.int64), 1)
+        if self._fits:
+            self._fits = max(int(cost.max()), int(lat.max()), int(use.max()),
+                             int(line.max())) <= _INT32_MAX and int(use.min()) >= -1
         self._req.append((rec["block"].astype(np.int64) * self.nw + rec["warp"],
-                          rec["icount"].astype(np.int64), pipe,
-                          np.maximum(np.asarray(charge.cycles, dtype=np.int64), 1),
-                          np.maximum(np.asarray(charge.latency, dtype=np.int64), 1),
-                          use, line))
+                          icount, pipe, cost, lat, use, line))
 
     def event(self, block: int, warp: int, kind: int, icount: int, line: int) -> None:
         """A barrier arrival or an exit of warp `warp` of block `block`."""
@@ -120,18 +143,19 @@ class TraceRecorder:
                              int(np.uint32(row[abi.F_SPLIT_MASK // 4])), icount & FRAGMENT_COUNT_MASK))
 
     def programs(self) -> WarpPrograms:
+        """Every warp's stop points, sorted by (warp, position): as one int32 array
+        (WarpPrograms.items) when every number fits, else as int64 columns."""
         nwarps = self.nw * self.nb
         if self._req:
-            g, at, pipe, cost, lat, use, line = (np.concatenate(c) for c in zip(*self._req))
+            g, at = (np.concatenate(c) for c in list(zip(*self._req))[:2])
         else:
-            g = at = cost = lat = use = line = np.zeros(0, np.int64)
-            pipe = np.zeros(0, np.int8)
+            g = at = np.zeros(0, np.int64)
         self.drain_events()
         ev = np.concatenate(self._ev) if self._ev else np.zeros((0, 4), np.int64)
-        ne = ev.shape[0]
+        nr, ne = g.size, ev.shape[0]
         G = np.concatenate([g, ev[:, 0]])
         AT = np.concatenate([at, ev[:, 2]])
-        KIND = np.concatenate([np.full(g.size, MEM, np.int8), ev[:, 1].astype(np.int8)])
+        KIND = np.concatenate([np.full(nr, MEM, np.int8), ev[:, 1].astype(np.int8)])
         # request = instruction number `icount` (operations count after their
         # operands): it comes after a barrier/exit reached at the same count
         key = np.concatenate([2 * at + 1, 2 * ev[:, 2]])
@@ -144,19 +168,49 @@ class TraceRecorder:
             order = np.argsort((G << 32) | key, kind="stable")
         else:
             order = np.lexsort((np.arange(G.size), key, G))
-        pad = lambda a, v, dt=np.int64: np.concatenate([a, np.full(ne, v, dt)])  # noqa: E731
         counts = np.bincount(G[order], minlength=nwarps)[:nwarps]
         ends = np.cumsum(counts)
         starts = ends - counts
         instructions = np.zeros(nwarps, np.int64)
         exits = order[KIND[order] == EXIT]
         instructions[G[exits]] = AT[exits]
+        shape = dict(warps_per_block=self.nw, num_blocks=self.nb, start=starts.astype(np.int64),
+                     end=ends.astype(np.int64), instructions=instructions)
+        fits = (self._fits and (not AT.size or (int(AT.max()) <= _INT32_MAX and int(AT.min()) >= 0))
+                and (not ne or int(ev[:, 3].max()) <= _INT32_MAX))
+        if fits:
+            items = self._packed(AT, G, KIND, ev, order)
+            return WarpPrograms(**shape, **{n: items[:, j] for j, n in enumerate(ITEM_COLUMNS[:7])},
+                                items=items)
+        cols = [np.concatenate(c) for c in list(zip(*self._req))[2:]] if self._req else \
+            [np.zeros(0, np.int8)] + [np.zeros(0, np.int64)] * 4
+        pipe, cost, lat, use, line = cols
+        pad = lambda a, v, dt=np.int64: np.concatenate([a, np.full(ne, v, dt)])  # noqa: E731
         return WarpPrograms(
-            warps_per_block=self.nw, num_blocks=self.nb, start=starts.astype(np.int64),
-            end=ends.astype(np.int64), at=AT[order], kind=KIND[order],
+            **shape, at=AT[order], kind=KIND[order],
             pipe=pad(pipe, PIPE_LSU, np.int8)[order], cost=pad(cost, 0)[order],
             latency=pad(lat, 0)[order], use=pad(use, -1)[order],
-            line=np.concatenate([line, ev[:, 3]])[order], instructions=instructions)
+            line=np.concatenate([line, ev[:, 3]])[order])
+
+    def _packed(self, AT, G, KIND, ev, order) -> np.ndarray:
+        """The stop points as int32 records (ITEM_COLUMNS) in `order`: filled in arrival
+        order, then gathered once, row by row."""
+        nr = AT.size - ev.shape[0]
+        raw = np.empty((AT.size, len(ITEM_COLUMNS)), np.int32)
+        raw[:, 0] = AT
+        raw[:, 1] = KIND
+        raw[:, 7] = G
+        o = 0
+        for _, _, pipe, cost, lat, use, line in self._req:
+            m = pipe.size
+            for j, col in ((2, pipe), (3, cost), (4, lat), (5, use), (6, line)):
+                raw[o:o + m, j] = col
+            o += m
+        raw[nr:, 2:6] = (PIPE_LSU, 0, 0, -1)
+        raw[nr:, 6] = ev[:, 3]
+        items = aligned_zeros((max(order.size, 1), len(ITEM_COLUMNS)), np.int32)[:order.size]
+        np.take(raw, order, axis=0, out=items, mode="clip")
+        return items
 
 
 _TABLES: dict = {}      # id(instrs) -> (instrs, tables), at most _TABLES_MAX kernels

@@ -8,7 +8,7 @@ set that has been looked up (a launch touching a few lines of a 50 MB L2
 pays for those sets only):
 
     row_of int32[sets]         row + 1 of each set, 0: no row yet
-    rows   int64               rows in use
+    meta  int64[3]             rows in use, sectors hit, sectors asked
     tags  int64[rows, assoc]   resident key, -1 for an empty way
     valid int64[rows, assoc]   valid sector bits of the line
     last  int64[rows, assoc]   time of the last use (LRU order)
@@ -20,166 +20,103 @@ gets the next row, every way empty):
   miss, allocating: the first empty way, else the least recently used one,
       takes the key with only the entry's bits valid; out = 0.
   miss, not allocating: nothing changes; out = 0.
-counts[0] += sectors that hit (bits of out), counts[1] += sectors asked (bits).
+meta[1] += sectors that hit (bits of out), meta[2] += sectors asked (bits).
 
-Built with llvmlite (the JIT gpuemu already uses) once per process; ctypes
-releases the GIL for the call.
+`emit_lru_access` writes the rule for one entry; the batch walk here and
+native_cache_walk (the caches of a whole batch of requests) call it. Built
+with llvmlite (engine.native_function) once per process; ctypes releases
+the GIL for the call.
 """
 from __future__ import annotations
-
-import ctypes
 
 import llvmlite.ir as ll
 import numpy as np
 
 from gpuemu.jit import engine
 
-I8, I64 = ll.IntType(8), ll.IntType(64)
-P64 = I64.as_pointer()
+from .native_ir import I8, I32, Fn, c, prototype
+
 SYMBOL = "gpuemu_lru_access_rows"
+LRU_ARGS = ("key", "bits", "alloc", "set", "t", "row_of", "tags", "valid", "last", "assoc", "meta")
+WALK_ARGS = ("n", "keys", "bits", "alloc", "sets", "t0", "tags", "valid", "last", "assoc", "out",
+             "row_of", "meta")
+
+
+def emit_lru_access(module) -> Fn:
+    """The rule above for one entry, as an internal function of `module`:
+    lru_access(key, bits, alloc, set, t, row_of, tags, valid, last, assoc,
+    meta) -> its hit bits; meta[0] rows in use, meta[1] += sectors hit,
+    meta[2] += sectors asked. The batch walk below and native_cache_walk call it."""
+    f = Fn(module, "lru_access", LRU_ARGS, internal=True)
+    A, b = f.arg, f.b
+    row_of, meta = f.ptr("row_of", I32), f.ptr("meta")
+    tags, valid, last = f.ptr("tags"), f.ptr("valid"), f.ptr("last")
+    assoc, key, bits, t = A["assoc"], A["key"], A["bits"], A["t"]
+    with f.if_(f.cmp("==", f.ld(row_of, A["set"]), 0)):     # the set's first use: the next row, empty
+        fresh = b.add(f.ld(meta, 0), c(1))
+        f.st(meta, 0, fresh)
+        f.st(row_of, A["set"], fresh)
+        fbase = b.mul(b.sub(fresh, c(1)), assoc)
+        with f.loop(0, assoc) as w:
+            f.st(tags, b.add(fbase, w), -1)
+            f.st(valid, b.add(fbase, w), 0)
+            f.st(last, b.add(fbase, w), 0)
+    base = b.mul(b.sub(f.ld(row_of, A["set"]), c(1)), assoc)
+    f.add_to(meta, 2, f.popcount(bits))
+    found, empty, victim, vtime = f.var(-1), f.var(-1), f.var(-1), f.var((1 << 63) - 1)
+    w = f.var(0)
+    with f.while_(lambda: b.and_(f.cmp("<", f.get(w), assoc), f.cmp("<", f.get(found), 0))):
+        slot = b.add(base, f.get(w))
+        tg = f.ld(tags, slot)
+        with f.if_else(f.cmp("==", tg, key)) as (hit, other):
+            with hit:
+                f.set(found, slot)
+            with other:
+                with f.if_else(f.cmp("==", tg, -1)) as (free, used):
+                    with free:
+                        with f.if_(f.cmp("<", f.get(empty), 0)):
+                            f.set(empty, slot)
+                    with used:
+                        lt = f.ld(last, slot)
+                        with f.if_(f.cmp("<", lt, f.get(vtime))):
+                            f.set(victim, slot)
+                            f.set(vtime, lt)
+        f.inc(w)
+    fd = f.get(found)
+    alloc = f.cmp("!=", A["alloc"], 0)
+    with f.if_(f.cmp(">=", fd, 0)):                          # hit
+        old = f.ld(valid, fd)
+        got = b.and_(old, bits)
+        f.add_to(meta, 1, f.popcount(got))
+        f.st(valid, fd, b.select(alloc, b.or_(old, bits), old))
+        f.st(last, fd, t)
+        f.ret(got)
+    with f.if_(alloc):                                       # miss: fill the first empty or the LRU way
+        way = b.select(f.cmp(">=", f.get(empty), 0), f.get(empty), f.get(victim))
+        f.st(tags, way, key)
+        f.st(valid, way, bits)
+        f.st(last, way, t)
+    f.ret(0)
+    f.finish()
+    return f
+
 
 def _build_ir() -> str:
     m = ll.Module(name="lru")
-    I32 = ll.IntType(32)
-    ft = ll.FunctionType(ll.VoidType(), [I64, P64, P64, I8.as_pointer(), P64, I64,
-                                         P64, P64, P64, I64, P64, I32.as_pointer(), P64, P64])
-    fn = ll.Function(m, ft, SYMBOL)
-    n, keys, bits, alloc, sets, t0, tags, valid, last, assoc, out, row_of, rows, counts = fn.args
-    ctpop = m.declare_intrinsic("llvm.ctpop", [I64])
-    c = lambda v: ll.Constant(I64, v)  # noqa: E731
-    entry = fn.append_basic_block("entry")
-    b = ll.IRBuilder(entry)
-    i_v = b.alloca(I64, name="i")
-    w_v = b.alloca(I64, name="w")
-    found_v = b.alloca(I64, name="found")
-    empty_v = b.alloca(I64, name="empty")
-    victim_v = b.alloca(I64, name="victim")
-    vtime_v = b.alloca(I64, name="vtime")
-    b.store(c(0), i_v)
-    loop = fn.append_basic_block("loop")
-    body = fn.append_basic_block("body")
-    done = fn.append_basic_block("done")
-    b.branch(loop)
-
-    b.position_at_end(loop)
-    i = b.load(i_v)
-    b.cbranch(b.icmp_signed("<", i, n), body, done)
-
-    b.position_at_end(body)
-    key = b.load(b.gep(keys, [i]))
-    bt = b.load(b.gep(bits, [i]))
-    al = b.icmp_unsigned("!=", b.load(b.gep(alloc, [i])), ll.Constant(I8, 0))
-    rp = b.gep(row_of, [b.load(b.gep(sets, [i]))])
-    with b.if_then(b.icmp_signed("==", b.load(rp), ll.Constant(I32, 0))):
-        fresh = b.add(b.load(rows), c(1))           # the set's first use: the next row, empty
-        b.store(fresh, rows)
-        b.store(b.trunc(fresh, I32), rp)
-        fbase = b.mul(b.sub(fresh, c(1)), assoc)
-        b.store(c(0), w_v)
-        init = fn.append_basic_block("init")
-        init_body = fn.append_basic_block("init_body")
-        init_done = fn.append_basic_block("init_done")
-        b.branch(init)
-        b.position_at_end(init)
-        wi = b.load(w_v)
-        b.cbranch(b.icmp_signed("<", wi, assoc), init_body, init_done)
-        b.position_at_end(init_body)
-        slot0 = b.add(fbase, wi)
-        b.store(c(-1), b.gep(tags, [slot0]))
-        b.store(c(0), b.gep(valid, [slot0]))
-        b.store(c(0), b.gep(last, [slot0]))
-        b.store(b.add(wi, c(1)), w_v)
-        b.branch(init)
-        b.position_at_end(init_done)
-    base = b.mul(b.sub(b.sext(b.load(rp), I64), c(1)), assoc)
-    t = b.add(t0, i)
-    hp, ap = b.gep(counts, [c(0)]), b.gep(counts, [c(1)])
-    b.store(b.add(b.load(ap), b.call(ctpop, [bt])), ap)
-    for v, x in ((w_v, 0), (found_v, -1), (empty_v, -1), (victim_v, -1), (vtime_v, (1 << 63) - 1)):
-        b.store(c(x), v)
-    scan = fn.append_basic_block("scan")
-    scan_body = fn.append_basic_block("scan_body")
-    is_hit = fn.append_basic_block("is_hit")
-    not_key = fn.append_basic_block("not_key")
-    older = fn.append_basic_block("older")
-    scan_next = fn.append_basic_block("scan_next")
-    decide = fn.append_basic_block("decide")
-    b.branch(scan)
-
-    b.position_at_end(scan)
-    w = b.load(w_v)
-    b.cbranch(b.icmp_signed("<", w, assoc), scan_body, decide)
-
-    b.position_at_end(scan_body)
-    slot = b.add(base, w)
-    tg = b.load(b.gep(tags, [slot]))
-    b.cbranch(b.icmp_signed("==", tg, key), is_hit, not_key)
-
-    b.position_at_end(is_hit)
-    b.store(slot, found_v)
-    b.branch(decide)
-
-    b.position_at_end(not_key)
-    empty_here = b.icmp_signed("==", tg, c(-1))
-    with b.if_then(b.and_(empty_here, b.icmp_signed("==", b.load(empty_v), c(-1)))):
-        b.store(slot, empty_v)
-    lt = b.load(b.gep(last, [slot]))
-    b.cbranch(b.and_(b.not_(empty_here), b.icmp_signed("<", lt, b.load(vtime_v))), older, scan_next)
-
-    b.position_at_end(older)
-    b.store(slot, victim_v)
-    b.store(lt, vtime_v)
-    b.branch(scan_next)
-
-    b.position_at_end(scan_next)
-    b.store(b.add(w, c(1)), w_v)
-    b.branch(scan)
-
-    b.position_at_end(decide)
-    f = b.load(found_v)
-    hit_bb = fn.append_basic_block("hit")
-    miss_bb = fn.append_basic_block("miss")
-    fill_bb = fn.append_basic_block("fill")
-    nxt = fn.append_basic_block("next")
-    b.cbranch(b.icmp_signed(">=", f, c(0)), hit_bb, miss_bb)
-
-    b.position_at_end(hit_bb)
-    vp = b.gep(valid, [f])
-    old = b.load(vp)
-    got = b.and_(old, bt)
-    b.store(got, b.gep(out, [i]))
-    b.store(b.add(b.load(hp), b.call(ctpop, [got])), hp)
-    b.store(b.select(al, b.or_(old, bt), old), vp)
-    b.store(t, b.gep(last, [f]))
-    b.branch(nxt)
-
-    b.position_at_end(miss_bb)
-    b.store(c(0), b.gep(out, [i]))
-    b.cbranch(al, fill_bb, nxt)
-
-    b.position_at_end(fill_bb)
-    e = b.load(empty_v)
-    way = b.select(b.icmp_signed(">=", e, c(0)), e, b.load(victim_v))
-    b.store(key, b.gep(tags, [way]))
-    b.store(bt, b.gep(valid, [way]))
-    b.store(t, b.gep(last, [way]))
-    b.branch(nxt)
-
-    b.position_at_end(nxt)
-    b.store(b.add(i, c(1)), i_v)
-    b.branch(loop)
-
-    b.position_at_end(done)
-    b.ret_void()
+    lru = emit_lru_access(m)
+    f = Fn(m, SYMBOL, WALK_ARGS)
+    A = f.arg
+    with f.loop(0, A["n"]) as i:
+        hit = f.call(lru, f.ld(f.ptr("keys"), i), f.ld(f.ptr("bits"), i), f.ldu(f.ptr("alloc", I8), i),
+                     f.ld(f.ptr("sets"), i), f.b.add(A["t0"], i), A["row_of"], A["tags"], A["valid"],
+                     A["last"], A["assoc"], A["meta"])
+        f.st(f.ptr("out"), i, hit)
+    f.finish()
     return str(m)
 
 
-_P, _N = ctypes.c_void_p, ctypes.c_int64
-PROTOTYPE = ctypes.CFUNCTYPE(None, _N, _P, _P, _P, _P, _N, _P, _P, _P, _N, _P, _P, _P, _P)
-
-
 def _function():
-    return engine.native_function(SYMBOL, _build_ir, PROTOTYPE)
+    return engine.native_function(SYMBOL, _build_ir, prototype(len(WALK_ARGS)))
 
 
 class LruState:
@@ -235,6 +172,6 @@ def lru_walk(state: LruState, keys: np.ndarray, bits: np.ndarray, alloc: np.ndar
         tags, valid, last = state._ptrs
         row_of, meta = state._fixed
         _function()(m, keys.ctypes.data, bits.ctypes.data, alloc.ctypes.data, sets.ctypes.data,
-                    int(t0), tags, valid, last, state.assoc, out.ctypes.data, row_of, meta,
-                    meta + 8)
+                    int(t0), tags, valid, last, state.assoc, out.ctypes.data, row_of, meta)
     return out
+

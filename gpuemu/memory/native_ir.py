@@ -1,0 +1,160 @@
+"""A small writing aid for the memory model's native passes (llvmlite IR).
+
+Every native pass of gpuemu/memory takes int64 arguments only (array
+addresses come as integers, from numpy's `.ctypes.data`) and returns an
+int64; `Fn` names the arguments, turns an address into a typed pointer once
+(in the entry block) and gives loops and branches as context managers, so
+a pass reads close to the plain-Python rule it implements. Built through
+engine.native_function (compiled once per process; ctypes releases the GIL).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+from contextlib import contextmanager
+
+import llvmlite.ir as ll
+
+I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
+
+
+def c(v: int) -> ll.Constant:
+    """An int64 constant."""
+    return ll.Constant(I64, int(v))
+
+
+@functools.lru_cache(maxsize=None)
+def prototype(nargs: int):
+    """The ctypes type of a pass with `nargs` int64 arguments."""
+    return ctypes.CFUNCTYPE(ctypes.c_int64, *([ctypes.c_int64] * nargs))
+
+
+class Fn:
+    """One function of int64 arguments `params`, returning int64."""
+
+    def __init__(self, module: ll.Module, name: str, params, internal: bool = False) -> None:
+        self.fn = ll.Function(module, ll.FunctionType(I64, [I64] * len(params)), name)
+        if internal:
+            self.fn.linkage = "internal"
+        self.module = module
+        self.entry = self.fn.append_basic_block("entry")
+        self.b = ll.IRBuilder(self.fn.append_basic_block("body"))
+        self.arg = dict(zip(params, self.fn.args))
+        self._ptrs: dict = {}
+
+    def ptr(self, name: str, ty=I64):
+        """Argument `name` (an address) as a pointer to `ty`."""
+        if (name, ty) not in self._ptrs:
+            self._ptrs[name, ty] = ll.IRBuilder(self.entry).inttoptr(self.arg[name], ty.as_pointer())
+        return self._ptrs[name, ty]
+
+    def var(self, init=None):
+        """A local int64 (an alloca in the entry block), set to `init` here."""
+        v = ll.IRBuilder(self.entry).alloca(I64)
+        if init is not None:
+            self.b.store(_v(init), v)
+        return v
+
+    def array(self, n: int, ty=I64):
+        """A local array of n values (its element pointer)."""
+        eb = ll.IRBuilder(self.entry)
+        return eb.gep(eb.alloca(ll.ArrayType(ty, n)), [c(0), c(0)])
+
+    # memory
+    def ld(self, p, i, ty=I64):
+        """p[i], widened to int64 (signed, or unsigned for 32-bit masks: see ldu)."""
+        v = self.b.load(self.b.gep(p, [_v(i)]))
+        return v if v.type == I64 else self.b.sext(v, I64)
+
+    def ldu(self, p, i):
+        v = self.b.load(self.b.gep(p, [_v(i)]))
+        return v if v.type == I64 else self.b.zext(v, I64)
+
+    def st(self, p, i, v) -> None:
+        ty = p.type.pointee
+        v = _v(v)
+        if ty != I64:
+            v = self.b.trunc(v, ty)
+        self.b.store(v, self.b.gep(p, [_v(i)]))
+
+    def add_to(self, p, i, v) -> None:
+        q = self.b.gep(p, [_v(i)])
+        self.b.store(self.b.add(self.b.load(q), _v(v)), q)
+
+    def get(self, var):
+        return self.b.load(var)
+
+    def set(self, var, v) -> None:
+        self.b.store(_v(v), var)
+
+    def inc(self, var, v=1) -> None:
+        self.b.store(self.b.add(self.b.load(var), _v(v)), var)
+
+    # control flow
+    @contextmanager
+    def loop(self, lo, hi):
+        """for i in range(lo, hi): yields i (hi is read once)."""
+        b = self.b
+        iv = self.var(lo)
+        hi = _v(hi)
+        head, body, end = (self.fn.append_basic_block(n) for n in ("for", "for_body", "for_end"))
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.load(iv)
+        b.cbranch(b.icmp_signed("<", i, hi), body, end)
+        b.position_at_end(body)
+        yield i
+        b.store(b.add(b.load(iv), c(1)), iv)
+        b.branch(head)
+        b.position_at_end(end)
+
+    @contextmanager
+    def while_(self, cond_fn):
+        """while cond_fn(): ..."""
+        b = self.b
+        head, body, end = (self.fn.append_basic_block(n) for n in ("while", "while_body", "while_end"))
+        b.branch(head)
+        b.position_at_end(head)
+        b.cbranch(cond_fn(), body, end)
+        b.position_at_end(body)
+        yield
+        b.branch(head)
+        b.position_at_end(end)
+
+    def if_(self, cond):
+        return self.b.if_then(cond)
+
+    def if_else(self, cond):
+        return self.b.if_else(cond)
+
+    def ret(self, v=0) -> None:
+        self.b.ret(_v(v))
+
+    def finish(self) -> None:
+        """Close the function (falls through to `return 0`)."""
+        if not self.b.block.is_terminated:
+            self.b.ret(c(0))
+        ll.IRBuilder(self.entry).branch(self.fn.blocks[1])
+
+    # arithmetic
+    def cmp(self, op: str, x, y):
+        return self.b.icmp_signed(op, _v(x), _v(y))
+
+    def max(self, x, y):
+        x, y = _v(x), _v(y)
+        return self.b.select(self.b.icmp_signed(">", x, y), x, y)
+
+    def min(self, x, y):
+        x, y = _v(x), _v(y)
+        return self.b.select(self.b.icmp_signed("<", x, y), x, y)
+
+    def popcount(self, x):
+        f = self.module.globals.get("llvm.ctpop.i64") or self.module.declare_intrinsic("llvm.ctpop", [I64])
+        return self.b.call(f, [_v(x)])
+
+    def call(self, other: "Fn", *args):
+        return self.b.call(other.fn, [_v(a) for a in args])
+
+
+def _v(x):
+    return x if isinstance(x, ll.Value) else c(x)

@@ -95,6 +95,17 @@ class Stats:
         if self._held >= _PENDING_MAX:
             self._flush()
 
+    def add_sums(self, items) -> None:
+        """(name, line, value) sums, as add_lines of those lines and values
+        would add them: the total of every name given (even by 0), the line's
+        count where the value is not 0 (the memory model's per-row sums,
+        gpuemu/memory/request_table.py)."""
+        totals, by_line = self._totals, self._by_line
+        for name, line, v in items:
+            totals[name] += v
+            if v:
+                by_line[line][name] += v
+
     def add_table(self, names, lines: np.ndarray, table: np.ndarray) -> None:
         """table int64[len(lines), len(names)]: column j adds to counter names[j]
         per line, as add_lines of its nonzero entries would (a counter with

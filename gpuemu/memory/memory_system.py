@@ -35,6 +35,18 @@ Spaces:
 Caches are exact set-associative LRU, looked up in issue order within and
 across batches (splitting a trace into batches changes no counter).
 
+Native passes. Where their rules apply, a batch is charged by native
+passes that add each request into a small table of sums per (instruction,
+space) (request_table.py turns it into the counters): the bank arbiter
+(native_banks.shared_pass), the coalescer (native_coalescer, the 'sectors'
+rule), the caches in issue order (native_cache_walk) and the cycles per SM,
+warp and line (native_cycle_sums). The numpy path below is the reference
+they are tested against (`MemorySystem.native = False`;
+tests/test_request_table.py: every counter, per line, the kept requests,
+cycles and cache state, equal on random traces and the gallery's kernels);
+it also serves what they do not (cc1.x/cc2.x/cc3.x coalescing and bank
+rules, Kepler's separate read-only cache, host memory).
+
 Cycles. `charge` returns a ChargeResult with, per request, `cycles` (the
 throughput cost charged to the issuing warp: wavefronts x
 cycles_per_shared_wavefront; sectors x cycles per L1/L2/DRAM sector by the
@@ -54,7 +66,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpuemu.arch import get_preset
-from gpuemu.memory import bank_arbiter, coalescer, constant_cache
+from gpuemu.memory import (bank_arbiter, coalescer, constant_cache, native_banks, native_cache_walk,
+                           native_coalescer, native_cycle_sums, request_table)
 from gpuemu.memory.cache import SectoredCache
 from gpuemu.memory.trace import SPACE_CODES, AccessBatch
 from gpuemu.memory.worst_requests import WorstRequests
@@ -153,9 +166,16 @@ class PreparedBatch:
     warp_keys: np.ndarray | None = None    # the batch's warps (block * 4096 + warp), ascending
     warp_of: np.ndarray | None = None      # per request: its warp's index in warp_keys
     lines: tuple | None = None             # (distinct lines, each request's index among them)
+    row: np.ndarray | None = None          # per request: its request_table row (instr * NSP + space)
+    table: np.ndarray | None = None        # the native passes' sums per row (request_table)
+    native_global: tuple | None = None     # (requests, their sectors, starts): native_coalescer's
 
 
 class MemorySystem:
+    # the native passes (native_banks.shared_pass, ...) where they apply; False:
+    # the numpy path everywhere (the tests compare the two)
+    native = True
+
     def __init__(self, preset, l1_enabled: bool = True, bank_mode: int | None = None,
                  seed: int | None = None, cache_global_loads: bool | None = None) -> None:
         """preset: Preset or name. l1_enabled=False bypasses L1 for global loads
@@ -188,6 +208,7 @@ class MemorySystem:
         self.sm_cycles = np.zeros(self.preset.num_sms, dtype=np.int64)
         self._warp_parts: list = []     # per batch: (block * 4096 + warp keys, their cycles)
         self._tables_for = None
+        self._shared_native = None     # per MemInstr id: its shared requests go native
         self.worst = WorstRequests()      # per line, the costliest request (for reports)
 
     # ------------------------------------------------------------ helpers
@@ -196,7 +217,36 @@ class MemorySystem:
             (self._op, self._size, self._line, self._ro, self._spill,
              self._tex) = _instr_tables(instrs)
             self._tables_for = instrs
+            self._shared_native = np.array([native_banks.applies(self.mem, int(s)) for s in self._size],
+                                           dtype=bool)
+            self._by_name = dict(op=self._op, size=self._size, line=self._line, ro=self._ro,
+                                 spill=self._spill, tex=self._tex)
+            self._row_kind = self._row_kinds()
         return self._op, self._size, self._line
+
+    def _row_kinds(self) -> np.ndarray:
+        """Per request_table row: how a global or local request of that
+        instruction meets the caches (native_cache_walk's kinds 0-3, as
+        _prepare_global decides them; 4: the separate read-only cache)."""
+        kinds = np.full(len(self._op) * request_table.NSP, -1, dtype=np.int8)
+        ro_on = self.readonly_path != "none" and bool(self._ro.any())
+        for i, code in enumerate(self._op.tolist()):
+            for sp in (GLOBAL, LOCAL):
+                ro_part = sp == GLOBAL and ro_on and code == 0 and bool(self._ro[i])
+                via_l1 = code == 0 and (self.l1_global_loads if sp == GLOBAL else self.l1_present)
+                if ro_part:
+                    via_l1 = self.readonly_path == "l1"
+                write_back = sp == LOCAL and code == 1 and self.l1_present
+                kind = 0 if via_l1 else (1 if code == 0 else (3 if write_back else 2))
+                if ro_part and self.readonly_path == "separate":
+                    kind = 4
+                kinds[i * request_table.NSP + sp] = kind
+        return kinds
+
+    def _global_native(self) -> bool:
+        """Whether native_coalescer and native_cache_walk serve global and local requests."""
+        return (self.native and native_coalescer.applies(self.mem) and self.l2 is not None
+                and self.ro_cache is None)
 
     # ------------------------------------------------------------ caches
     def _l1_entries(self, req, sec, sm_of_req, cache=None, line_bytes: int = 0,
@@ -295,20 +345,50 @@ class MemorySystem:
                           stats=Stats(), worst=WorstRequests())
         if n == 0:
             return p
-        key = np.asarray(batch.block, dtype=np.int64) * 4096 + np.asarray(batch.warp, dtype=np.int64)
-        p.warp_keys, p.warp_of = np.unique(key, return_inverse=True)
-        p.lines = np.unique(p.line, return_inverse=True)
+        if not self.native:      # the numpy form of native_cycle_sums (apply)
+            key = np.asarray(batch.block, dtype=np.int64) * 4096 + np.asarray(batch.warp, dtype=np.int64)
+            p.warp_keys, p.warp_of = np.unique(key, return_inverse=True)
+            p.lines = np.unique(p.line, return_inverse=True)
+        p.row = instr * request_table.NSP + space
+        p.table = request_table.new_table(len(op_t))
         sel = np.flatnonzero(space == SHARED)
         if sel.size:
-            self._charge_shared(sel, p.op, p.size, p.line, p.addr, p.mask, p.stats, p.cycles,
-                                p.latency, p.worst)
+            if self.native and self._shared_native[instr[sel]].all():
+                native_banks.shared_pass(sel, np.ascontiguousarray(p.addr), p.mask, p.op, p.row, self.mem,
+                                         p.cycles, p.latency, p.table)
+            else:
+                self._charge_shared(sel, p.op, p.size, p.line, p.addr, p.mask, p.stats, p.cycles,
+                                    p.latency, p.worst)
         glob = space == GLOBAL
         glob &= ~(self._tex[instr] & ~self._ro[instr])   # texture headers: in the texture unit
         if glob.any() and host_memory_in_use():
             p.host_global = glob          # which of them cross PCIe is decided in order
+        elif self._global_native():
+            gsel = np.flatnonzero(glob | (space == LOCAL))
+            if gsel.size:
+                local = np.where(space == LOCAL, np.asarray(batch.block, dtype=np.int64) * 64
+                                 + np.asarray(batch.warp, dtype=np.int64), -1)
+                sec, start = native_coalescer.coalesce_pass(
+                    gsel, np.ascontiguousarray(p.addr), p.mask, p.size, p.op, p.row, local, self.mem,
+                    p.cycles, p.latency, p.table)
+                p.native_global = (gsel, sec, start)
         else:
             p.global_entries = self._prepare_global(np.flatnonzero(glob | (space == LOCAL)), p,
                                                     p.stats, p.worst)
+        used = request_table.used_rows(p.table)
+        if used:
+            t = self._by_name
+            p.stats.add_sums(request_table.shared_counters(used, op_t, line_t, SHARED))
+            p.stats.add_sums(request_table.global_counters(
+                used, t, (GLOBAL, LOCAL), self.readonly_path != "none" and bool(self._ro.any()),
+                self.l1_present))
+            request_table.worst_of(used, SHARED, "shared", lambda i: 0, op_t, size_t, line_t,
+                                   p.mask, p.addr, p.worst)
+            ro_on = self.readonly_path != "none" and bool(self._ro.any())
+            request_table.worst_of(used, GLOBAL, "global",
+                                   lambda i: (int(size_t[i]), int(op_t[i]) * 2 + (ro_on and int(op_t[i]) == 0
+                                                                                 and bool(self._ro[i]))),
+                                   op_t, size_t, line_t, p.mask, p.addr, p.worst)
         p.stats.flush()                   # summed here, on the preparing thread
         return p
 
@@ -329,6 +409,13 @@ class MemorySystem:
                                            stats, self.worst)
         if entries is not None:
             self._apply_global(entries, p, stats)
+        if p.native_global is not None:
+            gsel, sec, start = p.native_global
+            native_cache_walk.cache_walk(gsel, start, sec, p.row, self._row_kind, p.op, p.sm, self.mem,
+                                         self.preset.num_sms, self.l1, self.l2, cycles, latency, p.table)
+            stats.add_sums(request_table.cache_counters(request_table.used_rows(p.table), self._by_name,
+                                                        (GLOBAL, LOCAL), self._row_kind,
+                                                        self.readonly_path))
         line, sm, m = p.line, p.sm, self.mem
         sel = np.flatnonzero(p.space == CONST)
         if sel.size:
@@ -344,6 +431,13 @@ class MemorySystem:
             latency[sel] = m.constant_latency + np.maximum(wf - 1, 0)
 
         # accumulate per SM, per warp, per line
+        if p.warp_keys is None:
+            b = p.batch
+            self._warp_parts.append(native_cycle_sums.cycle_sums(
+                p.row, cycles, sm, self.sm_cycles, np.ascontiguousarray(b.block, dtype=np.int32),
+                np.ascontiguousarray(b.warp, dtype=np.int32), p.table))
+            stats.add_sums(request_table.cycle_counters(p.table, self._line))
+            return ChargeResult(cycles, latency)
         nsm = self.preset.num_sms
         self.sm_cycles += np.bincount(sm % nsm, weights=cycles, minlength=nsm).astype(np.int64)
         self._warp_parts.append((p.warp_keys, np.bincount(p.warp_of, weights=cycles,

@@ -9,125 +9,174 @@ lanes reading one word share it; wavefronts = the most distinct words any
 one bank must deliver; ideal = ceil(distinct words / banks); ways =
 ceil(wavefronts / ideal) (0 for an empty mask). Bank width, bank count
 and row bytes are powers of two on every preset (shifts, not divisions). One call serves a whole
-batch, per request a walk over its active lanes that keeps each bank's
-distinct rows (O(32) without conflicts).
+batch, per request a pass over its active lanes that notes each bank's
+first row; only a request where some bank holds a second row takes the
+walk that keeps each bank's distinct rows.
 """
 from __future__ import annotations
-
-import ctypes
 
 import llvmlite.ir as ll
 import numpy as np
 
 from gpuemu.jit import engine
 
-I1, I32, I64 = ll.IntType(1), ll.IntType(32), ll.IntType(64)
-P64 = I64.as_pointer()
+from .native_ir import I8, I32, Fn, c, prototype
+from .request_table import COL, NC
+
 SYMBOL = "gpuemu_shared_any"
+PASS_SYMBOL = "gpuemu_shared_pass"
 MAX_BANKS = 64
 WARP = 32
+HASH = 64            # slots of the same-address count (a power of two, > WARP)
 
 
-def _build_ir() -> str:
+def _lane_word(f: Fn, addr, r, lane, bank_shift, banks, row_shift):
+    """(bank, row) of lane `lane` of request r."""
+    b = f.b
+    a = f.ld(addr, b.add(b.mul(r, c(WARP)), lane))
+    word = b.ashr(a, bank_shift)                       # sizes are powers of two (applies())
+    return b.and_(word, b.sub(banks, c(1))), b.ashr(b.shl(word, bank_shift), row_shift)
+
+
+def _emit_banks(f: Fn, addr, r, mask, bank_shift, banks, row_shift, rows, cnt):
+    """(wavefronts, ideal, ways) of request r: addr int64[.., 32], mask its lanes;
+    rows/cnt: scratch (each bank's distinct rows so far, and how many).
+    First a quick pass that finds whether any bank holds two rows; only then
+    the walk that counts each bank's distinct rows."""
+    b = f.b
+    on = lambda lane: b.trunc(b.lshr(mask, lane), ll.IntType(1))  # noqa: E731
+    dist, wf, seen, conflict = f.var(0), f.var(0), f.var(0), f.var(0)
+    with f.loop(0, WARP) as lane:
+        with f.if_(on(lane)):
+            bank, row = _lane_word(f, addr, r, lane, bank_shift, banks, row_shift)
+            bit = b.shl(c(1), bank)
+            with f.if_else(f.cmp("==", b.and_(f.get(seen), bit), 0)) as (new, again):
+                with new:
+                    f.set(seen, b.or_(f.get(seen), bit))
+                    f.st(rows, b.mul(bank, c(WARP)), row)
+                    f.inc(dist)
+                with again:
+                    with f.if_(f.cmp("!=", f.ld(rows, b.mul(bank, c(WARP))), row)):
+                        f.set(conflict, 1)
+    f.set(wf, f.min(f.get(dist), 1))
+    with f.if_(f.cmp("!=", f.get(conflict), 0)):
+        f.set(dist, 0)
+        f.set(wf, 0)
+        with f.loop(0, banks) as k:
+            f.st(cnt, k, 0)
+        with f.loop(0, WARP) as lane:
+            with f.if_(on(lane)):
+                bank, row = _lane_word(f, addr, r, lane, bank_shift, banks, row_shift)
+                have = f.ld(cnt, bank)
+                base = b.mul(bank, c(WARP))
+                k, hit = f.var(0), f.var(0)
+                with f.while_(lambda: b.and_(f.cmp("<", f.get(k), have), f.cmp("==", f.get(hit), 0))):
+                    with f.if_(f.cmp("==", f.ld(rows, b.add(base, f.get(k))), row)):
+                        f.set(hit, 1)
+                    f.inc(k)
+                with f.if_(f.cmp("==", f.get(hit), 0)):       # a new word in this bank
+                    f.st(rows, b.add(base, have), row)
+                    f.st(cnt, bank, b.add(have, c(1)))
+                    f.inc(dist)
+                    f.set(wf, f.max(f.get(wf), b.add(have, c(1))))
+    w = f.get(wf)
+    ideal = b.sdiv(b.add(f.get(dist), b.sub(banks, c(1))), banks)
+    safe = f.max(ideal, 1)
+    ways = b.select(f.cmp(">", ideal, 0), b.sdiv(b.add(w, b.sub(safe, c(1))), safe), c(0))
+    return w, ideal, ways
+
+
+def emit_multiplicity(f: Fn, addr, r, mask, keys, counts, stamp, tick):
+    """The most active lanes of request r sharing one address (0: none), by
+    an open-addressing count of its addresses; slots whose stamp is not
+    `tick` are empty (no clearing per request)."""
+    b = f.b
+    best = f.var(0)
+    with f.loop(0, WARP) as lane:
+        with f.if_(b.trunc(b.lshr(mask, lane), ll.IntType(1))):
+            a = f.ld(addr, b.add(b.mul(r, c(WARP)), lane))
+            h = f.var(b.lshr(b.mul(a, c(-7046029254386353131)), c(64 - 6)))
+            done = f.var(0)
+            with f.while_(lambda: f.cmp("==", f.get(done), 0)):
+                s = f.get(h)
+                with f.if_else(f.cmp("!=", f.ld(stamp, s), tick)) as (empty, used):
+                    with empty:
+                        f.st(stamp, s, tick)
+                        f.st(keys, s, a)
+                        f.st(counts, s, 1)
+                        f.set(best, f.max(f.get(best), 1))
+                        f.set(done, 1)
+                    with used:
+                        with f.if_else(f.cmp("==", f.ld(keys, s), a)) as (same, other):
+                            with same:
+                                n = b.add(f.ld(counts, s), c(1))
+                                f.st(counts, s, n)
+                                f.set(best, f.max(f.get(best), n))
+                                f.set(done, 1)
+                            with other:
+                                f.set(h, b.and_(b.add(s, c(1)), c(HASH - 1)))
+    return f.get(best)
+
+
+def _build_any() -> str:
     m = ll.Module(name="banks")
-    ft = ll.FunctionType(ll.VoidType(), [I64, P64, I32.as_pointer(), I64, I64, I64, P64, P64, P64])
-    fn = ll.Function(m, ft, SYMBOL)
-    n, addr, mask, bank_shift, banks, row_shift, o_wf, o_ideal, o_ways = fn.args
-    c = lambda v: ll.Constant(I64, v)  # noqa: E731
-    b = ll.IRBuilder(fn.append_basic_block("entry"))
-    rows = b.alloca(ll.ArrayType(I64, MAX_BANKS * WARP), name="rows")
-    cnt = b.alloca(ll.ArrayType(I64, MAX_BANKS), name="cnt")
-    r_v, l_v, k_v = (b.alloca(I64, name=x) for x in ("r", "lane", "k"))
-    dist_v, wf_v = b.alloca(I64, name="distinct"), b.alloca(I64, name="wf")
-    b.store(c(0), r_v)
-    blocks = {name: fn.append_basic_block(name) for name in (
-        "req", "req_body", "clear", "clear_body", "lanes", "lane_body", "lane_on", "scan",
-        "scan_body", "scan_next", "add", "lane_next", "req_end", "done")}
-    B = blocks
-    b.branch(B["req"])
-
-    b.position_at_end(B["req"])
-    r = b.load(r_v)
-    b.cbranch(b.icmp_signed("<", r, n), B["req_body"], B["done"])
-
-    b.position_at_end(B["req_body"])
-    b.store(c(0), k_v)
-    b.store(c(0), dist_v)
-    b.store(c(0), wf_v)
-    b.branch(B["clear"])
-    b.position_at_end(B["clear"])
-    k = b.load(k_v)
-    b.cbranch(b.icmp_signed("<", k, banks), B["clear_body"], B["lanes"])
-    b.position_at_end(B["clear_body"])
-    b.store(c(0), b.gep(cnt, [c(0), k]))
-    b.store(b.add(k, c(1)), k_v)
-    b.branch(B["clear"])
-
-    b.position_at_end(B["lanes"])
-    b.store(c(0), l_v)
-    lanes_loop = fn.append_basic_block("lanes_loop")
-    b.branch(lanes_loop)
-    b.position_at_end(lanes_loop)
-    lane = b.load(l_v)
-    b.cbranch(b.icmp_signed("<", lane, c(WARP)), B["lane_body"], B["req_end"])
-
-    b.position_at_end(B["lane_body"])
-    mk = b.zext(b.load(b.gep(mask, [r])), I64)
-    on = b.trunc(b.lshr(mk, lane), I1)
-    b.cbranch(on, B["lane_on"], B["lane_next"])
-
-    b.position_at_end(B["lane_on"])
-    a = b.load(b.gep(addr, [b.add(b.mul(r, c(WARP)), lane)]))
-    word = b.ashr(a, bank_shift)                   # sizes are powers of two (applies())
-    bank = b.and_(word, b.sub(banks, c(1)))
-    row = b.ashr(b.shl(word, bank_shift), row_shift)
-    cnt_p = b.gep(cnt, [c(0), bank])
-    have = b.load(cnt_p)
-    base = b.mul(bank, c(WARP))
-    b.store(c(0), k_v)
-    b.branch(B["scan"])
-
-    b.position_at_end(B["scan"])
-    k = b.load(k_v)
-    b.cbranch(b.icmp_signed("<", k, have), B["scan_body"], B["add"])
-    b.position_at_end(B["scan_body"])
-    seen = b.load(b.gep(rows, [c(0), b.add(base, k)]))
-    b.cbranch(b.icmp_signed("==", seen, row), B["lane_next"], B["scan_next"])
-    b.position_at_end(B["scan_next"])
-    b.store(b.add(k, c(1)), k_v)
-    b.branch(B["scan"])
-
-    b.position_at_end(B["add"])                   # a new word in this bank
-    b.store(row, b.gep(rows, [c(0), b.add(base, have)]))
-    more = b.add(have, c(1))
-    b.store(more, cnt_p)
-    b.store(b.add(b.load(dist_v), c(1)), dist_v)
-    wf = b.load(wf_v)
-    b.store(b.select(b.icmp_signed(">", more, wf), more, wf), wf_v)
-    b.branch(B["lane_next"])
-
-    b.position_at_end(B["lane_next"])
-    b.store(b.add(lane, c(1)), l_v)
-    b.branch(lanes_loop)
-
-    b.position_at_end(B["req_end"])
-    wf = b.load(wf_v)
-    ideal = b.sdiv(b.add(b.load(dist_v), b.sub(banks, c(1))), banks)
-    safe = b.select(b.icmp_signed(">", ideal, c(0)), ideal, c(1))
-    ways = b.select(b.icmp_signed(">", ideal, c(0)), b.sdiv(b.add(wf, b.sub(safe, c(1))), safe), c(0))
-    b.store(wf, b.gep(o_wf, [r]))
-    b.store(ideal, b.gep(o_ideal, [r]))
-    b.store(ways, b.gep(o_ways, [r]))
-    b.store(b.add(r, c(1)), r_v)
-    b.branch(B["req"])
-
-    b.position_at_end(B["done"])
-    b.ret_void()
+    f = Fn(m, SYMBOL, ("n", "addr", "mask", "bank_shift", "banks", "row_shift", "wf", "ideal", "ways"))
+    A = f.arg
+    rows, cnt = f.array(MAX_BANKS * WARP), f.array(MAX_BANKS)
+    addr, mask = f.ptr("addr"), f.ptr("mask", I32)
+    with f.loop(0, A["n"]) as r:
+        wf, ideal, ways = _emit_banks(f, addr, r, f.ldu(mask, r), A["bank_shift"], A["banks"],
+                                      A["row_shift"], rows, cnt)
+        f.st(f.ptr("wf"), r, wf)
+        f.st(f.ptr("ideal"), r, ideal)
+        f.st(f.ptr("ways"), r, ways)
+    f.finish()
     return str(m)
 
 
-_P, _N = ctypes.c_void_p, ctypes.c_int64
-PROTOTYPE = ctypes.CFUNCTYPE(None, _N, _P, _P, _N, _N, _N, _P, _P, _P)
+PASS_ARGS = ("n", "sel", "addr", "mask", "op", "row", "bank_shift", "banks", "row_shift",
+             "cycles_per_wavefront", "cycles_per_atomic", "latency0", "cycles", "latency", "table")
+
+
+def _build_pass() -> str:
+    """The shared requests of a batch: per request its wavefronts (atomics:
+    same-address serialisation), cycles and latency; per table row
+    (request_table) the requests, wavefronts, conflicts, conflict degrees
+    and the first costliest request."""
+    m = ll.Module(name="shared_pass")
+    f = Fn(m, PASS_SYMBOL, PASS_ARGS)
+    A, b = f.arg, f.b
+    rows, cnt = f.array(MAX_BANKS * WARP), f.array(MAX_BANKS)
+    keys, counts, stamp = f.array(HASH), f.array(HASH), f.array(HASH)
+    with f.loop(0, HASH) as k:
+        f.st(stamp, k, 0)
+    addr, table = f.ptr("addr"), f.ptr("table")
+    cpw = A["cycles_per_wavefront"]
+    with f.loop(0, A["n"]) as j:
+        i = f.ld(f.ptr("sel"), j)
+        mask = f.ldu(f.ptr("mask", I32), i)
+        wf, ideal, ways = _emit_banks(f, addr, i, mask, A["bank_shift"], A["banks"], A["row_shift"],
+                                      rows, cnt)
+        op = f.ld(f.ptr("op", I8), i)
+        cost = f.var(wf)
+        with f.if_(f.cmp(">=", op, 2)):                 # atomics: one address serialises
+            mult = emit_multiplicity(f, addr, i, mask, keys, counts, stamp, b.add(j, c(1)))
+            f.set(cost, b.add(f.max(wf, mult),
+                              b.mul(f.max(b.sub(mult, c(1)), 0), b.sub(A["cycles_per_atomic"], c(1)))))
+        cst = f.get(cost)
+        f.st(f.ptr("cycles"), i, b.mul(cst, cpw))
+        f.st(f.ptr("latency"), i, b.add(A["latency0"], b.mul(f.max(b.sub(cst, c(1)), 0), cpw)))
+        base = b.mul(f.ld(f.ptr("row"), i), c(NC))
+        at = lambda col: b.add(base, c(COL[col]))  # noqa: E731
+        f.add_to(table, at("requests"), 1)
+        f.add_to(table, at("cost"), wf)
+        f.add_to(table, at("conflicts"), b.sub(wf, ideal))
+        f.add_to(table, b.add(at("ways_0"), ways), 1)
+        with f.if_(f.cmp(">", wf, f.ld(table, at("best")))):
+            f.st(table, at("best"), wf)
+            f.st(table, at("best_at"), i)
+    f.finish()
+    return str(m)
 
 
 def applies(mem, size: int) -> bool:
@@ -146,7 +195,27 @@ def shared_any(addr: np.ndarray, mask: np.ndarray, mem) -> tuple:
     n = addr.shape[0]
     wf, ideal, ways = (np.zeros(n, dtype=np.int64) for _ in range(3))
     if n:
-        engine.native_function(SYMBOL, _build_ir, PROTOTYPE)(
+        engine.native_function(SYMBOL, _build_any, prototype(9))(
             n, addr.ctypes.data, mask.ctypes.data, mem.shared_bank_bytes.bit_length() - 1,
             mem.banks, mem.shared_row_bytes.bit_length() - 1, wf.ctypes.data, ideal.ctypes.data, ways.ctypes.data)
     return wf, ideal, ways
+
+
+def shared_pass(sel: np.ndarray, addr: np.ndarray, mask: np.ndarray, op: np.ndarray,
+                row: np.ndarray, mem, cycles: np.ndarray, latency: np.ndarray,
+                table: np.ndarray) -> None:
+    """Charge the shared requests `sel` (batch indices, int64) of a batch whose
+    sizes all `applies`: sets their cycles and latency (as
+    MemorySystem._charge_shared) and adds them into `table` (request_table).
+    addr int64[N,32], mask uint32[N], op int8[N], row int64[N], C-contiguous."""
+    if sel.size == 0:
+        return
+    for a, dt in ((sel, np.int64), (addr, np.int64), (mask, np.uint32), (op, np.int8), (row, np.int64),
+                  (cycles, np.int64), (latency, np.int64), (table, np.int64)):
+        if a.dtype != dt or not a.flags.c_contiguous:
+            raise ValueError("shared_pass: arrays must be C-contiguous of the documented types")
+    engine.native_function(PASS_SYMBOL, _build_pass, prototype(len(PASS_ARGS)))(
+        sel.size, sel.ctypes.data, addr.ctypes.data, mask.ctypes.data, op.ctypes.data, row.ctypes.data,
+        mem.shared_bank_bytes.bit_length() - 1, mem.banks, mem.shared_row_bytes.bit_length() - 1,
+        mem.cycles_per_shared_wavefront, mem.cycles_per_atomic_serialization, mem.shared_latency,
+        cycles.ctypes.data, latency.ctypes.data, table.ctypes.data)

@@ -1,0 +1,65 @@
+"""A charged batch's memory cycles summed per SM, per warp and per source
+line in one native pass (MemorySystem.apply; its numpy form is the
+bincount / np.unique path there, which tests/test_request_table.py checks
+this against).
+
+Per request i, in order: sm_cycles[sm[i] % nsm] += cycles[i]; its
+request_table row counts it as seen and adds its cycles; consecutive
+requests of one warp (key block * 4096 + warp) form one run with their
+summed cycles. The runs come back as (keys, sums): a warp may have several
+runs, MemorySystem.warp_cycles adds them up.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ll
+import numpy as np
+
+from gpuemu.jit import engine
+
+from .native_ir import I32, Fn, c, prototype
+from .request_table import COL, NC
+
+SYMBOL = "gpuemu_cycle_sums"
+ARGS = ("n", "row", "cycles", "sm", "nsm", "sm_cycles", "block", "warp", "table", "keys", "sums")
+
+
+def _build_ir() -> str:
+    m = ll.Module(name="cycle_sums")
+    f = Fn(m, SYMBOL, ARGS)
+    A, b = f.arg, f.b
+    keys, sums, table = f.ptr("keys"), f.ptr("sums"), f.ptr("table")
+    runs = f.var(0)
+    with f.loop(0, A["n"]) as i:
+        cyc = f.ld(f.ptr("cycles"), i)
+        f.add_to(f.ptr("sm_cycles"), b.srem(f.ld(f.ptr("sm"), i), A["nsm"]), cyc)
+        rb = b.mul(f.ld(f.ptr("row"), i), c(NC))
+        f.add_to(table, b.add(rb, c(COL["seen"])), 1)
+        f.add_to(table, b.add(rb, c(COL["cycles"])), cyc)
+        key = b.add(b.mul(f.ld(f.ptr("block", I32), i), c(4096)), f.ld(f.ptr("warp", I32), i))
+        r = f.get(runs)
+        with f.if_(b.or_(f.cmp("==", r, 0), f.cmp("!=", key, f.ld(keys, f.max(b.sub(r, c(1)), 0))))):
+            f.st(keys, r, key)
+            f.st(sums, r, 0)
+            f.inc(runs)
+        f.add_to(sums, b.sub(f.get(runs), c(1)), cyc)
+    f.ret(f.get(runs))
+    f.finish()
+    return str(m)
+
+
+def cycle_sums(row: np.ndarray, cycles: np.ndarray, sm: np.ndarray, sm_cycles: np.ndarray,
+               block: np.ndarray, warp: np.ndarray, table: np.ndarray) -> tuple:
+    """Add a batch's cycles into sm_cycles (int64[num SMs]) and `table`;
+    returns the warp runs (keys, sums), int64 each. row, cycles, sm int64[N];
+    block, warp int32[N]."""
+    n = row.size
+    keys = np.empty(n, dtype=np.int64)
+    sums = np.empty(n, dtype=np.int64)
+    for a, dt in ((row, np.int64), (cycles, np.int64), (sm, np.int64), (sm_cycles, np.int64),
+                  (block, np.int32), (warp, np.int32), (table, np.int64)):
+        if a.dtype != dt or not a.flags.c_contiguous:
+            raise ValueError("cycle_sums: arrays must be C-contiguous of the documented types")
+    runs = engine.native_function(SYMBOL, _build_ir, prototype(len(ARGS)))(
+        n, row.ctypes.data, cycles.ctypes.data, sm.ctypes.data, sm_cycles.size, sm_cycles.ctypes.data,
+        block.ctypes.data, warp.ctypes.data, table.ctypes.data, keys.ctypes.data, sums.ctypes.data)
+    return keys[:runs], sums[:runs]

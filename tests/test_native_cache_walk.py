@@ -1,0 +1,48 @@
+"""native_cache_walk: loads through L1 then L2 and writes at L2, in issue
+order, by hand-worked numbers on the sm_90 preset."""
+import numpy as np
+
+from gpuemu.arch import get_preset
+from gpuemu.memory import request_table
+from gpuemu.memory.cache import SectoredCache
+from gpuemu.memory.native_cache_walk import cache_walk
+
+P = get_preset("sm_90")
+M = P.mem
+COL = request_table.COL
+
+
+def _walk(kinds, ops, sectors, sms):
+    """One request per entry, each its own table row with its kind."""
+    n = len(kinds)
+    l1 = SectoredCache(M.l1_bytes, M.l1_line_bytes, M.l1_sector_bytes, M.l1_assoc, "L1", partitions=P.num_sms)
+    l2 = SectoredCache(M.l2_bytes, M.l2_line_bytes, 32, M.l2_assoc, "L2")
+    start = np.cumsum([0] + [len(s) for s in sectors]).astype(np.int64)
+    sec = np.array([x for s in sectors for x in s], dtype=np.int64)
+    table = request_table.new_table(n)
+    cycles, latency = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    kind = np.full(n * request_table.NSP, -1, dtype=np.int8)
+    kind[np.arange(n) * request_table.NSP] = kinds
+    cache_walk(np.arange(n, dtype=np.int64), start, sec, np.arange(n, dtype=np.int64) * request_table.NSP,
+               kind, np.array(ops, dtype=np.int8), np.array(sms, dtype=np.int64), M, P.num_sms, l1, l2,
+               cycles, latency, table)
+    return table[::request_table.NSP], cycles, latency, l1, l2
+
+
+def test_a_second_load_of_the_same_sectors_hits_l1_on_the_same_sm_only():
+    four = [100, 101, 102, 103]
+    t, cycles, latency, l1, l2 = _walk([0, 0, 0], [0, 0, 0], [four, four, four], [0, 0, 1])
+    assert t[0, COL["l1_misses"]] == 4 and t[0, COL["l2_read"]] == 4 and t[0, COL["dram"]] == 4
+    assert t[1, COL["l1_hits"]] == 4 and t[1, COL["l2_read"]] == 0
+    assert t[2, COL["l1_misses"]] == 4 and t[2, COL["l2_hits"]] == 4     # another SM: its own L1
+    assert cycles.tolist() == [4 * M.cycles_per_dram_sector, 4 * M.cycles_per_l1_sector,
+                               4 * M.cycles_per_l2_sector]
+    assert latency.tolist() == [M.dram_latency, M.l1_hit_latency, M.l2_hit_latency]
+    assert (l1.hits, l1.misses, l1._t, l2.hits, l2.misses, l2._t) == (4, 8, 3, 4, 4, 2)
+
+
+def test_a_store_writes_at_l2_and_a_later_load_there_hits_l2():
+    t, cycles, latency, _, l2 = _walk([2, 1], [1, 0], [[7, 8], [8]], [0, 0])
+    assert t[0, COL["l2_read"]] == 0 and cycles[0] == 2 * M.cycles_per_l2_sector
+    assert t[1, COL["l2_hits"]] == 1 and t[1, COL["dram"]] == 0 and latency[1] == M.l2_hit_latency
+    assert l2._t == 3                        # sectors 7 and 8 lie in two 128-byte lines

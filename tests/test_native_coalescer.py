@@ -1,0 +1,65 @@
+"""native_coalescer: each request's sectors are the readable rule's
+(coalescer.global_request_reference, after interleave_local for local
+requests), atomics add their same-address serialisation, the table row
+sums requests, sectors and lanes."""
+import numpy as np
+
+from gpuemu.arch import get_preset
+from gpuemu.memory import bank_arbiter, coalescer, request_table
+from gpuemu.memory.native_coalescer import applies, coalesce_pass
+
+MEM = get_preset("sm_90").mem
+
+
+def _run(addr, mask, size, op, local):
+    n = addr.shape[0]
+    row = np.zeros(n, dtype=np.int64)
+    table = request_table.new_table(1)
+    cycles, latency = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    sec, start = coalesce_pass(np.arange(n, dtype=np.int64), addr, mask, size, op, row, local, MEM,
+                               cycles, latency, table)
+    return [sec[start[j]:start[j + 1]].tolist() for j in range(n)], cycles, latency, table[0]
+
+
+def test_global_sectors_are_the_reference_rules():
+    rng = np.random.default_rng(0)
+    n = 400
+    size = rng.choice([1, 2, 4, 8, 16], size=n).astype(np.int64)
+    addr = (rng.integers(0, 4096, size=(n, 32)) * rng.choice([1, 4, 32], size=(n, 1))).astype(np.int64)
+    mask = rng.integers(0, 1 << 32, size=n).astype(np.uint32)
+    got, _, _, row = _run(addr, mask, size, np.zeros(n, dtype=np.int8), np.full(n, -1, dtype=np.int64))
+    for j in range(n):
+        want = coalescer.global_request_reference(addr[j], int(mask[j]), int(size[j]), MEM).sectors
+        assert got[j] == list(want)
+    assert row[request_table.COL["requests"]] == n
+    assert row[request_table.COL["cost"]] == sum(len(g) for g in got)
+    assert row[request_table.COL["lanes"]] == sum(bin(int(m)).count("1") for m in mask)
+
+
+def test_local_offsets_are_interleaved_per_word_across_the_warp():
+    t = np.arange(32, dtype=np.int64)
+    addr = np.stack([np.full(32, 8), t * 16]).astype(np.int64)
+    size = np.array([4, 16], dtype=np.int64)
+    got, _, _, _ = _run(addr, np.full(2, 0xFFFFFFFF, dtype=np.uint32), size, np.zeros(2, dtype=np.int8),
+                        np.array([5, 5], dtype=np.int64))
+    for j in range(2):
+        a, act, unit = coalescer.interleave_local(addr[j:j + 1], np.ones((1, 32), bool), int(size[j]),
+                                                  np.array([5]), MEM)
+        want = coalescer.global_request_reference(a[0], (1 << a.shape[1]) - 1, unit, MEM).sectors
+        assert got[j] == list(want)
+    assert len(got[0]) == 4                   # one offset by the whole warp: 128 contiguous bytes
+
+
+def test_atomics_serialise_on_one_address():
+    addr = np.zeros((2, 32), dtype=np.int64)
+    addr[0, :] = 64                           # 32 lanes on one address
+    addr[1, :] = np.arange(32) * 4            # all distinct
+    got, cycles, latency, _ = _run(addr, np.full(2, 0xFFFFFFFF, dtype=np.uint32), np.full(2, 4, dtype=np.int64),
+                                   np.full(2, 2, dtype=np.int8), np.full(2, -1, dtype=np.int64))
+    mult = bank_arbiter.same_address_multiplicity(addr, np.full(2, 0xFFFFFFFF, dtype=np.uint32))
+    assert mult.tolist() == [32, 1]
+    assert cycles.tolist() == [31 * MEM.cycles_per_atomic_serialization, 0] == latency.tolist()
+
+
+def test_only_the_sectors_rule_is_native():
+    assert applies(MEM) and not applies(get_preset("sm_20").mem) and not applies(get_preset("sm_13").mem)

@@ -36,6 +36,7 @@ from .check.shadow_memory import forget_args
 from .host.streams import place_launch
 from .machine import DEFAULT_BUDGET, LaunchRun, launch_cache, launch_plan
 from .machine.weak_memory import parse_memory_model
+from .stats import Stats
 
 _NP = {("int", 8, True): np.int8, ("int", 8, False): np.uint8, ("int", 16, True): np.int16,
        ("int", 16, False): np.uint16, ("int", 32, True): np.int32, ("int", 32, False): np.uint32,
@@ -227,6 +228,8 @@ class Launch:
         from .report import Report
         return Report.from_launch(self, top=top)
 
+
+NO_COUNTS = Stats().as_dict()      # the counters of a launch with stats=False
 
 # Launch keywords handed to the machine / memory system besides budget,
 # stats and scheduler: l1 (False: global loads bypass L1, as -dlcm=cg; True:
@@ -481,15 +484,16 @@ class RawKernel:
     def _launch_of(self, run, stats, findings, shape, seconds: float, stream, copies=(),
                    printed: str = "", report=None) -> Launch:
         """The Launch of a finished run: its counters (per line keyed as
-        meta.line_key keys them), findings and costliest requests, and its
-        place on the host timeline; numpy arguments are copied back after it
-        is placed there."""
+        meta.line_key keys them; stats None: a launch without counters),
+        findings and costliest requests, and its place on the host timeline;
+        numpy arguments are copied back after it is placed there."""
         mod, meta = self.module, self.meta
-        st = stats.as_dict()
+        st = stats.as_dict() if stats is not None else dict(NO_COUNTS)
         placed = place_launch(self.name, st, mod.preset, stream)   # before the copies back
         for host, dev in copies:
             host[...] = dev.get().reshape(host.shape)
-        by_line = {meta.line_key(row): c for row, c in stats.lines_dict().items()}
+        by_line = ({meta.line_key(row): c for row, c in stats.lines_dict().items()}
+                   if stats is not None else {})
         wi = st.get("warp_instructions", 0)
         st["active_lanes_per_instruction"] = (st.get("thread_instructions", 0) / wi) if wi else 0.0
         ms = run.memsys

@@ -203,7 +203,7 @@ class LaunchRun:
         self._bind_bounds()
         self.counters.fill(0)
         issue = self.__dict__.get("issue")
-        if issue is not None:              # kept: the native loop's scratch points at it
+        if issue is not None and self.want_stats:   # kept: the native loop's scratch points at it
             issue.fill(0)
             block_runner.new_launch(self)
         self.__dict__.pop("_merged_divergence", None)   # block_workers: reported per launch

@@ -136,7 +136,7 @@ def _bind(layout, run, args) -> bool:
             alloc = a._alloc
             if getattr(alloc, "shadow", None) is not None:
                 alloc.shadow = None
-            v = a.ptr
+            v = alloc.pointer + a._offset        # DeviceArray.ptr
             if not 0 <= v <= hi:
                 return False
             pk.pack_into(raw, off, v)
@@ -182,7 +182,8 @@ def launch(kernel, key, args, stream, options: dict):
     except KernelError as err:          # the run is not reused
         raise kernel._worded(err) from None
     seconds = time.perf_counter() - t0
-    result = kernel._launch_of(run, run.stats, run.findings, run.shape, seconds, stream, copies)
+    result = kernel._launch_of(run, run.stats if run.want_stats else None, run.findings,
+                               run.shape, seconds, stream, copies)
     del hold
     run.memsys = run.stats = None       # what only the finished launch needed
     if len(got.idle) < RUNS_PER_PLAN:

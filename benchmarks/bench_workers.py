@@ -24,7 +24,9 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
    the native block loops, the prepare step, the ordered apply step and
    the rest, and its idle time (wall minus CPU); the other workers' CPU
    in native, prepare and the rest, and their off-CPU time inside their
-   batches (on idle cores: waiting for the GIL).
+   batches (on idle cores: waiting for the GIL); all_cpu, the CPU of all
+   threads, against one worker's shows what running in parallel adds
+   (GIL hand-offs, caches).
 """
 from __future__ import annotations
 
@@ -173,13 +175,15 @@ def phase_times(launch, workers: int, repeats: int, **opt) -> dict:
             "main_offcpu_in_batches": off_cpu([main]),
             "workers_native": o["native"], "workers_prepare": o["prepare"],
             "workers_other": o["range"] - o["native"] - o["prepare"],
-            "workers_offcpu_in_batches": off_cpu(others)}
+            "workers_offcpu_in_batches": off_cpu(others),
+            "all_cpu": 1e3 * cpu + o["range"]}
 
 
 def _phase_table(args) -> None:
-    print(f"\nPer phase, ms (the fastest of {args.repeats} runs): the calling thread's CPU "
-          "and idle time, the other workers' CPU and off-CPU time inside their batches")
-    cols = ("wall", "main_cpu", "main_native", "main_prepare", "main_apply", "main_other",
+    print(f"\nPer phase, ms (the fastest of {args.repeats} runs): CPU of all threads (against "
+          "one worker's: what running in parallel adds), the calling thread's CPU and idle time, "
+          "the other workers' CPU and off-CPU time inside their batches")
+    cols = ("wall", "all_cpu", "main_cpu", "main_native", "main_prepare", "main_apply", "main_other",
             "main_idle", "main_offcpu_in_batches", "workers_native", "workers_prepare",
             "workers_other", "workers_offcpu_in_batches")
     print("| kernel | counters | workers | " + " | ".join(cols) + " |")

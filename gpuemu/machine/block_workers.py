@@ -71,7 +71,8 @@ def can_parallelise(run) -> bool:
 
 class _Worker:
     """One worker's copy of the launch: private state, shared memory. With
-    `own`, the launch itself (the calling thread works too)."""
+    `own`, the launch itself (the calling thread works too). A pool thread
+    makes its own copy (about 0.1 ms), so the calling thread starts at once."""
 
     def __init__(self, run, own: bool = False) -> None:
         self.chunks: list = []
@@ -171,7 +172,8 @@ def run_parallel(run, batches: Iterable, nworkers: int,
         _run_untraced(run, list(batches), nworkers, progress)
         return
     run.memsys._tables(run.meta.instrs)   # built once here; workers only read them
-    workers = [_Worker(run) for _ in range(nworkers)]
+    mine = _Worker(run)
+    workers = [mine]             # and each pool thread's, made on its own thread
     it = enumerate(batches)
     take = threading.Lock()
     done: dict = {}
@@ -199,13 +201,14 @@ def run_parallel(run, batches: Iterable, nworkers: int,
             done[seq] = (len(blocks), res)
             ready.notify_all()
 
-    def loop(wk: _Worker) -> None:
+    def loop() -> None:
+        wk = _Worker(run)
+        workers.append(wk)       # list.append is atomic
         while (nxt := next_batch()) is not None:
             work(wk, nxt)
 
     pool = _threads(nworkers - 1)
-    futures = [pool.submit(loop, wk) for wk in workers[1:]]
-    mine = workers[0]
+    futures = [pool.submit(loop) for _ in range(nworkers - 1)]
     seq = 0
     error = None
     try:
@@ -251,13 +254,16 @@ def _run_untraced(run, batches: list, nworkers: int,
     base = run.findings
     run.findings = []
     mine = _Worker(run, own=True)
-    workers = [mine] + [_Worker(run) for _ in range(nworkers - 1)]
+    workers = [mine]             # and each pool thread's, made on its own thread
     nxt = itertools.count()
     results: dict = {}
     finished: list = []              # blocks per finished batch (list.append is atomic)
     stop = threading.Event()
 
-    def loop(wk: _Worker) -> None:
+    def loop(wk: Optional[_Worker] = None) -> None:
+        if wk is None:
+            wk = _Worker(run)
+            workers.append(wk)
         while not stop.is_set():
             seq = next(nxt)
             if seq >= len(batches):
@@ -272,7 +278,7 @@ def _run_untraced(run, batches: list, nworkers: int,
 
     reported = [0]
     pool = _threads(nworkers - 1)
-    futures = [pool.submit(loop, wk) for wk in workers[1:]]
+    futures = [pool.submit(loop) for _ in range(nworkers - 1)]
     try:
         loop(mine)
     finally:

@@ -9,7 +9,6 @@ import pytest
 
 import gpuemu
 from gpuemu.errors import KernelError, LaunchError
-from gpuemu.machine.block_workers import block_ranges
 from kernel_launch import launch
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
@@ -41,27 +40,6 @@ def test_three_workers_give_the_transpose_and_count_what_one_worker_counts():
     a, t, three = _transpose(3)
     assert np.array_equal(t, a.T)
     assert three.stats == one.stats and three.stats_by_line == one.stats_by_line
-
-
-@pytest.mark.parametrize("total,workers,tpb", [(4096, 2, 256), (1024, 2, 256), (1000, 3, 64),
-                                               (3, 2, 32), (1, 4, 1024), (100000, 2, 1024),
-                                               (4096, 1, 256)])
-def test_block_ranges_cover_the_grid_in_order(total, workers, tpb):
-    ranges = block_ranges(total, workers, tpb)
-    assert [i for r in ranges for i in r] == list(range(total))
-    assert all(len(r) * tpb <= max(1 << 20, tpb) for r in ranges)   # a progress bar moves
-
-
-def test_block_ranges_shrink_toward_the_end_for_several_workers():
-    # guided self-scheduling: 1/(2N) of what is left, at least 1/(16N) of the grid
-    sizes = [len(r) for r in block_ranges(4096, 2, 256)]
-    assert sizes[:4] == [1024, 768, 576, 432]
-    assert sizes == sorted(sizes, reverse=True)
-    assert min(sizes[:-1]) == 4096 // 32
-
-
-def test_block_ranges_of_one_worker_are_about_four():
-    assert [len(r) for r in block_ranges(4096, 1, 256)] == [1024] * 4
 
 
 MIXED = r"""

@@ -49,6 +49,7 @@ import numpy as np
 from gpuemu.jit import abi
 from gpuemu.stats import Stats
 
+from .block_ranges import GuidedRanges, block_ranges  # noqa: F401 (executor calls block_ranges)
 from .warp_scheduler import LooseRoundRobin
 
 
@@ -76,6 +77,7 @@ class _Worker:
 
     def __init__(self, run, own: bool = False) -> None:
         self.chunks: list = []
+        self.records = 0        # trace records of the last batch
         if own:
             self.run = run
             return
@@ -98,11 +100,13 @@ class _Worker:
         n = int(ctx[abi.C_TRACE_LEN])
         if n:
             self.chunks.append(self.run._prepare_records(self.run.trace[:n]))
+            self.records += n
         ctx[abi.C_TRACE_LEN] = 0
 
     def run_batch(self, blocks):
         """Run the blocks; (trace chunks, findings, error) of this batch."""
         self.chunks = []
+        self.records = 0
         nf = len(self.run.findings)
         err = None
         try:
@@ -112,27 +116,6 @@ class _Worker:
         except BaseException as e:          # handed to the main thread, in block order
             err = e
         return self.chunks, self.run.findings[nf:], err
-
-
-def block_ranges(total: int, nworkers: int, threads_per_block: int) -> list:
-    """The grid's linear block indices cut into consecutive ranges (each run
-    in order by block_runner.run_range), at most 2^20 threads each so a
-    progress bar moves. One worker: about 4 ranges. N workers: guided
-    self-scheduling (Polychronopoulos and Kuck, IEEE Trans. Computers 36(12),
-    1987): each range is 1/(2N) of the blocks not yet handed out, at least
-    1/(16N) of the grid, so the ranges shrink toward the end and the workers,
-    taking the next range as they finish one, finish together."""
-    most = max(1, (1 << 20) // max(threads_per_block, 1))
-    if nworkers <= 1:
-        per = max(1, min(-(-total // 4), most))
-        return [range(lo, min(lo + per, total)) for lo in range(0, total, per)]
-    least = max(1, -(-total // (16 * nworkers)))
-    out, lo = [], 0
-    while lo < total:
-        per = min(max(-(-(total - lo) // (2 * nworkers)), least), most)
-        out.append(range(lo, min(lo + per, total)))
-        lo += per
-    return out
 
 
 _pool: Optional[ThreadPoolExecutor] = None
@@ -172,31 +155,19 @@ def run_parallel(run, batches: Iterable, nworkers: int,
         _run_untraced(run, list(batches), nworkers, progress)
         return
     run.memsys._tables(run.meta.instrs)   # built once here; workers only read them
+    source = _source(batches, nworkers, run.shape.threads_per_block)
     mine = _Worker(run)
     workers = [mine]             # and each pool thread's, made on its own thread
-    it = enumerate(batches)
-    take = threading.Lock()
     done: dict = {}
     ready = threading.Condition()
-    stop = threading.Event()
-    handed = [0]                 # batches handed out so far (under `take`)
-    exhausted = threading.Event()
-
-    def next_batch():
-        """The next (seq, blocks) in schedule order, or None when none is left."""
-        with take:
-            nxt = None if stop.is_set() else next(it, None)
-            if nxt is None:
-                exhausted.set()
-            else:
-                handed[0] += 1
-            return nxt
 
     def work(wk: _Worker, nxt) -> None:
         seq, blocks = nxt
         res = wk.run_batch(blocks)
         if res[2] is not None:
-            stop.set()          # every lower batch is already taken: the rest need not run
+            source.close()      # every lower batch is already taken: the rest need not run
+        elif wk.records:        # a range carries at least half a trace buffer from now on
+            source.at_least(-(-len(blocks) * (len(wk.run.trace) // 2) // wk.records))
         with ready:
             done[seq] = (len(blocks), res)
             ready.notify_all()
@@ -204,7 +175,7 @@ def run_parallel(run, batches: Iterable, nworkers: int,
     def loop() -> None:
         wk = _Worker(run)
         workers.append(wk)       # list.append is atomic
-        while (nxt := next_batch()) is not None:
+        while (nxt := source.take()) is not None:
             work(wk, nxt)
 
     pool = _threads(nworkers - 1)
@@ -217,12 +188,12 @@ def run_parallel(run, batches: Iterable, nworkers: int,
                 got = done.pop(seq, None)
             if got is None:
                 # nothing to charge yet: run a batch here, else wait for the next one
-                nxt = None if exhausted.is_set() else next_batch()
+                nxt = source.take()
                 if nxt is not None:
                     work(mine, nxt)
                     continue
-                with ready:
-                    while seq not in done and not (exhausted.is_set() and seq >= handed[0]):
+                with ready:          # source is closed: every batch is handed out
+                    while seq not in done and seq < source.handed:
                         ready.wait()
                     got = done.pop(seq, None)
                 if got is None:
@@ -238,12 +209,49 @@ def run_parallel(run, batches: Iterable, nworkers: int,
                 progress(nblocks)
             seq += 1
     finally:
-        stop.set()
+        source.close()
         for f in futures:
             f.result()
     if error is not None:
         raise error
     _merge_counts(run, workers)
+
+
+class _InOrder:
+    """Batches handed out in the given order (GuidedRanges' interface)."""
+
+    def __init__(self, batches: Iterable) -> None:
+        self._it = enumerate(batches)
+        self._lock = threading.Lock()
+        self.handed = 0
+        self.closed = False
+
+    def take(self) -> Optional[tuple]:
+        with self._lock:
+            nxt = None if self.closed else next(self._it, None)
+            if nxt is None:
+                self.closed = True
+            else:
+                self.handed += 1
+            return nxt
+
+    def at_least(self, blocks: int) -> None:
+        pass
+
+    def close(self) -> None:
+        with self._lock:
+            self.closed = True
+
+
+def _source(batches: Iterable, nworkers: int, threads_per_block: int):
+    """What hands out the batches: ranges of linear block indices that follow
+    one another are cut afresh as they are taken (GuidedRanges); others go
+    in the given order."""
+    batches = list(batches)
+    if batches and all(isinstance(b, range) and b.step == 1 for b in batches) and all(
+            x.stop == y.start for x, y in zip(batches, batches[1:])):
+        return GuidedRanges(batches[0].start, batches[-1].stop, nworkers, threads_per_block)
+    return _InOrder(batches)
 
 
 def _run_untraced(run, batches: list, nworkers: int,

@@ -1,0 +1,97 @@
+"""Ranges of blocks for the block workers (block_workers.py).
+
+The grid's linear block indices are cut into consecutive ranges, handed
+out in order; each is one native call (block_runner.run_range) on the
+worker that takes it, and at most 2^20 threads, so a progress bar moves.
+
+Guided self-scheduling (C. D. Polychronopoulos and D. J. Kuck, "Guided
+self-scheduling", IEEE Trans. Computers 36(12), 1987): each range is
+1/(2N) of the blocks not yet handed out to N workers, at least 1/(16N) of
+the grid, so the ranges shrink toward the end and the workers, each taking
+the next range when it finishes one, finish together. With counters on, a
+range's trace goes to the memory model in batches, each with a fixed cost
+besides its requests (about 1 ms of numpy calls), so `GuidedRanges.at_least`
+raises the smallest range once a finished range has told the records per
+block: a range then carries at least half a trace buffer.
+
+`block_ranges` is the plain rule, the ranges `GuidedRanges` hands out when
+nothing raises the smallest (tests/test_block_ranges.py).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Optional
+
+MOST_THREADS = 1 << 20      # per range: a progress bar hears of every range
+
+
+def _most(threads_per_block: int) -> int:
+    return max(1, MOST_THREADS // max(threads_per_block, 1))
+
+
+def _guided(left: int, nworkers: int, least: int, most: int) -> int:
+    """The next range's size: 1/(2N) of what is left, within [least, most]."""
+    return min(max(-(-left // (2 * nworkers)), least), most)
+
+
+def block_ranges(total: int, nworkers: int, threads_per_block: int) -> list:
+    """The grid's blocks 0..total-1 as consecutive ranges: about 4 for one
+    worker; guided self-scheduling for several."""
+    most = _most(threads_per_block)
+    if nworkers <= 1:
+        per = max(1, min(-(-total // 4), most))
+        return [range(lo, min(lo + per, total)) for lo in range(0, total, per)]
+    least = max(1, -(-total // (16 * nworkers)))
+    out, lo = [], 0
+    while lo < total:
+        per = _guided(total - lo, nworkers, least, most)
+        out.append(range(lo, min(lo + per, total)))
+        lo += per
+    return out
+
+
+class GuidedRanges:
+    """Hands out the ranges of blocks lo..hi-1 in order, to several threads:
+    `take` gives (sequence number, range) or None when none is left."""
+
+    def __init__(self, lo: int, hi: int, nworkers: int, threads_per_block: int) -> None:
+        self._lo, self._hi = lo, hi
+        self._n = max(nworkers, 1)
+        self._most = _most(threads_per_block)
+        self._least = max(1, -(-(hi - lo) // (16 * self._n)))
+        self._seq = 0
+        self._closed = False
+        self._lock = threading.Lock()
+
+    @property
+    def handed(self) -> int:
+        """Ranges handed out so far."""
+        return self._seq
+
+    def take(self) -> Optional[tuple]:
+        """The next (sequence number, range), or None: all handed out, or closed."""
+        with self._lock:
+            if self._closed or self._lo >= self._hi:
+                self._closed = True
+                return None
+            per = _guided(self._hi - self._lo, self._n, self._least, self._most)
+            r = range(self._lo, min(self._lo + per, self._hi))
+            self._lo = r.stop
+            self._seq += 1
+            return self._seq - 1, r
+
+    def at_least(self, blocks: int) -> None:
+        """No range (but the last) smaller than `blocks` from now on (at most
+        the largest a range may be)."""
+        with self._lock:
+            self._least = min(max(self._least, int(blocks)), self._most)
+
+    def close(self) -> None:
+        """Hand out nothing more (a batch failed: the rest need not run)."""
+        with self._lock:
+            self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        """Whether `take` will give nothing more (set by the take that found none)."""
+        return self._closed

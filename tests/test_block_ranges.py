@@ -1,0 +1,82 @@
+"""Ranges of blocks for the block workers: the grid in order, shrinking toward its end."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from gpuemu.machine.block_ranges import GuidedRanges, block_ranges
+
+
+@pytest.mark.parametrize("total,workers,tpb", [(4096, 2, 256), (1024, 2, 256), (1000, 3, 64),
+                                               (3, 2, 32), (1, 4, 1024), (100000, 2, 1024),
+                                               (4096, 1, 256)])
+def test_block_ranges_cover_the_grid_in_order(total, workers, tpb):
+    ranges = block_ranges(total, workers, tpb)
+    assert [i for r in ranges for i in r] == list(range(total))
+    assert all(len(r) * tpb <= max(1 << 20, tpb) for r in ranges)   # a progress bar moves
+
+
+def test_block_ranges_shrink_toward_the_end_for_several_workers():
+    # guided self-scheduling: 1/(2N) of what is left, at least 1/(16N) of the grid
+    sizes = [len(r) for r in block_ranges(4096, 2, 256)]
+    assert sizes[:4] == [1024, 768, 576, 432]
+    assert sizes == sorted(sizes, reverse=True)
+    assert min(sizes[:-1]) == 4096 // 32
+
+
+def test_block_ranges_of_one_worker_are_about_four():
+    assert [len(r) for r in block_ranges(4096, 1, 256)] == [1024] * 4
+
+
+def _all(source) -> list:
+    out = []
+    while (got := source.take()) is not None:
+        out.append(got)
+    return out
+
+
+@pytest.mark.parametrize("total,workers,tpb", [(4096, 2, 256), (1000, 3, 64), (100000, 2, 1024)])
+def test_guided_ranges_hand_out_the_rule_s_ranges_numbered_in_order(total, workers, tpb):
+    got = _all(GuidedRanges(0, total, workers, tpb))
+    assert [seq for seq, _ in got] == list(range(len(got)))
+    assert [r for _, r in got] == block_ranges(total, workers, tpb)
+
+
+def test_at_least_raises_the_smallest_range_but_not_the_last():
+    g = GuidedRanges(0, 4096, 2, 256)
+    first = g.take()[1]
+    g.at_least(500)
+    sizes = [len(r) for _, r in _all(g)]
+    assert len(first) == 1024 and sizes[:2] == [768, 576]
+    assert min(sizes[:-1]) == 500 and sum(sizes) == 4096 - 1024
+
+
+def test_at_least_stops_at_the_largest_range():
+    g = GuidedRanges(0, 100000, 2, 1024)          # at most 1024 blocks of 1024 threads
+    g.at_least(5000)
+    assert {len(r) for _, r in _all(g)} == {1024, 100000 % 1024}
+
+
+def test_a_closed_source_hands_out_nothing_more():
+    g = GuidedRanges(10, 20, 2, 32)
+    assert g.take() == (0, range(10, 13))
+    g.close()
+    assert g.take() is None and g.handed == 1 and g.closed
+
+
+def test_threads_taking_at_once_get_every_block_once():
+    g = GuidedRanges(0, 50000, 4, 32)
+    got: list = []
+
+    def take():
+        while (x := g.take()) is not None:
+            got.append(x)
+    threads = [threading.Thread(target=take) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    got.sort()
+    assert [seq for seq, _ in got] == list(range(g.handed))
+    assert [i for _, r in got for i in r] == list(range(50000))

@@ -80,3 +80,16 @@ def test_threads_taking_at_once_get_every_block_once():
     got.sort()
     assert [seq for seq, _ in got] == list(range(g.handed))
     assert [i for _, r in got for i in r] == list(range(50000))
+
+
+def test_even_ranges_are_all_the_smallest_size_but_the_last():
+    # counters on: the ordered step gets batches at a steady pace
+    sizes = [len(r) for _, r in _all(GuidedRanges(0, 4100, 2, 256, even=True))]
+    assert sizes == [129] * 31 + [4100 - 129 * 31]
+
+
+def test_at_least_makes_even_ranges_larger():
+    g = GuidedRanges(0, 4096, 2, 256, even=True)
+    assert len(g.take()[1]) == 128
+    g.at_least(1000)
+    assert [len(r) for _, r in _all(g)] == [1000, 1000, 1000, 968]

@@ -27,8 +27,9 @@ The calling thread is one of the workers (N - 1 come from a pool kept
 between launches): with counters on it charges every batch that is ready
 in block order and runs the next batch itself when none is, so no core
 waits for the ordered step but at the very end. Batches are consecutive
-ranges of blocks that shrink toward the end of the grid (block_ranges:
-guided self-scheduling), so the workers finish together.
+ranges of blocks (block_ranges.py): counters off, they shrink toward the
+end of the grid (guided self-scheduling), so the workers finish together;
+counters on, they are even, so the ordered step gets them at a steady pace.
 
 Launches with a seed (seeded-random store order per warp run), a warp
 scheduler other than the default, printf (one output buffer, filled in
@@ -155,7 +156,7 @@ def run_parallel(run, batches: Iterable, nworkers: int,
         _run_untraced(run, list(batches), nworkers, progress)
         return
     run.memsys._tables(run.meta.instrs)   # built once here; workers only read them
-    source = _source(batches, nworkers, run.shape.threads_per_block)
+    source = _source(batches, nworkers, run.shape.threads_per_block, even=True)
     mine = _Worker(run)
     workers = [mine]             # and each pool thread's, made on its own thread
     done: dict = {}
@@ -243,14 +244,14 @@ class _InOrder:
             self.closed = True
 
 
-def _source(batches: Iterable, nworkers: int, threads_per_block: int):
+def _source(batches: Iterable, nworkers: int, threads_per_block: int, even: bool = False):
     """What hands out the batches: ranges of linear block indices that follow
-    one another are cut afresh as they are taken (GuidedRanges); others go
-    in the given order."""
+    one another are cut afresh as they are taken (GuidedRanges, even or
+    guided); others go in the given order."""
     batches = list(batches)
     if batches and all(isinstance(b, range) and b.step == 1 for b in batches) and all(
             x.stop == y.start for x, y in zip(batches, batches[1:])):
-        return GuidedRanges(batches[0].start, batches[-1].stop, nworkers, threads_per_block)
+        return GuidedRanges(batches[0].start, batches[-1].stop, nworkers, threads_per_block, even)
     return _InOrder(batches)
 
 

@@ -3,7 +3,7 @@ transpose (issue 6, item 4), results and counters compared.
 
 Run it on an otherwise idle machine, pinned to the cores it may use:
 
-    taskset -c 2,3 python benchmarks/bench_workers.py --workers 2 --vecadd 4194304 --repeats 25
+    taskset -c 2,3 python benchmarks/bench_workers.py --workers 2 --vecadd 1048576,4194304 --repeats 25
 
 It prints three tables, counters off (`stats=False`, the fast path) and on
 (the default):
@@ -71,7 +71,8 @@ def _transpose(n: int):
 
 def _kernels(args):
     """(name, threads, launch, output getter, expected output) of each kernel."""
-    yield ("vecadd", args.vecadd, *_vecadd(args.vecadd))
+    for n in args.vecadd:
+        yield ("vecadd", n, *_vecadd(n))
     yield ("transpose", args.transpose ** 2, *_transpose(args.transpose))
 
 
@@ -186,13 +187,13 @@ def _phase_table(args) -> None:
     cols = ("wall", "all_cpu", "main_cpu", "main_native", "main_prepare", "main_apply", "main_other",
             "main_idle", "main_offcpu_in_batches", "workers_native", "workers_prepare",
             "workers_other", "workers_offcpu_in_batches")
-    print("| kernel | counters | workers | " + " | ".join(cols) + " |")
-    print("|---|---|---|" + "---|" * len(cols))
-    for name, _, launch, _, _ in _kernels(args):
+    print("| kernel | threads | counters | workers | " + " | ".join(cols) + " |")
+    print("|---|---|---|---|" + "---|" * len(cols))
+    for name, threads, launch, _, _ in _kernels(args):
         for stats in (False, True):
             for w in sorted({1, args.workers}):
                 t = phase_times(launch, w, args.repeats, stats=stats)
-                print(f"| {name} | {'on' if stats else 'off'} | {w} | "
+                print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {w} | "
                       + " | ".join(f"{t[c]:.1f}" for c in cols) + " |")
 
 
@@ -249,7 +250,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--vecadd", type=int, default=1 << 20, help="vecadd elements")
+    ap.add_argument("--vecadd", type=lambda v: [int(x) for x in v.split(",")], default=[1 << 20],
+                    help="vecadd elements, or several sizes: 1048576,4194304")
     ap.add_argument("--transpose", type=int, default=1024, help="transpose side")
     ap.add_argument("--serial", action="store_true",
                     help="print only the serial share of one worker's launch and Amdahl's bound")

@@ -495,3 +495,22 @@ def test_requests_with_no_active_lane_cost_nothing():
     d = st.as_dict()
     assert d["shared_load_wavefronts"] == 0 and d["global_load_sectors"] == 0
     assert d["constant_wavefronts"] == 0 and d["cycles"] == 0 and ms.sm_cycles.min() == 0
+
+
+def test_launches_with_the_same_rules_share_a_kernels_rule_tables():
+    instrs = [MemInstr(0, "ld", 4, 3, "global"), MemInstr(1, "ld", 8, 4, "shared")]
+    first, again = MemorySystem("sm_90"), MemorySystem("sm_90")
+    for ms in (first, again):
+        ms._tables(instrs)
+    assert again._row_kind is first._row_kind and again._shared_native is first._shared_native
+    bypass = MemorySystem("sm_90", l1_enabled=False)         # loads skip L1: their own tables
+    bypass._tables(instrs)
+    assert bypass._row_kind[0] == 1 and first._row_kind[0] == 0
+
+
+def test_a_bank_mode_gets_the_rule_tables_of_its_own_rules():
+    instrs = [MemInstr(0, "ld", 8, 4, "shared")]
+    four, eight = MemorySystem("cc3x", bank_mode=4), MemorySystem("cc3x", bank_mode=8)
+    for ms in (four, eight, MemorySystem("cc3x")):
+        ms._tables(instrs)
+    assert four._shared_native.tolist() == [False] and eight._shared_native.tolist() == [True]

@@ -36,6 +36,7 @@ from .warp_scheduler import get_warp_scheduler
 
 DEFAULT_BUDGET = 10_000_000     # loop back-edges per warp
 TRACE_CAPACITY = 8192           # records per drain
+SMALL_TABLE = 256               # nonzero per-line counters added one by one, not in numpy
 
 READY, WAITING, EXITED = 0, 1, 2
 _CUR, _VALID, _EXITED = abi.F_CUR // 4, abi.F_VALID // 4, abi.F_EXITED // 4
@@ -458,7 +459,18 @@ class LaunchRun:
             self.meta, idx, w, lane, line, int(np.uint32(row[_CUR])), self.shape.block))
 
     def _collect(self, issue):
-        self.stats.add_table(abi.LINE_COUNTERS, np.arange(len(self.counters)), self.counters)
+        """The native per-line counters into the launch's Stats, then cycles.
+        A few nonzero entries are added as sums (Stats.add_sums), counter by
+        counter and line by line, the order a summed table gives them; a
+        large table is summed in numpy (Stats.add_table)."""
+        cols, rows = np.nonzero(self.counters.T)
+        if cols.size <= SMALL_TABLE:
+            self.stats.flush()             # what came before stays first
+            names = abi.LINE_COUNTERS
+            self.stats.add_sums(zip([names[c] for c in cols.tolist()], rows.tolist(),
+                                    self.counters[rows, cols].tolist()))
+        else:
+            self.stats.add_table(abi.LINE_COUNTERS, np.arange(len(self.counters)), self.counters)
         per_sched = max(int(getattr(self.preset, "warp_schedulers_per_sm", 1)), 1)
         self.memsys.finish(self.stats, issue // per_sched)
 

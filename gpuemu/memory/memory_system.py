@@ -112,6 +112,32 @@ def _instr_tables(instrs) -> tuple:
     return tables
 
 
+_RULE_TABLES: dict = {}  # (id(instrs), memory rules, L1 use) -> (instrs, tables): a launch's are
+                        # those of the last launch of its kernel with the same rules
+
+
+def _rule_tables(ms: "MemorySystem", instrs) -> tuple:
+    """Per MemInstr id, under `ms`'s rules: whether its shared requests go
+    native (native_banks.applies), and how its global and local requests
+    meet the caches (MemorySystem._row_kinds). Built once per kernel and
+    rules (a preset's own memory config; a launch with a bank mode builds
+    its own), read-only."""
+    key = (id(instrs), ms.l1_global_loads, ms.l1_present, ms.readonly_path)
+    cached = ms.mem is ms.preset.mem
+    got = _RULE_TABLES.get(key) if cached else None
+    if got is not None and got[0] is instrs and got[1] is ms.mem:
+        return got[2]
+    tables = (np.array([native_banks.applies(ms.mem, int(s)) for s in ms._size], dtype=bool),
+              ms._row_kinds())
+    for a in tables:
+        a.setflags(write=False)
+    if cached:
+        if len(_RULE_TABLES) >= 256:
+            _RULE_TABLES.clear()
+        _RULE_TABLES[key] = (instrs, ms.mem, tables)
+    return tables
+
+
 def _per_line(lines: tuple, values: np.ndarray) -> tuple:
     """(distinct lines, the sum of `values` of each) from np.unique's (lines,
     index of each request's line): Stats.add_lines gets a few sums, not one
@@ -217,11 +243,9 @@ class MemorySystem:
             (self._op, self._size, self._line, self._ro, self._spill,
              self._tex) = _instr_tables(instrs)
             self._tables_for = instrs
-            self._shared_native = np.array([native_banks.applies(self.mem, int(s)) for s in self._size],
-                                           dtype=bool)
+            self._shared_native, self._row_kind = _rule_tables(self, instrs)
             self._by_name = dict(op=self._op, size=self._size, line=self._line, ro=self._ro,
                                  spill=self._spill, tex=self._tex)
-            self._row_kind = self._row_kinds()
         return self._op, self._size, self._line
 
     def _row_kinds(self) -> np.ndarray:

@@ -6,8 +6,8 @@ For each size (1K, 4K, ..., 16M threads, blocks of 256) it launches
 programs/vecadd.cu warm (a small launch first) and reports seconds (the
 minimum of 20 runs up to 64K, of 3 below 4M, one run from 4M up: a small
 launch is cheap, and its minimum needs more tries on a busy machine),
-seconds per thread, that over the best per-thread time of the sweep (the
-target: within 2x at every size),
+microseconds per launch, seconds per thread, that over the best per-thread
+time of the sweep (the target: within 2x at every size),
 and the emulator's memory beyond the arrays: the peak of numpy/Python
 allocations during one more launch (tracemalloc, which numpy reports to;
 not timed) over what was allocated before it (the host and device arrays), and the growth
@@ -94,11 +94,12 @@ def main(argv=None) -> int:
     best = min(r[key] for r in rows)
     print(f"vecadd scale, stats {'on' if a.stats else 'off'}, workers {a.workers}; "
           f"load average {os.getloadavg()[0]:.2f}")
-    print(f"{'threads':>8} {'seconds':>9} {'cpu s':>8} {'ns/thread':>10} {'vs best':>8} "
-          f"{'emulator MB':>12} {'RSS growth MB':>14}")
+    print(f"{'threads':>8} {'seconds':>9} {'cpu s':>8} {'us/launch':>10} {'ns/thread':>10} "
+          f"{'vs best':>8} {'emulator MB':>12} {'RSS growth MB':>14}")
     for r in rows:
         r["vs_best"] = r[key] / best
-        print(f"{r['label']:>8} {r['seconds']:9.4f} {r['cpu_seconds']:8.4f} {r[key] * 1e9:10.1f} "
+        print(f"{r['label']:>8} {r['seconds']:9.4f} {r['cpu_seconds']:8.4f} "
+              f"{r[key] * r['threads'] * 1e6:10.1f} {r[key] * 1e9:10.1f} "
               f"{r['vs_best']:7.2f}x {r['emulator_bytes'] / 2**20:12.1f} "
               f"{r['rss_growth_bytes'] / 2**20:14.1f}")
     if a.json:

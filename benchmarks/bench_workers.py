@@ -23,7 +23,8 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
    workers, of the fastest of --repeats runs: the calling thread's CPU in
    the native block loops, the prepare step, the ordered apply step and
    the rest, and its idle time (wall minus CPU); the other workers' CPU
-   in native, prepare and the rest, and their off-CPU time inside their
+   in native, prepare, apply (any thread charges the next batch in order
+   when it is ready) and the rest, and their off-CPU time inside their
    batches (on idle cores: waiting for the GIL); all_cpu, the CPU of all
    threads, against one worker's shows what running in parallel adds
    (GIL hand-offs, caches).
@@ -151,7 +152,7 @@ def phase_times(launch, workers: int, repeats: int, **opt) -> dict:
     """Milliseconds per phase of the run with the least wall time of `repeats`:
     the calling thread's CPU (native, prepare, apply, other) and idle (wall
     minus CPU: waiting for workers or for the GIL); the other threads' CPU
-    (native, prepare, other) and their off-CPU time inside batches (on idle
+    (native, prepare, apply, other) and their off-CPU time inside batches (on idle
     cores: waiting for the GIL)."""
     launch(workers=workers, **opt)
     best = None
@@ -170,14 +171,15 @@ def phase_times(launch, workers: int, repeats: int, **opt) -> dict:
         return 1e3 * sum(ph.get("range", [0.0, 0.0])[1] - ph.get("range", [0.0, 0.0])[0]
                          for ph in phs)
     m = {k: cpu_of([main], k) for k in ("native", "prepare", "apply")}
-    o = {k: cpu_of(others, k) for k in ("native", "prepare", "range")}
+    o = {k: cpu_of(others, k) for k in ("native", "prepare", "apply", "range")}
     return {"wall": 1e3 * wall, "main_cpu": 1e3 * cpu, **{f"main_{k}": v for k, v in m.items()},
             "main_other": 1e3 * cpu - sum(m.values()), "main_idle": 1e3 * (wall - cpu),
             "main_offcpu_in_batches": off_cpu([main]),
             "workers_native": o["native"], "workers_prepare": o["prepare"],
+            "workers_apply": o["apply"],
             "workers_other": o["range"] - o["native"] - o["prepare"],
             "workers_offcpu_in_batches": off_cpu(others),
-            "all_cpu": 1e3 * cpu + o["range"]}
+            "all_cpu": 1e3 * cpu + o["range"] + o["apply"]}
 
 
 def _phase_table(args) -> None:
@@ -185,7 +187,7 @@ def _phase_table(args) -> None:
           "one worker's: what running in parallel adds), the calling thread's CPU and idle time, "
           "the other workers' CPU and off-CPU time inside their batches")
     cols = ("wall", "all_cpu", "main_cpu", "main_native", "main_prepare", "main_apply", "main_other",
-            "main_idle", "main_offcpu_in_batches", "workers_native", "workers_prepare",
+            "main_idle", "main_offcpu_in_batches", "workers_native", "workers_prepare", "workers_apply",
             "workers_other", "workers_offcpu_in_batches")
     print("| kernel | threads | counters | workers | " + " | ".join(cols) + " |")
     print("|---|---|---|---|" + "---|" * len(cols))

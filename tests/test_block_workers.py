@@ -187,3 +187,56 @@ def test_a_forked_child_runs_two_workers_of_its_own():
 def _transpose_is_right(workers: int) -> bool:
     a, t, _ = _transpose(workers)
     return bool(np.array_equal(t, a.T))
+
+
+class _Recorder:
+    """A launch's ordered step as _OrderedCharge sees it: charges recorded in order."""
+
+    def __init__(self):
+        self.charged, self.findings = [], []
+
+    def _charge_prepared(self, chunk):
+        self.charged.append(chunk)
+
+
+def test_batches_finished_out_of_order_on_several_threads_are_charged_in_order_once():
+    import random
+    import threading
+    from gpuemu.machine.block_workers import _InOrder, _OrderedCharge
+    run = _Recorder()
+    n = 400
+    source = _InOrder(range(n))
+    charge = _OrderedCharge(run, source)
+
+    def worker(seed):
+        rnd = random.Random(seed)
+        while (got := source.take()) is not None:
+            seq, _ = got
+            if rnd.random() < 0.3:
+                threading.Event().wait(0.0005)       # finish late: later batches overtake
+            charge.put(seq, 1, ([f"chunk {seq}a", f"chunk {seq}b"], [], None))
+            charge.ready()
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    while charge.wait(source):
+        charge.ready()
+    assert run.charged == [f"chunk {i}{h}" for i in range(n) for h in "ab"]
+    assert charge.blocks == n and charge.error is None
+
+
+def test_the_ordered_step_stops_at_the_first_failed_batch():
+    from gpuemu.machine.block_workers import _InOrder, _OrderedCharge
+    run = _Recorder()
+    source = _InOrder(range(5))
+    charge = _OrderedCharge(run, source)
+    boom = KernelError("batch 2 faults")
+    for seq in (4, 3, 2, 1, 0):                       # all taken, finished in reverse
+        source.take()
+    for seq in (4, 3, 2, 1, 0):
+        charge.put(seq, 1, ([seq], [], boom if seq == 2 else None))
+    charge.ready()
+    assert run.charged == [0, 1, 2] and charge.error is boom
+    assert not charge.wait(source) and source.take() is None

@@ -157,10 +157,9 @@ def run_parallel(run, batches: Iterable, nworkers: int,
         return
     run.memsys._tables(run.meta.instrs)   # built once here; workers only read them
     source = _source(batches, nworkers, run.shape.threads_per_block, even=True)
+    charge = _OrderedCharge(run, source)
     mine = _Worker(run)
     workers = [mine]             # and each pool thread's, made on its own thread
-    done: dict = {}
-    ready = threading.Condition()
 
     def work(wk: _Worker, nxt) -> None:
         seq, blocks = nxt
@@ -169,53 +168,110 @@ def run_parallel(run, batches: Iterable, nworkers: int,
             source.close()      # every lower batch is already taken: the rest need not run
         elif wk.records:        # a range carries at least half a trace buffer from now on
             source.at_least(-(-len(blocks) * (len(wk.run.trace) // 2) // wk.records))
-        with ready:
-            done[seq] = (len(blocks), res)
-            ready.notify_all()
+        charge.put(seq, len(blocks), res)
 
     def loop() -> None:
         wk = _Worker(run)
         workers.append(wk)       # list.append is atomic
-        while (nxt := source.take()) is not None:
+        while True:
+            charge.ready()       # the ordered step first: it is the longest chain
+            nxt = source.take()
+            if nxt is None:
+                break
             work(wk, nxt)
+        charge.ready()
 
     pool = _threads(nworkers - 1)
     futures = [pool.submit(loop) for _ in range(nworkers - 1)]
-    seq = 0
-    error = None
+    reported = 0
     try:
         while True:
-            with ready:
-                got = done.pop(seq, None)
-            if got is None:
-                # nothing to charge yet: run a batch here, else wait for the next one
-                nxt = source.take()
-                if nxt is not None:
-                    work(mine, nxt)
-                    continue
-                with ready:          # source is closed: every batch is handed out
-                    while seq not in done and seq < source.handed:
-                        ready.wait()
-                    got = done.pop(seq, None)
-                if got is None:
-                    break                    # every batch handed out is charged
-            nblocks, (chunks, findings, err) = got
-            for c in chunks:
-                run._charge_prepared(c)
-            _merge_findings(run, findings)
-            if err is not None:
-                error = err
-                break
-            if progress is not None:
-                progress(nblocks)
-            seq += 1
+            charge.ready()
+            if progress is not None and charge.blocks > reported:
+                progress(charge.blocks - reported)
+                reported = charge.blocks
+            nxt = source.take()
+            if nxt is not None:
+                work(mine, nxt)
+            elif not charge.wait(source):
+                break                    # every batch handed out is charged, or one failed
     finally:
         source.close()
         for f in futures:
             f.result()
-    if error is not None:
-        raise error
+    if progress is not None and charge.blocks > reported:
+        progress(charge.blocks - reported)
+    if charge.error is not None:
+        raise charge.error
     _merge_counts(run, workers)
+
+
+class _OrderedCharge:
+    """The ordered step of a traced launch: finished batches are charged to
+    the memory model in batch order (MemorySystem.apply via
+    LaunchRun._charge_prepared), their findings merged, by whichever thread
+    finds the next one ready and no other thread charging, so the work
+    balances between threads and one worker's order is kept."""
+
+    def __init__(self, run, source) -> None:
+        self.run, self.source = run, source
+        self.seq = 0                  # the next batch to charge
+        self.blocks = 0               # blocks charged so far (progress)
+        self.error: Optional[BaseException] = None
+        self._done: dict = {}
+        self._lock = threading.Lock()          # held by the thread charging
+        self._cond = threading.Condition()     # guards _done and seq
+
+    def put(self, seq: int, nblocks: int, result: tuple) -> None:
+        """A finished batch: (trace chunks, findings, error) of run_batch."""
+        with self._cond:
+            self._done[seq] = (nblocks, result)
+            self._cond.notify_all()
+
+    def ready(self) -> None:
+        """Charge the batches ready in order, unless another thread is charging
+        (it will: a batch put while it holds the lock is seen after it lets go)."""
+        while self._lock.acquire(blocking=False):
+            try:
+                while self.error is None:
+                    with self._cond:
+                        got = self._done.pop(self.seq, None)
+                    if got is None:
+                        break
+                    self._charge(*got)
+            finally:
+                self._lock.release()
+            with self._cond:
+                if self.error is not None or self.seq not in self._done:
+                    return
+
+    def _charge(self, nblocks: int, result: tuple) -> None:
+        chunks, findings, err = result
+        try:
+            for c in chunks:
+                self.run._charge_prepared(c)
+            _merge_findings(self.run, findings)
+        except BaseException as e:       # handed to the calling thread
+            err = e
+        with self._cond:
+            if err is not None:
+                self.error = err
+                self.source.close()
+            else:
+                self.blocks += nblocks
+            self.seq += 1
+            self._cond.notify_all()
+
+    def wait(self, source) -> bool:
+        """`source` handed out everything: wait until a batch is ready to charge
+        (True) or every batch is charged or one failed (False)."""
+        with self._cond:
+            while True:
+                if self.error is not None or self.seq >= source.handed:
+                    return False
+                if self.seq in self._done and not self._lock.locked():
+                    return True      # (a thread charging takes it itself)
+                self._cond.wait()
 
 
 class _InOrder:

@@ -193,7 +193,8 @@ class LaunchRun:
         findings and memory model, the buffers of `_setup` kept
         (gpuemu/machine/launch_plan.py reuses runs this way)."""
         self.params, self.options = params, options
-        self.stats = Stats()
+        if self.want_stats or self.stats is None:   # without counters it stays empty
+            self.stats = Stats()
         self.findings = []
         self._divergent_barriers = set()
         self.memsys = make_memory_system(self.preset, options) if self.want_stats else None

@@ -119,6 +119,7 @@ class KeptLaunch:
     def __init__(self, layout) -> None:
         self.layout = layout            # _layout's, or None: every call packs the full way
         self.idle: list = []
+        self.blocks = 0                 # blocks in the grid
 
 
 def _bind(layout, run, args) -> bool:
@@ -175,7 +176,7 @@ def launch(kernel, key, args, stream, options: dict):
     run.renew(run.params, run.options)
     t0 = time.perf_counter()
     try:
-        block_runner.run_range(run, 0, grid_blocks(run.shape))
+        block_runner.run_range(run, 0, got.blocks)
         if run.want_stats:
             run.drain()
             run._collect(run.issue)
@@ -185,7 +186,8 @@ def launch(kernel, key, args, stream, options: dict):
     result = kernel._launch_of(run, run.stats if run.want_stats else None, run.findings,
                                run.shape, seconds, stream, copies)
     del hold
-    run.memsys = run.stats = None       # what only the finished launch needed
+    if run.want_stats:                  # what only the finished launch needed
+        run.memsys = run.stats = None
     if len(got.idle) < RUNS_PER_PLAN:
         got.idle.append(run)
     return result
@@ -210,6 +212,7 @@ def keep(kernel, key, run) -> bool:
         got = kept.get(key)
         if got is None:
             got = kept[key] = KeptLaunch(_layout(kernel))
+            got.blocks = grid_blocks(run.shape)
         kept.move_to_end(key)
         while len(kept) > PLANS_PER_KERNEL:
             kept.popitem(last=False)
@@ -217,6 +220,8 @@ def keep(kernel, key, run) -> bool:
         if len(got.idle) >= RUNS_PER_PLAN or total + size > MAX_KERNEL_BYTES:
             return False
         run._params_view = memoryview(run.params)
-        run.memsys = run.stats = None
+        run.memsys = None
+        if run.want_stats:
+            run.stats = None
         got.idle.append(run)
     return True

@@ -6,27 +6,33 @@ from gpuemu.arch import get_preset
 from gpuemu.memory import request_table
 from gpuemu.memory.cache import SectoredCache
 from gpuemu.memory.native_cache_walk import cache_walk
+from gpuemu.memory.trace import SPACE_CODES, AccessBatch
 
 P = get_preset("sm_90")
 M = P.mem
 COL = request_table.COL
+GLOBAL, LOCAL = SPACE_CODES["global"], SPACE_CODES["local"]
 
 
 def _walk(kinds, ops, sectors, sms):
-    """One request per entry, each its own table row with its kind."""
+    """One global request per entry, each its own MemInstr (table row) with its kind."""
     n = len(kinds)
     l1 = SectoredCache(M.l1_bytes, M.l1_line_bytes, M.l1_sector_bytes, M.l1_assoc, "L1", partitions=P.num_sms)
     l2 = SectoredCache(M.l2_bytes, M.l2_line_bytes, 32, M.l2_assoc, "L2")
+    z = np.zeros(n, dtype=np.int32)
+    batch = AccessBatch(instr=np.arange(n, dtype=np.int32), mask=np.zeros(n, np.uint32),
+                        addr=np.zeros((n, 32), np.int64), space=np.full(n, GLOBAL, np.int8),
+                        sm=np.array(sms, dtype=np.int32), block=z, warp=z)
+    arrays = request_table.batch_arrays(batch, np.array(ops, dtype=np.int8), np.full(n, 4, np.int64),
+                                        np.zeros(n, np.int8))
     start = np.cumsum([0] + [len(s) for s in sectors]).astype(np.int64)
     sec = np.array([x for s in sectors for x in s], dtype=np.int64)
     table = request_table.new_table(n)
     cycles, latency = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     kind = np.full(n * request_table.NSP, -1, dtype=np.int8)
-    kind[np.arange(n) * request_table.NSP] = kinds
-    cache_walk(np.arange(n, dtype=np.int64), start, sec, np.arange(n, dtype=np.int64) * request_table.NSP,
-               kind, np.array(ops, dtype=np.int8), np.array(sms, dtype=np.int64), M, P.num_sms, l1, l2,
-               cycles, latency, table)
-    return table[::request_table.NSP], cycles, latency, l1, l2
+    kind[np.arange(n) * request_table.NSP + GLOBAL] = kinds
+    cache_walk(arrays, (GLOBAL, LOCAL), start, sec, kind, M, P.num_sms, l1, l2, cycles, latency, table)
+    return table[np.arange(n) * request_table.NSP + GLOBAL], cycles, latency, l1, l2
 
 
 def test_a_second_load_of_the_same_sectors_hits_l1_on_the_same_sm_only():

@@ -175,26 +175,27 @@ class PreparedBatch:
     """A batch with what no earlier batch changes worked out (MemorySystem.prepare)."""
     batch: AccessBatch
     n: int
-    instr: np.ndarray      # per request: MemInstr id, op code, bytes per lane, line
-    op: np.ndarray
-    size: np.ndarray
-    line: np.ndarray
     space: np.ndarray
     addr: np.ndarray
     mask: np.ndarray
-    sm: np.ndarray
     cycles: np.ndarray     # so far: shared wavefronts, atomics' serialisation
     latency: np.ndarray
     stats: Stats           # the batch's order-free counters
     worst: WorstRequests   # its costliest requests per line
+    counts: np.ndarray | None = None       # requests per space code
+    instr: np.ndarray | None = None        # per request, for the numpy path (MemorySystem._gather):
+    op: np.ndarray | None = None           # MemInstr id, op code, bytes per lane, line, SM
+    size: np.ndarray | None = None
+    line: np.ndarray | None = None
+    sm: np.ndarray | None = None
     global_entries: GlobalPlan | None = None    # MemorySystem._prepare_global's result
     host_global: np.ndarray | None = None  # host memory in use: global requests, charged in order
     warp_keys: np.ndarray | None = None    # the batch's warps (block * 4096 + warp), ascending
     warp_of: np.ndarray | None = None      # per request: its warp's index in warp_keys
     lines: tuple | None = None             # (distinct lines, each request's index among them)
-    row: np.ndarray | None = None          # per request: its request_table row (instr * NSP + space)
+    arrays: tuple | None = None            # the batch as the native passes read it (request_table)
     table: np.ndarray | None = None        # the native passes' sums per row (request_table)
-    native_global: tuple | None = None     # (requests, their sectors, starts): native_coalescer's
+    native_global: tuple | None = None     # (sectors, starts): native_coalescer's
 
 
 class MemorySystem:
@@ -244,9 +245,30 @@ class MemorySystem:
              self._tex) = _instr_tables(instrs)
             self._tables_for = instrs
             self._shared_native, self._row_kind = _rule_tables(self, instrs)
+            may = [i for i in instrs if i.space not in ("global", "constant", "local", "param")]
+            self._shared_all_native = all(self._shared_native[i.id] for i in may)
+            self._skip = (self._tex & ~self._ro).astype(np.int8)   # texture headers
+            ib = self.mem.local_interleave_bytes
+            self._max_words = max([max(1, i.size // ib) for i in instrs
+                                   if i.space in ("local", "generic")], default=1)
             self._by_name = dict(op=self._op, size=self._size, line=self._line, ro=self._ro,
                                  spill=self._spill, tex=self._tex)
         return self._op, self._size, self._line
+
+    def _gather(self, p: "PreparedBatch") -> "PreparedBatch":
+        """Fill in the per-request arrays the numpy path reads (the native
+        passes read the batch and the kernel's tables themselves)."""
+        if p.instr is None:
+            instr = np.asarray(p.batch.instr, dtype=np.int64)
+            p.instr, p.op, p.size, p.line = instr, self._op[instr], self._size[instr], self._line[instr]
+            p.sm = np.asarray(p.batch.sm, dtype=np.int64)
+        return p
+
+    def _arrays(self, p: "PreparedBatch") -> tuple:
+        """The batch as the native passes read it (request_table.batch_arrays)."""
+        if p.arrays is None:
+            p.arrays = request_table.batch_arrays(p.batch, self._op, self._size, self._skip)
+        return p.arrays
 
     def _row_kinds(self) -> np.ndarray:
         """Per request_table row: how a global or local request of that
@@ -358,61 +380,57 @@ class MemorySystem:
         `_tables(instrs)` once before preparing on several threads)."""
         n = len(batch)
         op_t, size_t, line_t = self._tables(instrs)
-        instr = np.asarray(batch.instr, dtype=np.int64)
         space = np.asarray(batch.space)
-        p = PreparedBatch(batch=batch, n=n, instr=instr, op=op_t[instr], size=size_t[instr],
-                          line=line_t[instr], space=space,
-                          addr=np.asarray(batch.addr, dtype=np.int64),
+        p = PreparedBatch(batch=batch, n=n, space=space, addr=np.asarray(batch.addr, dtype=np.int64),
                           mask=np.asarray(batch.mask, dtype=np.uint32),
-                          sm=np.asarray(batch.sm, dtype=np.int64),
                           cycles=np.zeros(n, dtype=np.int64), latency=np.zeros(n, dtype=np.int64),
                           stats=Stats(), worst=WorstRequests())
         if n == 0:
-            return p
+            return self._gather(p)
         if not self.native:      # the numpy form of native_cycle_sums (apply)
+            self._gather(p)
             key = np.asarray(batch.block, dtype=np.int64) * 4096 + np.asarray(batch.warp, dtype=np.int64)
             p.warp_keys, p.warp_of = np.unique(key, return_inverse=True)
             p.lines = np.unique(p.line, return_inverse=True)
-        p.row = instr * request_table.NSP + space
         p.table = request_table.new_table(len(op_t))
-        sel = np.flatnonzero(space == SHARED)
-        if sel.size:
-            if self.native and self._shared_native[instr[sel]].all():
-                native_banks.shared_pass(sel, np.ascontiguousarray(p.addr), p.mask, p.op, p.row, self.mem,
-                                         p.cycles, p.latency, p.table)
+        p.counts = np.bincount(space, minlength=request_table.NSP)
+        if p.counts[SHARED]:
+            if self.native and (self._shared_all_native
+                                or self._shared_native[np.asarray(batch.instr)[space == SHARED]].all()):
+                native_banks.shared_pass(self._arrays(p), SHARED, self.mem, p.cycles, p.latency, p.table)
             else:
-                self._charge_shared(sel, p.op, p.size, p.line, p.addr, p.mask, p.stats, p.cycles,
-                                    p.latency, p.worst)
-        glob = space == GLOBAL
-        glob &= ~(self._tex[instr] & ~self._ro[instr])   # texture headers: in the texture unit
-        if glob.any() and host_memory_in_use():
-            p.host_global = glob          # which of them cross PCIe is decided in order
+                self._gather(p)
+                self._charge_shared(np.flatnonzero(space == SHARED), p.op, p.size, p.line, p.addr, p.mask,
+                                    p.stats, p.cycles, p.latency, p.worst)
+        if p.counts[GLOBAL] and host_memory_in_use():
+            self._gather(p)
+            glob = space == GLOBAL
+            glob &= ~self._skip[p.instr].astype(bool)       # texture headers: in the texture unit
+            if glob.any():
+                p.host_global = glob      # which of them cross PCIe is decided in order
+        if p.host_global is not None or not (p.counts[GLOBAL] or p.counts[LOCAL]):
+            pass
         elif self._global_native():
-            gsel = np.flatnonzero(glob | (space == LOCAL))
-            if gsel.size:
-                local = np.where(space == LOCAL, np.asarray(batch.block, dtype=np.int64) * 64
-                                 + np.asarray(batch.warp, dtype=np.int64), -1)
-                sec, start = native_coalescer.coalesce_pass(
-                    gsel, np.ascontiguousarray(p.addr), p.mask, p.size, p.op, p.row, local, self.mem,
-                    p.cycles, p.latency, p.table)
-                p.native_global = (gsel, sec, start)
+            p.native_global = native_coalescer.coalesce_pass(self._arrays(p), (GLOBAL, LOCAL), self.mem,
+                                                             self._max_words, p.cycles, p.latency, p.table)
         else:
+            self._gather(p)
+            glob = (space == GLOBAL) & ~self._skip[p.instr].astype(bool)
             p.global_entries = self._prepare_global(np.flatnonzero(glob | (space == LOCAL)), p,
                                                     p.stats, p.worst)
         used = request_table.used_rows(p.table)
         if used:
             t = self._by_name
-            p.stats.add_sums(request_table.shared_counters(used, op_t, line_t, SHARED))
-            p.stats.add_sums(request_table.global_counters(
-                used, t, (GLOBAL, LOCAL), self.readonly_path != "none" and bool(self._ro.any()),
-                self.l1_present))
-            request_table.worst_of(used, SHARED, "shared", lambda i: 0, op_t, size_t, line_t,
-                                   p.mask, p.addr, p.worst)
             ro_on = self.readonly_path != "none" and bool(self._ro.any())
+            p.stats.add_sums(request_table.shared_counters(used, op_t, line_t, SHARED))
+            p.stats.add_sums(request_table.global_counters(used, t, (GLOBAL, LOCAL), ro_on, self.l1_present))
+            addr = p.arrays[3] if p.arrays is not None else p.addr
+            request_table.worst_of(used, SHARED, "shared", lambda i: 0, op_t, size_t, line_t,
+                                   p.mask, addr, p.worst)
             request_table.worst_of(used, GLOBAL, "global",
                                    lambda i: (int(size_t[i]), int(op_t[i]) * 2 + (ro_on and int(op_t[i]) == 0
                                                                                  and bool(self._ro[i]))),
-                                   op_t, size_t, line_t, p.mask, p.addr, p.worst)
+                                   op_t, size_t, line_t, p.mask, addr, p.worst)
         p.stats.flush()                   # summed here, on the preparing thread
         return p
 
@@ -426,6 +444,7 @@ class MemorySystem:
         self.worst.merge(p.worst)
         entries = p.global_entries
         if p.host_global is not None:
+            self._gather(p)
             glob = p.host_global & ~self._charge_host_memory(
                 np.flatnonzero(p.host_global), p.op, p.size, p.line, p.addr, p.mask,
                 stats, cycles, latency)
@@ -434,15 +453,18 @@ class MemorySystem:
         if entries is not None:
             self._apply_global(entries, p, stats)
         if p.native_global is not None:
-            gsel, sec, start = p.native_global
-            native_cache_walk.cache_walk(gsel, start, sec, p.row, self._row_kind, p.op, p.sm, self.mem,
+            sec, start = p.native_global
+            native_cache_walk.cache_walk(p.arrays, (GLOBAL, LOCAL), start, sec, self._row_kind, self.mem,
                                          self.preset.num_sms, self.l1, self.l2, cycles, latency, p.table)
             stats.add_sums(request_table.cache_counters(request_table.used_rows(p.table), self._by_name,
                                                         (GLOBAL, LOCAL), self._row_kind,
                                                         self.readonly_path))
-        line, sm, m = p.line, p.sm, self.mem
-        sel = np.flatnonzero(p.space == CONST)
-        if sel.size:
+        m = self.mem
+        if p.counts is None or p.counts[CONST]:
+            self._gather(p)
+            line, sm = p.line, p.sm
+        sel = np.flatnonzero(p.space == CONST) if p.counts is None or p.counts[CONST] else ()
+        if len(sel):
             active = bank_arbiter._lane_bits(p.mask[sel])
             wf, rows, caddr = constant_cache.constant_wavefronts_batch(p.addr[sel], active)
             ln = line[sel]
@@ -456,12 +478,11 @@ class MemorySystem:
 
         # accumulate per SM, per warp, per line
         if p.warp_keys is None:
-            b = p.batch
-            self._warp_parts.append(native_cycle_sums.cycle_sums(
-                p.row, cycles, sm, self.sm_cycles, np.ascontiguousarray(b.block, dtype=np.int32),
-                np.ascontiguousarray(b.warp, dtype=np.int32), p.table))
+            self._warp_parts.append(native_cycle_sums.cycle_sums(self._arrays(p), cycles, self.sm_cycles,
+                                                                 p.table))
             stats.add_sums(request_table.cycle_counters(p.table, self._line))
             return ChargeResult(cycles, latency)
+        sm = p.sm
         nsm = self.preset.num_sms
         self.sm_cycles += np.bincount(sm % nsm, weights=cycles, minlength=nsm).astype(np.int64)
         self._warp_parts.append((p.warp_keys, np.bincount(p.warp_of, weights=cycles,

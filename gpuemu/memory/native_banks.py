@@ -21,7 +21,7 @@ import numpy as np
 from gpuemu.jit import engine
 
 from .native_ir import I8, I32, Fn, c, prototype
-from .request_table import COL, NC
+from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
 
 SYMBOL = "gpuemu_shared_any"
 PASS_SYMBOL = "gpuemu_shared_pass"
@@ -134,8 +134,8 @@ def _build_any() -> str:
     return str(m)
 
 
-PASS_ARGS = ("n", "sel", "addr", "mask", "op", "row", "bank_shift", "banks", "row_shift",
-             "cycles_per_wavefront", "cycles_per_atomic", "latency0", "cycles", "latency", "table")
+PASS_ARGS = BATCH_ARGS + ("shared", "bank_shift", "banks", "row_shift", "cycles_per_wavefront",
+                          "cycles_per_atomic", "latency0", "cycles", "latency", "table")
 
 
 def _build_pass() -> str:
@@ -152,29 +152,29 @@ def _build_pass() -> str:
         f.st(stamp, k, 0)
     addr, table = f.ptr("addr"), f.ptr("table")
     cpw = A["cycles_per_wavefront"]
-    with f.loop(0, A["n"]) as j:
-        i = f.ld(f.ptr("sel"), j)
-        mask = f.ldu(f.ptr("mask", I32), i)
-        wf, ideal, ways = _emit_banks(f, addr, i, mask, A["bank_shift"], A["banks"], A["row_shift"],
-                                      rows, cnt)
-        op = f.ld(f.ptr("op", I8), i)
-        cost = f.var(wf)
-        with f.if_(f.cmp(">=", op, 2)):                 # atomics: one address serialises
-            mult = emit_multiplicity(f, addr, i, mask, keys, counts, stamp, b.add(j, c(1)))
-            f.set(cost, b.add(f.max(wf, mult),
-                              b.mul(f.max(b.sub(mult, c(1)), 0), b.sub(A["cycles_per_atomic"], c(1)))))
-        cst = f.get(cost)
-        f.st(f.ptr("cycles"), i, b.mul(cst, cpw))
-        f.st(f.ptr("latency"), i, b.add(A["latency0"], b.mul(f.max(b.sub(cst, c(1)), 0), cpw)))
-        base = b.mul(f.ld(f.ptr("row"), i), c(NC))
-        at = lambda col: b.add(base, c(COL[col]))  # noqa: E731
-        f.add_to(table, at("requests"), 1)
-        f.add_to(table, at("cost"), wf)
-        f.add_to(table, at("conflicts"), b.sub(wf, ideal))
-        f.add_to(table, b.add(at("ways_0"), ways), 1)
-        with f.if_(f.cmp(">", wf, f.ld(table, at("best")))):
-            f.st(table, at("best"), wf)
-            f.st(table, at("best_at"), i)
+    with f.loop(0, A["n"]) as i:
+        q = emit_request(f, i)
+        with f.if_(f.cmp("==", q["space"], A["shared"])):
+            mask = q["mask"]
+            wf, ideal, ways = _emit_banks(f, addr, i, mask, A["bank_shift"], A["banks"], A["row_shift"],
+                                          rows, cnt)
+            cost = f.var(wf)
+            with f.if_(f.cmp(">=", q["op"], 2)):                 # atomics: one address serialises
+                mult = emit_multiplicity(f, addr, i, mask, keys, counts, stamp, b.add(i, c(1)))
+                f.set(cost, b.add(f.max(wf, mult),
+                                  b.mul(f.max(b.sub(mult, c(1)), 0), b.sub(A["cycles_per_atomic"], c(1)))))
+            cst = f.get(cost)
+            f.st(f.ptr("cycles"), i, b.mul(cst, cpw))
+            f.st(f.ptr("latency"), i, b.add(A["latency0"], b.mul(f.max(b.sub(cst, c(1)), 0), cpw)))
+            base = b.mul(q["row"], c(NC))
+            at = lambda col: b.add(base, c(COL[col]))  # noqa: E731
+            f.add_to(table, at("requests"), 1)
+            f.add_to(table, at("cost"), wf)
+            f.add_to(table, at("conflicts"), b.sub(wf, ideal))
+            f.add_to(table, b.add(at("ways_0"), ways), 1)
+            with f.if_(f.cmp(">", wf, f.ld(table, at("best")))):
+                f.st(table, at("best"), wf)
+                f.st(table, at("best_at"), i)
     f.finish()
     return str(m)
 
@@ -201,21 +201,17 @@ def shared_any(addr: np.ndarray, mask: np.ndarray, mem) -> tuple:
     return wf, ideal, ways
 
 
-def shared_pass(sel: np.ndarray, addr: np.ndarray, mask: np.ndarray, op: np.ndarray,
-                row: np.ndarray, mem, cycles: np.ndarray, latency: np.ndarray,
+def shared_pass(arrays: tuple, shared: int, mem, cycles: np.ndarray, latency: np.ndarray,
                 table: np.ndarray) -> None:
-    """Charge the shared requests `sel` (batch indices, int64) of a batch whose
-    sizes all `applies`: sets their cycles and latency (as
-    MemorySystem._charge_shared) and adds them into `table` (request_table).
-    addr int64[N,32], mask uint32[N], op int8[N], row int64[N], C-contiguous."""
-    if sel.size == 0:
-        return
-    for a, dt in ((sel, np.int64), (addr, np.int64), (mask, np.uint32), (op, np.int8), (row, np.int64),
-                  (cycles, np.int64), (latency, np.int64), (table, np.int64)):
-        if a.dtype != dt or not a.flags.c_contiguous:
-            raise ValueError("shared_pass: arrays must be C-contiguous of the documented types")
+    """Charge the shared requests (space code `shared`) of a batch
+    (request_table.batch_arrays), all of sizes that `applies`: sets their
+    cycles and latency (as MemorySystem._charge_shared) and adds them into
+    `table` (request_table). cycles, latency int64[N], table int64, C-contiguous."""
+    for a in (cycles, latency, table):
+        if a.dtype != np.int64 or not a.flags.c_contiguous:
+            raise ValueError("shared_pass: cycles, latency and table must be C-contiguous int64")
     engine.native_function(PASS_SYMBOL, _build_pass, prototype(len(PASS_ARGS)))(
-        sel.size, sel.ctypes.data, addr.ctypes.data, mask.ctypes.data, op.ctypes.data, row.ctypes.data,
-        mem.shared_bank_bytes.bit_length() - 1, mem.banks, mem.shared_row_bytes.bit_length() - 1,
-        mem.cycles_per_shared_wavefront, mem.cycles_per_atomic_serialization, mem.shared_latency,
-        cycles.ctypes.data, latency.ctypes.data, table.ctypes.data)
+        *batch_addresses(arrays), shared, mem.shared_bank_bytes.bit_length() - 1, mem.banks,
+        mem.shared_row_bytes.bit_length() - 1, mem.cycles_per_shared_wavefront,
+        mem.cycles_per_atomic_serialization, mem.shared_latency, cycles.ctypes.data, latency.ctypes.data,
+        table.ctypes.data)

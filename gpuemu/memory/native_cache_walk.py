@@ -24,14 +24,15 @@ import numpy as np
 
 from gpuemu.jit import engine
 
-from .native_ir import I8, Fn, c, prototype
+from .native_coalescer import emit_selected
+from .native_ir import I8, I32, Fn, c, prototype
 from .native_lru import emit_lru_access
-from .request_table import COL, NC
+from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
 
 SYMBOL = "gpuemu_cache_walk"
 CACHE_ARGS = ("row_of", "tags", "valid", "last", "assoc", "meta", "sets")
-ARGS = (("n", "sel", "start", "sec", "row", "kind", "op", "sm", "nsm", "k1", "spl1", "spl2",
-         "cl1", "cl2", "cdram", "lat1", "lat2", "latdram", "cycles", "latency", "table", "clock")
+ARGS = (BATCH_ARGS + ("glob", "local", "start", "sec", "kind", "nsm", "k1", "spl1", "spl2",
+                      "cl1", "cl2", "cdram", "lat1", "lat2", "latdram", "cycles", "latency", "table", "clock")
         + tuple(f"l1_{a}" for a in CACHE_ARGS) + tuple(f"l2_{a}" for a in CACHE_ARGS))
 
 
@@ -50,86 +51,87 @@ def _build_ir() -> str:
         f.st(clock, ti, b.add(t, c(1)))
         return f.call(lru, key, bits, 1, set_, t, *(A[f"{level}_{a}"] for a in CACHE_ARGS[:-1]))
 
-    with f.loop(0, A["n"]) as j:
-        i = f.ld(f.ptr("sel"), j)
-        row = f.ld(f.ptr("row"), i)
-        kind = f.ld(f.ptr("kind", I8), row)
-        load = f.cmp("==", f.ld(f.ptr("op", I8), i), 0)
-        s0, s1 = f.ld(start, j), f.ld(start, b.add(j, c(1)))
-        l1hit, l1miss, l2read, l2hit = f.var(0), f.var(0), f.var(0), f.var(0)
-        line2, bits2 = f.var(-1), f.var(0)       # the L2 access being gathered
+    with f.loop(0, A["n"]) as i:
+        q = emit_request(f, i)
+        with f.if_(emit_selected(f, q)):
+            row = q["row"]
+            kind = f.ld(f.ptr("kind", I8), row)
+            load = f.cmp("==", q["op"], 0)
+            s0, s1 = f.ld(start, i), f.ld(start, b.add(i, c(1)))
+            l1hit, l1miss, l2read, l2hit = f.var(0), f.var(0), f.var(0), f.var(0)
+            line2, bits2 = f.var(-1), f.var(0)       # the L2 access being gathered
 
-        def flush_l2():
-            with f.if_(f.cmp("!=", f.get(bits2), 0)):
-                ln = f.get(line2)
-                hb = access("l2", ln, f.get(bits2), b.srem(ln, A["l2_sets"]))
-                with f.if_(load):
-                    f.inc(l2read, f.popcount(f.get(bits2)))
-                    f.inc(l2hit, f.popcount(hb))
-            f.set(bits2, 0)
-
-        def send(s):
-            """Sector s goes to L2 (requests' sectors come ascending)."""
-            ln = b.sdiv(s, spl2)
-            with f.if_(f.cmp("!=", ln, f.get(line2))):
-                flush_l2()
-                f.set(line2, ln)
-            f.set(bits2, b.or_(f.get(bits2), b.shl(c(1), b.srem(s, spl2))))
-
-        via_l1 = b.or_(f.cmp("==", kind, 0), f.cmp("==", kind, 3))
-        with f.if_else(via_l1) as (through_l1, straight):
-            with through_l1:
-                part = b.srem(f.ld(f.ptr("sm"), i), P)
-                p = f.var(s0)
-                with f.while_(lambda: f.cmp("<", f.get(p), s1)):
-                    # one L1 access: the request's sectors in one L1 line
-                    g0 = f.get(p)
-                    line1 = b.sdiv(b.sdiv(f.ld(sec, g0), k1), spl1)
-                    bits1 = f.var(0)
-                    q = f.var(g0)
-                    with f.while_(lambda: b.and_(f.cmp("<", f.get(q), s1),
-                                                 f.cmp("==", b.sdiv(b.sdiv(f.ld(sec, f.get(q)), k1), spl1), line1))):
-                        f.set(bits1, b.or_(f.get(bits1), b.shl(c(1), b.srem(b.sdiv(f.ld(sec, f.get(q)), k1), spl1))))
-                        f.inc(q)
-                    g1 = f.get(q)
-                    key = b.add(b.mul(line1, P), part)
-                    set1 = b.add(b.mul(b.srem(line1, A["l1_sets"]), P), part)
-                    hb = access("l1", key, f.get(bits1), set1)
+            def flush_l2():
+                with f.if_(f.cmp("!=", f.get(bits2), 0)):
+                    ln = f.get(line2)
+                    hb = access("l2", ln, f.get(bits2), b.srem(ln, A["l2_sets"]))
                     with f.if_(load):
-                        prev = f.var(-1)              # the last L1 sector sent to L2
-                        with f.loop(g0, g1) as r:
-                            e = b.sdiv(f.ld(sec, r), k1)
-                            hit = b.trunc(b.lshr(hb, b.srem(e, spl1)), ll.IntType(1))
-                            with f.if_else(hit) as (yes, no):
-                                with yes:
-                                    f.inc(l1hit)
-                                with no:
-                                    f.inc(l1miss)
-                                    with f.if_(f.cmp("!=", e, f.get(prev))):   # its whole L1 sector
-                                        f.set(prev, e)
-                                        with f.loop(0, k1) as x:
-                                            send(b.add(b.mul(e, k1), x))
-                    f.set(p, g1)
-            with straight:
-                with f.loop(s0, s1) as r:
-                    send(f.ld(sec, r))
-        flush_l2()
-        nsec = b.sub(s1, s0)
-        written = b.select(f.cmp("==", kind, 2), nsec, c(0))
-        in_l1 = b.select(f.cmp("==", kind, 3), nsec, c(0))
-        h1, h2, rd = f.get(l1hit), f.get(l2hit), f.get(l2read)
-        dram = b.sub(rd, h2)
-        cyc = b.add(b.add(b.mul(h1, A["cl1"]), b.mul(h2, A["cl2"])),
-                    b.add(b.mul(dram, A["cdram"]), b.add(b.mul(written, A["cl2"]), b.mul(in_l1, A["cl1"]))))
-        lat_load = b.select(f.cmp(">", dram, 0), A["latdram"],
-                            b.select(f.cmp(">", h2, 0), A["lat2"], A["lat1"]))
-        lat_other = b.select(f.cmp(">", in_l1, 0), A["lat1"], A["lat2"])
-        f.add_to(f.ptr("cycles"), i, cyc)
-        f.add_to(f.ptr("latency"), i, b.select(load, lat_load, lat_other))
-        rb = b.mul(row, c(NC))
-        for col, v in (("l1_hits", h1), ("l1_misses", f.get(l1miss)), ("l2_read", rd), ("l2_hits", h2),
-                       ("dram", dram)):
-            f.add_to(table, b.add(rb, c(COL[col])), v)
+                        f.inc(l2read, f.popcount(f.get(bits2)))
+                        f.inc(l2hit, f.popcount(hb))
+                f.set(bits2, 0)
+
+            def send(s):
+                """Sector s goes to L2 (requests' sectors come ascending)."""
+                ln = b.sdiv(s, spl2)
+                with f.if_(f.cmp("!=", ln, f.get(line2))):
+                    flush_l2()
+                    f.set(line2, ln)
+                f.set(bits2, b.or_(f.get(bits2), b.shl(c(1), b.srem(s, spl2))))
+
+            via_l1 = b.or_(f.cmp("==", kind, 0), f.cmp("==", kind, 3))
+            with f.if_else(via_l1) as (through_l1, straight):
+                with through_l1:
+                    part = b.srem(f.ld(f.ptr("sm", I32), i), P)
+                    p = f.var(s0)
+                    with f.while_(lambda: f.cmp("<", f.get(p), s1)):
+                        # one L1 access: the request's sectors in one L1 line
+                        g0 = f.get(p)
+                        line1 = b.sdiv(b.sdiv(f.ld(sec, g0), k1), spl1)
+                        bits1 = f.var(0)
+                        q = f.var(g0)
+                        with f.while_(lambda: b.and_(f.cmp("<", f.get(q), s1),
+                                                     f.cmp("==", b.sdiv(b.sdiv(f.ld(sec, f.get(q)), k1), spl1), line1))):
+                            f.set(bits1, b.or_(f.get(bits1), b.shl(c(1), b.srem(b.sdiv(f.ld(sec, f.get(q)), k1), spl1))))
+                            f.inc(q)
+                        g1 = f.get(q)
+                        key = b.add(b.mul(line1, P), part)
+                        set1 = b.add(b.mul(b.srem(line1, A["l1_sets"]), P), part)
+                        hb = access("l1", key, f.get(bits1), set1)
+                        with f.if_(load):
+                            prev = f.var(-1)              # the last L1 sector sent to L2
+                            with f.loop(g0, g1) as r:
+                                e = b.sdiv(f.ld(sec, r), k1)
+                                hit = b.trunc(b.lshr(hb, b.srem(e, spl1)), ll.IntType(1))
+                                with f.if_else(hit) as (yes, no):
+                                    with yes:
+                                        f.inc(l1hit)
+                                    with no:
+                                        f.inc(l1miss)
+                                        with f.if_(f.cmp("!=", e, f.get(prev))):   # its whole L1 sector
+                                            f.set(prev, e)
+                                            with f.loop(0, k1) as x:
+                                                send(b.add(b.mul(e, k1), x))
+                        f.set(p, g1)
+                with straight:
+                    with f.loop(s0, s1) as r:
+                        send(f.ld(sec, r))
+            flush_l2()
+            nsec = b.sub(s1, s0)
+            written = b.select(f.cmp("==", kind, 2), nsec, c(0))
+            in_l1 = b.select(f.cmp("==", kind, 3), nsec, c(0))
+            h1, h2, rd = f.get(l1hit), f.get(l2hit), f.get(l2read)
+            dram = b.sub(rd, h2)
+            cyc = b.add(b.add(b.mul(h1, A["cl1"]), b.mul(h2, A["cl2"])),
+                        b.add(b.mul(dram, A["cdram"]), b.add(b.mul(written, A["cl2"]), b.mul(in_l1, A["cl1"]))))
+            lat_load = b.select(f.cmp(">", dram, 0), A["latdram"],
+                                b.select(f.cmp(">", h2, 0), A["lat2"], A["lat1"]))
+            lat_other = b.select(f.cmp(">", in_l1, 0), A["lat1"], A["lat2"])
+            f.add_to(f.ptr("cycles"), i, cyc)
+            f.add_to(f.ptr("latency"), i, b.select(load, lat_load, lat_other))
+            rb = b.mul(row, c(NC))
+            for col, v in (("l1_hits", h1), ("l1_misses", f.get(l1miss)), ("l2_read", rd), ("l2_hits", h2),
+                           ("dram", dram)):
+                f.add_to(table, b.add(rb, c(COL[col])), v)
     f.finish()
     return str(m)
 
@@ -143,17 +145,17 @@ def _cache_args(cache, m: int) -> list:
     return [st.row_of.ctypes.data, tags, valid, last, st.assoc, st.meta.ctypes.data, cache.num_sets]
 
 
-def cache_walk(sel: np.ndarray, start: np.ndarray, sec: np.ndarray, row: np.ndarray,
-               kind: np.ndarray, op: np.ndarray, sm: np.ndarray, mem, num_sms: int, l1, l2,
-               cycles: np.ndarray, latency: np.ndarray, table: np.ndarray) -> None:
-    """Look up the requests `sel` (native_coalescer.coalesce_pass's sectors and
-    starts) in the SMs' L1 (`l1`, a SectoredCache with one partition per SM,
-    or None) and in `l2`, in order; adds their cycles and latency, and
-    their cache counts into `table`. kind int8[table rows] (module docstring)."""
-    if sel.size == 0:
-        return
-    for a, dt in ((sel, np.int64), (start, np.int64), (sec, np.int64), (row, np.int64), (kind, np.int8),
-                  (op, np.int8), (sm, np.int64), (cycles, np.int64), (latency, np.int64), (table, np.int64)):
+def cache_walk(arrays: tuple, spaces: tuple, start: np.ndarray, sec: np.ndarray, kind: np.ndarray,
+               mem, num_sms: int, l1, l2, cycles: np.ndarray, latency: np.ndarray,
+               table: np.ndarray) -> None:
+    """Look up a batch's global and local requests (request_table.batch_arrays;
+    spaces: the global and local space codes; their sectors and starts from
+    native_coalescer.coalesce_pass) in the SMs' L1 (`l1`, a SectoredCache
+    with one partition per SM, or None) and in `l2`, in order; adds their
+    cycles and latency, and their cache counts into `table`.
+    kind int8[table rows] (module docstring)."""
+    for a, dt in ((start, np.int64), (sec, np.int64), (kind, np.int8), (cycles, np.int64),
+                  (latency, np.int64), (table, np.int64)):
         if a.dtype != dt or not a.flags.c_contiguous:
             raise ValueError("cache_walk: arrays must be C-contiguous of the documented types")
     clock = np.array([l1._t if l1 is not None else 0, l2._t], dtype=np.int64)
@@ -163,8 +165,8 @@ def cache_walk(sel: np.ndarray, start: np.ndarray, sec: np.ndarray, row: np.ndar
     k1 = mem.l1_sector_bytes // 32 if l1 is not None else 1
     spl1 = mem.l1_line_bytes // mem.l1_sector_bytes if l1 is not None else 1
     engine.native_function(SYMBOL, _build_ir, prototype(len(ARGS)))(
-        sel.size, sel.ctypes.data, start.ctypes.data, sec.ctypes.data, row.ctypes.data, kind.ctypes.data,
-        op.ctypes.data, sm.ctypes.data, num_sms, k1, spl1, l2.sectors_per_line,
+        *batch_addresses(arrays), *spaces, start.ctypes.data, sec.ctypes.data, kind.ctypes.data,
+        num_sms, k1, spl1, l2.sectors_per_line,
         mem.cycles_per_l1_sector, mem.cycles_per_l2_sector, mem.cycles_per_dram_sector,
         mem.l1_hit_latency, mem.l2_hit_latency, mem.dram_latency,
         cycles.ctypes.data, latency.ctypes.data, table.ctypes.data, clock.ctypes.data,

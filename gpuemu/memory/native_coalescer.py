@@ -21,14 +21,22 @@ import numpy as np
 from gpuemu.jit import engine
 
 from .native_banks import HASH, emit_multiplicity
-from .native_ir import I8, I32, Fn, c, prototype
-from .request_table import COL, NC
+from .native_ir import I32, Fn, c, prototype
+from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
 
 SYMBOL = "gpuemu_coalesce_pass"
 WARP = 32
 LOCAL_BASE = 1 << 44          # coalescer.interleave_local: where the local windows start
-ARGS = ("n", "sel", "addr", "mask", "size", "op", "row", "local", "ib", "window",
-        "cycles_per_atomic", "cycles", "latency", "table", "sec", "start")
+ARGS = BATCH_ARGS + ("glob", "local", "ib", "window", "cycles_per_atomic", "cycles", "latency", "table",
+                     "sec", "start")
+
+
+def emit_selected(f: Fn, q: dict):
+    """Whether request q (request_table.emit_request) is a global or local
+    request the caches see: global (not a texture header) or local."""
+    b, A = f.b, f.arg
+    return b.or_(b.and_(f.cmp("==", q["space"], A["glob"]), f.cmp("==", q["skip"], 0)),
+                 f.cmp("==", q["space"], A["local"]))
 
 
 def _build_ir() -> str:
@@ -64,44 +72,44 @@ def _build_ir() -> str:
                     f.st(sec, f.get(q), v)
                     f.inc(out)
 
-    with f.loop(0, A["n"]) as j:
-        i = f.ld(f.ptr("sel"), j)
-        mask = f.ldu(f.ptr("mask", I32), i)
-        size = f.ld(f.ptr("size"), i)
-        wid = f.ld(f.ptr("local"), i)                # -1: global, else block * 64 + warp
-        is_local = f.cmp(">=", wid, 0)
-        words = b.select(is_local, f.max(b.sdiv(size, ib), 1), c(1))
-        unit = b.select(is_local, f.min(size, ib), size)
-        base = b.add(c(LOCAL_BASE), b.mul(wid, A["window"]))
+    with f.loop(0, A["n"]) as i:
+        q = emit_request(f, i)
         first = f.get(out)
-        with f.loop(0, words) as w:
-            with f.loop(0, WARP) as lane:
-                with f.if_(b.trunc(b.lshr(mask, lane), ll.IntType(1))):
-                    a0 = f.ld(addr, b.add(b.mul(i, c(WARP)), lane))
-                    off = b.add(a0, b.mul(w, ib))
-                    la = b.add(base, b.add(b.mul(b.add(b.mul(b.sdiv(off, ib), c(WARP)), lane), ib),
-                                           b.srem(off, ib)))
-                    a = b.select(is_local, la, a0)
-                    s0 = b.ashr(a, c(5))
-                    s1 = b.ashr(b.add(a, b.sub(unit, c(1))), c(5))
-                    insert(s0, first)
-                    with f.if_(f.cmp("!=", s1, s0)):
-                        insert(s1, first)
-        nsec = b.sub(f.get(out), first)
-        f.st(start, b.add(j, c(1)), f.get(out))
-        with f.if_(f.cmp(">=", f.ld(f.ptr("op", I8), i), 2)):      # atomics: one address serialises
-            mult = emit_multiplicity(f, addr, i, mask, keys, counts, stamp, b.add(j, c(1)))
-            extra = b.mul(f.max(b.sub(mult, c(1)), 0), A["cycles_per_atomic"])
-            f.add_to(f.ptr("cycles"), i, extra)
-            f.add_to(f.ptr("latency"), i, extra)
-        rb = b.mul(f.ld(f.ptr("row"), i), c(NC))
-        at = lambda col: b.add(rb, c(COL[col]))  # noqa: E731
-        f.add_to(table, at("requests"), 1)
-        f.add_to(table, at("cost"), nsec)
-        f.add_to(table, at("lanes"), f.popcount(mask))
-        with f.if_(f.cmp(">", nsec, f.ld(table, at("best")))):
-            f.st(table, at("best"), nsec)
-            f.st(table, at("best_at"), i)
+        with f.if_(emit_selected(f, q)):
+            mask, size = q["mask"], q["size"]
+            is_local = f.cmp("==", q["space"], A["local"])
+            wid = b.add(b.mul(f.ld(f.ptr("block", I32), i), c(64)), f.ld(f.ptr("warp", I32), i))
+            words = b.select(is_local, f.max(b.sdiv(size, ib), 1), c(1))
+            unit = b.select(is_local, f.min(size, ib), size)
+            base = b.add(c(LOCAL_BASE), b.mul(wid, A["window"]))
+            with f.loop(0, words) as w:
+                with f.loop(0, WARP) as lane:
+                    with f.if_(b.trunc(b.lshr(mask, lane), ll.IntType(1))):
+                        a0 = f.ld(addr, b.add(b.mul(i, c(WARP)), lane))
+                        off = b.add(a0, b.mul(w, ib))
+                        la = b.add(base, b.add(b.mul(b.add(b.mul(b.sdiv(off, ib), c(WARP)), lane), ib),
+                                               b.srem(off, ib)))
+                        a = b.select(is_local, la, a0)
+                        s0 = b.ashr(a, c(5))
+                        s1 = b.ashr(b.add(a, b.sub(unit, c(1))), c(5))
+                        insert(s0, first)
+                        with f.if_(f.cmp("!=", s1, s0)):
+                            insert(s1, first)
+            nsec = b.sub(f.get(out), first)
+            with f.if_(f.cmp(">=", q["op"], 2)):      # atomics: one address serialises
+                mult = emit_multiplicity(f, addr, i, mask, keys, counts, stamp, b.add(i, c(1)))
+                extra = b.mul(f.max(b.sub(mult, c(1)), 0), A["cycles_per_atomic"])
+                f.add_to(f.ptr("cycles"), i, extra)
+                f.add_to(f.ptr("latency"), i, extra)
+            rb = b.mul(q["row"], c(NC))
+            at = lambda col: b.add(rb, c(COL[col]))  # noqa: E731
+            f.add_to(table, at("requests"), 1)
+            f.add_to(table, at("cost"), nsec)
+            f.add_to(table, at("lanes"), f.popcount(mask))
+            with f.if_(f.cmp(">", nsec, f.ld(table, at("best")))):
+                f.st(table, at("best"), nsec)
+                f.st(table, at("best_at"), i)
+        f.st(start, b.add(i, c(1)), f.get(out))
     f.finish()
     return str(m)
 
@@ -112,26 +120,22 @@ def applies(mem) -> bool:
     return mem.coalescing == "sectors" and ib > 0 and ib & (ib - 1) == 0
 
 
-def coalesce_pass(sel: np.ndarray, addr: np.ndarray, mask: np.ndarray, size: np.ndarray,
-                  op: np.ndarray, row: np.ndarray, local: np.ndarray, mem, cycles: np.ndarray,
+def coalesce_pass(arrays: tuple, spaces: tuple, mem, max_words: int, cycles: np.ndarray,
                   latency: np.ndarray, table: np.ndarray) -> tuple:
-    """The global and local requests `sel` (batch indices, ascending) of a
-    batch: adds them into `table`, atomics' serialisation into cycles and
-    latency; returns (sectors int64[M], start int64[len(sel) + 1]): request
-    sel[j]'s sectors are sectors[start[j]:start[j + 1]], ascending. local:
-    int64[N], block * 64 + warp of a local request, -1 for a global one."""
-    ib = mem.local_interleave_bytes
-    words = np.where(local[sel] >= 0, np.maximum(size[sel] // ib, 1), 1)
-    sec = np.empty(int(words.sum()) * 2 * WARP, dtype=np.int64)
-    start = np.empty(sel.size + 1, dtype=np.int64)
-    for a, dt in ((sel, np.int64), (addr, np.int64), (mask, np.uint32), (size, np.int64), (op, np.int8),
-                  (row, np.int64), (local, np.int64), (cycles, np.int64), (latency, np.int64),
-                  (table, np.int64)):
-        if a.dtype != dt or not a.flags.c_contiguous:
-            raise ValueError("coalesce_pass: arrays must be C-contiguous of the documented types")
+    """The global and local requests of a batch (request_table.batch_arrays;
+    spaces: the global and local space codes): adds them into `table`,
+    atomics' serialisation into cycles and latency; returns (sectors
+    int64[M], start int64[N + 1]): request i's sectors are
+    sectors[start[i]:start[i + 1]], ascending (none for other requests).
+    max_words: the most interleaved words of one local access."""
+    n = arrays[0].size
+    sec = np.empty(n * 2 * WARP * max(1, max_words), dtype=np.int64)
+    start = np.empty(n + 1, dtype=np.int64)
+    for a in (cycles, latency, table):
+        if a.dtype != np.int64 or not a.flags.c_contiguous:
+            raise ValueError("coalesce_pass: cycles, latency and table must be C-contiguous int64")
     engine.native_function(SYMBOL, _build_ir, prototype(len(ARGS)))(
-        sel.size, sel.ctypes.data, addr.ctypes.data, mask.ctypes.data, size.ctypes.data, op.ctypes.data,
-        row.ctypes.data, local.ctypes.data, ib, mem.local_bytes_per_thread_window * WARP,
+        *batch_addresses(arrays), *spaces, mem.local_interleave_bytes, mem.local_bytes_per_thread_window * WARP,
         mem.cycles_per_atomic_serialization, cycles.ctypes.data, latency.ctypes.data, table.ctypes.data,
         sec.ctypes.data, start.ctypes.data)
     return sec[:int(start[-1])], start

@@ -17,10 +17,10 @@ import numpy as np
 from gpuemu.jit import engine
 
 from .native_ir import I32, Fn, c, prototype
-from .request_table import COL, NC
+from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
 
 SYMBOL = "gpuemu_cycle_sums"
-ARGS = ("n", "row", "cycles", "sm", "nsm", "sm_cycles", "block", "warp", "table", "keys", "sums")
+ARGS = BATCH_ARGS + ("cycles", "nsm", "sm_cycles", "table", "keys", "sums")
 
 
 def _build_ir() -> str:
@@ -31,8 +31,8 @@ def _build_ir() -> str:
     runs = f.var(0)
     with f.loop(0, A["n"]) as i:
         cyc = f.ld(f.ptr("cycles"), i)
-        f.add_to(f.ptr("sm_cycles"), b.srem(f.ld(f.ptr("sm"), i), A["nsm"]), cyc)
-        rb = b.mul(f.ld(f.ptr("row"), i), c(NC))
+        f.add_to(f.ptr("sm_cycles"), b.srem(f.ld(f.ptr("sm", I32), i), A["nsm"]), cyc)
+        rb = b.mul(emit_request(f, i)["row"], c(NC))
         f.add_to(table, b.add(rb, c(COL["seen"])), 1)
         f.add_to(table, b.add(rb, c(COL["cycles"])), cyc)
         key = b.add(b.mul(f.ld(f.ptr("block", I32), i), c(4096)), f.ld(f.ptr("warp", I32), i))
@@ -47,19 +47,17 @@ def _build_ir() -> str:
     return str(m)
 
 
-def cycle_sums(row: np.ndarray, cycles: np.ndarray, sm: np.ndarray, sm_cycles: np.ndarray,
-               block: np.ndarray, warp: np.ndarray, table: np.ndarray) -> tuple:
-    """Add a batch's cycles into sm_cycles (int64[num SMs]) and `table`;
-    returns the warp runs (keys, sums), int64 each. row, cycles, sm int64[N];
-    block, warp int32[N]."""
-    n = row.size
+def cycle_sums(arrays: tuple, cycles: np.ndarray, sm_cycles: np.ndarray, table: np.ndarray) -> tuple:
+    """Add a batch's (request_table.batch_arrays) cycles (int64[N]) into
+    sm_cycles (int64[num SMs]) and `table`; returns the warp runs (keys,
+    sums), int64 each."""
+    n = arrays[0].size
     keys = np.empty(n, dtype=np.int64)
     sums = np.empty(n, dtype=np.int64)
-    for a, dt in ((row, np.int64), (cycles, np.int64), (sm, np.int64), (sm_cycles, np.int64),
-                  (block, np.int32), (warp, np.int32), (table, np.int64)):
-        if a.dtype != dt or not a.flags.c_contiguous:
-            raise ValueError("cycle_sums: arrays must be C-contiguous of the documented types")
+    for a in (cycles, sm_cycles, table):
+        if a.dtype != np.int64 or not a.flags.c_contiguous:
+            raise ValueError("cycle_sums: cycles, sm_cycles and table must be C-contiguous int64")
     runs = engine.native_function(SYMBOL, _build_ir, prototype(len(ARGS)))(
-        n, row.ctypes.data, cycles.ctypes.data, sm.ctypes.data, sm_cycles.size, sm_cycles.ctypes.data,
-        block.ctypes.data, warp.ctypes.data, table.ctypes.data, keys.ctypes.data, sums.ctypes.data)
+        *batch_addresses(arrays), cycles.ctypes.data, sm_cycles.size, sm_cycles.ctypes.data,
+        table.ctypes.data, keys.ctypes.data, sums.ctypes.data)
     return keys[:runs], sums[:runs]

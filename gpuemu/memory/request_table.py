@@ -32,6 +32,43 @@ NC = len(COLS)
 OPS = ("ld", "st", "atom", "red")
 
 
+# The batch as every native pass reads it (AccessBatch's arrays, and the
+# kernel's per-MemInstr tables): a request's row is instr * NSP + space.
+BATCH_ARGS = ("n", "instr", "space", "mask", "addr", "sm", "block", "warp", "op_t", "size_t", "skip_t")
+_BATCH_TYPES = (np.int32, np.int8, np.uint32, np.int64, np.int32, np.int32, np.int32)
+
+
+def batch_arrays(batch, op_t: np.ndarray, size_t: np.ndarray, skip_t: np.ndarray) -> tuple:
+    """The arrays behind BATCH_ARGS (C-contiguous, of the types the passes
+    read: instr int32, space int8, mask uint32, addr int64[N, 32], sm, block,
+    warp int32; op_t int8, size_t int64, skip_t int8 per MemInstr id; skip:
+    a texture header, charged by the texture unit, not as a global request).
+    Keep them alive while their addresses are in use."""
+    cols = [np.ascontiguousarray(getattr(batch, f), dtype=t)
+            for f, t in zip(("instr", "space", "mask", "addr", "sm", "block", "warp"), _BATCH_TYPES)]
+    for a, t in ((op_t, np.int8), (size_t, np.int64), (skip_t, np.int8)):
+        if a.dtype != t or not a.flags.c_contiguous:
+            raise ValueError("kernel tables must be C-contiguous int8/int64/int8")
+    return tuple(cols) + (op_t, size_t, skip_t)
+
+
+def emit_request(f, i) -> dict:
+    """In a native pass (native_ir.Fn with BATCH_ARGS): request i's fields
+    as int64 values: instr, space, row, op, size, skip, mask."""
+    from .native_ir import I8, I32, c
+    b = f.b
+    ins = f.ld(f.ptr("instr", I32), i)
+    sp = f.ld(f.ptr("space", I8), i)
+    return dict(instr=ins, space=sp, row=b.add(b.mul(ins, c(NSP)), sp), op=f.ld(f.ptr("op_t", I8), ins),
+                size=f.ld(f.ptr("size_t"), ins), skip=f.ld(f.ptr("skip_t", I8), ins),
+                mask=f.ldu(f.ptr("mask", I32), i))
+
+
+def batch_addresses(arrays: tuple) -> tuple:
+    """BATCH_ARGS' values: n, then the arrays' addresses."""
+    return (arrays[0].size,) + tuple(a.ctypes.data for a in arrays)
+
+
 def new_table(n_instrs: int) -> np.ndarray:
     """A zero table for a kernel of n_instrs memory instructions (best = -1: none yet)."""
     t = np.zeros((max(n_instrs, 1) * NSP, NC), dtype=np.int64)

@@ -20,14 +20,13 @@ import numpy as np
 
 from gpuemu.jit import engine
 
-from .native_ir import I8, I32, Fn, c, prototype
+from .native_ir import I32, I64, Fn, c, prototype
 from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
 
 SYMBOL = "gpuemu_shared_any"
 PASS_SYMBOL = "gpuemu_shared_pass"
 MAX_BANKS = 64
 WARP = 32
-HASH = 64            # slots of the same-address count (a power of two, > WARP)
 
 
 def _lane_word(f: Fn, addr, r, lane, bank_shift, banks, row_shift):
@@ -86,35 +85,24 @@ def _emit_banks(f: Fn, addr, r, mask, bank_shift, banks, row_shift, rows, cnt):
     return w, ideal, ways
 
 
-def emit_multiplicity(f: Fn, addr, r, mask, keys, counts, stamp, tick):
-    """The most active lanes of request r sharing one address (0: none), by
-    an open-addressing count of its addresses; slots whose stamp is not
-    `tick` are empty (no clearing per request)."""
+def emit_multiplicity(f: Fn, addr, r, mask, vals, stride=None):
+    """The most active lanes of request r sharing one address (0: none):
+    per active lane, how many lanes hold its address, counted without
+    branches (inactive lanes hold distinct negative stand-ins; addresses
+    are not negative). vals: scratch of WARP int64s."""
     b = f.b
-    best = f.var(0)
+    row = b.mul(r, stride if stride is not None else c(WARP))
     with f.loop(0, WARP) as lane:
-        with f.if_(b.trunc(b.lshr(mask, lane), ll.IntType(1))):
-            a = f.ld(addr, b.add(b.mul(r, c(WARP)), lane))
-            h = f.var(b.lshr(b.mul(a, c(-7046029254386353131)), c(64 - 6)))
-            done = f.var(0)
-            with f.while_(lambda: f.cmp("==", f.get(done), 0)):
-                s = f.get(h)
-                with f.if_else(f.cmp("!=", f.ld(stamp, s), tick)) as (empty, used):
-                    with empty:
-                        f.st(stamp, s, tick)
-                        f.st(keys, s, a)
-                        f.st(counts, s, 1)
-                        f.set(best, f.max(f.get(best), 1))
-                        f.set(done, 1)
-                    with used:
-                        with f.if_else(f.cmp("==", f.ld(keys, s), a)) as (same, other):
-                            with same:
-                                n = b.add(f.ld(counts, s), c(1))
-                                f.st(counts, s, n)
-                                f.set(best, f.max(f.get(best), n))
-                                f.set(done, 1)
-                            with other:
-                                f.set(h, b.and_(b.add(s, c(1)), c(HASH - 1)))
+        on = b.trunc(b.lshr(mask, lane), ll.IntType(1))
+        f.st(vals, lane, b.select(on, f.ld(addr, b.add(row, lane)), b.sub(c(-1), lane)))
+    best = f.var(0)
+    with f.loop(0, WARP) as i:
+        v = f.ld(vals, i)
+        n = f.var(0)
+        with f.loop(0, WARP) as j:
+            f.inc(n, b.zext(f.cmp("==", f.ld(vals, j), v), I64))
+        on = b.trunc(b.lshr(mask, i), ll.IntType(1))
+        f.set(best, f.max(f.get(best), b.select(on, f.get(n), c(0))))
     return f.get(best)
 
 
@@ -147,9 +135,7 @@ def _build_pass() -> str:
     f = Fn(m, PASS_SYMBOL, PASS_ARGS)
     A, b = f.arg, f.b
     rows, cnt = f.array(MAX_BANKS * WARP), f.array(MAX_BANKS)
-    keys, counts, stamp = f.array(HASH), f.array(HASH), f.array(HASH)
-    with f.loop(0, HASH) as k:
-        f.st(stamp, k, 0)
+    vals = f.array(WARP)
     addr, table = f.ptr("addr"), f.ptr("table")
     cpw = A["cycles_per_wavefront"]
     with f.loop(0, A["n"]) as i:
@@ -160,7 +146,7 @@ def _build_pass() -> str:
                                           rows, cnt)
             cost = f.var(wf)
             with f.if_(f.cmp(">=", q["op"], 2)):                 # atomics: one address serialises
-                mult = emit_multiplicity(f, addr, i, mask, keys, counts, stamp, b.add(i, c(1)))
+                mult = emit_multiplicity(f, addr, i, mask, vals)
                 f.set(cost, b.add(f.max(wf, mult),
                                   b.mul(f.max(b.sub(mult, c(1)), 0), b.sub(A["cycles_per_atomic"], c(1)))))
             cst = f.get(cost)

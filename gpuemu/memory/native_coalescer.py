@@ -20,7 +20,7 @@ import numpy as np
 
 from gpuemu.jit import engine
 
-from .native_banks import HASH, emit_multiplicity
+from .native_banks import emit_multiplicity
 from .native_ir import I32, Fn, c, prototype
 from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
 
@@ -43,9 +43,7 @@ def _build_ir() -> str:
     m = ll.Module(name="coalesce_pass")
     f = Fn(m, SYMBOL, ARGS)
     A, b = f.arg, f.b
-    keys, counts, stamp = f.array(HASH), f.array(HASH), f.array(HASH)
-    with f.loop(0, HASH) as k:
-        f.st(stamp, k, 0)
+    vals = f.array(WARP)
     addr, sec, table, start = f.ptr("addr"), f.ptr("sec"), f.ptr("table"), f.ptr("start")
     ib = A["ib"]
     out = f.var(0)                                   # sectors written so far
@@ -97,7 +95,7 @@ def _build_ir() -> str:
                             insert(s1, first)
             nsec = b.sub(f.get(out), first)
             with f.if_(f.cmp(">=", q["op"], 2)):      # atomics: one address serialises
-                mult = emit_multiplicity(f, addr, i, mask, keys, counts, stamp, b.add(i, c(1)))
+                mult = emit_multiplicity(f, addr, i, mask, vals)
                 extra = b.mul(f.max(b.sub(mult, c(1)), 0), A["cycles_per_atomic"])
                 f.add_to(f.ptr("cycles"), i, extra)
                 f.add_to(f.ptr("latency"), i, extra)

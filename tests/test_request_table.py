@@ -141,3 +141,17 @@ def test_a_table_row_is_one_instruction_in_one_space():
     assert (t[:, request_table.COL["best"]] == -1).all() and request_table.used_rows(t) == []
     t[2 * request_table.NSP + 1, 0] = 5
     assert [r for r, _ in request_table.used_rows(t)] == [17]
+
+
+def test_addresses_read_in_place_from_trace_records_count_as_a_copy_of_them():
+    # the executor hands the trace buffer's addr field (rows 296 bytes apart) without copying it
+    from gpuemu.jit import abi
+    rng = np.random.default_rng(7)
+    instrs = _instrs(rng, 10, narrow_shared=True)
+    b = random_batch(rng, instrs, 500)
+    rec = np.zeros(len(b), dtype=abi.TRACE_DTYPE)
+    rec["addr"] = b.addr
+    view = AccessBatch(b.instr, b.mask, rec["addr"], b.space, b.sm, b.block, b.warp)
+    assert not view.addr.flags.c_contiguous and request_table._rows_of_32(view.addr)
+    assert charged("sm_90", [view], instrs, native=True) == charged("sm_90", [b], instrs, native=True)
+    assert charged("sm_90", [view], instrs, native=True) == charged("sm_90", [b], instrs, native=False)

@@ -258,13 +258,15 @@ class LaunchRun:
         """Charge trace records (abi.TRACE_DTYPE, issue order) to the memory model."""
         if self.memsys is None:
             return
-        self._charge_prepared(self._prepare_records(r), r)
+        self._charge_prepared(self._prepare_records(r, own=False), r)
 
-    def _prepare_records(self, r: np.ndarray):
+    def _prepare_records(self, r: np.ndarray, own: bool = True):
         """The memory model's order-free part of charging trace records
-        (MemorySystem.prepare); block workers run it on their own thread."""
+        (MemorySystem.prepare); block workers run it on their own thread.
+        own=False: the batch's addresses stay a view of the records (charged
+        at once, before the buffer is reused)."""
         c = np.ascontiguousarray   # the batch owns its arrays: the buffer is reused
-        batch = AccessBatch(instr=c(r["instr"]), mask=c(r["mask"]), addr=c(r["addr"]),
+        batch = AccessBatch(instr=c(r["instr"]), mask=c(r["mask"]), addr=c(r["addr"]) if own else r["addr"],
                             space=r["space"].astype(np.int8), sm=c(r["sm"]),
                             block=c(r["block"]), warp=c(r["warp"]))
         return self.memsys.prepare(batch, self.meta.instrs)

@@ -243,7 +243,6 @@ class MemorySystem:
         if self._tables_for is not instrs or len(self._op) != len(instrs):
             (self._op, self._size, self._line, self._ro, self._spill,
              self._tex) = _instr_tables(instrs)
-            self._tables_for = instrs
             self._shared_native, self._row_kind = _rule_tables(self, instrs)
             may = [i for i in instrs if i.space not in ("global", "constant", "local", "param")]
             self._shared_all_native = all(self._shared_native[i.id] for i in may)
@@ -253,6 +252,7 @@ class MemorySystem:
                                    if i.space in ("local", "generic")], default=1)
             self._by_name = dict(op=self._op, size=self._size, line=self._line, ro=self._ro,
                                  spill=self._spill, tex=self._tex)
+            self._tables_for = instrs        # last: a thread that sees it sees every table
         return self._op, self._size, self._line
 
     def _gather(self, p: "PreparedBatch") -> "PreparedBatch":
@@ -411,8 +411,9 @@ class MemorySystem:
         if p.host_global is not None or not (p.counts[GLOBAL] or p.counts[LOCAL]):
             pass
         elif self._global_native():
-            p.native_global = native_coalescer.coalesce_pass(self._arrays(p), (GLOBAL, LOCAL), self.mem,
-                                                             self._max_words, p.cycles, p.latency, p.table)
+            p.native_global = native_coalescer.coalesce_pass(
+                self._arrays(p), (GLOBAL, LOCAL), self.mem, self._max_words, p.cycles, p.latency, p.table,
+                int(p.counts[GLOBAL] + p.counts[LOCAL]))
         else:
             self._gather(p)
             glob = (space == GLOBAL) & ~self._skip[p.instr].astype(bool)

@@ -29,15 +29,15 @@ MAX_BANKS = 64
 WARP = 32
 
 
-def _lane_word(f: Fn, addr, r, lane, bank_shift, banks, row_shift):
-    """(bank, row) of lane `lane` of request r."""
+def _lane_word(f: Fn, addr, r, lane, bank_shift, banks, row_shift, stride):
+    """(bank, row) of lane `lane` of request r (addr: a row of `stride` int64s a request)."""
     b = f.b
-    a = f.ld(addr, b.add(b.mul(r, c(WARP)), lane))
+    a = f.ld(addr, b.add(b.mul(r, stride), lane))
     word = b.ashr(a, bank_shift)                       # sizes are powers of two (applies())
     return b.and_(word, b.sub(banks, c(1))), b.ashr(b.shl(word, bank_shift), row_shift)
 
 
-def _emit_banks(f: Fn, addr, r, mask, bank_shift, banks, row_shift, rows, cnt):
+def _emit_banks(f: Fn, addr, r, mask, bank_shift, banks, row_shift, rows, cnt, stride=c(WARP)):
     """(wavefronts, ideal, ways) of request r: addr int64[.., 32], mask its lanes;
     rows/cnt: scratch (each bank's distinct rows so far, and how many).
     First a quick pass that finds whether any bank holds two rows; only then
@@ -47,7 +47,7 @@ def _emit_banks(f: Fn, addr, r, mask, bank_shift, banks, row_shift, rows, cnt):
     dist, wf, seen, conflict = f.var(0), f.var(0), f.var(0), f.var(0)
     with f.loop(0, WARP) as lane:
         with f.if_(on(lane)):
-            bank, row = _lane_word(f, addr, r, lane, bank_shift, banks, row_shift)
+            bank, row = _lane_word(f, addr, r, lane, bank_shift, banks, row_shift, stride)
             bit = b.shl(c(1), bank)
             with f.if_else(f.cmp("==", b.and_(f.get(seen), bit), 0)) as (new, again):
                 with new:
@@ -65,7 +65,7 @@ def _emit_banks(f: Fn, addr, r, mask, bank_shift, banks, row_shift, rows, cnt):
             f.st(cnt, k, 0)
         with f.loop(0, WARP) as lane:
             with f.if_(on(lane)):
-                bank, row = _lane_word(f, addr, r, lane, bank_shift, banks, row_shift)
+                bank, row = _lane_word(f, addr, r, lane, bank_shift, banks, row_shift, stride)
                 have = f.ld(cnt, bank)
                 base = b.mul(bank, c(WARP))
                 k, hit = f.var(0), f.var(0)
@@ -85,13 +85,13 @@ def _emit_banks(f: Fn, addr, r, mask, bank_shift, banks, row_shift, rows, cnt):
     return w, ideal, ways
 
 
-def emit_multiplicity(f: Fn, addr, r, mask, vals, stride=None):
+def emit_multiplicity(f: Fn, addr, r, mask, vals, stride=c(WARP)):
     """The most active lanes of request r sharing one address (0: none):
     per active lane, how many lanes hold its address, counted without
     branches (inactive lanes hold distinct negative stand-ins; addresses
     are not negative). vals: scratch of WARP int64s."""
     b = f.b
-    row = b.mul(r, stride if stride is not None else c(WARP))
+    row = b.mul(r, stride)
     with f.loop(0, WARP) as lane:
         on = b.trunc(b.lshr(mask, lane), ll.IntType(1))
         f.st(vals, lane, b.select(on, f.ld(addr, b.add(row, lane)), b.sub(c(-1), lane)))
@@ -143,10 +143,10 @@ def _build_pass() -> str:
         with f.if_(f.cmp("==", q["space"], A["shared"])):
             mask = q["mask"]
             wf, ideal, ways = _emit_banks(f, addr, i, mask, A["bank_shift"], A["banks"], A["row_shift"],
-                                          rows, cnt)
+                                          rows, cnt, A["addr_stride"])
             cost = f.var(wf)
             with f.if_(f.cmp(">=", q["op"], 2)):                 # atomics: one address serialises
-                mult = emit_multiplicity(f, addr, i, mask, vals)
+                mult = emit_multiplicity(f, addr, i, mask, vals, A["addr_stride"])
                 f.set(cost, b.add(f.max(wf, mult),
                                   b.mul(f.max(b.sub(mult, c(1)), 0), b.sub(A["cycles_per_atomic"], c(1)))))
             cst = f.get(cost)

@@ -83,7 +83,7 @@ def _build_ir() -> str:
             with f.loop(0, words) as w:
                 with f.loop(0, WARP) as lane:
                     with f.if_(b.trunc(b.lshr(mask, lane), ll.IntType(1))):
-                        a0 = f.ld(addr, b.add(b.mul(i, c(WARP)), lane))
+                        a0 = f.ld(addr, b.add(b.mul(i, A["addr_stride"]), lane))
                         off = b.add(a0, b.mul(w, ib))
                         la = b.add(base, b.add(b.mul(b.add(b.mul(b.sdiv(off, ib), c(WARP)), lane), ib),
                                                b.srem(off, ib)))
@@ -95,7 +95,7 @@ def _build_ir() -> str:
                             insert(s1, first)
             nsec = b.sub(f.get(out), first)
             with f.if_(f.cmp(">=", q["op"], 2)):      # atomics: one address serialises
-                mult = emit_multiplicity(f, addr, i, mask, vals)
+                mult = emit_multiplicity(f, addr, i, mask, vals, A["addr_stride"])
                 extra = b.mul(f.max(b.sub(mult, c(1)), 0), A["cycles_per_atomic"])
                 f.add_to(f.ptr("cycles"), i, extra)
                 f.add_to(f.ptr("latency"), i, extra)
@@ -119,15 +119,16 @@ def applies(mem) -> bool:
 
 
 def coalesce_pass(arrays: tuple, spaces: tuple, mem, max_words: int, cycles: np.ndarray,
-                  latency: np.ndarray, table: np.ndarray) -> tuple:
+                  latency: np.ndarray, table: np.ndarray, requests: int | None = None) -> tuple:
     """The global and local requests of a batch (request_table.batch_arrays;
     spaces: the global and local space codes): adds them into `table`,
     atomics' serialisation into cycles and latency; returns (sectors
     int64[M], start int64[N + 1]): request i's sectors are
     sectors[start[i]:start[i + 1]], ascending (none for other requests).
-    max_words: the most interleaved words of one local access."""
+    max_words: the most interleaved words of one local access; requests:
+    how many global and local requests there are at most (default: all)."""
     n = arrays[0].size
-    sec = np.empty(n * 2 * WARP * max(1, max_words), dtype=np.int64)
+    sec = np.empty((n if requests is None else requests) * 2 * WARP * max(1, max_words), dtype=np.int64)
     start = np.empty(n + 1, dtype=np.int64)
     for a in (cycles, latency, table):
         if a.dtype != np.int64 or not a.flags.c_contiguous:

@@ -142,8 +142,7 @@ class LruState:
         need = min(n + m, self.num_sets)
         if need > cap:
             cap = max(cap, min(max(2 * cap, need, 64), self.num_sets))
-            grown = np.zeros((3, cap, self.assoc), dtype=np.int64)
-            grown[0] = -1
+            grown = np.empty((3, cap, self.assoc), dtype=np.int64)   # a row is set when its set is first used
             grown[:, :n] = self.planes[:, :n]
             self.planes = grown
             p, plane = grown.ctypes.data, cap * self.assoc * 8

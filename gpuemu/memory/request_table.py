@@ -34,17 +34,29 @@ OPS = ("ld", "st", "atom", "red")
 
 # The batch as every native pass reads it (AccessBatch's arrays, and the
 # kernel's per-MemInstr tables): a request's row is instr * NSP + space.
-BATCH_ARGS = ("n", "instr", "space", "mask", "addr", "sm", "block", "warp", "op_t", "size_t", "skip_t")
+BATCH_ARGS = ("n", "instr", "space", "mask", "addr", "sm", "block", "warp", "op_t", "size_t", "skip_t",
+              "addr_stride")
 _BATCH_TYPES = (np.int32, np.int8, np.uint32, np.int64, np.int32, np.int32, np.int32)
+
+
+def _rows_of_32(addr) -> bool:
+    """Whether addr is int64[N, 32] with each request's lanes side by side
+    (rows may lie apart: e.g. the field of a trace record array)."""
+    return (isinstance(addr, np.ndarray) and addr.dtype == np.int64 and addr.ndim == 2
+            and addr.shape[1] == 32 and addr.strides[1] == 8 and addr.strides[0] % 8 == 0
+            and addr.strides[0] >= 8 * 32)
 
 
 def batch_arrays(batch, op_t: np.ndarray, size_t: np.ndarray, skip_t: np.ndarray) -> tuple:
     """The arrays behind BATCH_ARGS (C-contiguous, of the types the passes
-    read: instr int32, space int8, mask uint32, addr int64[N, 32], sm, block,
-    warp int32; op_t int8, size_t int64, skip_t int8 per MemInstr id; skip:
-    a texture header, charged by the texture unit, not as a global request).
-    Keep them alive while their addresses are in use."""
-    cols = [np.ascontiguousarray(getattr(batch, f), dtype=t)
+    read: instr int32, space int8, mask uint32, addr int64[N, 32] (its rows
+    may lie apart, addr_stride int64s from one to the next: no copy of the
+    trace's addresses), sm, block, warp int32; op_t int8, size_t int64,
+    skip_t int8 per MemInstr id; skip: a texture header, charged by the
+    texture unit, not as a global request). Keep them alive while their
+    addresses are in use."""
+    cols = [batch.addr if f == "addr" and _rows_of_32(batch.addr)
+            else np.ascontiguousarray(getattr(batch, f), dtype=t)
             for f, t in zip(("instr", "space", "mask", "addr", "sm", "block", "warp"), _BATCH_TYPES)]
     for a, t in ((op_t, np.int8), (size_t, np.int64), (skip_t, np.int8)):
         if a.dtype != t or not a.flags.c_contiguous:
@@ -65,8 +77,8 @@ def emit_request(f, i) -> dict:
 
 
 def batch_addresses(arrays: tuple) -> tuple:
-    """BATCH_ARGS' values: n, then the arrays' addresses."""
-    return (arrays[0].size,) + tuple(a.ctypes.data for a in arrays)
+    """BATCH_ARGS' values: n, the arrays' addresses, the addresses' row stride."""
+    return (arrays[0].size,) + tuple(a.ctypes.data for a in arrays) + (arrays[3].strides[0] // 8,)
 
 
 def new_table(n_instrs: int) -> np.ndarray:

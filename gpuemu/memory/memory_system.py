@@ -291,7 +291,7 @@ class MemorySystem:
 
     def _global_native(self) -> bool:
         """Whether native_coalescer and native_cache_walk serve global and local requests."""
-        return (self.native and native_coalescer.applies(self.mem) and self.l2 is not None
+        return (self.native and native_coalescer.applies(self.mem) and native_cache_walk.applies(self.mem, self.l2)
                 and self.ro_cache is None)
 
     # ------------------------------------------------------------ caches

@@ -79,10 +79,13 @@ def _emit_banks(f: Fn, addr, r, mask, bank_shift, banks, row_shift, rows, cnt, s
                     f.inc(dist)
                     f.set(wf, f.max(f.get(wf), b.add(have, c(1))))
     w = f.get(wf)
-    ideal = b.sdiv(b.add(f.get(dist), b.sub(banks, c(1))), banks)
-    safe = f.max(ideal, 1)
-    ways = b.select(f.cmp(">", ideal, 0), b.sdiv(b.add(w, b.sub(safe, c(1))), safe), c(0))
-    return w, ideal, ways
+    bank_log = f.popcount(b.sub(banks, c(1)))         # banks: a power of two
+    ideal = b.ashr(b.add(f.get(dist), b.sub(banks, c(1))), bank_log)      # banks: a power of two
+    ways = f.var(w)                                   # ceil(wavefronts / ideal); 0 with no lane
+    with f.if_(f.cmp("!=", ideal, 1)):
+        f.set(ways, b.select(f.cmp(">", ideal, 0), b.sdiv(b.add(w, b.sub(f.max(ideal, 1), c(1))),
+                                                          f.max(ideal, 1)), c(0)))
+    return w, ideal, f.get(ways)
 
 
 def emit_multiplicity(f: Fn, addr, r, mask, vals, stride=c(WARP)):

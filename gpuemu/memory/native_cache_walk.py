@@ -31,7 +31,7 @@ from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
 
 SYMBOL = "gpuemu_cache_walk"
 CACHE_ARGS = ("row_of", "tags", "valid", "last", "assoc", "meta", "sets")
-ARGS = (BATCH_ARGS + ("glob", "local", "start", "sec", "kind", "nsm", "k1", "spl1", "spl2",
+ARGS = (BATCH_ARGS + ("glob", "local", "start", "sec", "kind", "nsm", "k1_log", "spl1_log", "spl2_log",
                       "cl1", "cl2", "cdram", "lat1", "lat2", "latdram", "cycles", "latency", "table", "clock")
         + tuple(f"l1_{a}" for a in CACHE_ARGS) + tuple(f"l2_{a}" for a in CACHE_ARGS))
 
@@ -42,7 +42,11 @@ def _build_ir() -> str:
     f = Fn(m, SYMBOL, ARGS)
     A, b = f.arg, f.b
     sec, start, table, clock = f.ptr("sec"), f.ptr("start"), f.ptr("table"), f.ptr("clock")
-    k1, spl1, spl2, P = A["k1"], A["spl1"], A["spl2"], A["nsm"]
+    # sector and line counts are powers of two (applies()): shifts and masks, no divisions
+    k1s, spl1s, spl2s, P = A["k1_log"], A["spl1_log"], A["spl2_log"], A["nsm"]
+    k1 = b.shl(c(1), k1s)
+    low = lambda v, s: b.and_(v, b.sub(b.shl(c(1), s), c(1)))  # noqa: E731  (v mod 2**s)
+    l1sec = lambda s: b.ashr(s, k1s)                             # noqa: E731  32-byte sector -> L1 sector
 
     def access(level, key, bits, set_):
         """One allocating access of cache `level` ('l1'/'l2'); its hit bits. clock[0/1]: its time."""
@@ -64,7 +68,7 @@ def _build_ir() -> str:
             def flush_l2():
                 with f.if_(f.cmp("!=", f.get(bits2), 0)):
                     ln = f.get(line2)
-                    hb = access("l2", ln, f.get(bits2), b.srem(ln, A["l2_sets"]))
+                    hb = access("l2", ln, f.get(bits2), b.urem(ln, A["l2_sets"]))
                     with f.if_(load):
                         f.inc(l2read, f.popcount(f.get(bits2)))
                         f.inc(l2hit, f.popcount(hb))
@@ -72,36 +76,36 @@ def _build_ir() -> str:
 
             def send(s):
                 """Sector s goes to L2 (requests' sectors come ascending)."""
-                ln = b.sdiv(s, spl2)
+                ln = b.ashr(s, spl2s)
                 with f.if_(f.cmp("!=", ln, f.get(line2))):
                     flush_l2()
                     f.set(line2, ln)
-                f.set(bits2, b.or_(f.get(bits2), b.shl(c(1), b.srem(s, spl2))))
+                f.set(bits2, b.or_(f.get(bits2), b.shl(c(1), low(s, spl2s))))
 
             via_l1 = b.or_(f.cmp("==", kind, 0), f.cmp("==", kind, 3))
             with f.if_else(via_l1) as (through_l1, straight):
                 with through_l1:
-                    part = b.srem(f.ld(f.ptr("sm", I32), i), P)
+                    part = f.mod(f.ld(f.ptr("sm", I32), i), P)
                     p = f.var(s0)
                     with f.while_(lambda: f.cmp("<", f.get(p), s1)):
                         # one L1 access: the request's sectors in one L1 line
                         g0 = f.get(p)
-                        line1 = b.sdiv(b.sdiv(f.ld(sec, g0), k1), spl1)
+                        line1 = b.ashr(l1sec(f.ld(sec, g0)), spl1s)
                         bits1 = f.var(0)
                         q = f.var(g0)
                         with f.while_(lambda: b.and_(f.cmp("<", f.get(q), s1),
-                                                     f.cmp("==", b.sdiv(b.sdiv(f.ld(sec, f.get(q)), k1), spl1), line1))):
-                            f.set(bits1, b.or_(f.get(bits1), b.shl(c(1), b.srem(b.sdiv(f.ld(sec, f.get(q)), k1), spl1))))
+                                                     f.cmp("==", b.ashr(l1sec(f.ld(sec, f.get(q))), spl1s), line1))):
+                            f.set(bits1, b.or_(f.get(bits1), b.shl(c(1), low(l1sec(f.ld(sec, f.get(q))), spl1s))))
                             f.inc(q)
                         g1 = f.get(q)
                         key = b.add(b.mul(line1, P), part)
-                        set1 = b.add(b.mul(b.srem(line1, A["l1_sets"]), P), part)
+                        set1 = b.add(b.mul(b.urem(line1, A["l1_sets"]), P), part)
                         hb = access("l1", key, f.get(bits1), set1)
                         with f.if_(load):
                             prev = f.var(-1)              # the last L1 sector sent to L2
                             with f.loop(g0, g1) as r:
-                                e = b.sdiv(f.ld(sec, r), k1)
-                                hit = b.trunc(b.lshr(hb, b.srem(e, spl1)), ll.IntType(1))
+                                e = l1sec(f.ld(sec, r))
+                                hit = b.trunc(b.lshr(hb, low(e, spl1s)), ll.IntType(1))
                                 with f.if_else(hit) as (yes, no):
                                     with yes:
                                         f.inc(l1hit)
@@ -110,7 +114,7 @@ def _build_ir() -> str:
                                         with f.if_(f.cmp("!=", e, f.get(prev))):   # its whole L1 sector
                                             f.set(prev, e)
                                             with f.loop(0, k1) as x:
-                                                send(b.add(b.mul(e, k1), x))
+                                                send(b.add(b.shl(e, k1s), x))
                         f.set(p, g1)
                 with straight:
                     with f.loop(s0, s1) as r:
@@ -134,6 +138,14 @@ def _build_ir() -> str:
                 f.add_to(table, b.add(rb, c(COL[col])), v)
     f.finish()
     return str(m)
+
+
+def applies(mem, l2) -> bool:
+    """Whether this walk serves `mem`'s caches: sector and line counts that
+    are powers of two (every preset's)."""
+    pow2 = lambda v: v > 0 and v & (v - 1) == 0  # noqa: E731
+    return (l2 is not None and pow2(l2.sectors_per_line) and pow2(max(1, mem.l1_sector_bytes // 32))
+            and pow2(max(1, mem.l1_line_bytes // mem.l1_sector_bytes)))
 
 
 def _cache_args(cache, m: int) -> list:
@@ -166,7 +178,7 @@ def cache_walk(arrays: tuple, spaces: tuple, start: np.ndarray, sec: np.ndarray,
     spl1 = mem.l1_line_bytes // mem.l1_sector_bytes if l1 is not None else 1
     engine.native_function(SYMBOL, _build_ir, prototype(len(ARGS)))(
         *batch_addresses(arrays), *spaces, start.ctypes.data, sec.ctypes.data, kind.ctypes.data,
-        num_sms, k1, spl1, l2.sectors_per_line,
+        num_sms, k1.bit_length() - 1, spl1.bit_length() - 1, l2.sectors_per_line.bit_length() - 1,
         mem.cycles_per_l1_sector, mem.cycles_per_l2_sector, mem.cycles_per_dram_sector,
         mem.l1_hit_latency, mem.l2_hit_latency, mem.dram_latency,
         cycles.ctypes.data, latency.ctypes.data, table.ctypes.data, clock.ctypes.data,

@@ -27,7 +27,7 @@ from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
 SYMBOL = "gpuemu_coalesce_pass"
 WARP = 32
 LOCAL_BASE = 1 << 44          # coalescer.interleave_local: where the local windows start
-ARGS = BATCH_ARGS + ("glob", "local", "ib", "window", "cycles_per_atomic", "cycles", "latency", "table",
+ARGS = BATCH_ARGS + ("glob", "local", "ib", "ib_log", "window", "cycles_per_atomic", "cycles", "latency", "table",
                      "sec", "start")
 
 
@@ -45,7 +45,7 @@ def _build_ir() -> str:
     A, b = f.arg, f.b
     vals = f.array(WARP)
     addr, sec, table, start = f.ptr("addr"), f.ptr("sec"), f.ptr("table"), f.ptr("start")
-    ib = A["ib"]
+    ib, ibs = A["ib"], A["ib_log"]                  # a power of two (applies())
     out = f.var(0)                                   # sectors written so far
     f.st(start, 0, 0)
 
@@ -77,7 +77,7 @@ def _build_ir() -> str:
             mask, size = q["mask"], q["size"]
             is_local = f.cmp("==", q["space"], A["local"])
             wid = b.add(b.mul(f.ld(f.ptr("block", I32), i), c(64)), f.ld(f.ptr("warp", I32), i))
-            words = b.select(is_local, f.max(b.sdiv(size, ib), 1), c(1))
+            words = b.select(is_local, f.max(b.ashr(size, ibs), 1), c(1))
             unit = b.select(is_local, f.min(size, ib), size)
             base = b.add(c(LOCAL_BASE), b.mul(wid, A["window"]))
             with f.loop(0, words) as w:
@@ -85,8 +85,8 @@ def _build_ir() -> str:
                     with f.if_(b.trunc(b.lshr(mask, lane), ll.IntType(1))):
                         a0 = f.ld(addr, b.add(b.mul(i, A["addr_stride"]), lane))
                         off = b.add(a0, b.mul(w, ib))
-                        la = b.add(base, b.add(b.mul(b.add(b.mul(b.sdiv(off, ib), c(WARP)), lane), ib),
-                                               b.srem(off, ib)))
+                        la = b.add(base, b.add(b.shl(b.add(b.mul(b.ashr(off, ibs), c(WARP)), lane), ibs),
+                                               b.and_(off, b.sub(ib, c(1)))))
                         a = b.select(is_local, la, a0)
                         s0 = b.ashr(a, c(5))
                         s1 = b.ashr(b.add(a, b.sub(unit, c(1))), c(5))
@@ -134,7 +134,8 @@ def coalesce_pass(arrays: tuple, spaces: tuple, mem, max_words: int, cycles: np.
         if a.dtype != np.int64 or not a.flags.c_contiguous:
             raise ValueError("coalesce_pass: cycles, latency and table must be C-contiguous int64")
     engine.native_function(SYMBOL, _build_ir, prototype(len(ARGS)))(
-        *batch_addresses(arrays), *spaces, mem.local_interleave_bytes, mem.local_bytes_per_thread_window * WARP,
+        *batch_addresses(arrays), *spaces, mem.local_interleave_bytes, mem.local_interleave_bytes.bit_length() - 1,
+        mem.local_bytes_per_thread_window * WARP,
         mem.cycles_per_atomic_serialization, cycles.ctypes.data, latency.ctypes.data, table.ctypes.data,
         sec.ctypes.data, start.ctypes.data)
     return sec[:int(start[-1])], start

@@ -31,7 +31,7 @@ def _build_ir() -> str:
     runs = f.var(0)
     with f.loop(0, A["n"]) as i:
         cyc = f.ld(f.ptr("cycles"), i)
-        f.add_to(f.ptr("sm_cycles"), b.srem(f.ld(f.ptr("sm", I32), i), A["nsm"]), cyc)
+        f.add_to(f.ptr("sm_cycles"), f.mod(f.ld(f.ptr("sm", I32), i), A["nsm"]), cyc)
         rb = b.mul(emit_request(f, i)["row"], c(NC))
         f.add_to(table, b.add(rb, c(COL["seen"])), 1)
         f.add_to(table, b.add(rb, c(COL["cycles"])), cyc)

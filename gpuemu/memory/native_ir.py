@@ -148,6 +148,14 @@ class Fn:
         x, y = _v(x), _v(y)
         return self.b.select(self.b.icmp_signed("<", x, y), x, y)
 
+    def mod(self, x, n):
+        """x mod n for x >= 0, n > 0, dividing only when x >= n (an SM
+        number below the SM count, a set below the set count: most often)."""
+        out = self.var(x)
+        with self.if_(self.b.icmp_unsigned(">=", _v(x), _v(n))):
+            self.set(out, self.b.urem(_v(x), _v(n)))
+        return self.get(out)
+
     def popcount(self, x):
         f = self.module.globals.get("llvm.ctpop.i64") or self.module.declare_intrinsic("llvm.ctpop", [I64])
         return self.b.call(f, [_v(x)])

@@ -80,19 +80,28 @@ def _build_ir() -> str:
             words = b.select(is_local, f.max(b.ashr(size, ibs), 1), c(1))
             unit = b.select(is_local, f.min(size, ib), size)
             base = b.add(c(LOCAL_BASE), b.mul(wid, A["window"]))
-            with f.loop(0, words) as w:
-                with f.loop(0, WARP) as lane:
-                    with f.if_(b.trunc(b.lshr(mask, lane), ll.IntType(1))):
-                        a0 = f.ld(addr, b.add(b.mul(i, A["addr_stride"]), lane))
-                        off = b.add(a0, b.mul(w, ib))
-                        la = b.add(base, b.add(b.shl(b.add(b.mul(b.ashr(off, ibs), c(WARP)), lane), ibs),
-                                               b.and_(off, b.sub(ib, c(1)))))
-                        a = b.select(is_local, la, a0)
-                        s0 = b.ashr(a, c(5))
-                        s1 = b.ashr(b.add(a, b.sub(unit, c(1))), c(5))
-                        insert(s0, first)
-                        with f.if_(f.cmp("!=", s1, s0)):
-                            insert(s1, first)
+            row = b.mul(i, A["addr_stride"])
+
+            def lane_access(a):
+                s0 = b.ashr(a, c(5))
+                s1 = b.ashr(b.add(a, b.sub(unit, c(1))), c(5))
+                insert(s0, first)
+                with f.if_(f.cmp("!=", s1, s0)):
+                    insert(s1, first)
+
+            with f.if_else(is_local) as (local_words, global_lanes):
+                with local_words:
+                    with f.loop(0, words) as w:
+                        with f.loop(0, WARP) as lane:
+                            with f.if_(b.trunc(b.lshr(mask, lane), ll.IntType(1))):
+                                off = b.add(f.ld(addr, b.add(row, lane)), b.mul(w, ib))
+                                lane_access(b.add(base, b.add(
+                                    b.shl(b.add(b.mul(b.ashr(off, ibs), c(WARP)), lane), ibs),
+                                    b.and_(off, b.sub(ib, c(1))))))
+                with global_lanes:
+                    with f.loop(0, WARP) as lane:
+                        with f.if_(b.trunc(b.lshr(mask, lane), ll.IntType(1))):
+                            lane_access(f.ld(addr, b.add(row, lane)))
             nsec = b.sub(f.get(out), first)
             with f.if_(f.cmp(">=", q["op"], 2)):      # atomics: one address serialises
                 mult = emit_multiplicity(f, addr, i, mask, vals, A["addr_stride"])

@@ -61,7 +61,15 @@ def batch_arrays(batch, op_t: np.ndarray, size_t: np.ndarray, skip_t: np.ndarray
     for a, t in ((op_t, np.int8), (size_t, np.int64), (skip_t, np.int8)):
         if a.dtype != t or not a.flags.c_contiguous:
             raise ValueError("kernel tables must be C-contiguous int8/int64/int8")
-    return tuple(cols) + (op_t, size_t, skip_t)
+    out = _Batch(tuple(cols) + (op_t, size_t, skip_t))
+    out.args = (out[0].size,) + tuple(a.ctypes.data for a in out) + (out[3].strides[0] // 8,)
+    return out
+
+
+class _Batch(tuple):
+    """batch_arrays' arrays, with BATCH_ARGS' values (`args`) worked out once
+    for the batch's passes (numpy's .ctypes.data costs microseconds)."""
+    args: tuple
 
 
 def emit_request(f, i) -> dict:
@@ -78,7 +86,7 @@ def emit_request(f, i) -> dict:
 
 def batch_addresses(arrays: tuple) -> tuple:
     """BATCH_ARGS' values: n, the arrays' addresses, the addresses' row stride."""
-    return (arrays[0].size,) + tuple(a.ctypes.data for a in arrays) + (arrays[3].strides[0] // 8,)
+    return arrays.args
 
 
 def new_table(n_instrs: int) -> np.ndarray:

@@ -9,10 +9,13 @@ self-scheduling", IEEE Trans. Computers 36(12), 1987): each range is
 1/(2N) of the blocks not yet handed out to N workers, at least 1/(16N) of
 the grid, so the ranges shrink toward the end and the workers, each taking
 the next range when it finishes one, finish together. With counters on, a
-range's trace goes to the memory model in batches, each with a fixed cost
-besides its requests (about 1 ms of numpy calls), so `GuidedRanges.at_least`
-raises the smallest range once a finished range has told the records per
-block: a range then carries at least half a trace buffer.
+range's trace goes to the memory model in batches of at most a trace
+buffer, and each batch has a fixed cost besides its requests (about 0.5 ms
+on our machine), while a range's last batch is seldom full: once a finished
+range has told the records per block, `GuidedRanges.in_units` makes every
+range a whole number of trace buffers (the number nearest the smallest
+size, at least one), so the launch charges about as many batches as on
+one worker.
 
 With counters on, one thread charges every batch in block order (the
 caches: block_workers.py), between ranges of its own: that ordered chain
@@ -70,6 +73,7 @@ class GuidedRanges:
         self._n = max(nworkers, 1)
         self._most = _most(threads_per_block)
         self._least = max(1, -(-(hi - lo) // (16 * self._n)))
+        self._unit = 0          # in_units: ranges are multiples of this many blocks
         self._seq = 0
         self._closed = False
         self._lock = threading.Lock()
@@ -85,8 +89,13 @@ class GuidedRanges:
             if self._closed or self._lo >= self._hi:
                 self._closed = True
                 return None
-            per = (min(self._least, self._most) if self._even
-                   else _guided(self._hi - self._lo, self._n, self._least, self._most))
+            if self._even:
+                per = self._least
+                if self._unit:
+                    per = max(1, round(per / self._unit)) * self._unit
+                per = min(per, self._most)
+            else:
+                per = _guided(self._hi - self._lo, self._n, self._least, self._most)
             r = range(self._lo, min(self._lo + per, self._hi))
             self._lo = r.stop
             self._seq += 1
@@ -97,6 +106,13 @@ class GuidedRanges:
         the largest a range may be)."""
         with self._lock:
             self._least = min(max(self._least, int(blocks)), self._most)
+
+    def in_units(self, blocks: int) -> None:
+        """Even ranges from now on are whole multiples of `blocks` (those that
+        fill a trace buffer): the multiple nearest the smallest size, at least
+        one, at most the largest a range may be."""
+        with self._lock:
+            self._unit = max(1, int(blocks))
 
     def close(self) -> None:
         """Hand out nothing more (a batch failed: the rest need not run)."""

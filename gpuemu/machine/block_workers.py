@@ -166,8 +166,9 @@ def run_parallel(run, batches: Iterable, nworkers: int,
         res = wk.run_batch(blocks)
         if res[2] is not None:
             source.close()      # every lower batch is already taken: the rest need not run
-        elif wk.records:        # a range carries at least half a trace buffer from now on
-            source.at_least(-(-len(blocks) * (len(wk.run.trace) // 2) // wk.records))
+        elif wk.records:        # ranges of whole trace buffers from now on (2% spare:
+            # blocks differ a little), so each range's last batch is about full
+            source.in_units(int(0.98 * len(wk.run.trace) * len(blocks) / wk.records))
         charge.put(seq, len(blocks), res)
 
     def loop() -> None:
@@ -293,6 +294,9 @@ class _InOrder:
             return nxt
 
     def at_least(self, blocks: int) -> None:
+        pass
+
+    def in_units(self, blocks: int) -> None:
         pass
 
     def close(self) -> None:

@@ -64,6 +64,7 @@ def random_programs(seed: int, warps_per_block: int, blocks: int):
 SHAPES = [  # (warps per block, blocks, SMs, schedulers, blocks per SM, issue interval)
     (1, 3, 1, 1, 1, 1), (2, 5, 2, 1, 2, 4), (4, 9, 3, 4, 2, 1), (3, 7, 2, 2, 3, 2),
     (8, 8, 4, 4, 1, 1), (5, 6, 8, 4, 4, 1), (6, 10, 3, 2, 2, 4),
+    (16, 6, 2, 2, 2, 1),    # 16 warps per scheduler, as the 512x512 matmul: most wait, few issue
 ]
 
 

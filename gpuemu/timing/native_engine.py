@@ -69,9 +69,11 @@ BLOCK_POLICY_CODES = {RoundRobinBlocks: 0, LeastLoaded: 1}
 # (-1 - slot), so the scan passes it by without reading its records. memat: 2 x the instruction number of the next item + its pipe when it is a
 # memory request, else -1; stop: the instruction number of the next item when it is a
 # barrier or the exit, else -1; nline5 / depl5: 5 x the counter row of the next item / of
-# the awaited load; cur, curr, since: the current stall span (by_row index, reason, start).
+# the awaited load; cur, curr, since: the current stall span (by_row index, reason, start);
+# ncostlat, nuse: the next item's cost << 32 | latency (int32 both) and use (kept when the
+# warp moves on to it, so that its issue, often much later, need not read it again).
 HOT_FIELDS = ("cur", "nline5", "ic", "dep_pos", "dep_ready", "memat", "ready", "depl5")
-WARM_FIELDS = ("stop", "curr", "since", "ptr", "end", "atbar")
+WARM_FIELDS = ("stop", "curr", "since", "ptr", "end", "atbar", "ncostlat", "nuse")
 COLD_FIELDS = ("occ", "nat", "nkind", "gw", "blk", "age",
                "bar_since", "born", "sm", "acc0", "acc1", "acc2", "acc3", "acc4")
 F_ = {**{n: ("hot", i) for i, n in enumerate(HOT_FIELDS)},
@@ -83,10 +85,16 @@ RECORD_W = {"hot": 8, "warm": 8, "cold": 16}
 # runs in the numpy engine).
 ITEM_FIELDS = ITEM_COLUMNS[:7]
 ITEM_W = len(ITEM_COLUMNS)
+# lz[slot]: 2 x the cycle until which the reason the scan last gave the warp holds, + 1
+# when it is a candidate of two_level's active set; 0: look again. Kept for a memory stall
+# (until its value comes) and a dependency stall whose next instruction is no memory
+# request (until its issue interval ends): nothing but the warp's own issue, release or
+# dispatch changes those (each sets 0), so the scan takes them as they were, not
+# reading the warp's records (most of a scheduler's warps, most of the time).
 # The arrays the native code reads and writes, in the order of the pointer table.
 ARRAYS = (
     "item", "wbeg", "wend",                                                  # items (read only)
-    "hot", "warm", "cold",                                                   # slot records
+    "hot", "warm", "cold", "lz",                                             # slot records
     "last", "cnt", "order", "chosen", "wake", "elig", "fast", "owake", "psens",  # per scheduler
     "bsm", "br", "blive", "bbar",                                            # per block
     "resident", "nfree", "freer", "pf", "issued", "busy", "busy_since", "active", "sm_end",
@@ -175,6 +183,16 @@ class _Fn:
             self._arr["item32"] = eb.inttoptr(addr, I32.as_pointer())
         i = self.b.add(self.b.mul(p, c(ITEM_W)), c(ITEM_FIELDS.index(field)))
         return self.b.sext(self.b.load(self.b.gep(self._arr["item32"], [i])), I64)
+
+    def prefetch(self, p) -> None:
+        """Ask the cache for stop point p's record (a hint: no fault if past the end)."""
+        self.it(p, "at")                    # makes sure item32 is loaded in the entry block
+        i8p = ll.IntType(8).as_pointer()
+        fn = self.fn.module.declare_intrinsic("llvm.prefetch", fnty=ll.FunctionType(
+            ll.VoidType(), [i8p, I32, I32, I32]))
+        addr = self.b.gep(self._arr["item32"], [self.b.mul(p, c(ITEM_W))])
+        self.b.call(fn, [self.b.bitcast(addr, i8p), ll.Constant(I32, 0), ll.Constant(I32, 3),
+                         ll.Constant(I32, 1)])
 
     def get(self, scalar: str):
         return self.b.load(self.b.gep(self.sc, [c(S_[scalar])]))
@@ -267,6 +285,7 @@ def _build_ir() -> str:
     s, p = f.args
     sp = f.sp(s)
     f.fs(sp, "ptr", p)
+    f.st("lz", s, 0)                    # its state changes: the next scan looks at it
     with b.if_else(f.lt(p, f.fl(sp, "end"))) as (then, other):
         with then:
             at, kind = f.it(p, "at"), f.it(p, "kind")
@@ -275,6 +294,9 @@ def _build_ir() -> str:
             f.fs(sp, "memat", b.select(f.eq(kind, MEM), b.add(b.mul(at, c(2)), f.it(p, "pipe")), c(-1)))
             f.fs(sp, "stop", b.select(f.eq(kind, MEM), c(-1), at))
             f.fs(sp, "nline5", b.mul(f.it(p, "line"), c(NR)))
+            f.fs(sp, "ncostlat", b.or_(b.shl(f.it(p, "cost"), c(32)),
+                                              b.and_(f.it(p, "latency"), c(0xFFFFFFFF))))
+            f.fs(sp, "nuse", f.it(p, "use"))
         with other:
             f.fs(sp, "nat", FAR)
             f.fs(sp, "nkind", EXIT)
@@ -607,6 +629,12 @@ def _build_main(f: _Fn, call) -> None:
                     with b.if_then(f.lt(s, 0)):     # at a barrier: its span was set on arrival
                         lp_i.cont()
                     sp = f.sp(s)
+                    # its reason at the last look holds on (see `lz` at ARRAYS): as then
+                    lzv = f.ld("lz", s)
+                    with b.if_then(f.gt(b.ashr(lzv, c(1)), t)):
+                        b.store(f.min(b.load(gw_v), b.ashr(lzv, c(1))), gw_v)
+                        b.store(b.add(b.load(cand_v), b.and_(lzv, c(1))), cand_v)
+                        lp_i.cont()
 
                     def state(reason, row5):
                         """The slot's reason at t; a change closes the previous span."""
@@ -623,6 +651,7 @@ def _build_main(f: _Fn, call) -> None:
                     ic = f.fl(sp, "ic")
                     dr = f.fl(sp, "dep_ready")
                     with b.if_then(b.and_(f.ge(ic, f.fl(sp, "dep_pos")), f.gt(dr, t))):
+                        f.st("lz", s, b.mul(dr, c(2)))
                         stall(R_MEMORY, f.fl(sp, "depl5"), dr)
                     # a candidate of two_level's active set: neither waiting for memory nor at a barrier
                     cand = b.load(cand_v)
@@ -634,7 +663,9 @@ def _build_main(f: _Fn, call) -> None:
                     rd = f.fl(sp, "ready")
                     with b.if_then(f.gt(rd, t)):
                         # its next instruction a memory request: a busy pipe would make it a pipe stall
-                        b.store(b.or_(b.load(sens_v), b.zext(f.eq(b.ashr(m2, c(1)), ic), I64)), sens_v)
+                        psen = f.eq(b.ashr(m2, c(1)), ic)
+                        b.store(b.or_(b.load(sens_v), b.zext(psen, I64)), sens_v)
+                        f.st("lz", s, b.select(psen, c(0), b.add(b.mul(rd, c(2)), c(1))))
                         stall(R_DEPENDENCY, f.fl(sp, "nline5"), rd)
                     # ready: its span is set below, once the pick is known
                     ne = b.load(nel_v)
@@ -699,14 +730,41 @@ def _build_main(f: _Fn, call) -> None:
                 g = b.add(b.mul(sm, S), q)
                 f.st("last", g, b.sub(s, b.mul(g, K)))
                 f.add_to("issued", sm, 1)
+                # the stop point after the next one, read when the next one issues (often
+                # within a few cycles): asked of the memory now
+                f.prefetch(b.add(f.fl(sp, "ptr"), c(1)))
                 # the memory requests issued as instruction number cnum
                 with b.if_then(f.eq(b.ashr(f.fl(sp, "memat"), c(1)), cnum)):
                     b.store(c(1), ngi_v)          # the SM's pipes change: wake its schedulers
-                    pv = f.var(f.fl(sp, "ptr"))
+                    pv = f.var(b.add(f.fl(sp, "ptr"), c(1)))
                     e = f.fl(sp, "end")
                     dr_v = f.var(f.fl(sp, "dep_ready"))
                     dp_v = f.var(f.fl(sp, "dep_pos"))
                     d0_v = f.var(b.load(dr_v))
+
+                    def request(pipe, cost, lat, use, line5):
+                        j = b.add(b.mul(sm, c(N_PIPES)), pipe)
+                        start = f.max(f.ld("pf", j), t)
+                        f.st("pf", j, b.add(start, cost))
+                        with b.if_then(f.ge(use, 0)):
+                            rt = b.add(start, lat)
+                            up = b.add(b.add(cnum, c(1)), use)
+                            with b.if_else(f.le(b.load(d0_v), t)) as (fresh, more_ld):
+                                with fresh:
+                                    b.store(up, dp_v)
+                                    b.store(rt, dr_v)
+                                    b.store(rt, d0_v)
+                                    f.fs(sp, "depl5", line5)
+                                with more_ld:
+                                    b.store(f.min(b.load(dp_v), up), dp_v)
+                                    with b.if_then(f.gt(rt, b.load(dr_v))):
+                                        b.store(rt, dr_v)
+                                        f.fs(sp, "depl5", line5)
+
+                    # the first request: the item at ptr, kept in the slot's records
+                    cl = f.fl(sp, "ncostlat")
+                    request(b.and_(f.fl(sp, "memat"), c(1)), b.ashr(cl, c(32)),
+                            b.sext(b.trunc(cl, I32), I64), f.fl(sp, "nuse"), f.fl(sp, "nline5"))
 
                     def more():
                         p = b.load(pv)
@@ -715,26 +773,10 @@ def _build_main(f: _Fn, call) -> None:
                             b.store(b.zext(b.and_(f.eq(f.it(p, "kind"), MEM), f.eq(f.it(p, "at"), cnum)), I64), ok)
                         return f.ne(b.load(ok), 0)
 
-                    with f.while_(more):
+                    with f.while_(more):    # more requests as the same instruction
                         p = b.load(pv)
-                        j = b.add(b.mul(sm, c(N_PIPES)), f.it(p, "pipe"))
-                        start = f.max(f.ld("pf", j), t)
-                        f.st("pf", j, b.add(start, f.it(p, "cost")))
-                        use = f.it(p, "use")
-                        with b.if_then(f.ge(use, 0)):
-                            rt = b.add(start, f.it(p, "latency"))
-                            up = b.add(b.add(cnum, c(1)), use)
-                            with b.if_else(f.le(b.load(d0_v), t)) as (fresh, more_ld):
-                                with fresh:
-                                    b.store(up, dp_v)
-                                    b.store(rt, dr_v)
-                                    b.store(rt, d0_v)
-                                    f.fs(sp, "depl5", b.mul(f.it(p, "line"), c(NR)))
-                                with more_ld:
-                                    b.store(f.min(b.load(dp_v), up), dp_v)
-                                    with b.if_then(f.gt(rt, b.load(dr_v))):
-                                        b.store(rt, dr_v)
-                                        f.fs(sp, "depl5", b.mul(f.it(p, "line"), c(NR)))
+                        request(f.it(p, "pipe"), f.it(p, "cost"), f.it(p, "latency"), f.it(p, "use"),
+                                b.mul(f.it(p, "line"), c(NR)))
                         b.store(b.add(p, c(1)), pv)
                     f.fs(sp, "dep_ready", b.load(dr_v))
                     f.fs(sp, "dep_pos", b.load(dp_v))
@@ -810,6 +852,7 @@ class NativeEngine(SMEngine):
         arrays = {k: v if v.size else z(1) for k, v in arrays.items()}
         for rec, w in RECORD_W.items():
             arrays[rec] = aligned_zeros((max(N, 1), w))
+        arrays["lz"] = z(N)
         arrays["cold"][:, F_["blk"][1]] = -1
         arrays["hot"][:, F_["cur"][1]] = -1
         arrays["last"] = np.full(G, -1, i64)

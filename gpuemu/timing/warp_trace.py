@@ -193,23 +193,32 @@ class TraceRecorder:
             line=np.concatenate([line, ev[:, 3]])[order])
 
     def _packed(self, AT, G, KIND, ev, order) -> np.ndarray:
-        """The stop points as int32 records (ITEM_COLUMNS) in `order`: filled in arrival
-        order, then gathered once, row by row."""
-        nr = AT.size - ev.shape[0]
-        raw = np.empty((AT.size, len(ITEM_COLUMNS)), np.int32)
-        raw[:, 0] = AT
-        raw[:, 1] = KIND
-        raw[:, 7] = G
+        """The stop points as int32 records (ITEM_COLUMNS) in `order`: a batch at a time,
+        all columns while it is in the cache, each record then written to its place
+        (no second full-size array)."""
+        n = order.size
+        items = aligned_zeros((max(n, 1), len(ITEM_COLUMNS)), np.int32)[:n]
+        place = np.full(AT.size, -1, np.int64) if n != AT.size else np.empty(AT.size, np.int64)
+        place[order] = np.arange(n)             # -1: a point the fragment merge folded
+        pieces = [(pipe, cost, lat, use, line) for _, _, pipe, cost, lat, use, line in self._req]
+        step = 1 << 14
+        for o in range(0, ev.shape[0], step):
+            pieces.append((PIPE_LSU, 0, 0, -1, ev[o:o + step, 3]))
+        buf = np.empty((max([p[-1].size for p in pieces], default=0), len(ITEM_COLUMNS)), np.int32)
         o = 0
-        for _, _, pipe, cost, lat, use, line in self._req:
-            m = pipe.size
-            for j, col in ((2, pipe), (3, cost), (4, lat), (5, use), (6, line)):
-                raw[o:o + m, j] = col
+        for piece in pieces:
+            m = piece[-1].size
+            rows = buf[:m]
+            rows[:, 0] = AT[o:o + m]
+            rows[:, 1] = KIND[o:o + m]
+            for j, col in enumerate(piece, start=2):
+                rows[:, j] = col
+            rows[:, 7] = G[o:o + m]
+            to = place[o:o + m]
+            if n != AT.size:
+                rows, to = rows[to >= 0], to[to >= 0]
+            items[to] = rows
             o += m
-        raw[nr:, 2:6] = (PIPE_LSU, 0, 0, -1)
-        raw[nr:, 6] = ev[:, 3]
-        items = aligned_zeros((max(order.size, 1), len(ITEM_COLUMNS)), np.int32)[:order.size]
-        np.take(raw, order, axis=0, out=items, mode="clip")
         return items
 
 

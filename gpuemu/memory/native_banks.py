@@ -40,11 +40,42 @@ def _lane_word(f: Fn, addr, r, lane, bank_shift, banks, row_shift, stride):
 def _emit_banks(f: Fn, addr, r, mask, bank_shift, banks, row_shift, rows, cnt, stride=c(WARP)):
     """(wavefronts, ideal, ways) of request r: addr int64[.., 32], mask its lanes;
     rows/cnt: scratch (each bank's distinct rows so far, and how many).
-    First a quick pass that finds whether any bank holds two rows; only then
-    the walk that counts each bank's distinct rows."""
+    First a pass without branches (vectorised): when every active lane's word
+    lies in one row, or no two lanes use one bank, the distinct words are the
+    distinct banks, one wavefront; else _emit_rows."""
     b = f.b
     on = lambda lane: b.trunc(b.lshr(mask, lane), ll.IntType(1))  # noqa: E731
-    dist, wf, seen, conflict = f.var(0), f.var(0), f.var(0), f.var(0)
+    lo, hi, used = f.var((1 << 63) - 1), f.var(-(1 << 63)), f.var(0)
+    with f.loop(0, WARP) as lane:
+        bank, row = _lane_word(f, addr, r, lane, bank_shift, banks, row_shift, stride)
+        o = on(lane)
+        f.set(lo, f.min(f.get(lo), b.select(o, row, c((1 << 63) - 1))))
+        f.set(hi, f.max(f.get(hi), b.select(o, row, c(-(1 << 63)))))
+        f.set(used, b.or_(f.get(used), b.select(o, b.shl(c(1), bank), c(0))))
+    dist = f.var(f.popcount(f.get(used)))
+    wf = f.var(f.min(f.get(dist), 1))
+    one_row = f.cmp("==", f.get(lo), f.get(hi))
+    own_banks = f.cmp("==", f.get(dist), f.popcount(mask))    # no two lanes share a bank
+    with f.if_(b.not_(b.or_(one_row, own_banks))):
+        _emit_rows(f, addr, r, on, bank_shift, banks, row_shift, rows, cnt, stride, dist, wf)
+    w = f.get(wf)
+    bank_log = f.popcount(b.sub(banks, c(1)))         # banks: a power of two
+    ideal = b.ashr(b.add(f.get(dist), b.sub(banks, c(1))), bank_log)
+    ways = f.var(w)                                   # ceil(wavefronts / ideal); 0 with no lane
+    with f.if_(f.cmp("!=", ideal, 1)):
+        f.set(ways, b.select(f.cmp(">", ideal, 0), b.sdiv(b.add(w, b.sub(f.max(ideal, 1), c(1))),
+                                                          f.max(ideal, 1)), c(0)))
+    return w, ideal, f.get(ways)
+
+
+def _emit_rows(f: Fn, addr, r, on, bank_shift, banks, row_shift, rows, cnt, stride, dist, wf):
+    """Sets dist (distinct words) and wf (the most distinct rows one bank
+    serves) of request r, whose words lie in several rows: a quick pass that
+    finds whether any bank holds two rows, then, only if one does, the walk
+    that keeps each bank's distinct rows."""
+    b = f.b
+    seen, conflict = f.var(0), f.var(0)
+    f.set(dist, 0)
     with f.loop(0, WARP) as lane:
         with f.if_(on(lane)):
             bank, row = _lane_word(f, addr, r, lane, bank_shift, banks, row_shift, stride)
@@ -78,14 +109,6 @@ def _emit_banks(f: Fn, addr, r, mask, bank_shift, banks, row_shift, rows, cnt, s
                     f.st(cnt, bank, b.add(have, c(1)))
                     f.inc(dist)
                     f.set(wf, f.max(f.get(wf), b.add(have, c(1))))
-    w = f.get(wf)
-    bank_log = f.popcount(b.sub(banks, c(1)))         # banks: a power of two
-    ideal = b.ashr(b.add(f.get(dist), b.sub(banks, c(1))), bank_log)      # banks: a power of two
-    ways = f.var(w)                                   # ceil(wavefronts / ideal); 0 with no lane
-    with f.if_(f.cmp("!=", ideal, 1)):
-        f.set(ways, b.select(f.cmp(">", ideal, 0), b.sdiv(b.add(w, b.sub(f.max(ideal, 1), c(1))),
-                                                          f.max(ideal, 1)), c(0)))
-    return w, ideal, f.get(ways)
 
 
 def emit_multiplicity(f: Fn, addr, r, mask, vals, stride=c(WARP)):

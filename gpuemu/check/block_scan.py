@@ -32,6 +32,7 @@ import llvmlite.ir as ll
 import numpy as np
 
 from gpuemu.jit import abi, engine
+from gpuemu.jit.ir_writer import IRWriter
 
 from .racecheck import GROUP_CAP, PER_RECORD
 
@@ -52,21 +53,13 @@ def c(v, ty=I64):
     return ll.Constant(ty, v)
 
 
-class _Fn:
-    """An IRBuilder over one function, with entry-block variables and loops."""
+class _Fn(IRWriter):
+    """An IRBuilder over one function of typed arguments `args` (its locals
+    and loops: IRWriter), with a loop over a mask's lanes."""
 
     def __init__(self, m: ll.Module, symbol: str, args: list) -> None:
-        self.fn = ll.Function(m, ll.FunctionType(I32, [t for _, t in args]), symbol)
+        super().__init__(ll.Function(m, ll.FunctionType(I32, [t for _, t in args]), symbol))
         self.a = dict(zip((n for n, _ in args), self.fn.args))
-        self.entry = self.fn.append_basic_block("entry")
-        self.body = self.fn.append_basic_block("body")
-        self.b = ll.IRBuilder(self.body)
-
-    def var(self, init, ty=I64):
-        with self.b.goto_block(self.entry):
-            v = self.b.alloca(ty)
-        self.b.store(init, v)
-        return v
 
     def ld(self, p, i):
         return self.b.load(self.b.gep(p, [i]))
@@ -75,36 +68,11 @@ class _Fn:
         self.b.store(v, self.b.gep(p, [i]))
 
     @contextmanager
-    def loop(self, start, stop):
-        """for i in range(start, stop): yields i (i64)."""
-        b = self.b
-        i = self.var(start)
-        cond, body, end = (self.fn.append_basic_block(n) for n in ("for", "do", "done"))
-        b.branch(cond)
-        b.position_at_end(cond)
-        iv = b.load(i)
-        b.cbranch(b.icmp_signed("<", iv, stop), body, end)
-        b.position_at_end(body)
-        yield iv
-        if not b.block.is_terminated:
-            b.store(b.add(iv, c(1)), i)
-            b.branch(cond)
-        b.position_at_end(end)
-
-    @contextmanager
     def while_(self, cond):
         """while cond(): ... (cond emits the test); yields the block after
         the loop (branch there to break)."""
-        b = self.b
-        head, body, end = (self.fn.append_basic_block(n) for n in ("while", "body", "wend"))
-        b.branch(head)
-        b.position_at_end(head)
-        b.cbranch(cond(), body, end)
-        b.position_at_end(body)
-        yield end
-        if not b.block.is_terminated:
-            b.branch(head)
-        b.position_at_end(end)
+        with self.while_blocks(cond) as (_head, end):
+            yield end
 
     @contextmanager
     def lanes(self, mask):
@@ -124,8 +92,7 @@ class _Fn:
         b.position_at_end(end)
 
     def finish(self) -> None:
-        self.b.position_at_end(self.entry)
-        self.b.branch(self.body)
+        self.close_entry()
 
 
 def _field(b, rp, name, ty, extra=None):

@@ -31,28 +31,20 @@ Results, counters, findings and errors are those of the full path
 """
 from __future__ import annotations
 
-import struct
-import threading
 import time
-from collections import OrderedDict
-
-from isa import ir
 
 from gpuemu.check.shadow_memory import forget_args
-from gpuemu.device_array import DeviceArray
 from gpuemu.device_memory import device_memory
 from gpuemu.errors import KernelError
 
 from . import block_runner
 from .block_workers import default_workers
 from .executor import grid_blocks
-from .launch_plan import (MAX_KEPT_BYTES, MAX_KERNEL_BYTES, PLANS_PER_KERNEL, RUNS_PER_PLAN,
-                          _kept_bytes, pack)
+from .launch_plan import PLANS_PER_KERNEL  # noqa: F401  (the same limits as launch_plan's pool)
+from .launch_plan import RUNS_PER_PLAN, keep_idle, layout_of, pack, reusable, write_args
 
 # options a kept launch may carry (the others need the full path every time)
 PLAIN_OPTIONS = frozenset({"l1", "bank_mode", "enable_cooperative_groups", "workers"})
-_PTR, _NP, _INT = 0, 1, 2      # argument kinds of the parameter layout
-_lock = threading.Lock()
 
 
 def call_key(grid, block, shared_mem, budget, stats, mode, scheduler, block_scheduler,
@@ -91,63 +83,13 @@ def _one_worker(options: dict) -> bool:
     return options.get("workers") is not None or default_workers() == 1
 
 
-def _layout(kernel) -> tuple:
-    """Per parameter: (kind, offset, size, numpy type, struct, lo, hi), or
-    None when a parameter is of a kind only the full path packs."""
-    from gpuemu.api import numpy_dtype
-    out = []
-    for _name, t, off in kernel.meta.params:
-        if isinstance(t, ir.PointerType):
-            out.append((_PTR, off, 8, None, struct.Struct("<Q"), 0, (1 << 64) - 1))
-        elif isinstance(t, ir.ScalarType) and t.kind == "int":
-            dt = numpy_dtype(t)
-            lo = -(1 << (t.bits - 1)) if t.signed else 0
-            hi = (1 << (t.bits - 1)) - 1 if t.signed else (1 << t.bits) - 1
-            code = {1: "b", 2: "h", 4: "i", 8: "q"}[t.size]    # little-endian, standard sizes
-            out.append((_INT, off, t.size, dt.type, struct.Struct("<" + (code if t.signed else code.upper())),
-                        lo, hi))
-        elif isinstance(t, ir.ScalarType):
-            out.append((_NP, off, t.size, numpy_dtype(t).type, None, 0, 0))
-        else:
-            return None
-    return tuple(out)
-
-
 class KeptLaunch:
     """The prepared runs kept for one call key, and the argument layout."""
 
-    def __init__(self, layout) -> None:
-        self.layout = layout            # _layout's, or None: every call packs the full way
+    def __init__(self, layout, blocks: int) -> None:
+        self.layout = layout            # launch_plan.layout_of's
         self.idle: list = []
-        self.blocks = 0                 # blocks in the grid
-
-
-def _bind(layout, run, args) -> bool:
-    """Write `args` into the run's parameter buffer when each is of a kind the
-    fast path takes (see the module docstring); False, else. Pointer
-    arguments count as written for initcheck (shadow_memory.forget_args)."""
-    if layout is None or type(args) is not tuple or len(args) != len(layout):
-        return False
-    raw = run._params_view
-    for (kind, off, size, st, pk, lo, hi), a in zip(layout, args):
-        ta = type(a)
-        if kind == _PTR:
-            if ta is not DeviceArray:
-                return False
-            alloc = a._alloc
-            if getattr(alloc, "shadow", None) is not None:
-                alloc.shadow = None
-            v = alloc.pointer + a._offset        # DeviceArray.ptr
-            if not 0 <= v <= hi:
-                return False
-            pk.pack_into(raw, off, v)
-        elif ta is st:
-            raw[off:off + size] = a.tobytes()
-        elif kind == _INT and ta is int and lo <= a <= hi:
-            pk.pack_into(raw, off, a)
-        else:
-            return False
-    return True
+        self.blocks = blocks            # blocks in the grid
 
 
 def launch(kernel, key, args, stream, options: dict):
@@ -165,8 +107,8 @@ def launch(kernel, key, args, stream, options: dict):
     if run.memory is not device_memory():    # a new device memory: the run is stale
         return None
     copies = hold = ()
-    if not _bind(got.layout, run, args):     # numpy arrays, conversions, errors: the full way
-        forget_args(args)
+    forget_args(args)                   # pointer arguments count as written (no initcheck)
+    if not write_args(got.layout, run._params_view, args):   # numpy arrays, conversions, errors
         try:
             params, copies, hold = pack(kernel, args)
         except BaseException:
@@ -197,31 +139,13 @@ def keep(kernel, key, run) -> bool:
     """Keep a run that finished a plain launch without error for the next
     call with `key`; False when it is not kept here (not plain, too large,
     or enough are kept)."""
-    if (key is None or getattr(run, "ctx", None) is None or run._range_runner is None
+    if (key is None or not reusable(run) or run._range_runner is None
             or not _one_worker(run.options)
-            or run.checker is not None or run.weak is not None or run.recorder is not None
             or run.options.get("printf_buffer") is not None or run._order_rng is not None):
         return False
-    size = _kept_bytes(run)
-    if size > MAX_KEPT_BYTES:
-        return False
-    with _lock:
-        kept = kernel.__dict__.get("_kept_launches")
-        if kept is None:
-            kept = kernel._kept_launches = OrderedDict()
-        got = kept.get(key)
-        if got is None:
-            got = kept[key] = KeptLaunch(_layout(kernel))
-            got.blocks = grid_blocks(run.shape)
-        kept.move_to_end(key)
-        while len(kept) > PLANS_PER_KERNEL:
-            kept.popitem(last=False)
-        total = sum(_kept_bytes(r) for k in kept.values() for r in k.idle)
-        if len(got.idle) >= RUNS_PER_PLAN or total + size > MAX_KERNEL_BYTES:
-            return False
-        run._params_view = memoryview(run.params)
-        run.memsys = None
-        if run.want_stats:
-            run.stats = None
-        got.idle.append(run)
-    return True
+    run._params_view = memoryview(run.params)     # before another thread can take it
+    run.memsys = None                  # what only the finished launch needed
+    if run.want_stats:
+        run.stats = None
+    return keep_idle(kernel, "_kept_launches", key, run,
+                     lambda: KeptLaunch(layout_of(kernel), grid_blocks(run.shape)), lambda got: got.idle)

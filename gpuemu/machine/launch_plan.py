@@ -32,6 +32,8 @@ import numpy as np
 
 from isa import ir
 
+from gpuemu.device_array import DeviceArray
+
 from .executor import LaunchRun
 from .launch_config import LaunchShape, check_launch
 
@@ -106,50 +108,74 @@ def checked_call(kernel, mode, grid, block, shared_mem, budget, options, check) 
 
 
 # ---------------------------------------------------------------- arguments
-_PTR = 0
-_SCALAR = 1
+_PTR, _NP, _INT = 0, 1, 2      # argument kinds; None: only RawKernel._pack takes it
 
 
-def _layout(kernel) -> list:
-    """Per parameter: (kind, offset, size, numpy scalar type or None)."""
+def _layout(kernel) -> tuple:
+    """Per parameter: (kind, offset, size, numpy scalar type, struct, lo, hi)."""
     from gpuemu.api import numpy_dtype
     out = []
     for _name, t, off in kernel.meta.params:
         if isinstance(t, ir.PointerType):
-            out.append((_PTR, off, 8, None))
+            out.append((_PTR, off, 8, None, _U64, 0, (1 << 64) - 1))
+        elif isinstance(t, ir.ScalarType) and t.kind == "int":
+            lo = -(1 << (t.bits - 1)) if t.signed else 0
+            hi = (1 << (t.bits - 1)) - 1 if t.signed else (1 << t.bits) - 1
+            code = {1: "b", 2: "h", 4: "i", 8: "q"}[t.size]    # little-endian, standard sizes
+            out.append((_INT, off, t.size, numpy_dtype(t).type,
+                        struct.Struct("<" + (code if t.signed else code.upper())), lo, hi))
         elif isinstance(t, ir.ScalarType):
-            out.append((_SCALAR, off, t.size, numpy_dtype(t).type))
+            out.append((_NP, off, t.size, numpy_dtype(t).type, None, 0, 0))
         else:
-            out.append((None, off, 0, None))      # vectors, structs: the full path
-    return out
+            out.append((None, off, 0, None, None, 0, 0))      # vectors, structs
+    return tuple(out)
+
+
+def layout_of(kernel) -> tuple:
+    """The kernel's parameter layout (_layout), made once."""
+    layout = kernel.__dict__.get("_plan_layout")
+    if layout is None:
+        layout = kernel._plan_layout = _layout(kernel)
+    return layout
 
 
 _U64 = struct.Struct("<Q")
 
 
+def write_args(layout, raw, args) -> bool:
+    """Write `args` into the parameter buffer `raw` (a writable buffer) when
+    each is of a kind written directly: a DeviceArray for a pointer, a numpy
+    scalar of the parameter's own type, a Python int in an int parameter's
+    range. False (raw partly written) when one is not: RawKernel._pack's
+    full path then converts it or names what is wrong."""
+    if type(args) is not tuple or len(args) != len(layout):
+        return False
+    for (kind, off, size, st, pk, lo, hi), a in zip(layout, args):
+        ta = type(a)
+        if kind == _PTR:
+            if ta is not DeviceArray:
+                return False
+            v = a._alloc.pointer + a._offset        # DeviceArray.ptr
+            if not 0 <= v <= hi:
+                return False
+            pk.pack_into(raw, off, v)
+        elif kind is not None and ta is st:
+            raw[off:off + size] = a.tobytes()
+        elif kind == _INT and ta is int and lo <= a <= hi:
+            pk.pack_into(raw, off, a)
+        else:
+            return False
+    return True
+
+
 def pack(kernel, args) -> tuple:
     """(parameter buffer, copies back, arrays kept alive) as RawKernel._pack
-    gives them; DeviceArrays and scalars already of the parameter's numpy
-    type are written directly, anything else goes through _pack."""
-    from gpuemu.device_array import DeviceArray
-    layout = kernel.__dict__.get("_plan_layout")
-    if layout is None:
-        layout = kernel._plan_layout = _layout(kernel)
-    if type(args) is not tuple or len(args) != len(layout):
-        return kernel._pack(args)
+    gives them; arguments write_args takes are written directly, anything
+    else goes through _pack."""
     buf = np.zeros(max(kernel.meta.param_bytes, 8), dtype=np.uint8)
-    raw = buf.data
-    for (kind, off, size, st), a in zip(layout, args):
-        if kind == _PTR and type(a) is DeviceArray:
-            v = a.ptr
-            if not 0 <= v < 1 << 64:
-                return kernel._pack(args)
-            _U64.pack_into(raw, off, v)
-        elif kind == _SCALAR and type(a) is st:
-            raw[off:off + size] = a.tobytes()
-        else:
-            return kernel._pack(args)
-    return buf, [], []
+    if write_args(layout_of(kernel), buf.data, args):
+        return buf, [], []
+    return kernel._pack(args)
 
 
 # ---------------------------------------------------------------- runs
@@ -196,24 +222,48 @@ def _kept_bytes(run) -> int:
     return n
 
 
+def reusable(run) -> bool:
+    """Whether a finished run may be kept for a later launch: it ran without
+    error (its ctx is still there) and without check tools, weak memory
+    model or timing trace, whose state a renewed run would not reset."""
+    return (getattr(run, "ctx", None) is not None and run.checker is None and run.weak is None
+            and run.recorder is None)
+
+
+def keep_idle(kernel, pool_name: str, key, run, make_entry, idle_of) -> bool:
+    """Keep `run` idle under `key` in the kernel's pool `pool_name` (an
+    OrderedDict of entries, `make_entry()` for a new key, `idle_of(entry)`
+    its list of idle runs): the least recently used keys beyond
+    PLANS_PER_KERNEL are dropped, and a run is not kept beyond RUNS_PER_PLAN
+    per key, MAX_KEPT_BYTES per run or MAX_KERNEL_BYTES per pool. False:
+    not kept."""
+    size = _kept_bytes(run)
+    if size > MAX_KEPT_BYTES:
+        return False
+    with _lock:
+        pool = kernel.__dict__.get(pool_name)
+        if pool is None:
+            pool = OrderedDict()
+            setattr(kernel, pool_name, pool)
+        entry = pool.get(key)
+        if entry is None:
+            entry = pool[key] = make_entry()
+        pool.move_to_end(key)
+        while len(pool) > PLANS_PER_KERNEL:
+            pool.popitem(last=False)
+        total = sum(_kept_bytes(r) for e in pool.values() for r in idle_of(e))
+        idle = idle_of(entry)
+        if len(idle) >= RUNS_PER_PLAN or total + size > MAX_KERNEL_BYTES:
+            return False
+        idle.append(run)
+    return True
+
+
 def give_back(kernel, run) -> None:
     """A run that finished without error, kept for the next launch with its key."""
     key = getattr(run, "_plan_key", None)
-    if (key is None or getattr(run, "ctx", None) is None or run.checker is not None
-            or run.weak is not None or run.recorder is not None
-            or _kept_bytes(run) > MAX_KEPT_BYTES):
+    if key is None or not reusable(run) or _kept_bytes(run) > MAX_KEPT_BYTES:
         return
     # what only the finished launch needed (its counters, memory model, caches)
     run.memsys = run.stats = run.findings = run.params = run.options = None
-    size = _kept_bytes(run)
-    with _lock:
-        plans = kernel.__dict__.get("_plan_runs")
-        if plans is None:
-            plans = kernel._plan_runs = OrderedDict()
-        idle = plans.setdefault(key, [])
-        plans.move_to_end(key)
-        while len(plans) > PLANS_PER_KERNEL:
-            plans.popitem(last=False)
-        kept = sum(_kept_bytes(r) for runs in plans.values() for r in runs)
-        if len(idle) < RUNS_PER_PLAN and kept + size <= MAX_KERNEL_BYTES:
-            idle.append(run)
+    keep_idle(kernel, "_plan_runs", key, run, list, lambda runs: runs)

@@ -408,17 +408,16 @@ class MemorySystem:
             glob &= ~self._skip[p.instr].astype(bool)       # texture headers: in the texture unit
             if glob.any():
                 p.host_global = glob      # which of them cross PCIe is decided in order
-        if p.host_global is not None or not (p.counts[GLOBAL] or p.counts[LOCAL]):
-            pass
-        elif self._global_native():
-            p.native_global = native_coalescer.coalesce_pass(
-                self._arrays(p), (GLOBAL, LOCAL), self.mem, self._max_words, p.cycles, p.latency, p.table,
-                int(p.counts[GLOBAL] + p.counts[LOCAL]))
-        else:
-            self._gather(p)
-            glob = (space == GLOBAL) & ~self._skip[p.instr].astype(bool)
-            p.global_entries = self._prepare_global(np.flatnonzero(glob | (space == LOCAL)), p,
-                                                    p.stats, p.worst)
+        if p.host_global is None and (p.counts[GLOBAL] or p.counts[LOCAL]):   # else: in order (apply)
+            if self._global_native():
+                p.native_global = native_coalescer.coalesce_pass(
+                    self._arrays(p), (GLOBAL, LOCAL), self.mem, self._max_words, p.cycles, p.latency,
+                    p.table, int(p.counts[GLOBAL] + p.counts[LOCAL]))
+            else:
+                self._gather(p)
+                glob = (space == GLOBAL) & ~self._skip[p.instr].astype(bool)
+                p.global_entries = self._prepare_global(np.flatnonzero(glob | (space == LOCAL)), p,
+                                                        p.stats, p.worst)
         used = request_table.used_rows(p.table)
         if used:
             t = self._by_name

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import ctypes
 import functools
-from contextlib import contextmanager
 
 import llvmlite.ir as ll
+
+from gpuemu.jit.ir_writer import IRWriter
 
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
 
@@ -29,17 +30,17 @@ def prototype(nargs: int):
     return ctypes.CFUNCTYPE(ctypes.c_int64, *([ctypes.c_int64] * nargs))
 
 
-class Fn:
-    """One function of int64 arguments `params`, returning int64."""
+class Fn(IRWriter):
+    """One function of int64 arguments `params`, returning int64 (its
+    locals and loops: IRWriter)."""
 
     def __init__(self, module: ll.Module, name: str, params, internal: bool = False) -> None:
-        self.fn = ll.Function(module, ll.FunctionType(I64, [I64] * len(params)), name)
+        fn = ll.Function(module, ll.FunctionType(I64, [I64] * len(params)), name)
         if internal:
-            self.fn.linkage = "internal"
+            fn.linkage = "internal"
+        super().__init__(fn)
         self.module = module
-        self.entry = self.fn.append_basic_block("entry")
-        self.b = ll.IRBuilder(self.fn.append_basic_block("body"))
-        self.arg = dict(zip(params, self.fn.args))
+        self.arg = dict(zip(params, fn.args))
         self._ptrs: dict = {}
 
     def ptr(self, name: str, ty=I64):
@@ -47,13 +48,6 @@ class Fn:
         if (name, ty) not in self._ptrs:
             self._ptrs[name, ty] = ll.IRBuilder(self.entry).inttoptr(self.arg[name], ty.as_pointer())
         return self._ptrs[name, ty]
-
-    def var(self, init=None):
-        """A local int64 (an alloca in the entry block), set to `init` here."""
-        v = ll.IRBuilder(self.entry).alloca(I64)
-        if init is not None:
-            self.b.store(_v(init), v)
-        return v
 
     def array(self, n: int, ty=I64):
         """A local array of n values (its element pointer)."""
@@ -90,37 +84,7 @@ class Fn:
     def inc(self, var, v=1) -> None:
         self.b.store(self.b.add(self.b.load(var), _v(v)), var)
 
-    # control flow
-    @contextmanager
-    def loop(self, lo, hi):
-        """for i in range(lo, hi): yields i (hi is read once)."""
-        b = self.b
-        iv = self.var(lo)
-        hi = _v(hi)
-        head, body, end = (self.fn.append_basic_block(n) for n in ("for", "for_body", "for_end"))
-        b.branch(head)
-        b.position_at_end(head)
-        i = b.load(iv)
-        b.cbranch(b.icmp_signed("<", i, hi), body, end)
-        b.position_at_end(body)
-        yield i
-        b.store(b.add(b.load(iv), c(1)), iv)
-        b.branch(head)
-        b.position_at_end(end)
-
-    @contextmanager
-    def while_(self, cond_fn):
-        """while cond_fn(): ..."""
-        b = self.b
-        head, body, end = (self.fn.append_basic_block(n) for n in ("while", "while_body", "while_end"))
-        b.branch(head)
-        b.position_at_end(head)
-        b.cbranch(cond_fn(), body, end)
-        b.position_at_end(body)
-        yield
-        b.branch(head)
-        b.position_at_end(end)
-
+    # control flow (loop, while_: IRWriter)
     def if_(self, cond):
         return self.b.if_then(cond)
 
@@ -134,7 +98,7 @@ class Fn:
         """Close the function (falls through to `return 0`)."""
         if not self.b.block.is_terminated:
             self.b.ret(c(0))
-        ll.IRBuilder(self.entry).branch(self.fn.blocks[1])
+        self.close_entry()
 
     # arithmetic
     def cmp(self, op: str, x, y):

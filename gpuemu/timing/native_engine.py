@@ -47,6 +47,7 @@ import llvmlite.ir as ll
 import numpy as np
 
 from gpuemu.jit import engine
+from gpuemu.jit.ir_writer import IRWriter
 
 from .block_policy import LeastLoaded, RoundRobinBlocks
 from .sm_engine import SMEngine, TimingResult
@@ -118,15 +119,14 @@ def c(v: int) -> ll.Constant:
     return ll.Constant(I64, _signed(int(v)))
 
 
-class _Fn:
-    """An LLVM function with allocas in its entry block and small control-flow helpers."""
+class _Fn(IRWriter):
+    """An LLVM function of (array table, scalars, int64 args): the engine's
+    arrays and scalars by name, loops with break and continue."""
 
     def __init__(self, module: ll.Module, name: str, nargs: int) -> None:
-        self.fn = ll.Function(module, ll.FunctionType(I64, [P64, P64] + [I64] * nargs), name)
-        self.fn.linkage = "internal" if name != SYMBOL else "external"
-        self.entry = self.fn.append_basic_block("entry")
-        body = self.fn.append_basic_block("body")
-        self.b = ll.IRBuilder(body)
+        fn = ll.Function(module, ll.FunctionType(I64, [P64, P64] + [I64] * nargs), name)
+        fn.linkage = "internal" if name != SYMBOL else "external"
+        super().__init__(fn)
         self.tab, self.sc = self.fn.args[0], self.fn.args[1]
         self.args = self.fn.args[2:]
         self._arr: dict = {}
@@ -139,16 +139,10 @@ class _Fn:
             self._arr[name] = eb.inttoptr(addr, P64)
         return self._arr[name]
 
-    def var(self, init=None):
-        v = ll.IRBuilder(self.entry).alloca(I64)
-        if init is not None:
-            self.b.store(init if isinstance(init, ll.Value) else c(init), v)
-        return v
-
     def finish(self) -> None:
         if not self.b.block.is_terminated:
             self.b.unreachable()
-        ll.IRBuilder(self.entry).branch(self.fn.blocks[1])
+        self.close_entry()
 
     # memory
     def ld(self, name: str, i):
@@ -204,34 +198,13 @@ class _Fn:
     @contextmanager
     def loop(self, lo, hi):
         """for i in range(lo, hi) (hi evaluated once); yields (i, loop) with .brk()/.cont()."""
-        b = self.b
-        iv = self.var(lo)
-        hi = hi if isinstance(hi, ll.Value) else c(hi)
-        head, body, step, end = (self.fn.append_basic_block(n) for n in ("for", "for_body", "for_step", "for_end"))
-        b.branch(head)
-        b.position_at_end(head)
-        i = b.load(iv)
-        b.cbranch(b.icmp_signed("<", i, hi), body, end)
-        b.position_at_end(body)
-        lp = _Loop(self, step, end)
-        yield i, lp
-        b.branch(step)
-        b.position_at_end(step)
-        b.store(b.add(b.load(iv), c(1)), iv)
-        b.branch(head)
-        b.position_at_end(end)
+        with self.loop_blocks(lo, hi) as (i, step, end):
+            yield i, _Loop(self, step, end)
 
     @contextmanager
     def while_(self, cond_fn):
-        b = self.b
-        head, body, end = (self.fn.append_basic_block(n) for n in ("while", "while_body", "while_end"))
-        b.branch(head)
-        b.position_at_end(head)
-        b.cbranch(cond_fn(), body, end)
-        b.position_at_end(body)
-        yield _Loop(self, head, end)
-        b.branch(head)
-        b.position_at_end(end)
+        with self.while_blocks(cond_fn) as (head, end):
+            yield _Loop(self, head, end)
 
     def jump(self, target) -> None:
         """Branch to `target` and go on writing in a fresh (unreachable) block."""

@@ -31,6 +31,7 @@ import numpy as np
 from gpuemu.jit import abi
 from gpuemu.machine.thread_scheduling import FRAGMENT_COUNT_MASK, FRAGMENT_ID_SHIFT
 
+from . import native_trace
 from .warp_fragments import merge_fragments
 
 MEM, BARRIER, EXIT = 0, 1, 2
@@ -90,7 +91,9 @@ class TraceRecorder:
 
     def __init__(self, warps_per_block: int, num_blocks: int, event_capacity: int = 1 << 16) -> None:
         self.nw, self.nb = int(warps_per_block), int(num_blocks)
-        self._req: list = []
+        self._req: list = []           # per batch: int32 records [n, 8] (native_trace.pack) or
+        #                                int64 columns (g, icount, pipe, cost, latency, use, line)
+        self._counts = np.zeros(self.nw * self.nb, np.int64)   # packed requests per warp
         self._ev: list = []            # int64[n, 4] chunks, in arrival order
         self._pending: list = []       # rows from `event` not yet in a chunk
         self._splits: list = []        # (warp, parent id, fragment id, count at the split)
@@ -105,8 +108,18 @@ class TraceRecorder:
         n = len(rec)
         if n == 0:
             return
-        iid = rec["instr"].astype(np.int64)
         table = _instr_table(instrs)
+        packed = native_trace.pack(rec, charge.cycles, charge.latency, table[0], table[1], self.nw,
+                                   self._counts)
+        if packed is not None:
+            self._req.append(packed)
+            return
+        self._req.append(self._columns_of(rec, charge, table))
+
+    def _columns_of(self, rec: np.ndarray, charge, table) -> tuple:
+        """A batch as int64 columns (g, icount, pipe, cost, latency, use, line): its
+        numbers need not fit int32."""
+        iid = rec["instr"].astype(np.int64)
         use, line = table[0][iid], table[1][iid]
         pipe = np.where(rec["space"] == SHARED_SPACE, PIPE_SHARED, PIPE_LSU).astype(np.int8)
         icount = rec["icount"].astype(np.int64)
@@ -115,8 +128,8 @@ class TraceRecorder:
         if self._fits:
             self._fits = max(int(cost.max()), int(lat.max()), int(use.max()),
                              int(line.max())) <= _INT32_MAX and int(use.min()) >= -1
-        self._req.append((rec["block"].astype(np.int64) * self.nw + rec["warp"],
-                          icount, pipe, cost, lat, use, line))
+        return (rec["block"].astype(np.int64) * self.nw + rec["warp"],
+                icount, pipe, cost, lat, use, line)
 
     def event(self, block: int, warp: int, kind: int, icount: int, line: int) -> None:
         """A barrier arrival or an exit of warp `warp` of block `block`."""
@@ -145,13 +158,48 @@ class TraceRecorder:
     def programs(self) -> WarpPrograms:
         """Every warp's stop points, sorted by (warp, position): as one int32 array
         (WarpPrograms.items) when every number fits, else as int64 columns."""
-        nwarps = self.nw * self.nb
-        if self._req:
-            g, at = (np.concatenate(c) for c in list(zip(*self._req))[:2])
-        else:
-            g = at = np.zeros(0, np.int64)
         self.drain_events()
         ev = np.concatenate(self._ev) if self._ev else np.zeros((0, 4), np.int64)
+        if self._fits and not self._splits and all(isinstance(r, np.ndarray) for r in self._req):
+            progs = self._native_programs(ev)
+            if progs is not None:
+                return progs
+        return self._numpy_programs(ev)
+
+    def _native_programs(self, ev: np.ndarray):
+        """The counting sort of native_trace (every request batch packed, no warp split);
+        None when an event's numbers do not fit or a warp's requests came out of order."""
+        nwarps = self.nw * self.nb
+        ne = ev.shape[0]
+        if not nwarps or ne and (int(ev[:, 2].min()) < 0 or int(ev[:, 2].max()) > _INT32_MAX
+                   or int(ev[:, 0].min()) < 0 or int(ev[:, 0].max()) >= nwarps
+                   or int(np.abs(ev[:, 3]).max()) > _INT32_MAX):
+            return None
+        order = np.argsort((ev[:, 0] << 32) | (2 * ev[:, 2]), kind="stable")
+        ev = ev[order]
+        events = np.zeros((ne, len(ITEM_COLUMNS)), np.int32)
+        events[:, 0], events[:, 1], events[:, 5] = ev[:, 2], ev[:, 1], -1
+        events[:, 6], events[:, 7] = ev[:, 3], ev[:, 0]
+        counts = self._counts + np.bincount(ev[:, 0], minlength=nwarps)[:nwarps]
+        ends = np.cumsum(counts)
+        starts = ends - counts
+        items = aligned_zeros((max(int(ends[-1]), 1), len(ITEM_COLUMNS)), np.int32)[:int(ends[-1])]
+        if not native_trace.sort(self._req, events, starts, items):
+            return None
+        instructions = np.zeros(nwarps, np.int64)
+        exits = ev[:, 1] == EXIT
+        instructions[ev[exits, 0]] = ev[exits, 2]
+        return WarpPrograms(warps_per_block=self.nw, num_blocks=self.nb, start=starts, end=ends,
+                            instructions=instructions,
+                            **{n: items[:, j] for j, n in enumerate(ITEM_COLUMNS[:7])}, items=items)
+
+    def _numpy_programs(self, ev: np.ndarray) -> WarpPrograms:
+        """The plain path: every point as int64 columns, sorted with numpy (fragments merged)."""
+        nwarps = self.nw * self.nb
+        cols = [np.concatenate(c) for c in zip(*(_wide(r) for r in self._req))] if self._req else \
+            [np.zeros(0, np.int64)] * 2 + [np.zeros(0, np.int8)] + [np.zeros(0, np.int64)] * 4
+        g, at, pipe, cost, lat, use, line = cols
+        fits = self._fits
         nr, ne = g.size, ev.shape[0]
         G = np.concatenate([g, ev[:, 0]])
         AT = np.concatenate([at, ev[:, 2]])
@@ -176,50 +224,26 @@ class TraceRecorder:
         instructions[G[exits]] = AT[exits]
         shape = dict(warps_per_block=self.nw, num_blocks=self.nb, start=starts.astype(np.int64),
                      end=ends.astype(np.int64), instructions=instructions)
-        fits = (self._fits and (not AT.size or (int(AT.max()) <= _INT32_MAX and int(AT.min()) >= 0))
-                and (not ne or int(ev[:, 3].max()) <= _INT32_MAX))
-        if fits:
-            items = self._packed(AT, G, KIND, ev, order)
-            return WarpPrograms(**shape, **{n: items[:, j] for j, n in enumerate(ITEM_COLUMNS[:7])},
-                                items=items)
-        cols = [np.concatenate(c) for c in list(zip(*self._req))[2:]] if self._req else \
-            [np.zeros(0, np.int8)] + [np.zeros(0, np.int64)] * 4
-        pipe, cost, lat, use, line = cols
         pad = lambda a, v, dt=np.int64: np.concatenate([a, np.full(ne, v, dt)])  # noqa: E731
-        return WarpPrograms(
-            **shape, at=AT[order], kind=KIND[order],
-            pipe=pad(pipe, PIPE_LSU, np.int8)[order], cost=pad(cost, 0)[order],
-            latency=pad(lat, 0)[order], use=pad(use, -1)[order],
-            line=np.concatenate([line, ev[:, 3]])[order])
+        columns = (AT[order], KIND[order], pad(pipe, PIPE_LSU, np.int8)[order], pad(cost, 0)[order],
+                   pad(lat, 0)[order], pad(use, -1)[order], np.concatenate([line, ev[:, 3]])[order])
+        fits = (fits and (not AT.size or (int(AT.max()) <= _INT32_MAX and int(AT.min()) >= 0))
+                and (not ne or int(ev[:, 3].max()) <= _INT32_MAX))
+        if not fits:
+            return WarpPrograms(**shape, **dict(zip(ITEM_COLUMNS[:7], columns)))
+        items = aligned_zeros((max(order.size, 1), len(ITEM_COLUMNS)), np.int32)[:order.size]
+        for j, col in enumerate(columns + (G[order],)):
+            items[:, j] = col
+        return WarpPrograms(**shape, **{n: items[:, j] for j, n in enumerate(ITEM_COLUMNS[:7])},
+                            items=items)
 
-    def _packed(self, AT, G, KIND, ev, order) -> np.ndarray:
-        """The stop points as int32 records (ITEM_COLUMNS) in `order`: a batch at a time,
-        all columns while it is in the cache, each record then written to its place
-        (no second full-size array)."""
-        n = order.size
-        items = aligned_zeros((max(n, 1), len(ITEM_COLUMNS)), np.int32)[:n]
-        place = np.full(AT.size, -1, np.int64) if n != AT.size else np.empty(AT.size, np.int64)
-        place[order] = np.arange(n)             # -1: a point the fragment merge folded
-        pieces = [(pipe, cost, lat, use, line) for _, _, pipe, cost, lat, use, line in self._req]
-        step = 1 << 14
-        for o in range(0, ev.shape[0], step):
-            pieces.append((PIPE_LSU, 0, 0, -1, ev[o:o + step, 3]))
-        buf = np.empty((max([p[-1].size for p in pieces], default=0), len(ITEM_COLUMNS)), np.int32)
-        o = 0
-        for piece in pieces:
-            m = piece[-1].size
-            rows = buf[:m]
-            rows[:, 0] = AT[o:o + m]
-            rows[:, 1] = KIND[o:o + m]
-            for j, col in enumerate(piece, start=2):
-                rows[:, j] = col
-            rows[:, 7] = G[o:o + m]
-            to = place[o:o + m]
-            if n != AT.size:
-                rows, to = rows[to >= 0], to[to >= 0]
-            items[to] = rows
-            o += m
-        return items
+
+def _wide(batch) -> tuple:
+    """A request batch as int64 columns (g, icount, pipe, cost, latency, use, line)."""
+    if not isinstance(batch, np.ndarray):
+        return batch
+    col = lambda j: batch[:, j].astype(np.int64)  # noqa: E731
+    return (col(7), col(0), batch[:, 2].astype(np.int8), col(3), col(4), col(5), col(6))
 
 
 _TABLES: dict = {}      # id(instrs) -> (instrs, tables), at most _TABLES_MAX kernels

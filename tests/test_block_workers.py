@@ -240,3 +240,24 @@ def test_the_ordered_step_stops_at_the_first_failed_batch():
     charge.ready()
     assert run.charged == [0, 1, 2] and charge.error is boom
     assert not charge.wait(source) and source.take() is None
+
+
+@pytest.mark.parametrize("stats", [True, False])
+def test_a_kept_run_renews_its_worker_copies_for_new_arguments(stats):
+    # launch_plan keeps the run between launches, the run keeps its worker copies
+    from gpuemu.machine.block_workers import KEPT
+    n = 256
+    k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
+    kept = []
+    for seed in (1, 2, 3):
+        a = np.random.default_rng(seed).random((n, n), dtype=np.float32)
+        got = {}
+        for workers in (2, 1):
+            t = np.zeros_like(a)
+            lau = k((n // 32, n // 32), (32, 8), (t, a, np.int32(n)), workers=workers, stats=stats)
+            assert np.array_equal(t, a.T)
+            got[workers] = (lau.stats, lau.stats_by_line)
+        assert got[2] == got[1]
+        runs = [r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(KEPT)]
+        kept.append({id(c) for r in runs for c in r.__dict__[KEPT]})
+    assert kept[0] and kept[0] == kept[1] == kept[2]

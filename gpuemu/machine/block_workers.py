@@ -50,6 +50,8 @@ import numpy as np
 from gpuemu.jit import abi
 from gpuemu.stats import Stats
 
+from . import block_runner
+
 from .block_ranges import GuidedRanges, block_ranges  # noqa: F401 (executor calls block_ranges)
 from .warp_scheduler import LooseRoundRobin
 
@@ -73,40 +75,82 @@ def can_parallelise(run) -> bool:
 
 class _Worker:
     """One worker's copy of the launch: private state, shared memory. With
-    `own`, the launch itself (the calling thread works too). A pool thread
-    makes its own copy (about 0.1 ms), so the calling thread starts at once."""
+    `own`, the launch itself (the calling thread works too). A copy is made
+    once per kept run (launch_plan keeps runs between launches) and renewed
+    for each launch of it (`_renew`: fresh counters, ctx from the launch's);
+    a pool thread takes or makes its own, so the calling thread starts at once.
 
-    def __init__(self, run, own: bool = False) -> None:
+    Trace buffers are handed on, not copied: a batch's prepared records keep
+    pointing into the buffer they were written to (the ordered step reads
+    their addresses), the worker goes on in a spare buffer, and the charging
+    thread gives the buffer back (`release`) once the batch is charged."""
+
+    def __init__(self, run, own: bool = False, start: Optional[np.ndarray] = None) -> None:
         self.chunks: list = []
+        self.held: list = []     # trace buffers the last batch's chunks point into
+        self.spare: list = []    # buffers free to write (only this worker pops)
         self.records = 0        # trace records of the last batch
         if own:
             self.run = run
             return
         w = copy.copy(run)
-        for k in ("_block_runner_scratch", "_block_range_scratch"):   # one per worker
+        for k in ("_block_runner_scratch", "_block_range_scratch", KEPT):   # one per worker
             w.__dict__.pop(k, None)
+        w._setup()
+        w.issue = np.zeros(run.preset.num_sms, dtype=np.int64)
+        w.drain = self._keep_trace            # the main thread charges it, in order
+        self.run = w
+        self._renew(run, run.ctx if start is None else start)
+
+    def _renew(self, run, start: np.ndarray) -> None:
+        """Ready for a launch of `run` (this copy's run, maybe renewed since):
+        its parameters, options and memory model; fresh counters and
+        findings; the ctx the launch starts from (`start`, the run's) but
+        for this copy's own buffers."""
+        w = self.run
+        w.params, w.options, w.memsys = run.params, run.options, run.memsys
         w.stats = Stats()
         w.findings = []
         w._divergent_barriers = set()
-        w._setup()
-        w.issue = np.zeros(run.preset.num_sms, dtype=np.int64)
+        w.__dict__.pop("_merged_divergence", None)
+        w.ctx[:] = start
+        if w.trace is not None:
+            w.ctx[abi.C_TRACE], w.ctx[abi.C_TRACE_CAP] = w.trace.ctypes.data, len(w.trace)
+        w.ctx[abi.C_COUNTERS] = w.counters.ctypes.data
+        w.ctx[abi.C_STORE_ORDER] = w.store_order.ctypes.data
+        w.counters.fill(0)
+        w.issue.fill(0)
         w._wi_total = 0
-        w.drain = self._keep_trace            # the main thread charges it, in order
-        self.run = w
+        block_runner.new_launch(w)
 
     def _keep_trace(self) -> None:
         """The trace so far, prepared for the memory model on this thread (the
-        order-free part of charging); the main thread charges it in order."""
-        ctx = self.run.ctx
+        order-free part of charging); the main thread charges it in order.
+        The worker goes on in a spare buffer (the chunk reads this one)."""
+        w = self.run
+        ctx = w.ctx
         n = int(ctx[abi.C_TRACE_LEN])
         if n:
-            self.chunks.append(self.run._prepare_records(self.run.trace[:n]))
+            buf = w.trace
+            self.chunks.append(w._prepare_records(buf[:n], own=False))
+            self.held.append(buf)
             self.records += n
+            nxt = self.spare.pop() if self.spare else None
+            if nxt is None or len(nxt) != len(buf):
+                nxt = np.empty_like(buf)
+            w.trace = nxt
+            ctx[abi.C_TRACE] = nxt.ctypes.data
         ctx[abi.C_TRACE_LEN] = 0
 
+    def release(self, buffers: list) -> None:
+        """Trace buffers whose chunks are charged: free to write again."""
+        self.spare.extend(buffers)
+
     def run_batch(self, blocks):
-        """Run the blocks; (trace chunks, findings, error) of this batch."""
+        """Run the blocks; (trace chunks, findings, error) of this batch (the
+        trace buffers its chunks read are in `held` until released)."""
         self.chunks = []
+        self.held = []
         self.records = 0
         nf = len(self.run.findings)
         err = None
@@ -117,6 +161,36 @@ class _Worker:
         except BaseException as e:          # handed to the main thread, in block order
             err = e
         return self.chunks, self.run.findings[nf:], err
+
+    def idle(self) -> None:
+        """The launch is over: drop what only it needed (its memory model,
+        counters), keep a few spare trace buffers for the next."""
+        w = self.run
+        w.memsys = w.stats = w.params = w.options = None
+        w.findings = []
+        del self.spare[SPARE_KEPT:]
+        self.chunks, self.held = [], []
+
+
+KEPT = "_worker_copies"   # a run's worker copies, kept for its next launch
+SPARE_KEPT = 2            # spare trace buffers a kept copy holds on to
+
+
+def _take(run, start: np.ndarray) -> _Worker:
+    """A worker copy of `run` for this launch: a kept one renewed, else a new one."""
+    try:
+        wk = run.__dict__.get(KEPT, []).pop()
+    except IndexError:
+        return _Worker(run, start=start)
+    wk._renew(run, start)
+    return wk
+
+
+def _keep(run, workers: list) -> None:
+    """The copies of a launch that finished without error, kept for the run's next."""
+    for wk in workers:
+        wk.idle()
+    run.__dict__.setdefault(KEPT, []).extend(workers)
 
 
 _pool: Optional[ThreadPoolExecutor] = None
@@ -158,8 +232,9 @@ def run_parallel(run, batches: Iterable, nworkers: int,
     run.memsys._tables(run.meta.instrs)   # built once here; workers only read them
     source = _source(batches, nworkers, run.shape.threads_per_block, even=True)
     charge = _OrderedCharge(run, source)
-    mine = _Worker(run)
-    workers = [mine]             # and each pool thread's, made on its own thread
+    start = run.ctx.copy()       # what every worker's ctx starts from
+    mine = _take(run, start)
+    workers = [mine]             # and each pool thread's, taken on its own thread
 
     def work(wk: _Worker, nxt) -> None:
         seq, blocks = nxt
@@ -169,10 +244,10 @@ def run_parallel(run, batches: Iterable, nworkers: int,
         elif wk.records:        # ranges of whole trace buffers from now on (2% spare:
             # blocks differ a little), so each range's last batch is about full
             source.in_units(int(0.98 * len(wk.run.trace) * len(blocks) / wk.records))
-        charge.put(seq, len(blocks), res)
+        charge.put(seq, len(blocks), res, wk, wk.held)
 
     def loop() -> None:
-        wk = _Worker(run)
+        wk = _take(run, start)
         workers.append(wk)       # list.append is atomic
         while True:
             charge.ready()       # the ordered step first: it is the longest chain
@@ -205,6 +280,7 @@ def run_parallel(run, batches: Iterable, nworkers: int,
     if charge.error is not None:
         raise charge.error
     _merge_counts(run, workers)
+    _keep(run, workers)
 
 
 class _OrderedCharge:
@@ -223,10 +299,12 @@ class _OrderedCharge:
         self._lock = threading.Lock()          # held by the thread charging
         self._cond = threading.Condition()     # guards _done and seq
 
-    def put(self, seq: int, nblocks: int, result: tuple) -> None:
-        """A finished batch: (trace chunks, findings, error) of run_batch."""
+    def put(self, seq: int, nblocks: int, result: tuple, worker: Optional[_Worker] = None,
+            buffers: tuple = ()) -> None:
+        """A finished batch: (trace chunks, findings, error) of run_batch;
+        the trace buffers its chunks read go back to `worker` once charged."""
         with self._cond:
-            self._done[seq] = (nblocks, result)
+            self._done[seq] = (nblocks, result, worker, buffers)
             self._cond.notify_all()
 
     def ready(self) -> None:
@@ -246,7 +324,7 @@ class _OrderedCharge:
                 if self.error is not None or self.seq not in self._done:
                     return
 
-    def _charge(self, nblocks: int, result: tuple) -> None:
+    def _charge(self, nblocks: int, result: tuple, worker: Optional[_Worker], buffers: list) -> None:
         chunks, findings, err = result
         try:
             for c in chunks:
@@ -254,6 +332,8 @@ class _OrderedCharge:
             _merge_findings(self.run, findings)
         except BaseException as e:       # handed to the calling thread
             err = e
+        if worker is not None and err is None:
+            worker.release(buffers)
         with self._cond:
             if err is not None:
                 self.error = err
@@ -322,8 +402,9 @@ def _run_untraced(run, batches: list, nworkers: int,
     findings and the first error are merged in batch order at the end."""
     base = run.findings
     run.findings = []
+    start = run.ctx.copy()       # before the calling thread's blocks change it
     mine = _Worker(run, own=True)
-    workers = [mine]             # and each pool thread's, made on its own thread
+    workers = [mine]             # and each pool thread's, taken on its own thread
     nxt = itertools.count()
     results: dict = {}
     finished: list = []              # blocks per finished batch (list.append is atomic)
@@ -331,7 +412,7 @@ def _run_untraced(run, batches: list, nworkers: int,
 
     def loop(wk: Optional[_Worker] = None) -> None:
         if wk is None:
-            wk = _Worker(run)
+            wk = _take(run, start)
             workers.append(wk)
         while not stop.is_set():
             seq = next(nxt)
@@ -363,6 +444,7 @@ def _run_untraced(run, batches: list, nworkers: int,
     if progress is not None:
         _report(progress, finished, reported[0])
     _merge_counts(run, workers[1:])
+    _keep(run, workers[1:])
 
 
 def _report(progress: Callable[[int], None], finished: list, reported: int) -> int:

@@ -74,6 +74,8 @@ C_LOCAL_STRIDE = 23  # bytes between two lanes' local windows
 C_DYN_SHARED = 24    # tagged pointer to the dynamic (extern) shared region
 C_STORE_ORDER = 25   # host address of u8[32]: the order plain stores visit lanes
 C_CHECK = 26         # nonzero: record warp-sync operations in the trace (check mode)
+C_WARP_COUNTS = 27   # host address of a memory.warp_bank_counts state (0: none): shared
+                     # loads and stores are counted there by its function, not traced
 C_PRINTF = 29        # host address of the printf buffer (int64 words; 0: none)
 C_PRINTF_LEN = 30    # words written (entries: nwords, block, thread, format id, args...)
 C_PRINTF_CAP = 31    # capacity in words

@@ -4,7 +4,9 @@ For each active lane (in lane order) a helper decodes the fat pointer (tag in
 bits 48-63, device address below), looks the tag up in the bounds table and
 checks [addr, addr+size) inside the object's [lo, hi) and natural alignment.
 Only when every active lane passes does it record the request in the trace
-buffer (MemInstr id, mask, space, 32 addresses as gpuemu.memory.trace says)
+buffer (MemInstr id, mask, space, 32 addresses as gpuemu.memory.trace says;
+a shared load or store, when ctx's C_WARP_COUNTS names a state, is counted
+there by the memory model's function instead: gpuemu/memory/warp_bank_counts.py)
 and touch memory; otherwise it writes the fault into ctx and returns 1, so a
 bad kernel never reads or writes outside its objects.
 
@@ -142,6 +144,33 @@ def _atomic_rmw(b: ll.IRBuilder, op: str, hp, v, cmp, et: ll.Type, is_float: boo
     b.cbranch(b.extract_value(pair, 1), after, loop)
     b.position_at_end(after)
     return cur_v
+
+
+def _count_in_warp(b, counts, addrs, mask, instr, frame_int) -> None:
+    """Call the memory model's counting function for a shared request (its
+    address is the state's first field: gpuemu/memory/warp_bank_counts.py)
+    with the lanes' addresses, written where the trace record's go."""
+    fty = ll.FunctionType(I64, [I64] * 5)
+    fn = b.inttoptr(b.load(b.inttoptr(counts, I64.as_pointer())), fty.as_pointer())
+    b.call(fn, [counts, addrs, b.zext(mask, I64), b.zext(instr, I64), frame_int])
+
+
+def _record(e, b, ctx, frame, rec, instr, mask, space_acc, tlen) -> None:
+    """Fill in trace record `rec` (its addresses are written) and count it."""
+    recp = b.inttoptr(rec, I32.as_pointer())
+    b.store(instr, recp)
+    b.store(mask, b.gep(recp, [_c(1, I32)]))
+    b.store(b.load(space_acc), b.gep(recp, [_c(2, I32)]))
+    b.store(e.frame_i32(frame, abi.F_BLOCK), b.gep(recp, [_c(3, I32)]))
+    b.store(e.frame_i32(frame, abi.F_WARP), b.gep(recp, [_c(4, I32)]))
+    b.store(e.frame_i32(frame, abi.F_SM), b.gep(recp, [_c(5, I32)]))
+    icount = b.load(e.byte_ptr(frame, _c(abi.F_ICOUNT), I64))
+    b.store(icount, b.inttoptr(b.add(rec, _c(abi.TRACE_DTYPE.fields["icount"][1])),
+                               I64.as_pointer()))
+    # barrier and warp-sync intervals (F_EPOCH, F_WSYNC) into `pad`
+    b.store(b.load(e.byte_ptr(frame, _c(abi.F_EPOCH), I64)),
+            b.inttoptr(b.add(rec, _c(abi.TRACE_EPOCH_OFFSET)), I64.as_pointer()))
+    e.ctx_store(ctx, abi.C_TRACE_LEN, b.add(tlen, _c(1)))
 
 
 def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
@@ -303,20 +332,17 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     if kind == "st":
         order = b.inttoptr(e.ctx_field(ctx, abi.C_STORE_ORDER), ll.IntType(8).as_pointer())
     with b.if_then(tracing):
-        recp = b.inttoptr(rec, I32.as_pointer())
-        b.store(instr, recp)
-        b.store(mask, b.gep(recp, [_c(1, I32)]))
-        b.store(b.load(space_acc), b.gep(recp, [_c(2, I32)]))
-        b.store(e.frame_i32(frame, abi.F_BLOCK), b.gep(recp, [_c(3, I32)]))
-        b.store(e.frame_i32(frame, abi.F_WARP), b.gep(recp, [_c(4, I32)]))
-        b.store(e.frame_i32(frame, abi.F_SM), b.gep(recp, [_c(5, I32)]))
-        icount = b.load(e.byte_ptr(frame, _c(abi.F_ICOUNT), I64))
-        b.store(icount, b.inttoptr(b.add(rec, _c(abi.TRACE_DTYPE.fields["icount"][1])),
-                                   I64.as_pointer()))
-        # barrier and warp-sync intervals (F_EPOCH, F_WSYNC) into `pad`
-        b.store(b.load(e.byte_ptr(frame, _c(abi.F_EPOCH), I64)),
-                b.inttoptr(b.add(rec, _c(abi.TRACE_EPOCH_OFFSET)), I64.as_pointer()))
-        e.ctx_store(ctx, abi.C_TRACE_LEN, b.add(tlen, _c(1)))
+        if kind in ("ld", "st"):    # a shared request the warp counts itself (C_WARP_COUNTS)
+            counts = e.ctx_field(ctx, abi.C_WARP_COUNTS)
+            here = b.and_(b.icmp_unsigned("!=", counts, _c(0)),
+                          b.icmp_signed("==", b.load(space_acc), _c(SP_SHARED, I32)))
+            with b.if_else(here) as (count, record):
+                with count:
+                    _count_in_warp(b, counts, rec_addr0, mask, instr, frame_int)
+                with record:
+                    _record(e, b, ctx, frame, rec, instr, mask, space_acc, tlen)
+        else:
+            _record(e, b, ctx, frame, rec, instr, mask, space_acc, tlen)
     dat = b.bitcast(data, et.as_pointer())
     auxp = b.bitcast(aux, et.as_pointer())
     act_loop = fn.append_basic_block("act_loop")

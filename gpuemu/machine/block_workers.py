@@ -461,6 +461,8 @@ def _merge_counts(run, workers: list) -> None:
         w = wk.run
         run.counters += w.counters
         run.issue += w.issue
+        if run.warp_counts is not None and w.warp_counts is not None:
+            run.warp_counts.merge(w.warp_counts)
 
 
 def _merge_findings(run, findings: list) -> None:

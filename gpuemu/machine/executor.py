@@ -22,6 +22,7 @@ import numpy as np
 
 from gpuemu.errors import KernelError
 from gpuemu.jit import abi
+from gpuemu.memory import warp_bank_counts
 from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.memory.trace import AccessBatch
 from gpuemu.stats import Stats
@@ -88,6 +89,7 @@ class LaunchRun:
         from gpuemu.check import make_checker   # the bug finders, when check= asks
         self.checker = make_checker(self.options.get("check"), ck.meta, preset, shape, memory)
         self.weak = None    # memory_model="weak": a weak_memory.WeakGlobalMemory per run
+        self.warp_counts = None   # shared requests counted by the warps (memory/warp_bank_counts.py)
         self._tracing = stats or self.checker is not None or weak_memory.parse_memory_model(
             self.options.get("memory_model"))
 
@@ -186,6 +188,7 @@ class LaunchRun:
         self._block_runner = block_runner.run_block if block_runner.usable(self) else None
         self._ctx_start = ctx.copy()       # what renew() starts the next launch from
         self._ctx_params = self.params     # the parameters _ctx_start points at
+        warp_bank_counts.for_run(self, fresh=True)
 
     def renew(self, params: np.ndarray, options: dict) -> None:
         """Make this (finished) run ready for another launch of the same
@@ -204,6 +207,7 @@ class LaunchRun:
         self.ctx[:] = self._ctx_start      # its bounds table, trace buffer and parameters
         self._bind_bounds()
         self.counters.fill(0)
+        warp_bank_counts.for_run(self)
         issue = self.__dict__.get("issue")
         if issue is not None and self.want_stats:   # kept: the native loop's scratch points at it
             issue.fill(0)
@@ -282,6 +286,8 @@ class LaunchRun:
         t0 = time.perf_counter()
         if getattr(self, "ctx", None) is None:     # a renewed run keeps its buffers
             self._setup()
+        if self.want_stats:     # a timing recorder set since: shared requests traced
+            warp_bank_counts.for_run(self)
         if self._weak_mode():
             self.weak = weak_memory.WeakGlobalMemory(self.meta, self.memory, self.options.get("seed"))
         shape = self.shape
@@ -475,6 +481,8 @@ class LaunchRun:
         else:
             self.stats.add_table(abi.LINE_COUNTERS, np.arange(len(self.counters)), self.counters)
         per_sched = max(int(getattr(self.preset, "warp_schedulers_per_sm", 1)), 1)
+        if self.warp_counts is not None:
+            self.memsys.add_warp_counts(self.warp_counts, self.meta.instrs, self.stats)
         self.memsys.finish(self.stats, issue // per_sched)
 
     def _fail(self, ev, idx, w, rows, state):

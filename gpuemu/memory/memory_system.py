@@ -202,6 +202,9 @@ class MemorySystem:
     # the native passes (native_banks.shared_pass, ...) where they apply; False:
     # the numpy path everywhere (the tests compare the two)
     native = True
+    # with `native`: shared loads and stores counted by the warp functions
+    # where the launch allows it (warp_bank_counts.py), not traced
+    count_shared_in_warps = True
 
     def __init__(self, preset, l1_enabled: bool = True, bank_mode: int | None = None,
                  seed: int | None = None, cache_global_loads: bool | None = None) -> None:
@@ -489,6 +492,20 @@ class MemorySystem:
                                                           minlength=p.warp_keys.size)))
         stats.add_lines("memory_cycles", *_per_line(p.lines, cycles))
         return ChargeResult(cycles, latency)
+
+    def add_warp_counts(self, counts, instrs, stats) -> None:
+        """Charge the shared requests the warps counted themselves
+        (warp_bank_counts.WarpBankCounts) into `stats`, the worst requests
+        and the SM and warp cycles, as `charge` would have from their trace."""
+        used = request_table.used_rows(counts.table)
+        if not used:
+            return
+        op_t, size_t, line_t = self._tables(instrs)
+        stats.add_sums(request_table.shared_counters(used, op_t, line_t, SHARED))
+        stats.add_sums(request_table.cycle_counters(counts.table, line_t))
+        counts.worst(op_t, size_t, line_t, self.worst)
+        self.sm_cycles += counts.sm_cycles
+        self._warp_parts.append(counts.warp_sums())
 
     @property
     def warp_cycles(self) -> dict:

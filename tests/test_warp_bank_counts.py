@@ -122,3 +122,30 @@ def test_merging_workers_keeps_the_costliest_request_then_the_one_of_the_lowest_
     a.merge(_counts_with_best(4, block=3, seq=0))       # costlier: taken
     assert (a.best[0, 1], a.table[SHARED, wbc.COL["best"]]) == (3, 4)
     assert a.table[SHARED, 0] == 4                         # requests add up
+
+
+def test_kept_worker_copies_count_a_second_launch_into_their_own_states(monkeypatch):
+    import gpuemu
+    k = gpuemu.RawModule(path=str(PROGRAMS / "matmul_tiled.cu")).get_function("matmul_tiled")
+    n = 64
+    a = np.random.default_rng(3).random((n, n), dtype=np.float32)
+
+    def launch(**options):
+        c = np.zeros_like(a)
+        lau = k((n // 16, n // 16), (16, 16), (a, a, c, np.int32(n), np.int32(n), np.int32(n)), **options)
+        assert np.allclose(c, a @ a, rtol=1e-5)
+        return lau.stats, lau.stats_by_line
+    monkeypatch.setattr(MemorySystem, "native", False)
+    want = launch()
+    monkeypatch.setattr(MemorySystem, "native", True)
+    merged, merge = [], wbc.WarpBankCounts.merge
+
+    def keep_merge(self, other):
+        merged.append(other.requests)
+        return merge(self, other)
+    monkeypatch.setattr(wbc.WarpBankCounts, "merge", keep_merge)
+    for _ in range(3):
+        merged.clear()
+        assert launch(workers=2) == want
+        # each worker counted its own blocks in its own state
+        assert sum(merged) == want[0]["shared_load_requests"] + want[0]["shared_store_requests"]

@@ -48,6 +48,7 @@ from typing import Callable, Iterable, Optional
 import numpy as np
 
 from gpuemu.jit import abi
+from gpuemu.memory import warp_bank_counts
 from gpuemu.stats import Stats
 
 from . import block_runner
@@ -118,6 +119,7 @@ class _Worker:
             w.ctx[abi.C_TRACE], w.ctx[abi.C_TRACE_CAP] = w.trace.ctypes.data, len(w.trace)
         w.ctx[abi.C_COUNTERS] = w.counters.ctypes.data
         w.ctx[abi.C_STORE_ORDER] = w.store_order.ctypes.data
+        warp_bank_counts.for_run(w)           # its own shared-request counts, not the launch's
         w.counters.fill(0)
         w.issue.fill(0)
         w._wi_total = 0

@@ -229,7 +229,8 @@ class Launch:
         return Report.from_launch(self, top=top)
 
 
-NO_COUNTS = Stats().as_dict()      # the counters of a launch with stats=False
+# the counters of a launch with stats=False
+NO_COUNTS = dict(Stats().as_dict(), active_lanes_per_instruction=0.0)
 
 # Launch keywords handed to the machine / memory system besides budget,
 # stats and scheduler: l1 (False: global loads bypass L1, as -dlcm=cg; True:
@@ -488,22 +489,27 @@ class RawKernel:
         findings and costliest requests, and its place on the host timeline;
         numpy arguments are copied back after it is placed there."""
         mod, meta = self.module, self.meta
-        st = stats.as_dict() if stats is not None else dict(NO_COUNTS)
+        if stats is None:
+            st, by_line = dict(NO_COUNTS), {}
+        else:
+            st = stats.as_dict()
+            by_line = {meta.line_key(row): c for row, c in stats.lines_dict().items()}
+            wi = st["warp_instructions"]
+            st["active_lanes_per_instruction"] = (st["thread_instructions"] / wi) if wi else 0.0
         placed = place_launch(self.name, st, mod.preset, stream)   # before the copies back
         for host, dev in copies:
             host[...] = dev.get().reshape(host.shape)
-        by_line = ({meta.line_key(row): c for row, c in stats.lines_dict().items()}
-                   if stats is not None else {})
-        wi = st.get("warp_instructions", 0)
-        st["active_lanes_per_instruction"] = (st.get("thread_instructions", 0) / wi) if wi else 0.0
         ms = run.memsys
-        worst = {(sp, meta.line_key(row)): w for (sp, row), w in ms.worst.by_line.items()} if ms else {}
+        if ms is not None:
+            worst = {(sp, meta.line_key(row)): w for (sp, row), w in ms.worst.by_line.items()}
+            config = ms.mem
+        else:
+            worst, config = {}, None
         return Launch(kernel=self.name, grid=shape.grid, block=shape.block, shared_mem=shape.shared_dynamic,
                       stats=st, stats_by_line=by_line, findings=list(findings),
                       seconds=seconds, compile_seconds=meta.compile_seconds, arch=mod.arch,
                       source=mod.code, filename=mod.filename, worst_requests=worst,
-                      memory_config=ms.mem if ms else None, printed=printed,
-                      timing=report, timeline=placed)
+                      memory_config=config, printed=printed, timing=report, timeline=placed)
 
     def _uses_printf(self) -> bool:
         if getattr(self, "_printf", None) is None:

@@ -36,11 +36,7 @@ class Allocation:
         self.space = space
         self.name = name
         self.nbytes = host.nbytes
-
-    @property
-    def pointer(self) -> int:
-        """The fat pointer a kernel receives."""
-        return abi.tagged(self.tag, self.address)
+        self.pointer = abi.tagged(tag, address)    # the fat pointer a kernel receives
 
 
 class DeviceMemory:

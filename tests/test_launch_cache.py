@@ -6,7 +6,7 @@ import pytest
 
 import gpuemu
 from gpuemu.api import numpy_dtype
-from gpuemu.machine import launch_cache
+from gpuemu.machine import launch_cache, launch_plan
 
 VECADD = r"""
 extern "C" __global__ void vecadd(const float *a, const float *b, float *c, int n) {
@@ -208,7 +208,7 @@ def test_a_kept_run_holds_no_counters_and_no_arrays_of_its_launch():
     launch = k((4,), (256,), args)
     k((4,), (256,), args)
     [[kept]] = _kept(k).values()
-    assert kept.memsys is None and kept.stats is None
+    assert kept.stats is None
     assert kept.params.dtype == np.uint8                 # its own bytes, no argument object
     assert launch.stats["global_load_requests"] == 64
 
@@ -219,3 +219,16 @@ def test_few_call_keys_are_kept_per_kernel():
     for g in range(1, launch_cache.PLANS_PER_KERNEL + 5):
         k((g,), (32,), args, stats=False)
     assert len(_kept(k)) == launch_cache.PLANS_PER_KERNEL
+
+
+def test_a_kept_run_keeps_its_memory_system_for_the_next_launch_unless_large(monkeypatch):
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(1024)
+    first = k((4,), (256,), args)
+    [[kept]] = _kept(k).values()
+    ms = kept.memsys
+    again = k((4,), (256,), args)
+    assert kept.memsys is ms and again.stats == first.stats       # reset to cold caches, reused
+    monkeypatch.setattr(launch_plan, "MAX_MEMSYS_BYTES", 0)
+    third = k((4,), (256,), args)
+    assert kept.memsys is None and third.stats == first.stats     # dropped: a new one next time

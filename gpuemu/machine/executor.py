@@ -193,26 +193,34 @@ class LaunchRun:
     def renew(self, params: np.ndarray, options: dict) -> None:
         """Make this (finished) run ready for another launch of the same
         kernel, shape and options with new parameters: fresh counters,
-        findings and memory model, the buffers of `_setup` kept
-        (gpuemu/machine/launch_plan.py reuses runs this way)."""
+        findings and memory model (its caches cold, MemorySystem.reset),
+        the buffers of `_setup` kept (gpuemu/machine/launch_plan.py and
+        launch_cache.py reuse runs this way)."""
         self.params, self.options = params, options
-        if self.want_stats or self.stats is None:   # without counters it stays empty
-            self.stats = Stats()
         self.findings = []
-        self._divergent_barriers = set()
-        self.memsys = make_memory_system(self.preset, options) if self.want_stats else None
+        if self._divergent_barriers:
+            self._divergent_barriers = set()
         if params is not self._ctx_params:      # a new buffer (the same one: launch_cache)
             self._ctx_start[abi.C_PARAMS] = params.ctypes.data
             self._ctx_params = params
         self.ctx[:] = self._ctx_start      # its bounds table, trace buffer and parameters
         self._bind_bounds()
-        self.counters.fill(0)
-        warp_bank_counts.for_run(self)
-        issue = self.__dict__.get("issue")
-        if issue is not None and self.want_stats:   # kept: the native loop's scratch points at it
-            issue.fill(0)
-            block_runner.new_launch(self)
-        self.__dict__.pop("_merged_divergence", None)   # block_workers: reported per launch
+        if self.want_stats:                # without counters nothing reads them
+            self.stats = Stats()
+            if self.memsys is None:
+                self.memsys = make_memory_system(self.preset, options)
+            else:                          # the one of an earlier launch like this one
+                self.memsys.reset()
+            self.counters.fill(0)
+            warp_bank_counts.for_run(self)     # after the memory system: it binds to it
+            issue = self.__dict__.get("issue")
+            if issue is not None:          # kept: the native loop's scratch points at it
+                issue.fill(0)
+                block_runner.new_launch(self)
+        elif self.stats is None:           # (no memory system: no warp counts, as _setup bound)
+            self.stats = Stats()
+        if "_merged_divergence" in self.__dict__:   # block_workers: reported per launch
+            del self._merged_divergence
         if self._order_rng is not None:    # a seeded launch shuffled it
             self.store_order[:] = np.arange(abi.WARP, dtype=np.uint8)
         seed = options.get("seed")
@@ -317,6 +325,13 @@ class LaunchRun:
                 self._run_batch(blocks)
                 if progress is not None:
                     progress(len(blocks))
+        self.finish()
+        return RunResult(self.stats, self.findings, time.perf_counter() - t0)
+
+    def finish(self) -> None:
+        """After the last block: charge the rest of the trace, release weak
+        stores, collect the counters and the check tools' findings (the
+        launch fast path, launch_cache.launch, ends its launches here too)."""
         if self._tracing:
             self.drain()
         if self.weak is not None:
@@ -325,7 +340,6 @@ class LaunchRun:
             self._collect(self.issue)
         if self.checker is not None:
             self.findings.extend(self.checker.finish())
-        return RunResult(self.stats, self.findings, time.perf_counter() - t0)
 
     def _array_batches(self, sched):
         """The blocks of `sched.schedule(grid)` in BlockBatch batches of at most `batch`."""

@@ -17,8 +17,9 @@ was checked by that first launch. A later call with the key:
   array to copy in and back, a float for an int, a wrong count) takes the
   full path, with its conversions and errors;
 - runs every block of the grid in one native call (block_runner.run_range),
-  then, with counters on, charges the trace and collects the counters as
-  LaunchRun.run does;
+  then ends as LaunchRun.run does (LaunchRun.finish: with counters on, it
+  charges the rest of the trace and collects the counters); the run's
+  memory system is reused, reset to cold caches (LaunchRun.renew);
 - builds the Launch as the full path does (RawKernel._launch_of).
 
 Plain: functional mode, the default warp and block schedulers, one block
@@ -41,7 +42,8 @@ from . import block_runner
 from .block_workers import default_workers
 from .executor import grid_blocks
 from .launch_plan import PLANS_PER_KERNEL  # noqa: F401  (the same limits as launch_plan's pool)
-from .launch_plan import RUNS_PER_PLAN, keep_idle, layout_of, pack, reusable, write_args
+from .launch_plan import (RUNS_PER_PLAN, keep_idle, keep_memory_system, layout_of, pack, reusable,
+                          write_args)
 
 # options a kept launch may carry (the others need the full path every time)
 PLAIN_OPTIONS = frozenset({"l1", "bank_mode", "enable_cooperative_groups", "workers"})
@@ -119,9 +121,7 @@ def launch(kernel, key, args, stream, options: dict):
     t0 = time.perf_counter()
     try:
         block_runner.run_range(run, 0, got.blocks)
-        if run.want_stats:
-            run.drain()
-            run._collect(run.issue)
+        run.finish()                    # as LaunchRun.run ends
     except KernelError as err:          # the run is not reused
         raise kernel._worded(err) from None
     seconds = time.perf_counter() - t0
@@ -129,7 +129,8 @@ def launch(kernel, key, args, stream, options: dict):
                                run.shape, seconds, stream, copies)
     del hold
     if run.want_stats:                  # what only the finished launch needed
-        run.memsys = run.stats = None
+        run.stats = None
+        keep_memory_system(run)
     if len(got.idle) < RUNS_PER_PLAN:
         got.idle.append(run)
     return result
@@ -144,8 +145,8 @@ def keep(kernel, key, run) -> bool:
             or run.options.get("printf_buffer") is not None or run._order_rng is not None):
         return False
     run._params_view = memoryview(run.params)     # before another thread can take it
-    run.memsys = None                  # what only the finished launch needed
-    if run.want_stats:
+    keep_memory_system(run)            # renewed (cold caches) by the next launch
+    if run.want_stats:                 # what only the finished launch needed
         run.stats = None
     return keep_idle(kernel, "_kept_launches", key, run,
                      lambda: KeptLaunch(layout_of(kernel), grid_blocks(run.shape)), lambda got: got.idle)

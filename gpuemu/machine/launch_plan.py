@@ -41,6 +41,7 @@ PLANS_PER_KERNEL = 8           # distinct (shape, options) kept per kernel, leas
 RUNS_PER_PLAN = 2              # idle prepared runs kept per key (concurrent launches)
 MAX_KEPT_BYTES = 16 << 20      # a run with larger buffers is not kept ...
 MAX_KERNEL_BYTES = 64 << 20    # ... nor one that would take a kernel's kept runs past this
+MAX_MEMSYS_BYTES = 2 << 20     # a memory system whose caches' state is larger is not kept
 
 _lock = threading.Lock()
 
@@ -219,7 +220,18 @@ def _kept_bytes(run) -> int:
     for name in ("frames", "shared", "header_template", "trace", "counters"):
         a = getattr(run, name, None)
         n += a.nbytes if a is not None else 0
-    return n
+    ms = getattr(run, "memsys", None)
+    return n + (ms.state_bytes() if ms is not None else 0)
+
+
+def keep_memory_system(run) -> None:
+    """A finished run keeps its memory system for its next launch, which
+    resets it (LaunchRun.renew, MemorySystem.reset: cold caches, as a new
+    one), unless its caches' state is larger than MAX_MEMSYS_BYTES (a
+    launch of many blocks: building a new one costs little beside it)."""
+    ms = run.memsys
+    if ms is not None and ms.state_bytes() > MAX_MEMSYS_BYTES:
+        run.memsys = None
 
 
 def reusable(run) -> bool:
@@ -262,8 +274,11 @@ def keep_idle(kernel, pool_name: str, key, run, make_entry, idle_of) -> bool:
 def give_back(kernel, run) -> None:
     """A run that finished without error, kept for the next launch with its key."""
     key = getattr(run, "_plan_key", None)
-    if key is None or not reusable(run) or _kept_bytes(run) > MAX_KEPT_BYTES:
+    if key is None or not reusable(run):
         return
-    # what only the finished launch needed (its counters, memory model, caches)
-    run.memsys = run.stats = run.findings = run.params = run.options = None
+    keep_memory_system(run)
+    if _kept_bytes(run) > MAX_KEPT_BYTES:
+        return
+    # what only the finished launch needed (its counters, arguments)
+    run.stats = run.findings = run.params = run.options = None
     keep_idle(kernel, "_plan_runs", key, run, list, lambda runs: runs)

@@ -65,6 +65,24 @@ class SectoredCache:
             self._state = native_lru.LruState(self.num_sets * self.partitions, self.assoc)
         return self._state
 
+    def reset(self) -> None:
+        """Empty the cache, as a new one of its geometry is (a renewed
+        launch starts from cold caches: MemorySystem.reset). The state's
+        arrays are kept for the next launch; only the sets in use are
+        forgotten, found from the lines their rows hold (a row holding
+        none, which only a non-allocating miss or `invalidate` leaves,
+        forgets every set)."""
+        st = self._state
+        if st is not None and st.rows:
+            held = st.planes[0][:st.rows].max(axis=1)       # any line of each row
+            if (held < 0).any():
+                st.row_of.fill(0)
+            else:
+                st.row_of[self._set_of(held)] = 0
+            st.meta[:] = 0
+        self._t = 0
+        self.hits = self.misses = 0
+
     def access(self, lines: np.ndarray, bits: np.ndarray, allocate=True,
                partition: np.ndarray | None = None) -> np.ndarray:
         """Look up each (line, sector-bits) entry in order; returns the hit bits.

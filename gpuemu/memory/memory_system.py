@@ -241,6 +241,28 @@ class MemorySystem:
         self._shared_native = None     # per MemInstr id: its shared requests go native
         self.worst = WorstRequests()      # per line, the costliest request (for reports)
 
+    def reset(self) -> None:
+        """The state of a new MemorySystem of the same rules: cold caches, no
+        memory cycles, no kept requests (a renewed launch reuses its memory
+        system this way: gpuemu/machine/executor.py LaunchRun.renew). What
+        depends only on the kernel and the rules (`_tables`) is kept."""
+        for cache in (self.l1, self.l2, self.ro_cache):
+            if cache is not None:
+                cache.reset()
+        self.const = constant_cache.ConstantCache(self.mem)
+        self.sm_cycles.fill(0)
+        self._warp_parts = []
+        self.worst = WorstRequests()
+
+    def state_bytes(self) -> int:
+        """Bytes the caches' state holds (kept between launches by `reset`)."""
+        n = 0
+        for cache in (self.l1, self.l2, self.ro_cache):
+            st = cache._state if cache is not None else None
+            if st is not None:
+                n += st.row_of.nbytes + st.planes.nbytes
+        return n
+
     # ------------------------------------------------------------ helpers
     def _tables(self, instrs):
         if self._tables_for is not instrs or len(self._op) != len(instrs):

@@ -6,9 +6,12 @@ worker that takes it, and at most 2^20 threads, so a progress bar moves.
 
 Guided self-scheduling (C. D. Polychronopoulos and D. J. Kuck, "Guided
 self-scheduling", IEEE Trans. Computers 36(12), 1987): each range is
-1/(2N) of the blocks not yet handed out to N workers, at least 1/(16N) of
+1/(2N) of the blocks not yet handed out to N workers, at least 1/(64N) of
 the grid, so the ranges shrink toward the end and the workers, each taking
-the next range when it finishes one, finish together. With counters on, a
+the next range when it finishes one, finish together (one waits for the
+other at most about the last range: 1/128 of a two-worker launch; a range
+costs one native call, some microseconds, so the few more ranges cost
+nothing that shows). With counters on, a
 range's trace goes to the memory model in batches of at most a trace
 buffer, and each batch has a fixed cost besides its requests (about 0.5 ms
 on our machine), while a range's last batch is seldom full: once a finished
@@ -20,7 +23,7 @@ one worker.
 With counters on, one thread charges every batch in block order (the
 caches: block_workers.py), between ranges of its own: that ordered chain
 can only go as fast as the batches reach it in order, so there the ranges
-are even (`even=True`: every range the smallest size), not guided: a large
+are even (`even=True`: every range 1/(16N) of the grid), not guided: a large
 first range would hold back the chain while the other workers run ahead
 (a model of two workers whose ordered step is 44% of the work: 1.96x with
 even ranges of 1/32 of the grid, 1.60x with guided ones).
@@ -34,6 +37,8 @@ import threading
 from typing import Optional
 
 MOST_THREADS = 1 << 20      # per range: a progress bar hears of every range
+GUIDED_PARTS = 64           # guided ranges: at least 1/(GUIDED_PARTS * N) of the grid
+EVEN_PARTS = 16             # even ranges: 1/(EVEN_PARTS * N) of the grid (before in_units)
 
 
 def _most(threads_per_block: int) -> int:
@@ -52,7 +57,7 @@ def block_ranges(total: int, nworkers: int, threads_per_block: int) -> list:
     if nworkers <= 1:
         per = max(1, min(-(-total // 4), most))
         return [range(lo, min(lo + per, total)) for lo in range(0, total, per)]
-    least = max(1, -(-total // (16 * nworkers)))
+    least = max(1, -(-total // (GUIDED_PARTS * nworkers)))
     out, lo = [], 0
     while lo < total:
         per = _guided(total - lo, nworkers, least, most)
@@ -64,7 +69,8 @@ def block_ranges(total: int, nworkers: int, threads_per_block: int) -> list:
 class GuidedRanges:
     """Hands out the ranges of blocks lo..hi-1 in order, to several threads:
     `take` gives (sequence number, range) or None when none is left. `even`:
-    every range the smallest size (1/(16N) of the grid, or as `at_least` raises it)."""
+    every range the smallest size (1/(16N) of the grid, or as `at_least` raises it);
+    else guided, at least 1/(64N) of the grid."""
 
     def __init__(self, lo: int, hi: int, nworkers: int, threads_per_block: int,
                  even: bool = False) -> None:
@@ -72,7 +78,8 @@ class GuidedRanges:
         self._even = even
         self._n = max(nworkers, 1)
         self._most = _most(threads_per_block)
-        self._least = max(1, -(-(hi - lo) // (16 * self._n)))
+        parts = EVEN_PARTS if even else GUIDED_PARTS
+        self._least = max(1, -(-(hi - lo) // (parts * self._n)))
         self._unit = 0          # in_units: ranges are multiples of this many blocks
         self._seq = 0
         self._closed = False

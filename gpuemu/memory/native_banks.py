@@ -8,7 +8,9 @@ bank words are (bank, row) = ((addr // bank_bytes) % banks, addr // row_bytes);
 lanes reading one word share it; wavefronts = the most distinct words any
 one bank must deliver; ideal = ceil(distinct words / banks); ways =
 ceil(wavefronts / ideal) (0 for an empty mask). Bank width, bank count
-and row bytes are powers of two on every preset (shifts, not divisions). One call serves a whole
+and row bytes are powers of two on every preset (shifts, not divisions);
+shared offsets lie below 2^31 (a block's window), so the first pass works
+on 32-bit words. One call serves a whole
 batch, per request a pass over its active lanes that notes each bank's
 first row; only a request where some bank holds a second row takes the
 walk that keeps each bank's distinct rows.
@@ -25,7 +27,7 @@ from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
 
 SYMBOL = "gpuemu_shared_any"
 PASS_SYMBOL = "gpuemu_shared_pass"
-MAX_BANKS = 64
+MAX_BANKS = 32     # bank bits of a request in one 32-bit word (every preset: 16 or 32 banks)
 WARP = 32
 
 
@@ -37,24 +39,49 @@ def _lane_word(f: Fn, addr, r, lane, bank_shift, banks, row_shift, stride):
     return b.and_(word, b.sub(banks, c(1))), b.ashr(b.shl(word, bank_shift), row_shift)
 
 
+def _reduce(f: Fn, op: str, v):
+    """llvm.vector.reduce.OP of an <N x i32> vector (an i32)."""
+    name = f"llvm.vector.reduce.{op}.v{v.type.count}i32"
+    fn = f.module.globals.get(name) or ll.Function(f.module, ll.FunctionType(I32, [v.type]), name)
+    return f.b.call(fn, [v])
+
+
+def _emit_first_pass(f: Fn, addr, r, mask, bank_shift, banks, row_shift, stride):
+    """(lowest row, highest row, bits of the banks used) of request r's
+    active lanes, in 32-lane vector operations on 32-bit words: shared
+    offsets lie below 2^31 (a block's shared window) and banks are at most
+    32 (applies())."""
+    b = f.b
+    v32 = ll.VectorType(I32, WARP)
+
+    def splat(x):
+        x = b.trunc(x, I32) if x.type != I32 else x
+        one = b.insert_element(ll.Constant(v32, ll.Undefined), x, ll.Constant(I32, 0))
+        return b.shuffle_vector(one, ll.Constant(v32, ll.Undefined), ll.Constant(v32, [0] * WARP))
+
+    row_p = b.bitcast(b.gep(addr, [b.mul(r, stride)]), ll.VectorType(I64, WARP).as_pointer())
+    a = b.trunc(b.load(row_p, align=8), v32)
+    on = b.bitcast(b.trunc(mask, I32), ll.VectorType(ll.IntType(1), WARP))
+    bank = b.and_(b.lshr(a, splat(bank_shift)), splat(b.sub(banks, c(1))))
+    row = b.lshr(a, splat(row_shift))
+    lo = _reduce(f, "umin", b.select(on, row, ll.Constant(v32, [-1] * WARP)))
+    hi = _reduce(f, "umax", b.select(on, row, ll.Constant(v32, [0] * WARP)))
+    used = _reduce(f, "or", b.select(on, b.shl(ll.Constant(v32, [1] * WARP), bank), ll.Constant(v32, [0] * WARP)))
+    return b.zext(lo, I64), b.zext(hi, I64), b.zext(used, I64)
+
+
 def _emit_banks(f: Fn, addr, r, mask, bank_shift, banks, row_shift, rows, cnt, stride=c(WARP)):
     """(wavefronts, ideal, ways) of request r: addr int64[.., 32], mask its lanes;
     rows/cnt: scratch (each bank's distinct rows so far, and how many).
-    First a pass without branches (vectorised): when every active lane's word
-    lies in one row, or no two lanes use one bank, the distinct words are the
-    distinct banks, one wavefront; else _emit_rows."""
+    First a pass without branches (_emit_first_pass): when every active
+    lane's word lies in one row, or no two lanes use one bank, the distinct
+    words are the distinct banks, one wavefront; else _emit_rows."""
     b = f.b
     on = lambda lane: b.trunc(b.lshr(mask, lane), ll.IntType(1))  # noqa: E731
-    lo, hi, used = f.var((1 << 63) - 1), f.var(-(1 << 63)), f.var(0)
-    with f.loop(0, WARP) as lane:
-        bank, row = _lane_word(f, addr, r, lane, bank_shift, banks, row_shift, stride)
-        o = on(lane)
-        f.set(lo, f.min(f.get(lo), b.select(o, row, c((1 << 63) - 1))))
-        f.set(hi, f.max(f.get(hi), b.select(o, row, c(-(1 << 63)))))
-        f.set(used, b.or_(f.get(used), b.select(o, b.shl(c(1), bank), c(0))))
-    dist = f.var(f.popcount(f.get(used)))
+    lo, hi, used = _emit_first_pass(f, addr, r, mask, bank_shift, banks, row_shift, stride)
+    dist = f.var(f.popcount(used))
     wf = f.var(f.min(f.get(dist), 1))
-    one_row = f.cmp("==", f.get(lo), f.get(hi))
+    one_row = f.cmp("==", lo, hi)
     own_banks = f.cmp("==", f.get(dist), f.popcount(mask))    # no two lanes share a bank
     with f.if_(b.not_(b.or_(one_row, own_banks))):
         _emit_rows(f, addr, r, on, bank_shift, banks, row_shift, rows, cnt, stride, dist, wf)

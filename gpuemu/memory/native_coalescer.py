@@ -49,31 +49,35 @@ def _build_ir() -> str:
     out = f.var(0)                                   # sectors written so far
     f.st(start, 0, 0)
 
+    top = f.var(-1)                                  # the request's highest sector so far (-1: none)
+
     def insert(v, first):
-        """Put sector v into the request's ascending distinct list sec[first:out]."""
-        end = f.get(out)
-        last = f.ld(sec, f.max(b.sub(end, c(1)), 0))
-        with f.if_else(b.or_(f.cmp("==", end, first), f.cmp(">", v, last))) as (tail, inside):
-            with tail:
-                f.st(sec, end, v)
-                f.inc(out)
-            with inside:
-                q = f.var(b.sub(end, c(1)))          # the first place holding a value >= v
-                with f.while_(lambda: b.and_(f.cmp(">", f.get(q), first),
-                                             f.cmp(">=", f.ld(sec, b.sub(f.get(q), c(1))), v))):
-                    f.inc(q, -1)
-                with f.if_(f.cmp("!=", f.ld(sec, f.get(q)), v)):
-                    p = f.var(end)
-                    with f.while_(lambda: f.cmp(">", f.get(p), f.get(q))):
-                        f.st(sec, f.get(p), f.ld(sec, b.sub(f.get(p), c(1))))
-                        f.inc(p, -1)
-                    f.st(sec, f.get(q), v)
+        """Put sector v (>= 0) into the request's ascending distinct list sec[first:out]."""
+        with f.if_(f.cmp("!=", v, f.get(top))):      # a lane in the sector just added: nothing to do
+            end = f.get(out)
+            with f.if_else(f.cmp(">", v, f.get(top))) as (tail, inside):
+                with tail:
+                    f.st(sec, end, v)
                     f.inc(out)
+                    f.set(top, v)
+                with inside:
+                    q = f.var(b.sub(end, c(1)))      # the first place holding a value >= v
+                    with f.while_(lambda: b.and_(f.cmp(">", f.get(q), first),
+                                                 f.cmp(">=", f.ld(sec, b.sub(f.get(q), c(1))), v))):
+                        f.inc(q, -1)
+                    with f.if_(f.cmp("!=", f.ld(sec, f.get(q)), v)):
+                        p = f.var(end)
+                        with f.while_(lambda: f.cmp(">", f.get(p), f.get(q))):
+                            f.st(sec, f.get(p), f.ld(sec, b.sub(f.get(p), c(1))))
+                            f.inc(p, -1)
+                        f.st(sec, f.get(q), v)
+                        f.inc(out)
 
     with f.loop(0, A["n"]) as i:
         q = emit_request(f, i)
         first = f.get(out)
         with f.if_(emit_selected(f, q)):
+            f.set(top, -1)
             mask, size = q["mask"], q["size"]
             is_local = f.cmp("==", q["space"], A["local"])
             wid = b.add(b.mul(f.ld(f.ptr("block", I32), i), c(64)), f.ld(f.ptr("warp", I32), i))

@@ -524,7 +524,7 @@ class MemorySystem:
             return
         op_t, size_t, line_t = self._tables(instrs)
         stats.add_sums(request_table.shared_counters(used, op_t, line_t, SHARED))
-        stats.add_sums(request_table.cycle_counters(counts.table, line_t))
+        stats.add_sums(request_table.cycle_counters(counts.row_cycles(), line_t))
         counts.worst(op_t, size_t, line_t, self.worst)
         self.sm_cycles += counts.sm_cycles
         self._warp_parts.append(counts.warp_sums())

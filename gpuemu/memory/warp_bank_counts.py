@@ -10,11 +10,17 @@ instead of writing a record: the request is counted at once, from the
 addresses the helper just checked, into a small per-run state:
 
 - a request_table of sums per (instruction, space) row: requests,
-  wavefronts (cost), conflicts, conflict degrees (ways_N), cycles, seen,
-  and the row's first costliest request (best, best_at = its sequence
-  number among this state's counted requests), whose mask, block and 32
-  addresses are kept beside (`best`);
-- memory cycles per SM and per warp (linear block * warps per block + warp).
+  wavefronts (cost), conflicts, conflict degrees (ways_N), and the row's
+  first costliest request (best, best_at = its sequence number among this
+  state's counted requests), whose mask, block and 32 addresses are kept
+  beside (`best`);
+- wavefronts per SM and per warp (linear block * warps per block + warp).
+A request's cycles are its wavefronts x cycles_per_shared_wavefront (no
+atomics here), so cycles per row, SM and warp are worked out from the
+wavefronts when the counts are charged (`row_cycles`, `sm_cycles`,
+`warp_sums`); every counted request has at least one wavefront (a helper
+records no request without active lanes), so a warp with wavefronts is a
+warp that made one.
 
 The rule is native_banks._emit_banks, the same code as the trace pass
 (native_banks.shared_pass; bank_arbiter.shared_request_reference is the
@@ -50,9 +56,9 @@ SYMBOL = "gpuemu_warp_bank_counts"
 SHARED = SPACE_CODES["shared"]
 WARP = 32
 # the state's int64 fields (the warp's helper reads FN; the function the rest)
-FN, BANK_SHIFT, BANKS, ROW_SHIFT, CPW, NSM, NWARPS, WPB, SEQ, TABLE, SM_CYCLES, WARP_CYCLES, \
-    WARP_REQUESTS, BEST = range(14)
-NFIELDS = 14
+FN, BANK_SHIFT, BANKS, ROW_SHIFT, CPW, NSM, NWARPS, WPB, SEQ, TABLE, SM_WAVEFRONTS, WARP_WAVEFRONTS, \
+    BEST = range(13)
+NFIELDS = 13
 BEST_W = 2 + WARP      # per instruction: mask, block, 32 addresses of its row's costliest request
 
 
@@ -69,7 +75,6 @@ def _build_ir() -> str:
     mask = A["mask"]
     wf, ideal, ways = native_banks._emit_banks(f, f.ptr("addr"), c(0), mask, f.ld(st, BANK_SHIFT),
                                                f.ld(st, BANKS), f.ld(st, ROW_SHIFT), rows, cnt)
-    cyc = b.mul(wf, f.ld(st, CPW))
     ptr = lambda field: b.inttoptr(f.ld(st, field), ll.IntType(64).as_pointer())  # noqa: E731
     table = ptr(TABLE)
     base = b.mul(b.add(b.mul(A["instr"], c(NSP)), c(SHARED)), c(NC))
@@ -78,8 +83,6 @@ def _build_ir() -> str:
     f.add_to(table, at("cost"), wf)
     f.add_to(table, at("conflicts"), b.sub(wf, ideal))
     f.add_to(table, b.add(at("ways_0"), ways), 1)
-    f.add_to(table, at("seen"), 1)
-    f.add_to(table, at("cycles"), cyc)
     seq = f.ld(st, SEQ)
     f.st(st, SEQ, b.add(seq, c(1)))
     frame = f.ptr("frame", I32)
@@ -93,11 +96,10 @@ def _build_ir() -> str:
         f.st(best, b.add(row, c(1)), block)
         with f.loop(0, WARP) as lane:
             f.st(best, b.add(row, b.add(lane, c(2))), f.ld(addr, lane))
-    f.add_to(ptr(SM_CYCLES), f.mod(f.ld(frame, abi.F_SM // 4), f.ld(st, NSM)), cyc)
+    f.add_to(ptr(SM_WAVEFRONTS), f.mod(f.ld(frame, abi.F_SM // 4), f.ld(st, NSM)), wf)
     w = b.add(b.mul(block, f.ld(st, WPB)), f.ld(frame, abi.F_WARP // 4))
     with f.if_(b.and_(f.cmp(">=", w, 0), f.cmp("<", w, f.ld(st, NWARPS)))):
-        f.add_to(ptr(WARP_CYCLES), w, cyc)
-        f.add_to(ptr(WARP_REQUESTS), w, 1)
+        f.add_to(ptr(WARP_WAVEFRONTS), w, wf)
     f.finish()
     return str(m)
 
@@ -128,25 +130,24 @@ class WarpBankCounts:
     def __init__(self, n_instrs: int, num_sms: int, warps_per_block: int, blocks: int) -> None:
         self.n_instrs = max(n_instrs, 1)
         self.table = request_table.new_table(self.n_instrs)
-        self.sm_cycles = np.zeros(num_sms, dtype=np.int64)
-        self.warp_cycles = np.zeros(blocks * warps_per_block, dtype=np.int64)
-        self.warp_requests = np.zeros(blocks * warps_per_block, dtype=np.int64)
+        self.sm_wavefronts = np.zeros(num_sms, dtype=np.int64)
+        self.warp_wavefronts = np.zeros(blocks * warps_per_block, dtype=np.int64)
         self.best = np.zeros((self.n_instrs, BEST_W), dtype=np.int64)
         self.warps_per_block = warps_per_block
         self.by_block = False     # merged from several workers: order requests by (block, sequence)
         s = self.state = np.zeros(NFIELDS, dtype=np.int64)
         s[FN] = function_address()
-        s[NSM], s[NWARPS], s[WPB] = num_sms, self.warp_cycles.size, warps_per_block
-        for field, a in ((TABLE, self.table), (SM_CYCLES, self.sm_cycles), (WARP_CYCLES, self.warp_cycles),
-                         (WARP_REQUESTS, self.warp_requests), (BEST, self.best)):
+        s[NSM], s[NWARPS], s[WPB] = num_sms, self.warp_wavefronts.size, warps_per_block
+        for field, a in ((TABLE, self.table), (SM_WAVEFRONTS, self.sm_wavefronts),
+                         (WARP_WAVEFRONTS, self.warp_wavefronts), (BEST, self.best)):
             s[field] = a.ctypes.data
         self.address = s.ctypes.data
 
     def fits(self, n_instrs: int, num_sms: int, warps_per_block: int, blocks: int) -> bool:
         """Whether this state serves a launch of that kernel and shape."""
-        return (self.n_instrs == max(n_instrs, 1) and self.sm_cycles.size == num_sms
+        return (self.n_instrs == max(n_instrs, 1) and self.sm_wavefronts.size == num_sms
                 and self.warps_per_block == warps_per_block
-                and self.warp_cycles.size == blocks * warps_per_block)
+                and self.warp_wavefronts.size == blocks * warps_per_block)
 
     def reset(self, mem) -> None:
         """Start a launch under `mem`'s bank rules (zeroes what a launch counted)."""
@@ -154,7 +155,7 @@ class WarpBankCounts:
         if s[SEQ] or self.by_block:
             self.table[:] = 0
             self.table[:, COL["best"]] = -1
-            for a in (self.sm_cycles, self.warp_cycles, self.warp_requests):
+            for a in (self.sm_wavefronts, self.warp_wavefronts):
                 a.fill(0)
             s[SEQ] = 0
             self.by_block = False
@@ -190,9 +191,8 @@ class WarpBankCounts:
                 keep = (other.table[r, [best, at]], other.best[i])
             self.table[r] += other.table[r]
             self.table[r, [best, at]], self.best[i] = keep
-        for a, o in ((self.sm_cycles, other.sm_cycles), (self.warp_cycles, other.warp_cycles),
-                     (self.warp_requests, other.warp_requests)):
-            a += o
+        self.sm_wavefronts += other.sm_wavefronts
+        self.warp_wavefronts += other.warp_wavefronts
         self.state[SEQ] += other.state[SEQ]
         self.by_block = True
 
@@ -214,10 +214,23 @@ class WarpBankCounts:
                 space="shared", row=ln, op=request_table.OPS[int(op[i])], size=int(size[i]), cost=-cost,
                 mask=int(self.best[i, 0]), addrs=tuple(self.best[i, 2:].tolist()))
 
+    @property
+    def sm_cycles(self) -> np.ndarray:
+        """Memory cycles per SM."""
+        return self.sm_wavefronts * self.state[CPW]
+
+    def row_cycles(self) -> np.ndarray:
+        """The table with each row's seen (= requests) and cycles (request_table.cycle_counters reads them)."""
+        t = self.table.copy()
+        t[:, COL["seen"]] = t[:, COL["requests"]]
+        t[:, COL["cycles"]] = t[:, COL["cost"]] * self.state[CPW]
+        return t
+
     def warp_sums(self) -> tuple:
         """(warp keys block * 4096 + warp, their cycles) of the warps that made a request."""
-        w = np.flatnonzero(self.warp_requests)
-        return (w // self.warps_per_block) * 4096 + w % self.warps_per_block, self.warp_cycles[w].copy()
+        w = np.flatnonzero(self.warp_wavefronts)
+        return ((w // self.warps_per_block) * 4096 + w % self.warps_per_block,
+                self.warp_wavefronts[w] * self.state[CPW])
 
 
 def for_run(run, fresh: bool = False):

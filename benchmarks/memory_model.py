@@ -4,7 +4,10 @@ replayed through MemorySystem, native passes against the numpy path.
     python benchmarks/memory_model.py [--quick] [--kernels K,..] [--repeats N] [--no-numpy]
 
 Each kernel is launched once with counters on while its trace batches are
-recorded; then a fresh MemorySystem charges them, in order, --repeats times
+recorded (every request traced: the launch counts no shared request in its
+warps, MemorySystem.count_shared_in_warps = False, so the replay charges
+what a timing-mode launch would; compare.py measures whole launches); then
+a fresh MemorySystem charges them, in order, --repeats times
 (default 5) with the native passes (MemorySystem.native = True) and with the
 numpy path (False, the reference they are tested against). Printed: requests,
 batches, the minimum CPU seconds of this thread per replay and ns per request,
@@ -39,10 +42,12 @@ def record(bench, size: int) -> list:
 
     k, _, _ = compare.compile_kernel(bench)
     msm.MemorySystem.prepare = keep
+    in_warps, msm.MemorySystem.count_shared_in_warps = msm.MemorySystem.count_shared_in_warps, False
     try:
         compare.gpuemu_launch(bench, k, bench.make_inputs(size), True, 1)
     finally:
         msm.MemorySystem.prepare = prepare
+        msm.MemorySystem.count_shared_in_warps = in_warps
     return got
 
 

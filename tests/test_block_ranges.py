@@ -29,6 +29,11 @@ def test_block_ranges_of_one_worker_are_about_four():
     assert [len(r) for r in block_ranges(4096, 1, 256)] == [1024] * 4
 
 
+def test_block_ranges_of_a_launch_shape_are_worked_out_once():
+    assert block_ranges(4096, 2, 256) is block_ranges(4096, 2, 256)
+    assert block_ranges(4096, 3, 256) != block_ranges(4096, 2, 256)
+
+
 def _all(source) -> list:
     out = []
     while (got := source.take()) is not None:
@@ -40,7 +45,7 @@ def _all(source) -> list:
 def test_guided_ranges_hand_out_the_rule_s_ranges_numbered_in_order(total, workers, tpb):
     got = _all(GuidedRanges(0, total, workers, tpb))
     assert [seq for seq, _ in got] == list(range(len(got)))
-    assert [r for _, r in got] == block_ranges(total, workers, tpb)
+    assert [r for _, r in got] == list(block_ranges(total, workers, tpb))
 
 
 def test_at_least_raises_the_smallest_range_but_not_the_last():

@@ -33,6 +33,7 @@ nothing raises the smallest (tests/test_block_ranges.py).
 """
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Optional
 
@@ -50,20 +51,22 @@ def _guided(left: int, nworkers: int, least: int, most: int) -> int:
     return min(max(-(-left // (2 * nworkers)), least), most)
 
 
-def block_ranges(total: int, nworkers: int, threads_per_block: int) -> list:
+@functools.lru_cache(maxsize=64)
+def block_ranges(total: int, nworkers: int, threads_per_block: int) -> tuple:
     """The grid's blocks 0..total-1 as consecutive ranges: about 4 for one
-    worker; guided self-scheduling for several."""
+    worker; guided self-scheduling for several. Worked out once per launch
+    shape (a tuple, kept: the next launch of the shape takes it as it is)."""
     most = _most(threads_per_block)
     if nworkers <= 1:
         per = max(1, min(-(-total // 4), most))
-        return [range(lo, min(lo + per, total)) for lo in range(0, total, per)]
+        return tuple(range(lo, min(lo + per, total)) for lo in range(0, total, per))
     least = max(1, -(-total // (GUIDED_PARTS * nworkers)))
     out, lo = [], 0
     while lo < total:
         per = _guided(total - lo, nworkers, least, most)
         out.append(range(lo, min(lo + per, total)))
         lo += per
-    return out
+    return tuple(out)
 
 
 class GuidedRanges:

@@ -261,3 +261,19 @@ def test_a_kept_run_renews_its_worker_copies_for_new_arguments(stats):
         runs = [r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(KEPT)]
         kept.append({id(c) for r in runs for c in r.__dict__[KEPT]})
     assert kept[0] and kept[0] == kept[1] == kept[2]
+
+
+def test_the_worker_copies_a_run_keeps_are_counted_in_its_kept_bytes():
+    # launch_plan keeps a kernel's idle runs within a byte budget: their worker copies count
+    from gpuemu.machine import block_workers, launch_plan
+    n = 256
+    k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
+    a = np.random.default_rng(4).random((n, n), dtype=np.float32)
+    k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2)
+    run = next(r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(block_workers.KEPT))
+    copies = run.__dict__[block_workers.KEPT]
+    traces = sum(wk.run.trace.nbytes + sum(b.nbytes for b in wk.spare) for wk in copies)
+    assert block_workers.kept_bytes(run) > traces > 0
+    without = launch_plan._kept_bytes(run) - block_workers.kept_bytes(run)
+    run.__dict__[block_workers.KEPT] = []
+    assert launch_plan._kept_bytes(run) == without

@@ -175,7 +175,7 @@ class _Worker:
 
 
 KEPT = "_worker_copies"   # a run's worker copies, kept for its next launch
-SPARE_KEPT = 2            # spare trace buffers a kept copy holds on to
+SPARE_KEPT = 1            # spare trace buffers a kept copy holds on to
 
 
 def _take(run, start: np.ndarray) -> _Worker:
@@ -186,6 +186,19 @@ def _take(run, start: np.ndarray) -> _Worker:
         return _Worker(run, start=start)
     wk._renew(run, start)
     return wk
+
+
+def kept_bytes(run) -> int:
+    """Bytes of the worker copies `run` keeps for its next launch (their
+    buffers and spare trace buffers): launch_plan counts them with the run's."""
+    n = 0
+    for wk in run.__dict__.get(KEPT, ()):
+        w = wk.run
+        for name in ("frames", "shared", "header_template", "trace", "counters"):
+            a = getattr(w, name, None)
+            n += a.nbytes if a is not None else 0
+        n += sum(b.nbytes for b in wk.spare)
+    return n
 
 
 def _keep(run, workers: list) -> None:

@@ -34,6 +34,7 @@ from isa import ir
 
 from gpuemu.device_array import DeviceArray
 
+from . import block_workers
 from .executor import LaunchRun
 from .launch_config import LaunchShape, check_launch
 
@@ -221,7 +222,7 @@ def _kept_bytes(run) -> int:
         a = getattr(run, name, None)
         n += a.nbytes if a is not None else 0
     ms = getattr(run, "memsys", None)
-    return n + (ms.state_bytes() if ms is not None else 0)
+    return n + (ms.state_bytes() if ms is not None else 0) + block_workers.kept_bytes(run)
 
 
 def keep_memory_system(run) -> None:

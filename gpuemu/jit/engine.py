@@ -89,3 +89,28 @@ def native_function(symbol: str, build_ir, prototype):
             if fn is None:
                 fn = _natives[symbol] = prototype(load_object(compile_to_object(build_ir()), symbol))
     return fn
+
+
+_from_buffer, _addressof = ctypes.c_char.from_buffer, ctypes.addressof
+_READ_ONLY: dict = {}      # id -> (array, address): read-only arrays (kernel tables) seen
+
+
+def address(a) -> int:
+    """The address of a numpy array's first element, as `a.ctypes.data`
+    gives it, for native calls: a C-contiguous writable array through
+    ctypes' buffer view, a few times cheaper (numpy's .ctypes object costs
+    microseconds, paid per array of every small batch); a read-only one
+    (a kernel's tables) remembered with the array, anything else as numpy
+    gives it."""
+    try:
+        return _addressof(_from_buffer(a))
+    except (TypeError, ValueError):
+        pass
+    if a.flags.writeable or not a.flags.c_contiguous:
+        return a.ctypes.data
+    got = _READ_ONLY.get(id(a))
+    if got is None or got[0] is not a:
+        if len(_READ_ONLY) >= 1024:
+            _READ_ONLY.clear()
+        got = _READ_ONLY[id(a)] = (a, a.ctypes.data)
+    return got[1]

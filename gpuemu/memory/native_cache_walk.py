@@ -23,6 +23,7 @@ import llvmlite.ir as ll
 import numpy as np
 
 from gpuemu.jit import engine
+from gpuemu.jit.engine import address
 
 from .native_coalescer import emit_selected
 from .native_ir import I8, I32, Fn, c, prototype
@@ -154,7 +155,8 @@ def _cache_args(cache, m: int) -> list:
     st = cache._lru()
     st.reserve(m)
     tags, valid, last = st._ptrs if st._ptrs is not None else (0, 0, 0)
-    return [st.row_of.ctypes.data, tags, valid, last, st.assoc, st.meta.ctypes.data, cache.num_sets]
+    row_of, meta = st._fixed
+    return [row_of, tags, valid, last, st.assoc, meta, cache.num_sets]
 
 
 def cache_walk(arrays: tuple, spaces: tuple, start: np.ndarray, sec: np.ndarray, kind: np.ndarray,
@@ -177,11 +179,11 @@ def cache_walk(arrays: tuple, spaces: tuple, start: np.ndarray, sec: np.ndarray,
     k1 = mem.l1_sector_bytes // 32 if l1 is not None else 1
     spl1 = mem.l1_line_bytes // mem.l1_sector_bytes if l1 is not None else 1
     engine.native_function(SYMBOL, _build_ir, prototype(len(ARGS)))(
-        *batch_addresses(arrays), *spaces, start.ctypes.data, sec.ctypes.data, kind.ctypes.data,
+        *batch_addresses(arrays), *spaces, address(start), address(sec), address(kind),
         num_sms, k1.bit_length() - 1, spl1.bit_length() - 1, l2.sectors_per_line.bit_length() - 1,
         mem.cycles_per_l1_sector, mem.cycles_per_l2_sector, mem.cycles_per_dram_sector,
         mem.l1_hit_latency, mem.l2_hit_latency, mem.dram_latency,
-        cycles.ctypes.data, latency.ctypes.data, table.ctypes.data, clock.ctypes.data,
+        address(cycles), address(latency), address(table), address(clock),
         *l1_args, *_cache_args(l2, m))
     for cc, t, (h0, a0) in zip((l1, l2), clock.tolist(), before):
         if cc is not None:

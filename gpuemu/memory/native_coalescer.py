@@ -19,6 +19,7 @@ import llvmlite.ir as ll
 import numpy as np
 
 from gpuemu.jit import engine
+from gpuemu.jit.engine import address
 
 from .native_banks import emit_multiplicity
 from .native_ir import I32, Fn, c, prototype
@@ -149,6 +150,6 @@ def coalesce_pass(arrays: tuple, spaces: tuple, mem, max_words: int, cycles: np.
     engine.native_function(SYMBOL, _build_ir, prototype(len(ARGS)))(
         *batch_addresses(arrays), *spaces, mem.local_interleave_bytes, mem.local_interleave_bytes.bit_length() - 1,
         mem.local_bytes_per_thread_window * WARP,
-        mem.cycles_per_atomic_serialization, cycles.ctypes.data, latency.ctypes.data, table.ctypes.data,
-        sec.ctypes.data, start.ctypes.data)
+        mem.cycles_per_atomic_serialization, address(cycles), address(latency), address(table),
+        address(sec), address(start))
     return sec[:int(start[-1])], start

@@ -15,6 +15,7 @@ import llvmlite.ir as ll
 import numpy as np
 
 from gpuemu.jit import engine
+from gpuemu.jit.engine import address
 
 from .native_ir import I32, Fn, c, prototype
 from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
@@ -58,6 +59,6 @@ def cycle_sums(arrays: tuple, cycles: np.ndarray, sm_cycles: np.ndarray, table: 
         if a.dtype != np.int64 or not a.flags.c_contiguous:
             raise ValueError("cycle_sums: cycles, sm_cycles and table must be C-contiguous int64")
     runs = engine.native_function(SYMBOL, _build_ir, prototype(len(ARGS)))(
-        *batch_addresses(arrays), cycles.ctypes.data, sm_cycles.size, sm_cycles.ctypes.data,
-        table.ctypes.data, keys.ctypes.data, sums.ctypes.data)
+        *batch_addresses(arrays), address(cycles), sm_cycles.size, address(sm_cycles),
+        address(table), address(keys), address(sums))
     return keys[:runs], sums[:runs]

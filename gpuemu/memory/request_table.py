@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpuemu.jit.engine import address
+
 NSP = 8                    # rows per instruction: one per space code (trace.SPACE_CODES, sync)
 MAX_WAYS = 32              # one word per lane: at most 32 distinct rows in one bank
 COLS = ("requests", "cost", "conflicts", "lanes", "best", "best_at",
@@ -62,7 +64,7 @@ def batch_arrays(batch, op_t: np.ndarray, size_t: np.ndarray, skip_t: np.ndarray
         if a.dtype != t or not a.flags.c_contiguous:
             raise ValueError("kernel tables must be C-contiguous int8/int64/int8")
     out = _Batch(tuple(cols) + (op_t, size_t, skip_t))
-    out.args = (out[0].size,) + tuple(a.ctypes.data for a in out) + (out[3].strides[0] // 8,)
+    out.args = (out[0].size,) + tuple(address(a) for a in out) + (out[3].strides[0] // 8,)
     return out
 
 

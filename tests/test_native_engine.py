@@ -14,9 +14,9 @@ from gpuemu.timing import timing_mode
 from gpuemu.timing.block_policy import BLOCK_POLICIES, LeastLoaded, RoundRobinBlocks
 from gpuemu.timing.native_engine import NativeEngine, engine_for, supports
 from gpuemu.timing.reference_engine import ReferenceEngine
-from gpuemu.timing.sm_engine import R_DEPENDENCY, R_MEMORY, SMEngine
+from gpuemu.timing.sm_engine import R_BARRIER, R_DEPENDENCY, R_MEMORY, R_NOT_SELECTED, R_PIPE, SMEngine
 from gpuemu.timing.warp_policies import POLICIES, GreedyThenOldest, TwoLevel, get_policy
-from gpuemu.timing.warp_trace import BARRIER, EXIT, MEM, programs_from_items
+from gpuemu.timing.warp_trace import BARRIER, EXIT, MEM, PIPE_LSU, PIPE_SHARED, programs_from_items
 
 NROWS = 8
 
@@ -37,16 +37,17 @@ def assert_same(a, b, timeline=True):
         assert a.timeline_rows() == b.timeline_rows()
 
 
-def random_programs(seed: int, warps_per_block: int, blocks: int):
+def random_programs(seed: int, warps_per_block: int, blocks: int, gap: int = 5):
     """Random stop points: memory requests (either pipe, any cost, latency and
     use distance, several per instruction at times), barriers (a different
-    number per warp at times) and exits, warps of uneven lengths."""
+    number per warp at times) and exits, warps of uneven lengths; up to
+    gap - 1 plain instructions between two points."""
     rng = np.random.default_rng(seed)
     warps = []
     for _ in range(blocks * warps_per_block):
         items, at = [], 0
         for _ in range(int(rng.integers(0, 10))):
-            at += int(rng.integers(0, 5))
+            at += int(rng.integers(0, gap))
             if rng.random() < 0.75:
                 items.append((at, MEM, int(rng.integers(0, 2)), int(rng.integers(1, 40)),
                               int(rng.integers(1, 300)), int(rng.integers(-1, 7)),
@@ -80,6 +81,71 @@ def test_random_programs_match_the_reference_and_the_numpy_engine(policy, shape)
             native = run(NativeEngine, progs, **args)
             assert_same(native, run(ReferenceEngine, progs, **args), timeline=False)
             assert_same(native, run(SMEngine, progs, **args))
+
+
+LONG_SHAPES = [  # (warps per block, blocks, SMs, schedulers, blocks per SM): issue interval 1
+    (1, 4, 1, 1, 2), (2, 6, 1, 2, 2), (4, 9, 2, 2, 3), (8, 8, 2, 4, 2), (16, 6, 2, 2, 2),
+]
+
+
+@pytest.mark.parametrize("shape", range(len(LONG_SHAPES)))
+def test_gto_runs_of_plain_instructions_match_the_reference(shape):
+    # up to 40 plain instructions between stop points: gto issues them as runs, which
+    # other schedulers' requests, barrier releases, exits and stall ends cut short
+    nw, nb, sms, sched, bps = LONG_SHAPES[shape]
+    for seed in range(4):
+        progs = random_programs(1000 + 10 * shape + seed, nw, nb, gap=40)
+        for bpol in ("round_robin", "least_loaded"):
+            args = dict(sms=sms, schedulers=sched, blocks_per_sm=bps, alu=1, policy="gto",
+                        block_policy=bpol)
+            native = run(NativeEngine, progs, **args)
+            assert_same(native, run(ReferenceEngine, progs, **args), timeline=False)
+            assert_same(native, run(SMEngine, progs, **args))
+
+
+def exit_at(n: int):
+    return (n, EXIT, 0, 0, 0, -1, 0)
+
+
+def _two_schedulers(*warps):
+    """One SM, two schedulers, two blocks of two warps resident (block 0's warps first
+    in each scheduler), gto, issue interval 1: the native engine and the reference."""
+    progs = programs_from_items(2, list(warps))
+    args = dict(sms=1, schedulers=2, blocks_per_sm=2, alu=1)
+    native = run(NativeEngine, progs, **args)
+    assert_same(native, run(ReferenceEngine, progs, **args), timeline=False)
+    return native
+
+
+def test_a_run_is_cut_where_a_barrier_release_wakes_its_scheduler():
+    # scheduler 0: block 0 warp 0 runs 50 plain instructions; block 1 warp 0 waits at a
+    # barrier from the start. Scheduler 1: block 0 warp 1 exits after 3, then block 1
+    # warp 1 issues 10 (cycles 3..12) and reaches the barrier: released at 13, block 1
+    # warp 0 is ready but not selected while the run goes on (cycles 13..49)
+    tr = _two_schedulers([exit_at(50)], [exit_at(3)],
+                         [(0, BARRIER, 0, 0, 0, -1, 1), exit_at(5)],
+                         [(10, BARRIER, 0, 0, 0, -1, 1), exit_at(12)])
+    assert tr.stalls[2, R_BARRIER] == 13 and tr.stalls[2, R_NOT_SELECTED] == 37
+    assert tr.issued[0] == 50 + 3 + 5 + 12 and tr.cycles == 55
+
+
+def test_a_run_is_cut_where_another_schedulers_request_takes_the_pipe():
+    # scheduler 0: block 0 warp 0 runs 40 plain instructions; block 1 warp 0's next
+    # instruction is a shared request (ready, not selected). At cycle 5 scheduler 1 issues
+    # a shared request costing 30: the pipe is busy until 35, a pipe stall for 6..34
+    tr = _two_schedulers([exit_at(40)], [(5, MEM, PIPE_SHARED, 30, 40, -1, 2), exit_at(6)],
+                         [(0, MEM, PIPE_SHARED, 1, 10, -1, 3), exit_at(1)], [exit_at(1)])
+    assert tr.stalls[2, R_PIPE] == 29
+    assert tr.stalls[2, R_NOT_SELECTED] == 40 - 29
+    assert tr.cycles == 41
+
+
+def test_a_run_stops_at_the_first_use_of_a_load_not_yet_there():
+    # a load as instruction 0 (value at cycle 20), first read by instruction 11; 50 in all
+    items = [(0, MEM, PIPE_LSU, 1, 20, 10, 2), exit_at(50)]
+    tr = run(NativeEngine, programs_from_items(1, [items]), alu=1)
+    # instructions 0..10 at cycles 0..10, 11..49 at cycles 20..58
+    assert tr.cycles == 59 and tr.stalls[0, R_MEMORY] == 9
 
 
 def test_two_level_with_another_active_set_size_matches():

@@ -15,7 +15,14 @@ What makes it cheap (tens of ns per issued warp instruction):
   free times and issue intervals it waits for). In between, each warp's
   reason stays what it was; cycles in which no scheduler anywhere is due
   are skipped. With gto, while its other warps' stalls last and nothing
-  touches them, only the warp it issued last is looked at.
+  touches them, only the warp it issued last is looked at, and its plain
+  instructions (up to its next memory request, barrier or exit, or the use
+  of a load not yet there) issue as one run of cycles in one step; an event
+  or a pipe change that touches the scheduler mid-run cuts the run back to
+  what had issued by then (`cut`), so every count stays as cycle by cycle.
+- A warp found ready but not selected, whose next instruction is no memory
+  request, stays so until it issues: the scan takes it as such (`lz`)
+  without reading its records.
 - Stall cycles are counted per span, not per cycle: each warp keeps its
   current reason and source row and since when; a change (or its exit)
   adds the span to its counts and to the row's. Active warp-cycles are the
@@ -87,7 +94,8 @@ RECORD_W = {"hot": 8, "warm": 8, "cold": 16}
 ITEM_FIELDS = ITEM_COLUMNS[:7]
 ITEM_W = len(ITEM_COLUMNS)
 # lz[slot]: 2 x the cycle until which the reason the scan last gave the warp holds, + 1
-# when it is a candidate of two_level's active set; 0: look again. Kept for a memory stall
+# when it is a candidate of two_level's active set; 0: look again; -1: ready, not selected,
+# its next instruction no memory request (until it issues). Kept for a memory stall
 # (until its value comes) and a dependency stall whose next instruction is no memory
 # request (until its issue interval ends): nothing but the warp's own issue, release or
 # dispatch changes those (each sets 0), so the scan takes them as they were, not
@@ -96,7 +104,7 @@ ITEM_W = len(ITEM_COLUMNS)
 ARRAYS = (
     "item", "wbeg", "wend",                                                  # items (read only)
     "hot", "warm", "cold", "lz",                                             # slot records
-    "last", "cnt", "order", "chosen", "wake", "elig", "fast", "owake", "psens",  # per scheduler
+    "last", "cnt", "order", "chosen", "wake", "elig", "fast", "owake", "psens", "rend",  # per scheduler
     "bsm", "br", "blive", "bbar",                                            # per block
     "resident", "nfree", "freer", "pf", "issued", "busy", "busy_since", "active", "sm_end",
     "stalls", "wstart", "by_row", "tl_warps", "tl_bars", "arr",
@@ -247,6 +255,7 @@ def _build_ir() -> str:
     F = {name: _Fn(m, name, n) for name, n in (
         ("set_next", 2), ("slot_of", 3), ("arrive", 2), ("release", 2), ("fill", 1),
         ("dispatch", 3), ("group_remove", 1), ("group_set", 2), ("flush", 2), ("wake_group", 1),
+        ("cut", 1),
         ("span", 4), (SYMBOL, 0))}
 
     def call(f: _Fn, name: str, *args):
@@ -302,11 +311,28 @@ def _build_ir() -> str:
     f.ret()
     f.finish()
 
+    # ---- cut(g): scheduler g's warp issues no more of its run after this cycle (`rend`)
+    f = F["cut"]
+    b = f.b
+    (g,) = f.args
+    now1 = b.add(f.get("now"), c(1))
+    rest = b.sub(f.ld("rend", g), now1)    # the run's instructions due after this cycle
+    with b.if_then(f.gt(rest, 0)):
+        sp = f.sp(f.ld("fast", g))
+        f.fs(sp, "ic", b.sub(f.fl(sp, "ic"), rest))
+        f.fs(sp, "ready", b.add(f.get("now"), f.get("alu")))
+        f.add_to("issued", b.sdiv(g, f.get("S")), b.sub(c(0), rest))
+        f.st("rend", g, now1)
+        f.st("wake", g, now1)
+    f.ret()
+    f.finish()
+
     # ---- wake_group(s): look at slot s's scheduler again next cycle
     f = F["wake_group"]
     b = f.b
     (s,) = f.args
     g = b.sdiv(s, f.get("K"))
+    call(f, "cut", g)
     f.st("wake", g, f.min(f.ld("wake", g), b.add(f.get("now"), c(1))))
     f.st("fast", g, -1)
     f.ret()
@@ -582,6 +608,24 @@ def _build_main(f: _Fn, call) -> None:
                                     b.or_(b.and_(f.eq(b.ashr(m2, c(1)), ic), f.gt(pfree, t)),
                                           f.gt(f.fl(sp, "ready"), t)))
                     with b.if_then(b.not_(blocked)):
+                        # a run: its instructions up to the next memory request or the one
+                        # that reaches a barrier/exit, while no load it waits for is due and
+                        # no other warp's stall ends, issue at t, t + 1, ... (cut short,
+                        # `cut`, when an event or a pipe change touches the scheduler)
+                        lim = b.select(f.ge(m2, 0), b.ashr(m2, c(1)), b.sub(f.fl(sp, "stop"), c(1)))
+                        kv = f.var(b.sub(lim, ic))
+                        dr = f.fl(sp, "dep_ready")
+                        j0 = b.sub(f.fl(sp, "dep_pos"), ic)
+                        with b.if_then(b.and_(f.gt(dr, t), f.lt(j0, b.sub(dr, t)))):
+                            b.store(f.min(b.load(kv), j0), kv)
+                        k = f.min(b.load(kv), b.sub(f.ld("owake", g), t))
+                        with b.if_then(b.and_(f.eq(alu, 1), f.ge(k, 2))):
+                            f.fs(sp, "ic", b.add(ic, k))
+                            f.fs(sp, "ready", b.add(t, k))
+                            f.add_to("issued", sm, k)
+                            f.st("wake", g, b.add(t, k))
+                            f.st("rend", g, b.add(t, k))
+                            lp_q.cont()
                         f.st("chosen", q, fs)
                         f.st("wake", g, b.add(t, c(1)))
                         lp_q.cont()
@@ -597,6 +641,34 @@ def _build_main(f: _Fn, call) -> None:
                 b.store(c(0), nel_v)
                 b.store(c(0), sens_v)
                 b.store(b.add(b.load(scans_v), n), scans_v)
+
+                def consider(s, i, cand):
+                    """Ready slot s at position i of the list (the cand-th candidate): the
+                    policy's key, the best so far."""
+                    k = b.sub(s, base)
+                    d = b.sub(b.sub(k, last), c(1))
+                    dist = b.select(f.lt(d, 0), b.add(d, K), d)
+                    # key: smaller issues first (ties cannot happen but for random keys)
+                    key = f.var()
+                    with b.if_else(f.eq(policy, 0)) as (gto, other):
+                        with gto:       # the last-issued position, else the oldest (first in order)
+                            b.store(b.select(f.eq(k, last), c(-1), i), key)
+                        with other:
+                            with b.if_else(f.eq(policy, 3)) as (rnd, rr):
+                                with rnd:   # the largest random key, lowest position on ties
+                                    rk = _random_key(f, seed, t, s)
+                                    b.store(b.add(b.mul(b.sub(c(1 << 53), rk), K), k), key)
+                                with rr:    # lrr and two_level: round-robin distance
+                                    b.store(dist, key)
+                    kv = b.load(key)
+                    with b.if_then(f.lt(kv, b.load(bestkey_v))):
+                        b.store(kv, bestkey_v)
+                        b.store(s, best_v)
+                    with b.if_then(b.and_(f.eq(policy, 2),
+                                          b.and_(f.lt(cand, act_n), f.lt(kv, b.load(bestAkey_v))))):
+                        b.store(kv, bestAkey_v)
+                        b.store(s, bestA_v)
+
                 with f.loop(c(0), n) as (i, lp_i):
                     s = f.ld("order", b.add(base, i))
                     with b.if_then(f.lt(s, 0)):     # at a barrier: its span was set on arrival
@@ -607,6 +679,11 @@ def _build_main(f: _Fn, call) -> None:
                     with b.if_then(f.gt(b.ashr(lzv, c(1)), t)):
                         b.store(f.min(b.load(gw_v), b.ashr(lzv, c(1))), gw_v)
                         b.store(b.add(b.load(cand_v), b.and_(lzv, c(1))), cand_v)
+                        lp_i.cont()
+                    with b.if_then(f.lt(lzv, 0)):   # ready and not selected at the last look
+                        cand = b.load(cand_v)
+                        b.store(b.add(cand, c(1)), cand_v)
+                        consider(s, i, cand)
                         lp_i.cont()
 
                     def state(reason, row5):
@@ -644,33 +721,15 @@ def _build_main(f: _Fn, call) -> None:
                     ne = b.load(nel_v)
                     f.st("elig", ne, s)
                     b.store(b.add(ne, c(1)), nel_v)
-                    k = b.sub(s, base)
-                    d = b.sub(b.sub(k, last), c(1))
-                    dist = b.select(f.lt(d, 0), b.add(d, K), d)
-                    # key: smaller issues first (ties cannot happen but for random keys)
-                    key = f.var()
-                    with b.if_else(f.eq(policy, 0)) as (gto, other):
-                        with gto:       # the last-issued position, else the oldest (first in order)
-                            b.store(b.select(f.eq(k, last), c(-1), i), key)
-                        with other:
-                            with b.if_else(f.eq(policy, 3)) as (rnd, rr):
-                                with rnd:   # the largest random key, lowest position on ties
-                                    rk = _random_key(f, seed, t, s)
-                                    b.store(b.add(b.mul(b.sub(c(1 << 53), rk), K), k), key)
-                                with rr:    # lrr and two_level: round-robin distance
-                                    b.store(dist, key)
-                    kv = b.load(key)
-                    with b.if_then(f.lt(kv, b.load(bestkey_v))):
-                        b.store(kv, bestkey_v)
-                        b.store(s, best_v)
-                    with b.if_then(b.and_(f.eq(policy, 2),
-                                          b.and_(f.lt(cand, act_n), f.lt(kv, b.load(bestAkey_v))))):
-                        b.store(kv, bestAkey_v)
-                        b.store(s, bestA_v)
+                    consider(s, i, cand)
                 with b.if_then(b.and_(f.eq(policy, 2), f.ge(b.load(bestA_v), 0))):
                     b.store(b.load(bestA_v), best_v)
                 ch = b.load(best_v)
                 f.st("chosen", q, ch)
+                with b.if_then(f.ge(ch, 0)):
+                    with b.if_then(f.lt(f.ld("lz", ch), 0)):    # ready since an earlier look
+                        call(f, "flush", ch, t)
+                        f.st("lz", ch, 0)
                 with f.loop(c(0), b.load(nel_v)) as (i, lp_e):
                     s = f.ld("elig", i)
                     sp = f.sp(s)
@@ -678,11 +737,14 @@ def _build_main(f: _Fn, call) -> None:
                         with picked:            # issues at t: its stall span, if any, ends
                             call(f, "flush", s, t)
                         with other:             # ready, another warp issues
-                            b.store(b.or_(b.load(sens_v), b.zext(
-                                f.eq(b.ashr(f.fl(sp, "memat"), c(1)), f.fl(sp, "ic")), I64)), sens_v)
+                            psen = f.eq(b.ashr(f.fl(sp, "memat"), c(1)), f.fl(sp, "ic"))
+                            b.store(b.or_(b.load(sens_v), b.zext(psen, I64)), sens_v)
                             idx = b.add(f.fl(sp, "nline5"), c(R_NOT_SELECTED))
                             with b.if_then(f.ne(f.fl(sp, "cur"), idx)):
                                 call(f, "span", s, t, idx, c(R_NOT_SELECTED))
+                            # its next instruction no memory request: ready until it issues
+                            # (nothing but its own issue changes that), the scan takes it so
+                            f.st("lz", s, b.select(psen, c(0), c(-1)))
                 f.st("wake", g, b.select(f.ge(ch, 0), b.add(t, c(1)), b.load(gw_v)))
                 # gto: next cycle, while the other warps' stalls last and no event or pipe
                 # change touches them, only the chosen warp needs a look (it issues if it can)
@@ -760,9 +822,15 @@ def _build_main(f: _Fn, call) -> None:
                     b.store(b.add(na, c(1)), narr_v)
             with b.if_then(f.ne(b.load(ngi_v), 0)):
                 with f.loop(b.mul(sm, S), b.mul(b.add(sm, c(1)), S)) as (g, lp_g):
-                    f.st("wake", g, f.min(f.ld("wake", g), b.add(t, c(1))))
-                    with b.if_then(f.ne(f.ld("psens", g), 0)):
-                        f.st("fast", g, -1)
+                    # a warp of g may now stall for the pipe: cut g's run, look at all
+                    with b.if_else(f.ne(f.ld("psens", g), 0)) as (sens, calm):
+                        with sens:
+                            call(f, "cut", g)
+                            f.st("wake", g, f.min(f.ld("wake", g), b.add(t, c(1))))
+                            f.st("fast", g, -1)
+                        with calm:      # a run goes on as its warp's next issues would
+                            with b.if_then(f.le(f.ld("rend", g), b.add(t, c(1)))):
+                                f.st("wake", g, f.min(f.ld("wake", g), b.add(t, c(1))))
             with f.loop(b.mul(sm, S), b.mul(b.add(sm, c(1)), S)) as (g, lp_g):
                 b.store(f.min(b.load(next_v), f.ld("wake", g)), next_v)
         with f.loop(c(0), b.load(narr_v)) as (i, lp):
@@ -835,7 +903,7 @@ class NativeEngine(SMEngine):
         arrays["wake"] = np.full(G, FAR, i64)
         arrays["elig"] = z(K)
         arrays["fast"] = np.full(G, -1, i64)
-        arrays["owake"], arrays["psens"] = z(G), z(G)
+        arrays["owake"], arrays["psens"], arrays["rend"] = z(G), z(G), z(G)
         for name in ("bsm", "br", "blive", "bbar"):
             arrays[name] = z(nb)
         arrays["resident"] = z(M)

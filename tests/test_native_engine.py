@@ -103,6 +103,18 @@ def test_gto_runs_of_plain_instructions_match_the_reference(shape):
             assert_same(native, run(SMEngine, progs, **args))
 
 
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_once_every_block_is_resident_the_sms_run_one_after_another_with_the_same_counts(policy):
+    # 12 blocks on 4 SMs x 3: all resident from cycle 0, so each SM runs to its end alone
+    # (native_engine: the timeline rows are put back in cycle order)
+    progs = random_programs(77, 4, 12, gap=20)
+    args = dict(sms=4, schedulers=2, blocks_per_sm=3, alu=1, policy=policy)
+    native = run(NativeEngine, progs, **args)
+    assert_same(native, run(ReferenceEngine, progs, **args), timeline=False)
+    assert_same(native, run(SMEngine, progs, **args))
+    assert len(native.timeline_rows()[0]) == 48 and len(set(native.sm_cycles.tolist())) > 1
+
+
 def exit_at(n: int):
     return (n, EXIT, 0, 0, 0, -1, 0)
 

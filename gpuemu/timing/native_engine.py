@@ -6,6 +6,9 @@ resident warps in dispatch order classifies each (barrier, memory, pipe,
 dependency, ready) and picks the warp to issue by the policy; issues occupy
 the memory pipes in scheduler order; then barrier arrivals and releases,
 warp exits and block dispatch, in that order, as the numpy engine does them.
+Once every block is dispatched the SMs share nothing more, so each SM then
+runs to its end alone, one after the other (its records stay in the cache);
+the timeline rows are put back in the order of the cycle loop.
 
 What makes it cheap (tens of ns per issued warp instruction):
 - A scheduler is looked at again only when something of its warps can have
@@ -107,13 +110,13 @@ ARRAYS = (
     "last", "cnt", "order", "chosen", "wake", "elig", "fast", "owake", "psens", "rend",  # per scheduler
     "bsm", "br", "blive", "bbar",                                            # per block
     "resident", "nfree", "freer", "pf", "issued", "busy", "busy_since", "active", "sm_end",
-    "stalls", "wstart", "by_row", "tl_warps", "tl_bars", "arr",
+    "stalls", "wstart", "by_row", "tl_warps", "tl_bars", "tl_wnow", "tl_bnow", "arr",
 )
 A = {name: i for i, name in enumerate(ARRAYS)}
 # scalar parameters and state (one int64 array)
 SCALARS = ("M", "S", "K", "B", "nw", "nb", "alu", "policy", "active_n", "seed", "bpolicy",
            "timeline", "seq", "next_block", "done", "cursor", "n_tl_warps", "n_tl_bars", "err",
-           "iterations", "now", "scans")
+           "iterations", "now", "scans", "tl_w0", "tl_b0")
 S_ = {name: i for i, name in enumerate(SCALARS)}
 C1, C2, C3 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB   # warp_policies.random_key
 
@@ -498,6 +501,7 @@ def _build_ir() -> str:
                 nw = f.get("nw")
                 for k, v in enumerate((blk, b.srem(g, nw), sm, s, f.ld("wstart", g), t1)):
                     f.st("tl_warps", b.add(base, c(k)), v)
+                f.st("tl_wnow", n, f.get("now"))
                 f.put("n_tl_warps", b.add(n, c(1)))
             live = b.sub(f.ld("blive", blk), c(1))
             f.st("blive", blk, live)
@@ -546,6 +550,7 @@ def _build_ir() -> str:
                 base = b.mul(n, c(6))
                 for k, v in enumerate((blk, w, sm, s, f.fl(sp, "bar_since"), t1)):
                     f.st("tl_bars", b.add(base, c(k)), v)
+                f.st("tl_bnow", n, f.get("now"))
                 f.put("n_tl_bars", b.add(n, c(1)))
             call(f, "set_next", s, b.add(f.fl(sp, "ptr"), c(1)))
             f.fs(sp, "ready", f.max(f.fl(sp, "ready"), t1))
@@ -580,14 +585,17 @@ def _build_main(f: _Fn, call) -> None:
     any_v, next_v, narr_v, ngi_v, gw_v = f.var(), f.var(), f.var(), f.var(), f.var()
     scans_v = f.var(0)
     best_v, bestkey_v, bestA_v, bestAkey_v, cand_v, nel_v, sens_v = (f.var() for _ in range(7))
-    with f.while_(lambda: f.lt(f.get("done"), nb)):
+
+    def cycle(lo, hi, alive):
+        """Cycle tv of SMs lo..hi-1: picks, issues, then arrivals; tv = the next cycle
+        any of them needs (`alive()`: some block is still to finish there)."""
         t = b.load(tv)
         f.put("now", t)
         f.put("iterations", b.add(f.get("iterations"), c(1)))
         b.store(c(0), any_v)
         b.store(c(FAR), next_v)
         b.store(c(0), narr_v)
-        with f.loop(c(0), M) as (sm, lp_sm):
+        with f.loop(lo, hi) as (sm, lp_sm):
             with b.if_then(f.eq(f.ld("resident", sm), 0)):
                 lp_sm.cont()
             pf_lsu = f.ld("pf", b.mul(sm, c(N_PIPES)))
@@ -837,10 +845,23 @@ def _build_main(f: _Fn, call) -> None:
             call(f, "arrive", f.ld("arr", i), t)
         nx = b.select(f.ne(b.load(any_v), 0), b.add(t, c(1)), b.load(next_v))
         # a dispatch or release above wakes its scheduler at t + 1
-        with b.if_then(b.and_(f.lt(f.get("done"), nb), f.ge(nx, FAR))):
+        with b.if_then(b.and_(alive(), f.ge(nx, FAR))):
             f.put("err", 1)
             f.ret(-1)
         b.store(nx, tv)
+
+    # while blocks wait for room: every SM, cycle by cycle (a block's end lets the next one in)
+    with f.while_(lambda: b.and_(f.lt(f.get("done"), nb), f.lt(f.get("next_block"), nb))):
+        cycle(c(0), M, lambda: f.lt(f.get("done"), nb))
+    # every block dispatched: the SMs no longer meet, each runs to its end alone (its records
+    # stay in the cache); timeline rows are put back in cycle order afterwards (tl_w0, tl_b0)
+    f.put("tl_w0", f.get("n_tl_warps"))
+    f.put("tl_b0", f.get("n_tl_bars"))
+    t0 = b.load(tv)
+    with f.loop(c(0), M) as (sm, lp_m):
+        b.store(t0, tv)
+        with f.while_(lambda: f.gt(f.ld("resident", sm), 0)):
+            cycle(sm, b.add(sm, c(1)), lambda: f.gt(f.ld("resident", sm), 0))
     f.put("scans", b.load(scans_v))
     f.ret()
     f.finish()
@@ -918,6 +939,8 @@ class NativeEngine(SMEngine):
         nbar_items = int(np.count_nonzero(P.kind == BARRIER))
         arrays["tl_warps"] = z(nwarps * 6 if self.timeline else 1)
         arrays["tl_bars"] = z(nbar_items * 6 if self.timeline else 1)
+        arrays["tl_wnow"] = z(nwarps if self.timeline else 1)
+        arrays["tl_bnow"] = z(nbar_items if self.timeline else 1)
         arrays["arr"] = z(G)
         tab = np.array([arrays[name].ctypes.data for name in ARRAYS], dtype=np.uint64)
         sc = np.zeros(len(SCALARS), i64)
@@ -941,8 +964,10 @@ class NativeEngine(SMEngine):
         warps = bars = np.zeros((0, 6), i64)
         if self.timeline:           # rows as arrays: timeline.py reads them when asked
             nt, nbw = int(sc[S_["n_tl_warps"]]), int(sc[S_["n_tl_bars"]])
-            warps = arrays["tl_warps"][:nt * 6].reshape(-1, 6)
-            bars = arrays["tl_bars"][:nbw * 6].reshape(-1, 6)
+            warps = _in_cycle_order(arrays["tl_warps"][:nt * 6].reshape(-1, 6), arrays["tl_wnow"][:nt],
+                                    int(sc[S_["tl_w0"]]))
+            bars = _in_cycle_order(arrays["tl_bars"][:nbw * 6].reshape(-1, 6), arrays["tl_bnow"][:nbw],
+                                   int(sc[S_["tl_b0"]]))
         return TimingResult(
             cycles=int(sm_end.max(initial=0)), sm_cycles=sm_end, issued=issued,
             schedulers_per_sm=S, stalls=arrays["stalls"][:nwarps * NR].reshape(nwarps, NR),
@@ -950,6 +975,15 @@ class NativeEngine(SMEngine):
             idle=full(arrays["busy"]) * S - issued,
             active_warp_cycles=full(arrays["active"]), blocks_per_sm=B, warps=warps,
             barrier_waits=bars)
+
+
+def _in_cycle_order(rows: np.ndarray, now: np.ndarray, k: int) -> np.ndarray:
+    """Timeline rows from k on (written SM after SM) in the order of the cycle loop: by the
+    cycle that wrote them, then by SM (stable: each SM's own order kept)."""
+    if rows.shape[0] <= k + 1:
+        return rows
+    order = np.lexsort((rows[k:, 2], now[k:]))
+    return np.concatenate([rows[:k], rows[k:][order]])
 
 
 def engine_for(policy, block_policy):

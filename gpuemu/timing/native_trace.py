@@ -138,16 +138,20 @@ def _i64(a: np.ndarray) -> np.ndarray:
 
 
 def pack(rec: np.ndarray, cycles, latency, use: np.ndarray, line: np.ndarray, nw: int,
-         cnt: np.ndarray):
-    """The batch `rec` (abi.TRACE_DTYPE) as int32 records [n, 8] (ITEM_COLUMNS), each
-    counted in cnt[warp] (int64[warps]); None (no count written) when a number does not
-    fit int32 or lies outside the instruction tables `use` / `line` (int64)."""
+         cnt: np.ndarray, out: np.ndarray = None):
+    """The batch `rec` (abi.TRACE_DTYPE) as int32 records [n, 8] (ITEM_COLUMNS), written
+    to `out` (C-contiguous int32 [n, 8]; a new array if None) and each counted in
+    cnt[warp] (int64[warps]); None (no count written) when a number does not fit int32
+    or lies outside the instruction tables `use` / `line` (int64)."""
     rec = np.ascontiguousarray(rec)
     n = len(rec)
     cyc, lat = _i64(cycles), _i64(latency)
     if cyc.size != n or lat.size != n or rec.dtype.itemsize % 8:
         return None
-    out = np.empty((n, W), np.int32)
+    if out is None:
+        out = np.empty((n, W), np.int32)
+    if out.shape != (n, W) or out.dtype != np.int32 or not out.flags.c_contiguous:
+        raise ValueError("pack: out must be C-contiguous int32 [n, 8]")
     rc = _fn(PACK, len(PACK_ARGS))(rec.ctypes.data, n, rec.dtype.itemsize, cyc.ctypes.data,
                                    lat.ctypes.data, use.ctypes.data, line.ctypes.data, use.size,
                                    nw, cnt.size, cnt.ctypes.data, out.ctypes.data)

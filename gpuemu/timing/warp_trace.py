@@ -46,6 +46,7 @@ _OP_LOADS = ("ld", "atom")        # requests whose value a later instruction rea
 # the native engine walks (native_engine.py), "warp" the warp g of the point.
 ITEM_COLUMNS = ("at", "kind", "pipe", "cost", "latency", "use", "line", "warp")
 _INT32_MAX = (1 << 31) - 1
+_ARENA_MIN, _ARENA_MAX = 1 << 12, 1 << 21    # records per block of packed batches
 
 
 @dataclass
@@ -94,6 +95,10 @@ class TraceRecorder:
         self._req: list = []           # per batch: int32 records [n, 8] (native_trace.pack) or
         #                                int64 columns (g, icount, pipe, cost, latency, use, line)
         self._counts = np.zeros(self.nw * self.nb, np.int64)   # packed requests per warp
+        # the packed batches' storage: blocks that grow to _ARENA_MAX records, filled in
+        # turn (a few large allocations, not a fresh small one per batch)
+        self._arena = np.zeros((0, len(ITEM_COLUMNS)), np.int32)
+        self._used = 0
         self._ev: list = []            # int64[n, 4] chunks, in arrival order
         self._pending: list = []       # rows from `event` not yet in a chunk
         self._splits: list = []        # (warp, parent id, fragment id, count at the split)
@@ -109,10 +114,15 @@ class TraceRecorder:
         if n == 0:
             return
         table = _instr_table(instrs)
+        if self._used + n > len(self._arena):
+            self._arena = np.empty((max(n, min(2 * len(self._arena), _ARENA_MAX), _ARENA_MIN),
+                                    len(ITEM_COLUMNS)), np.int32)
+            self._used = 0
         packed = native_trace.pack(rec, charge.cycles, charge.latency, table[0], table[1], self.nw,
-                                   self._counts)
+                                   self._counts, self._arena[self._used:self._used + n])
         if packed is not None:
             self._req.append(packed)
+            self._used += n
             return
         self._req.append(self._columns_of(rec, charge, table))
 

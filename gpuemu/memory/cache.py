@@ -69,16 +69,18 @@ class SectoredCache:
         """Empty the cache, as a new one of its geometry is (a renewed
         launch starts from cold caches: MemorySystem.reset). The state's
         arrays are kept for the next launch; only the sets in use are
-        forgotten, found from the lines their rows hold (a row holding
-        none, which only a non-allocating miss or `invalidate` leaves,
-        forgets every set)."""
+        forgotten, found from the line each row holds in its first way (a
+        miss fills the first empty way); where a row's first way is empty,
+        which only a non-allocating miss or `invalidate` leaves, every set
+        is forgotten."""
         st = self._state
-        if st is not None and st.rows:
-            held = st.planes[0][:st.rows].max(axis=1)       # any line of each row
-            if (held < 0).any():
+        rows = int(st.meta[0]) if st is not None else 0
+        if rows:
+            first = st.planes[0, :rows, 0]
+            if first.min() < 0:
                 st.row_of.fill(0)
-            else:
-                st.row_of[self._set_of(held)] = 0
+            else:      # _set_of(key) is key % (sets * partitions) for a key line * P + p
+                st.row_of[first % (self.num_sets * self.partitions)] = 0
             st.meta[:] = 0
         self._t = 0
         self.hits = self.misses = 0

@@ -249,7 +249,8 @@ class MemorySystem:
         for cache in (self.l1, self.l2, self.ro_cache):
             if cache is not None:
                 cache.reset()
-        self.const = constant_cache.ConstantCache(self.mem)
+        if self.const._per_sm:
+            self.const = constant_cache.ConstantCache(self.mem)
         self.sm_cycles.fill(0)
         self._warp_parts = []
         self.worst = WorstRequests()
@@ -807,8 +808,12 @@ class MemorySystem:
 
     def finish(self, stats, issue_cycles_per_sm=None) -> None:
         """End of launch: stats['cycles'] = max over SMs of issue + memory cycles."""
-        total = self.sm_cycles.copy()
+        total = self.sm_cycles
         if issue_cycles_per_sm is not None:
             issue = np.asarray(issue_cycles_per_sm, dtype=np.int64)
-            total[: issue.size] += issue[: total.size]
+            if issue.size == total.size:
+                total = total + issue
+            else:
+                total = total.copy()
+                total[: issue.size] += issue[: total.size]
         stats.add("cycles", int(total.max()) if total.size else 0)

@@ -149,3 +149,11 @@ def test_kept_worker_copies_count_a_second_launch_into_their_own_states(monkeypa
         assert launch(workers=2) == want
         # each worker counted its own blocks in its own state
         assert sum(merged) == want[0]["shared_load_requests"] + want[0]["shared_store_requests"]
+
+
+def test_only_kernels_with_shared_capable_instructions_are_counted_in_the_warps(monkeypatch):
+    got = launched("vecadd", monkeypatch, native=True)
+    want = launched("vecadd", monkeypatch, native=False)
+    assert got["totals"] == want["totals"] and got["traced_shared"] == 0
+    assert not wbc._counted(get_preset("sm_90").mem, [_instr(0, "ld", 4, "global")])
+    assert wbc._counted(get_preset("sm_90").mem, [_instr(0, "ld", 4, "generic")])

@@ -123,6 +123,23 @@ def applies(mem, instrs) -> bool:
     return True
 
 
+_RULES: dict = {}     # (id(instrs), id(mem)) -> (instrs, mem, whether the warps count)
+
+
+def _counted(mem, instrs) -> bool:
+    """Whether a kernel of `instrs` has shared-capable instructions and
+    `applies` (worked out once per kernel and rules: a launch asks again)."""
+    got = _RULES.get((id(instrs), id(mem)))
+    if got is not None and got[0] is instrs and got[1] is mem:
+        return got[2]
+    may = any(sync_op(i.op) is None and i.space in ("shared", "generic") for i in instrs)
+    out = may and applies(mem, instrs)
+    if len(_RULES) >= 256:
+        _RULES.clear()
+    _RULES[(id(instrs), id(mem))] = (instrs, mem, out)
+    return out
+
+
 class WarpBankCounts:
     """One run's (or block worker's) state: the native function counts into
     its arrays; `reset` starts a launch, `merge` takes in another worker's."""
@@ -236,7 +253,8 @@ class WarpBankCounts:
 def for_run(run, fresh: bool = False):
     """The run's WarpBankCounts for this launch, bound to its ctx (field
     C_WARP_COUNTS, in the ctx the next launch starts from too), or None
-    (unbound) where it does not apply. fresh: the run has a new ctx (a
+    (unbound) where it does not apply or the kernel has no shared-capable
+    instruction (nothing to count: no state, no per-warp arrays). fresh: the run has a new ctx (a
     block worker's copy): a state of its own."""
     from .memory_system import MemorySystem
     ms = run.memsys
@@ -244,7 +262,7 @@ def for_run(run, fresh: bool = False):
     on = (ms is not None and ms.native and MemorySystem.count_shared_in_warps
           and getattr(run, "recorder", None) is None and getattr(run, "checker", None) is None
           and getattr(run, "weak", None) is None and not run._weak_mode()
-          and applies(ms.mem, run.meta.instrs))
+          and _counted(ms.mem, run.meta.instrs))
     if on:
         shape = run.shape
         blocks = shape.grid[0] * shape.grid[1] * shape.grid[2]

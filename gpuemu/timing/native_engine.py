@@ -850,18 +850,42 @@ def _build_main(f: _Fn, call) -> None:
             f.ret(-1)
         b.store(nx, tv)
 
-    # while blocks wait for room: every SM, cycle by cycle (a block's end lets the next one in)
-    with f.while_(lambda: b.and_(f.lt(f.get("done"), nb), f.lt(f.get("next_block"), nb))):
-        cycle(c(0), M, lambda: f.lt(f.get("done"), nb))
-    # every block dispatched: the SMs no longer meet, each runs to its end alone (its records
-    # stay in the cache); timeline rows are put back in cycle order afterwards (tl_w0, tl_b0)
-    f.put("tl_w0", f.get("n_tl_warps"))
-    f.put("tl_b0", f.get("n_tl_bars"))
-    t0 = b.load(tv)
-    with f.loop(c(0), M) as (sm, lp_m):
-        b.store(t0, tv)
-        with f.while_(lambda: f.gt(f.ld("resident", sm), 0)):
-            cycle(sm, b.add(sm, c(1)), lambda: f.gt(f.ld("resident", sm), 0))
+    # While blocks wait for room: every SM, cycle by cycle (a block's end lets the next one
+    # in; alone = -1). Once every block is dispatched the SMs no longer meet: each runs to
+    # its end alone (alone = its number, from cycle t0; its records stay in the cache), and
+    # the timeline rows are put back in cycle order afterwards (tl_w0, tl_b0). One loop, so
+    # the cycle's code is written once.
+    alone, lo_v, hi_v, t0_v = f.var(-1), f.var(), f.var(), f.var()
+    with f.while_(lambda: f.ge(c(1), 0)) as wl:         # until the last SM is done (brk)
+        run_bb = f.fn.append_basic_block("run")
+        a = b.load(alone)
+        with b.if_then(f.lt(a, 0)):
+            with b.if_then(b.and_(f.lt(f.get("done"), nb), f.lt(f.get("next_block"), nb))):
+                b.store(c(0), lo_v)
+                b.store(M, hi_v)
+                f.jump(run_bb)
+            f.put("tl_w0", f.get("n_tl_warps"))
+            f.put("tl_b0", f.get("n_tl_bars"))
+            b.store(b.load(tv), t0_v)
+            b.store(c(0), alone)
+            wl.cont()
+        with b.if_then(f.ge(a, M)):
+            wl.brk()
+        with b.if_then(f.eq(f.ld("resident", a), 0)):
+            b.store(b.add(a, c(1)), alone)
+            b.store(b.load(t0_v), tv)
+            wl.cont()
+        b.store(a, lo_v)
+        b.store(b.add(a, c(1)), hi_v)
+        b.branch(run_bb)
+        b.position_at_end(run_bb)
+
+        def alive():
+            a = b.load(alone)
+            return b.select(f.lt(a, 0), f.lt(f.get("done"), nb),
+                            f.gt(f.ld("resident", f.max(a, c(0))), 0))
+
+        cycle(b.load(lo_v), b.load(hi_v), alive)
     f.put("scans", b.load(scans_v))
     f.ret()
     f.finish()

@@ -10,10 +10,18 @@ launch compiles), minimum of --repeats (default 3), results checked
 against numpy. Printed per kernel: seconds on, seconds off, on / off and
 the overhead (on - off). Issue 6 asks counters on within about 1.4x of
 off for matmul 512x512 (1,000x Numba's simulator per thread).
+
+`--processes N` runs the whole measurement in N fresh processes one after
+the other and prints each process's rows, then per kernel the least and
+the median over the processes: a launch's time can settle at a different
+level in each process (matmul 512x512 on an idle core: counters off
+0.51-0.93 s), and the minimum within one process does not show it.
 """
 from __future__ import annotations
 
 import argparse
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -46,7 +54,11 @@ def main(argv=None) -> int:
     ap.add_argument("--size", type=int, default=0, help="one size for every kernel (a test's small launch)")
     ap.add_argument("--kernels", default="matmul", help="comma-separated (default: matmul; 'all')")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--processes", type=int, default=1,
+                    help="run it in N fresh processes, then the least and median per kernel")
     a = ap.parse_args(argv)
+    if a.processes > 1:
+        return per_process(a)
     import compare
     names = list(compare.BENCHES) if a.kernels == "all" else a.kernels.split(",")
     print(f"{'kernel':14s} {'size':>8s} {'on s':>8s} {'off s':>8s} {'on/off':>7s} {'overhead s':>10s}")
@@ -61,6 +73,29 @@ def main(argv=None) -> int:
             t[stats] = cpu_seconds(bench, k, inp, stats, a.repeats)
         print(f"{name:14s} {size:>8d} {t[True]:8.4f} {t[False]:8.4f} {t[True] / max(t[False], 1e-9):6.2f}x"
               f" {t[True] - t[False]:10.4f}", flush=True)
+    return 0
+
+
+def per_process(a) -> int:
+    """Rerun this script in `a.processes` fresh processes; print every row, then per
+    kernel the least and median of on and off."""
+    cmd = [sys.executable, __file__, "--kernels", a.kernels, "--repeats", str(a.repeats)]
+    cmd += ["--quick"] if a.quick else []
+    cmd += ["--size", str(a.size)] if a.size else []
+    rows: dict = {}
+    for i in range(a.processes):
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()
+        if i == 0:
+            print("process " + out[0])
+        for line in out[1:]:
+            print(f"{i + 1:>7d} {line}", flush=True)
+            f = line.split()
+            rows.setdefault((f[0], f[1]), []).append((float(f[2]), float(f[3])))
+    print(f"{'kernel':14s} {'size':>8s} {'on least':>9s} {'on median':>9s} {'off least':>9s} {'off median':>10s}")
+    for (name, size), ts in rows.items():
+        on, off = [t[0] for t in ts], [t[1] for t in ts]
+        print(f"{name:14s} {size:>8s} {min(on):9.4f} {statistics.median(on):9.4f} "
+              f"{min(off):9.4f} {statistics.median(off):10.4f}")
     return 0
 
 

@@ -30,22 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def cpu_seconds(bench, k, inp: dict, stats: bool, repeats: int) -> float:
-    """Minimum CPU seconds of `repeats` launches (outputs fresh, result checked)."""
-    import gpuemu
-    dev = {n: gpuemu.asarray(v) for n, v in inp.items() if not n.startswith("_") and hasattr(v, "dtype")}
-    for n, v in inp.items():
-        dev.setdefault(n, v)
-    grid, block = bench.shape(inp)
-    best = None
-    for _ in range(repeats):
-        out = {n: gpuemu.asarray(v) for n, v in bench.outputs(inp).items()}
-        args = bench.args(dev, out)
-        t0 = time.process_time()
-        k(grid, block, args, stats=stats)
-        dt = time.process_time() - t0
-        bench.check(bench.result(out), inp, f"stats={stats}")
-        best = dt if best is None else min(best, dt)
-    return best
+    """Minimum CPU seconds of `repeats` launches (compare.gpuemu_launch: outputs fresh,
+    result checked)."""
+    import compare
+    return min(compare.gpuemu_launch(bench, k, inp, stats, repeats, clock=time.process_time)[0])
 
 
 def main(argv=None) -> int:
@@ -58,7 +46,7 @@ def main(argv=None) -> int:
                     help="run it in N fresh processes, then the least and median per kernel")
     a = ap.parse_args(argv)
     if a.processes > 1:
-        return per_process(a)
+        return per_process(a, list(sys.argv[1:] if argv is None else argv))
     import compare
     names = list(compare.BENCHES) if a.kernels == "all" else a.kernels.split(",")
     print(f"{'kernel':14s} {'size':>8s} {'on s':>8s} {'off s':>8s} {'on/off':>7s} {'overhead s':>10s}")
@@ -76,12 +64,10 @@ def main(argv=None) -> int:
     return 0
 
 
-def per_process(a) -> int:
-    """Rerun this script in `a.processes` fresh processes; print every row, then per
-    kernel the least and median of on and off."""
-    cmd = [sys.executable, __file__, "--kernels", a.kernels, "--repeats", str(a.repeats)]
-    cmd += ["--quick"] if a.quick else []
-    cmd += ["--size", str(a.size)] if a.size else []
+def per_process(a, argv: list) -> int:
+    """Rerun this script with ARGV in `a.processes` fresh processes; print every row,
+    then per kernel the least and median of on and off."""
+    cmd = [sys.executable, __file__, *argv, "--processes", "1"]     # the last one counts
     rows: dict = {}
     for i in range(a.processes):
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()

@@ -216,9 +216,9 @@ def test_a_kept_run_holds_no_counters_and_no_arrays_of_its_launch():
 def test_few_call_keys_are_kept_per_kernel():
     k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
     _, _, args = _vecadd(64)
-    for g in range(1, launch_cache.PLANS_PER_KERNEL + 5):
+    for g in range(1, launch_plan.PLANS_PER_KERNEL + 5):
         k((g,), (32,), args, stats=False)
-    assert len(_kept(k)) == launch_cache.PLANS_PER_KERNEL
+    assert len(_kept(k)) == launch_plan.PLANS_PER_KERNEL
 
 
 def test_a_kept_run_keeps_its_memory_system_for_the_next_launch_unless_large(monkeypatch):

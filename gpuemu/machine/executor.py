@@ -294,8 +294,8 @@ class LaunchRun:
         t0 = time.perf_counter()
         if getattr(self, "ctx", None) is None:     # a renewed run keeps its buffers
             self._setup()
-        if self.want_stats:     # a timing recorder set since: shared requests traced
-            warp_bank_counts.for_run(self)
+        if self.recorder is not None and self.__dict__.get("warp_counts") is not None:
+            warp_bank_counts.for_run(self)    # a timing recorder set since renew: shared requests traced
         if self._weak_mode():
             self.weak = weak_memory.WeakGlobalMemory(self.meta, self.memory, self.options.get("seed"))
         shape = self.shape

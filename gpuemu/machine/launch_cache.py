@@ -41,7 +41,6 @@ from gpuemu.errors import KernelError
 from . import block_runner
 from .block_workers import default_workers
 from .executor import grid_blocks
-from .launch_plan import PLANS_PER_KERNEL  # noqa: F401  (the same limits as launch_plan's pool)
 from .launch_plan import (RUNS_PER_PLAN, keep_idle, keep_memory_system, layout_of, pack, reusable,
                           write_args)
 

@@ -250,7 +250,7 @@ def keep_idle(kernel, pool_name: str, key, run, make_entry, idle_of) -> bool:
     PLANS_PER_KERNEL are dropped, and a run is not kept beyond RUNS_PER_PLAN
     per key, MAX_KEPT_BYTES per run or MAX_KERNEL_BYTES per pool. False:
     not kept."""
-    size = _kept_bytes(run)
+    size = run._kept_size = _kept_bytes(run)      # measured once, when kept
     if size > MAX_KEPT_BYTES:
         return False
     with _lock:
@@ -264,7 +264,7 @@ def keep_idle(kernel, pool_name: str, key, run, make_entry, idle_of) -> bool:
         pool.move_to_end(key)
         while len(pool) > PLANS_PER_KERNEL:
             pool.popitem(last=False)
-        total = sum(_kept_bytes(r) for e in pool.values() for r in idle_of(e))
+        total = sum(r._kept_size for e in pool.values() for r in idle_of(e))
         idle = idle_of(entry)
         if len(idle) >= RUNS_PER_PLAN or total + size > MAX_KERNEL_BYTES:
             return False
@@ -278,8 +278,6 @@ def give_back(kernel, run) -> None:
     if key is None or not reusable(run):
         return
     keep_memory_system(run)
-    if _kept_bytes(run) > MAX_KEPT_BYTES:
-        return
     # what only the finished launch needed (its counters, arguments)
     run.stats = run.findings = run.params = run.options = None
     keep_idle(kernel, "_plan_runs", key, run, list, lambda runs: runs)

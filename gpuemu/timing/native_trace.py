@@ -26,7 +26,8 @@ from __future__ import annotations
 import llvmlite.ir as ll
 import numpy as np
 
-from gpuemu.jit import engine
+from gpuemu.jit import abi, engine
+from gpuemu.memory.trace import SPACE_CODES
 from gpuemu.memory.native_ir import I32, Fn, c, prototype
 
 PACK, PLACE, FLUSH = "gpuemu_trace_pack", "gpuemu_trace_place", "gpuemu_trace_flush"
@@ -34,11 +35,17 @@ PACK_ARGS = ("rec", "n", "stride", "cycles", "latency", "use", "line", "ntab", "
              "cnt", "out")
 PLACE_ARGS = ("src", "n", "cur", "lastkey", "ec", "evend", "evrec", "evkey", "out")
 FLUSH_ARGS = ("nwarps", "cur", "ec", "evend", "evrec", "out")
-W = 8                                # int32 per record (warp_trace.ITEM_COLUMNS)
+# The columns of WarpPrograms.items, one int32 record of 32 bytes per stop point: the layout
+# the native engine walks (native_engine.py), "warp" the warp g of the point.
+ITEM_COLUMNS = ("at", "kind", "pipe", "cost", "latency", "use", "line", "warp")
+W = len(ITEM_COLUMNS)                # int32 per record
 INT32_MAX = (1 << 31) - 1
 # byte offsets of the fields of abi.TRACE_DTYPE that the hand-off reads
-INSTR, SPACE, BLOCK, WARP, ICOUNT = 0, 8, 12, 16, 24
-SHARED_SPACE, PIPE_LSU, PIPE_SHARED, MEM = 1, 0, 1, 0
+INSTR, SPACE, BLOCK, WARP, ICOUNT = (abi.TRACE_DTYPE.fields[n][1]
+                                     for n in ("instr", "space", "block", "warp", "icount"))
+MEM, BARRIER, EXIT = 0, 1, 2         # stop-point kinds
+PIPE_LSU, PIPE_SHARED = 0, 1         # global/local/constant requests, shared requests
+SHARED_SPACE = SPACE_CODES["shared"]
 
 
 def _copy_record(f: Fn, src, i, dst, j) -> None:

@@ -32,20 +32,13 @@ from gpuemu.jit import abi
 from gpuemu.machine.thread_scheduling import FRAGMENT_COUNT_MASK, FRAGMENT_ID_SHIFT
 
 from . import native_trace
+from .native_trace import (BARRIER, EXIT, INT32_MAX as _INT32_MAX, ITEM_COLUMNS, MEM, PIPE_LSU,  # noqa: F401
+                           PIPE_SHARED, SHARED_SPACE)
 from .warp_fragments import merge_fragments
 
-MEM, BARRIER, EXIT = 0, 1, 2
 KIND_NAMES = {MEM: "mem", BARRIER: "barrier", EXIT: "exit"}
-PIPE_LSU, PIPE_SHARED = 0, 1      # global/local/constant requests, shared requests
 N_PIPES = 2
-SHARED_SPACE = 1                  # gpuemu.memory.trace.SPACE_CODES['shared']
 _OP_LOADS = ("ld", "atom")        # requests whose value a later instruction reads
-
-
-# The columns of WarpPrograms.items, one int32 record of 32 bytes per stop point: the layout
-# the native engine walks (native_engine.py), "warp" the warp g of the point.
-ITEM_COLUMNS = ("at", "kind", "pipe", "cost", "latency", "use", "line", "warp")
-_INT32_MAX = (1 << 31) - 1
 _ARENA_MIN, _ARENA_MAX = 1 << 12, 1 << 21    # records per block of packed batches
 
 

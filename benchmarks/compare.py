@@ -525,6 +525,9 @@ def main(argv=None) -> int:
                     help="also run stats off on N block workers (N > 1; not pinned to one CPU)")
     ap.add_argument("--keep-cache", action="store_true",
                     help="use the normal gpuemu kernel cache (default: a fresh one, cold compiles)")
+    ap.add_argument("--repeats", type=int,
+                    help="warm runs per measurement, the least reported (default 3; 1 with --quick); "
+                         "more on a shared or virtual machine whose speed drifts")
     a = ap.parse_args(argv)
 
     cpu = pin_to_one_core(a.cpu) if a.workers <= 1 else (a.cpu or 0)
@@ -537,11 +540,11 @@ def main(argv=None) -> int:
 
     numba_why = "skipped (--no-numba)" if a.no_numba else numba_available(a.numba_python)
     names = a.kernels.split(",") if a.kernels else list(BENCHES)
-    repeats = 1 if a.quick else 3
+    repeats = a.repeats or (1 if a.quick else 3)
     t_all = time.perf_counter()
     print(f"gpuemu {getattr(gpuemu, '__version__', '')} functional mode vs Numba's CUDA simulator "
           f"vs numpy {np.__version__}; pinned to CPU {cpu}; "
-          f"{'quick: one run' if a.quick else 'min of 3 warm runs'}"
+          f"{'one run' if repeats == 1 else f'min of {repeats} warm runs'}"
           + (f"; numba: {numba_why}" if numba_why else ""), file=sys.stderr)
     rows = []
     for name in names:

@@ -93,3 +93,15 @@ def test_numba_shape_has_the_same_work_per_thread(name, small, full):
         _, launch = compare.gpuemu_launch(b, k, inp, True, 1)
         per_thread.append(launch.stats["thread_instructions"] / b.threads(inp))
     assert per_thread[0] == pytest.approx(per_thread[1], rel=0.01)
+
+
+def test_repeats_sets_the_warm_runs_of_each_measurement(tmp_path):
+    out = tmp_path / "rows.json"
+    cpus = os.sched_getaffinity(0)
+    try:                                  # main() pins the process to one CPU
+        compare.main(["--quick", "--no-numba", "--kernels", "vecadd", "--modes", "", "--repeats", "2",
+                      "--keep-cache", "--json", str(out)])
+    finally:
+        os.sched_setaffinity(0, cpus)
+    got = json.loads(out.read_text())
+    assert got["meta"]["repeats"] == 2

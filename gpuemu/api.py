@@ -488,7 +488,7 @@ class RawKernel:
         meta.line_key keys them; stats None: a launch without counters),
         findings and costliest requests, and its place on the host timeline;
         numpy arguments are copied back after it is placed there."""
-        mod, meta = self.module, self.meta
+        mod, meta = self.module, self.compiled.meta
         if stats is None:
             st, by_line = dict(NO_COUNTS), {}
         else:

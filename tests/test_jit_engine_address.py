@@ -36,3 +36,16 @@ def test_a_read_only_array_freed_and_another_at_its_id_gets_its_own_address():
         assert address(a) == a.ctypes.data
         seen.add(a.ctypes.data)
         del a
+
+
+def test_a_remembered_read_only_array_is_not_kept_alive():
+    import gc
+    import weakref
+    from gpuemu.jit import engine
+    a = _read_only(np.arange(100, dtype=np.int64))
+    address(a)
+    ref = weakref.ref(a)
+    del a
+    gc.collect()
+    assert ref() is None
+    assert all(r() is not None for r, _ in engine._READ_ONLY.values())

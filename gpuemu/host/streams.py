@@ -123,9 +123,12 @@ class Timeline:
         self.counters[name] = self.counters.get(name, 0) + value
 
     def _stream_ready(self, stream: Optional[Stream]) -> float:
-        if stream is None:
-            return max([self.default_ready] + [s.ready for s in self.streams.values()
-                                               if not s.non_blocking])
+        if stream is None:         # the default stream waits for every blocking stream
+            ready = self.default_ready
+            for s in self.streams.values():
+                if not s.non_blocking and s.ready > ready:
+                    ready = s.ready
+            return ready
         return max(stream.ready, self.default_ready if not stream.non_blocking else 0.0)
 
     def schedule(self, name: str, engine: str, seconds: float, stream: Optional[Stream] = None,

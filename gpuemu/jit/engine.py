@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import threading
+import weakref
 
 import llvmlite.binding as llvm
 
@@ -92,25 +93,35 @@ def native_function(symbol: str, build_ir, prototype):
 
 
 _from_buffer, _addressof = ctypes.c_char.from_buffer, ctypes.addressof
-_READ_ONLY: dict = {}      # id -> (array, address): read-only arrays (kernel tables) seen
+_READ_ONLY: dict = {}      # id -> (weak ref, address): read-only arrays (kernel tables) seen
+
+
+def _forget(key: int, ref) -> None:
+    """A remembered read-only array died: its entry goes (unless its id was taken again)."""
+    got = _READ_ONLY.get(key)
+    if got is not None and got[0] is ref:
+        del _READ_ONLY[key]
 
 
 def address(a) -> int:
     """The address of a numpy array's first element, as `a.ctypes.data`
-    gives it, for native calls: a C-contiguous writable array through
-    ctypes' buffer view, a few times cheaper (numpy's .ctypes object costs
-    microseconds, paid per array of every small batch); a read-only one
-    (a kernel's tables) remembered with the array, anything else as numpy
-    gives it."""
+    gives it, for native calls: a read-only one (a kernel's tables, handed
+    to every batch) remembered by a weak reference, found first; a
+    C-contiguous writable array through ctypes' buffer view, a few times
+    cheaper (numpy's .ctypes object costs microseconds, paid per array of
+    every small batch); anything else as numpy gives it."""
+    got = _READ_ONLY.get(id(a))
+    if got is not None and got[0]() is a:
+        return got[1]
     try:
         return _addressof(_from_buffer(a))
     except (TypeError, ValueError):
         pass
     if a.flags.writeable or not a.flags.c_contiguous:
         return a.ctypes.data
-    got = _READ_ONLY.get(id(a))
-    if got is None or got[0] is not a:
-        if len(_READ_ONLY) >= 1024:
-            _READ_ONLY.clear()
-        got = _READ_ONLY[id(a)] = (a, a.ctypes.data)
-    return got[1]
+    if len(_READ_ONLY) >= 1024:
+        _READ_ONLY.clear()
+    key = id(a)
+    ref = weakref.ref(a, lambda r, key=key: _forget(key, r))
+    _READ_ONLY[key] = (ref, a.ctypes.data)
+    return _READ_ONLY[key][1]

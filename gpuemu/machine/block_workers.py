@@ -95,7 +95,7 @@ class _Worker:
             self.run = run
             return
         w = copy.copy(run)
-        for k in ("_block_runner_scratch", "_block_range_scratch", KEPT):   # one per worker
+        for k in ("_block_runner_scratch", "_block_range_scratch", KEPT, "_trace_columns"):   # one per worker
             w.__dict__.pop(k, None)
         w._setup()
         w.issue = np.zeros(run.preset.num_sms, dtype=np.int64)
@@ -193,11 +193,7 @@ def kept_bytes(run) -> int:
     buffers and spare trace buffers): launch_plan counts them with the run's."""
     n = 0
     for wk in run.__dict__.get(KEPT, ()):
-        w = wk.run
-        for name in ("frames", "shared", "header_template", "trace", "counters"):
-            a = getattr(w, name, None)
-            n += a.nbytes if a is not None else 0
-        n += sum(b.nbytes for b in wk.spare)
+        n += wk.run.buffer_bytes() + sum(b.nbytes for b in wk.spare)
     return n
 
 

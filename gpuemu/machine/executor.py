@@ -25,6 +25,7 @@ from gpuemu.jit import abi
 from gpuemu.memory import warp_bank_counts
 from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.memory.trace import AccessBatch
+from gpuemu.memory.trace_columns import TraceColumns
 from gpuemu.stats import Stats
 
 from . import block_runner, block_workers, weak_memory
@@ -226,6 +227,23 @@ class LaunchRun:
         seed = options.get("seed")
         self._order_rng = np.random.default_rng(seed) if seed is not None else None
 
+    # the arrays a finished run keeps for its next launch (buffer_bytes)
+    KEPT_ARRAYS = ("frames", "shared", "header_template", "trace", "counters", "issue")
+
+    def buffer_bytes(self) -> int:
+        """Bytes of the buffers this run keeps for a next launch: its arrays,
+        its warp bank counts and trace columns (launch_plan's budget of kept
+        runs counts them; the memory system's caches apart)."""
+        d = self.__dict__
+        n = 0
+        for name in self.KEPT_ARRAYS:
+            a = d.get(name)
+            n += a.nbytes if a is not None else 0
+        for name in ("warp_counts", "_trace_columns"):
+            o = d.get(name)
+            n += o.nbytes if o is not None else 0
+        return n
+
     def _reset_batch(self, blocks: list):
         """Fresh headers for the warps of `blocks` [(linear, (x, y, z), sm)]."""
         nw = self.shape.warps_per_block
@@ -270,7 +288,12 @@ class LaunchRun:
         """Charge trace records (abi.TRACE_DTYPE, issue order) to the memory model."""
         if self.memsys is None:
             return
-        self._charge_prepared(self._prepare_records(r, own=False), r)
+        ms = self.memsys
+        cols = self.__dict__.get("_trace_columns")
+        if cols is None:                # charged at once: the columns are kept for the run
+            cols = self._trace_columns = TraceColumns(len(self.trace))
+        ms._tables(self.meta.instrs)
+        self._charge_prepared(ms.prepare(cols.batch(r, ms._op, ms._size, ms._skip), self.meta.instrs), r)
 
     def _prepare_records(self, r: np.ndarray, own: bool = True):
         """The memory model's order-free part of charging trace records

@@ -32,6 +32,7 @@ Results, counters, findings and errors are those of the full path
 """
 from __future__ import annotations
 
+import os
 import time
 
 from gpuemu.check.shadow_memory import forget_args
@@ -78,10 +79,21 @@ def call_key(grid, block, shared_mem, budget, stats, mode, scheduler, block_sche
     return grid, block, shared_mem, max_dynamic, budget, stats, opts
 
 
+_ENVIRON = os.environ
+_ENV = getattr(_ENVIRON, "_data", None)      # the dict behind os.environ (CPython)
+_ENV_KEY = _ENVIRON.encodekey("GPUEMU_WORKERS") if _ENV is not None else None
+
+
 def _one_worker(options: dict) -> bool:
     """Whether the launch runs on one block worker (call_key let only
-    workers=1 through; without the option, $GPUEMU_WORKERS decides)."""
-    return options.get("workers") is not None or default_workers() == 1
+    workers=1 through; without the option, $GPUEMU_WORKERS decides, read
+    on every call: unset, it is one worker, found without os.environ's
+    encoding and KeyError, a microsecond or two per launch)."""
+    if options.get("workers") is not None:
+        return True
+    if _ENV is not None and os.environ is _ENVIRON and _ENV_KEY not in _ENV:
+        return True
+    return default_workers() == 1
 
 
 class KeptLaunch:

@@ -217,12 +217,9 @@ def take_run(kernel, shape, params, symbols, memory, budget, stats, scheduler,
 
 
 def _kept_bytes(run) -> int:
-    n = 0
-    for name in ("frames", "shared", "header_template", "trace", "counters"):
-        a = getattr(run, name, None)
-        n += a.nbytes if a is not None else 0
+    """Bytes a kept run holds: its buffers, its memory system's caches, its worker copies."""
     ms = getattr(run, "memsys", None)
-    return n + (ms.state_bytes() if ms is not None else 0) + block_workers.kept_bytes(run)
+    return run.buffer_bytes() + (ms.state_bytes() if ms is not None else 0) + block_workers.kept_bytes(run)
 
 
 def keep_memory_system(run) -> None:

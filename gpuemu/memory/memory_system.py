@@ -410,7 +410,8 @@ class MemorySystem:
         p = PreparedBatch(batch=batch, n=n, space=space, addr=np.asarray(batch.addr, dtype=np.int64),
                           mask=np.asarray(batch.mask, dtype=np.uint32),
                           cycles=np.zeros(n, dtype=np.int64), latency=np.zeros(n, dtype=np.int64),
-                          stats=Stats(), worst=WorstRequests())
+                          stats=Stats(), worst=WorstRequests(),
+                          arrays=getattr(batch, "arrays", None))   # trace_columns.py made them
         if n == 0:
             return self._gather(p)
         if not self.native:      # the numpy form of native_cycle_sums (apply)

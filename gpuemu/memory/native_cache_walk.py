@@ -22,11 +22,11 @@ from __future__ import annotations
 import llvmlite.ir as ll
 import numpy as np
 
-from gpuemu.jit import engine
+from gpuemu.jit import packed_call
 from gpuemu.jit.engine import address
 
 from .native_coalescer import emit_selected
-from .native_ir import I8, I32, Fn, c, prototype
+from .native_ir import I8, I32, Fn, c
 from .native_lru import emit_lru_access
 from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
 
@@ -178,13 +178,13 @@ def cache_walk(arrays: tuple, spaces: tuple, start: np.ndarray, sec: np.ndarray,
     l1_args = _cache_args(l1, m) if l1 is not None else [0] * len(CACHE_ARGS)
     k1 = mem.l1_sector_bytes // 32 if l1 is not None else 1
     spl1 = mem.l1_line_bytes // mem.l1_sector_bytes if l1 is not None else 1
-    engine.native_function(SYMBOL, _build_ir, prototype(len(ARGS)))(
+    packed_call.native(SYMBOL, _build_ir, len(ARGS))((   # one array of arguments: packed_call.py
         *batch_addresses(arrays), *spaces, address(start), address(sec), address(kind),
         num_sms, k1.bit_length() - 1, spl1.bit_length() - 1, l2.sectors_per_line.bit_length() - 1,
         mem.cycles_per_l1_sector, mem.cycles_per_l2_sector, mem.cycles_per_dram_sector,
         mem.l1_hit_latency, mem.l2_hit_latency, mem.dram_latency,
         address(cycles), address(latency), address(table), address(clock),
-        *l1_args, *_cache_args(l2, m))
+        *l1_args, *_cache_args(l2, m)))
     for cc, t, (h0, a0) in zip((l1, l2), clock.tolist(), before):
         if cc is not None:
             st = cc._lru()

@@ -18,11 +18,11 @@ from __future__ import annotations
 import llvmlite.ir as ll
 import numpy as np
 
-from gpuemu.jit import engine
+from gpuemu.jit import packed_call
 from gpuemu.jit.engine import address
 
 from .native_banks import emit_multiplicity
-from .native_ir import I32, Fn, c, prototype
+from .native_ir import I32, Fn, c
 from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
 
 SYMBOL = "gpuemu_coalesce_pass"
@@ -147,9 +147,9 @@ def coalesce_pass(arrays: tuple, spaces: tuple, mem, max_words: int, cycles: np.
     for a in (cycles, latency, table):
         if a.dtype != np.int64 or not a.flags.c_contiguous:
             raise ValueError("coalesce_pass: cycles, latency and table must be C-contiguous int64")
-    engine.native_function(SYMBOL, _build_ir, prototype(len(ARGS)))(
+    packed_call.native(SYMBOL, _build_ir, len(ARGS))((   # one array of arguments: packed_call.py
         *batch_addresses(arrays), *spaces, mem.local_interleave_bytes, mem.local_interleave_bytes.bit_length() - 1,
         mem.local_bytes_per_thread_window * WARP,
         mem.cycles_per_atomic_serialization, address(cycles), address(latency), address(table),
-        address(sec), address(start))
+        address(sec), address(start)))
     return sec[:int(start[-1])], start

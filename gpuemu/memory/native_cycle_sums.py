@@ -14,10 +14,10 @@ from __future__ import annotations
 import llvmlite.ir as ll
 import numpy as np
 
-from gpuemu.jit import engine
+from gpuemu.jit import packed_call
 from gpuemu.jit.engine import address
 
-from .native_ir import I32, Fn, c, prototype
+from .native_ir import I32, Fn, c
 from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
 
 SYMBOL = "gpuemu_cycle_sums"
@@ -58,7 +58,7 @@ def cycle_sums(arrays: tuple, cycles: np.ndarray, sm_cycles: np.ndarray, table: 
     for a in (cycles, sm_cycles, table):
         if a.dtype != np.int64 or not a.flags.c_contiguous:
             raise ValueError("cycle_sums: cycles, sm_cycles and table must be C-contiguous int64")
-    runs = engine.native_function(SYMBOL, _build_ir, prototype(len(ARGS)))(
+    runs = packed_call.native(SYMBOL, _build_ir, len(ARGS))((   # one array of arguments: packed_call.py
         *batch_addresses(arrays), address(cycles), sm_cycles.size, address(sm_cycles),
-        address(table), address(keys), address(sums))
+        address(table), address(keys), address(sums)))
     return keys[:runs], sums[:runs]

@@ -74,6 +74,9 @@ class _Batch(tuple):
     args: tuple
 
 
+Batch = _Batch      # also made by trace_columns.TraceColumns.batch (a run's kept columns)
+
+
 def emit_request(f, i) -> dict:
     """In a native pass (native_ir.Fn with BATCH_ARGS): request i's fields
     as int64 values: instr, space, row, op, size, skip, mask."""

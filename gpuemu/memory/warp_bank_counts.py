@@ -160,6 +160,12 @@ class WarpBankCounts:
             s[field] = a.ctypes.data
         self.address = s.ctypes.data
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of its arrays (a kept run's budget counts them: LaunchRun.buffer_bytes)."""
+        return sum(a.nbytes for a in (self.table, self.sm_wavefronts, self.warp_wavefronts,
+                                      self.best, self.state))
+
     def fits(self, n_instrs: int, num_sms: int, warps_per_block: int, blocks: int) -> bool:
         """Whether this state serves a launch of that kernel and shape."""
         return (self.n_instrs == max(n_instrs, 1) and self.sm_wavefronts.size == num_sms

@@ -1,0 +1,80 @@
+"""packed_call: a native helper called with its arguments in one array
+returns what a direct ctypes call returns, with the arguments in order."""
+import threading
+
+import llvmlite.ir as ll
+import numpy as np
+import pytest
+
+from gpuemu.jit import engine, packed_call
+from gpuemu.memory.native_ir import Fn, prototype
+
+NARGS = 45      # as many as native_cache_walk's
+
+
+def _build() -> str:
+    """f(a0..a44) = sum of a_i * (i + 1), and a0 stored at the address a44."""
+    m = ll.Module(name="packed_call_test")
+    names = tuple(f"a{i}" for i in range(NARGS))
+    f = Fn(m, "gpuemu_test_packed_call", names)
+    b = f.b
+    total = f.var(0)
+    for i, name in enumerate(names):
+        f.inc(total, b.mul(f.arg[name], ll.Constant(ll.IntType(64), i + 1)))
+    f.st(f.ptr("a44"), 0, f.arg["a0"])
+    f.ret(f.get(total))
+    f.finish()
+    return str(m)
+
+
+def _args(out: np.ndarray, seed: int) -> list:
+    rng = np.random.default_rng(seed)
+    return [int(v) for v in rng.integers(-(1 << 40), 1 << 40, NARGS - 1)] + [out.ctypes.data]
+
+
+def _expected(args) -> int:
+    total = sum(a * (i + 1) for i, a in enumerate(args))
+    return (total + (1 << 63)) % (1 << 64) - (1 << 63)     # int64 wrap-around
+
+
+def test_a_packed_call_returns_what_a_direct_call_returns():
+    direct = engine.native_function("gpuemu_test_packed_call", _build, prototype(NARGS))
+    packed = packed_call.native("gpuemu_test_packed_call", _build, NARGS)
+    out = np.zeros(1, dtype=np.int64)
+    args = _args(out, 1)
+    assert packed(args) == direct(*args) == _expected(args)
+    assert out[0] == args[0]
+
+
+def test_each_argument_keeps_its_place_and_sign():
+    packed = packed_call.native("gpuemu_test_packed_call", _build, NARGS)
+    out = np.zeros(1, dtype=np.int64)
+    args = [0] * (NARGS - 1) + [out.ctypes.data]
+    args[0], args[43] = -7, 5
+    assert packed(args) == -7 + 5 * 44 + out.ctypes.data * 45 and out[0] == -7
+
+
+def test_a_wrong_number_of_arguments_is_refused():
+    packed = packed_call.native("gpuemu_test_packed_call", _build, NARGS)
+    with pytest.raises(TypeError, match="takes 45 arguments, got 3"):
+        packed([1, 2, 3])
+
+
+def test_threads_calling_at_once_each_get_their_own_result():
+    packed = packed_call.native("gpuemu_test_packed_call", _build, NARGS)
+    got, want = {}, {}
+
+    def work(t):
+        out = np.zeros(1, dtype=np.int64)
+        for r in range(200):
+            args = _args(out, 1000 * t + r)
+            if packed(args) != _expected(args):
+                got[t] = args
+                return
+        want[t] = True
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert got == {} and len(want) == 4

@@ -28,6 +28,14 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
    batches (on idle cores: waiting for the GIL); all_cpu, the CPU of all
    threads, against one worker's shows what running in parallel adds
    (GIL hand-offs, caches).
+4. model (`--model` prints only this one): N workers' schedule
+   (benchmarks/worker_schedule.py) worked out from one worker's thread CPU:
+   the ranges run_parallel hands out, each costing its blocks' share of
+   the launch's work on the thread that runs it and of the ordered step
+   on the thread that charges it. What the schedule alone allows (the
+   ordered chain, the ranges' grain), fair on a loaded machine; on idle
+   cores the measured speed-up falls short of it by the GIL waits and
+   the slower memory of two threads at once.
 """
 from __future__ import annotations
 
@@ -45,7 +53,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import gpuemu  # noqa: E402
 from gpuemu.machine import block_runner, block_workers  # noqa: E402
-from gpuemu.machine.executor import LaunchRun  # noqa: E402
+from gpuemu.machine.block_ranges import GuidedRanges  # noqa: E402
+from gpuemu.machine.executor import TRACE_CAPACITY, LaunchRun  # noqa: E402
+from worker_schedule import schedule  # noqa: E402
 
 
 def _vecadd(n: int):
@@ -220,6 +230,59 @@ def _serial_table(args) -> None:
                   f"{s0:.3f} | {overlapped:.2f}x |")
 
 
+def _records(launch) -> int:
+    """Trace records of one launch (counters on, one worker)."""
+    seen = [0]
+    orig = LaunchRun._prepare_records
+
+    def count(self, r, *a, **kw):
+        seen[0] += len(r)
+        return orig(self, r, *a, **kw)
+    LaunchRun._prepare_records = count
+    try:
+        launch(workers=1)
+    finally:
+        LaunchRun._prepare_records = orig
+    return seen[0]
+
+
+def model_ranges(blocks: int, nworkers: int, tpb: int, stats: bool, records: int) -> list:
+    """Blocks per range as run_parallel hands them out: guided (counters off),
+    or even and, after the first range, in whole trace buffers (on)."""
+    src = GuidedRanges(0, blocks, nworkers, tpb, even=stats)
+    out = []
+    while (got := src.take()) is not None:
+        out.append(len(got[1]))
+        if stats and len(out) == 1 and records:
+            src.in_units(int(0.98 * TRACE_CAPACITY * blocks / records))
+    return out
+
+
+def _model_table(args) -> None:
+    n = args.workers
+    print(f"\nModel of {n} workers' schedule (benchmarks/worker_schedule.py) from one worker's thread "
+          f"CPU (the least of {args.repeats} runs): each range costs its blocks' share of the native "
+          "loops, prepare and the rest on the thread that runs it, of the ordered step on the thread "
+          "that charges it; no GIL waits, no slower memory with two threads running")
+    print(f"| kernel | threads | counters | 1 worker CPU (ms) | ordered step (ms) | ranges | "
+          f"{n} workers, model (ms) | speed-up, model |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, threads, launch, _, _ in _kernels(args):
+        tpb = 256                          # both kernels' blocks
+        blocks = threads // tpb
+        records = _records(launch)
+        for stats in (False, True):
+            t = phase_times(launch, 1, args.repeats, stats=stats)
+            ordered = t["main_apply"]
+            rest = t["main_cpu"] - ordered
+            ranges = model_ranges(blocks, n, tpb, stats, records)
+            work = [rest * b / blocks for b in ranges]
+            apply = [ordered * b / blocks for b in ranges]
+            wall = schedule(work, apply, n)
+            print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {t['main_cpu']:.1f} | "
+                  f"{ordered:.1f} | {len(ranges)} | {wall:.1f} | {t['main_cpu'] / wall:.2f}x |")
+
+
 def _speed_table(args) -> None:
     n = args.workers
     print(f"| kernel | threads | counters | 1 worker (s), min | {n} workers (s), min | speed-up | "
@@ -259,10 +322,14 @@ def main() -> None:
                     help="print only the serial share of one worker's launch and Amdahl's bound")
     ap.add_argument("--phases", action="store_true",
                     help="print only the time per phase (CPU and idle per thread) at 1 and N workers")
+    ap.add_argument("--model", action="store_true",
+                    help="print only the model of N workers' schedule from one worker's thread CPU")
     args = ap.parse_args()
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     print(f"cores allowed: {cores}; load average: {os.getloadavg()}")
-    if args.serial or args.phases:
+    if args.serial or args.phases or args.model:
+        if args.model:
+            _model_table(args)
         if args.serial:
             _serial_table(args)
         if args.phases:
@@ -271,6 +338,7 @@ def main() -> None:
     _speed_table(args)
     _serial_table(args)
     _phase_table(args)
+    _model_table(args)
 
 
 if __name__ == "__main__":

@@ -141,3 +141,33 @@ def test_many_sets_first_used_in_any_order_agree_with_reference_lru(calls):
         got += c.access(np.array([l for l, _ in call]), np.array([b for _, b in call])).tolist()
     flat = [x for call in calls for x in call]
     assert got == lru_reference([l for l, _ in flat], [b for _, b in flat], 256, 2)
+
+
+@settings(max_examples=150, deadline=None)
+@given(steps=st.lists(st.tuples(st.booleans(), st.lists(st.tuples(st.integers(0, 23), st.integers(1, 15)),
+                                                          min_size=1, max_size=12)),
+                      min_size=1, max_size=8),
+       assoc=st.sampled_from([1, 2, 4]))
+def test_lines_invalidated_anywhere_in_a_set_are_gone_and_the_rest_keep_their_lru_order(steps, assoc):
+    c = SectoredCache(4 * 128 * assoc, 128, 32, assoc)       # 4 sets
+    ref = [[] for _ in range(4)]                              # per set: [line, valid bits], most recent last
+    for invalidate, call in steps:
+        lines = np.array([line for line, _ in call])
+        if invalidate:
+            c.invalidate(lines)
+            for line in lines.tolist():
+                ref[line % 4] = [e for e in ref[line % 4] if e[0] != line]
+            continue
+        got = c.access(lines, np.array([b for _, b in call])).tolist()
+        want = []
+        for line, b in call:
+            ways = ref[line % 4]
+            entry = next((e for e in ways if e[0] == line), None)
+            want.append(entry[1] & b if entry else 0)
+            if entry:
+                ways.remove(entry)
+                entry[1] |= b
+            elif len(ways) == assoc:
+                ways.pop(0)
+            ways.append(entry or [line, b])
+        assert got == want

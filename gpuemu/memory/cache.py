@@ -148,14 +148,21 @@ class SectoredCache:
         if keys.size == 0:
             return
         st = self._lru()
-        at = st.row_of[self._set_of(keys)].astype(np.int64) - 1
-        keys, at = keys[at >= 0], at[at >= 0]                 # a set never used holds nothing
-        rows = st.planes[0][at]                               # [M, assoc]
-        hit = rows == keys[:, None]
-        r, w = np.nonzero(hit)
-        s = at[r]
-        st.planes[0][s, w] = -1
-        st.planes[1][s, w] = 0
+        tags = st.planes[0]
+        for key, s in zip(keys.tolist(), self._set_of(keys).tolist()):
+            row = int(st.row_of[s]) - 1
+            if row < 0:                          # a set never used holds nothing
+                continue
+            used = self.assoc
+            for w in range(self.assoc):          # the ways in use come first (native_lru)
+                if tags[row, w] == -1:
+                    used = w
+                    break
+            hit = np.flatnonzero(tags[row, :used] == key)
+            if hit.size:                          # close the gap: the ways in use stay first
+                w = int(hit[0])
+                st.planes[:, row, w:used - 1] = st.planes[:, row, w + 1:used].copy()
+                tags[row, used - 1] = -1
 
 
 _POP16 = np.array([bin(i).count("1") for i in range(1 << 16)], dtype=np.int64)

@@ -489,11 +489,12 @@ class RawKernel:
         findings and costliest requests, and its place on the host timeline;
         numpy arguments are copied back after it is placed there."""
         mod, meta = self.module, self.compiled.meta
+        key = meta.line_key if meta.line_files else None    # else a counter row is its line
         if stats is None:
             st, by_line = dict(NO_COUNTS), {}
         else:
             st = stats.as_dict()
-            by_line = {meta.line_key(row): c for row, c in stats.lines_dict().items()}
+            by_line = {key(row) if key else row: c for row, c in stats.lines_dict().items()}
             wi = st["warp_instructions"]
             st["active_lanes_per_instruction"] = (st["thread_instructions"] / wi) if wi else 0.0
         placed = place_launch(self.name, st, mod.preset, stream)   # before the copies back
@@ -501,7 +502,7 @@ class RawKernel:
             host[...] = dev.get().reshape(host.shape)
         ms = run.memsys
         if ms is not None:
-            worst = {(sp, meta.line_key(row)): w for (sp, row), w in ms.worst.by_line.items()}
+            worst = {(sp, key(row) if key else row): w for (sp, row), w in ms.worst.by_line.items()}
             config = ms.mem
         else:
             worst, config = {}, None

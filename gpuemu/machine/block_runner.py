@@ -396,6 +396,9 @@ def usable(run) -> bool:
             and (rec is None or hasattr(rec, "ev_state")))
 
 
+_NO_EVENTS = (None, None)
+
+
 def _event_buffer(run) -> tuple:
     """(buffer, state) pointers of the recorder's event buffer, or (None, None)."""
     rec = getattr(run, "recorder", None)
@@ -459,7 +462,7 @@ def run_range(run, lin0: int, lin1: int) -> None:
     lin = lin0
     while lin < lin1:
         code = fn(run.ck.address, fptrs_p, nw, run._ctxp, st_p, lin, lin1, lau_p,
-                  *_event_buffer(run))
+                  *(_NO_EVENTS if getattr(run, "recorder", None) is None else _event_buffer(run)))
         if code == DONE:
             return
         lin = int(lau[L_STOPPED])

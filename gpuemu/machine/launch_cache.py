@@ -120,8 +120,9 @@ def launch(kernel, key, args, stream, options: dict):
     if run.memory is not device_memory():    # a new device memory: the run is stale
         return None
     copies = hold = ()
-    forget_args(args)                   # pointer arguments count as written (no initcheck)
-    if not write_args(got.layout, run._params_view, args):   # numpy arrays, conversions, errors
+    # pointer arguments count as written (no initcheck): write_args forgets those it writes
+    if not write_args(got.layout, run._params_view, args, forget=True):
+        forget_args(args)               # numpy arrays, conversions, errors: the full packing
         try:
             params, copies, hold = pack(kernel, args)
         except BaseException:

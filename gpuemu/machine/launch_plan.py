@@ -144,12 +144,14 @@ def layout_of(kernel) -> tuple:
 _U64 = struct.Struct("<Q")
 
 
-def write_args(layout, raw, args) -> bool:
+def write_args(layout, raw, args, forget: bool = False) -> bool:
     """Write `args` into the parameter buffer `raw` (a writable buffer) when
     each is of a kind written directly: a DeviceArray for a pointer, a numpy
     scalar of the parameter's own type, a Python int in an int parameter's
     range. False (raw partly written) when one is not: RawKernel._pack's
-    full path then converts it or names what is wrong."""
+    full path then converts it or names what is wrong. forget: each pointer
+    argument written counts as written for initcheck (as
+    check.shadow_memory.forget_args does; a launch without initcheck)."""
     if type(args) is not tuple or len(args) != len(layout):
         return False
     for (kind, off, size, st, pk, lo, hi), a in zip(layout, args):
@@ -157,10 +159,13 @@ def write_args(layout, raw, args) -> bool:
         if kind == _PTR:
             if ta is not DeviceArray:
                 return False
-            v = a._alloc.pointer + a._offset        # DeviceArray.ptr
+            al = a._alloc
+            v = al.pointer + a._offset        # DeviceArray.ptr
             if not 0 <= v <= hi:
                 return False
             pk.pack_into(raw, off, v)
+            if forget and getattr(al, "shadow", None) is not None:
+                al.shadow = None
         elif kind is not None and ta is st:
             raw[off:off + size] = a.tobytes()
         elif kind == _INT and ta is int and lo <= a <= hi:

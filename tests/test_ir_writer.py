@@ -47,3 +47,27 @@ def test_loops_with_break_and_continue_and_while_do_what_python_does():
     fn = engine.native_function("gpuemu_test_ir_writer", _build, _PROTO)
     for n in (0, 1, 5, 10, 25):
         assert fn(n) == _expected(n)
+
+
+_PROTO2 = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
+
+
+def _build_arith() -> str:
+    """min(x, y) + 2 * max(x, y) (signed) + 8 * (x < y) + 16 * popcount(x) (as bits 0-3, 4-...)."""
+    m = ll.Module(name="ir_writer_arith_test")
+    w = IRWriter(ll.Function(m, ll.FunctionType(I64, [I64, I64]), "gpuemu_test_ir_writer_arith"))
+    b = w.b
+    x, y = w.fn.args
+    lt = b.zext(w.cmp("<", x, y), I64)
+    out = b.add(b.add(w.min(x, y), b.mul(w.max(x, y), ll.Constant(I64, 2))),
+                b.add(b.mul(lt, ll.Constant(I64, 8)), b.mul(w.popcount(x), ll.Constant(I64, 16))))
+    b.ret(out)
+    w.close_entry()
+    return str(m)
+
+
+def test_cmp_min_max_are_signed_and_popcount_counts_set_bits():
+    fn = engine.native_function("gpuemu_test_ir_writer_arith", _build_arith, _PROTO2)
+    for x, y in ((3, 5), (5, 3), (-1, 2), (2, -1), (-7, -7), (0, 0), (0b1011, -4)):
+        ones = bin(x & ((1 << 64) - 1)).count("1")
+        assert fn(x, y) == min(x, y) + 2 * max(x, y) + 8 * (x < y) + 16 * ones

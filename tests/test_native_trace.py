@@ -109,11 +109,14 @@ def test_a_warps_requests_out_of_order_are_sorted_the_numpy_way():
     assert p.at.tolist() == [2, 6, 8] and p.items is not None
 
 
-@pytest.mark.parametrize("cycles, icount, iid", [([1 << 31], 0, 0), ([1], 1 << 32, 0), ([1], 0, 5)])
-def test_pack_refuses_what_does_not_fit_and_counts_nothing(cycles, icount, iid):
-    # a cost beyond int32; a fragment's count (its id in bits 32-63); an instruction unknown
+@pytest.mark.parametrize("cycles, icount, iid, use0, line0", [
+    ([1 << 31], 0, 0, 2, 3), ([1], 1 << 32, 0, 2, 3), ([1], 0, 5, 2, 3), ([1], 0, 0, -2, 3),
+    ([1], 0, 0, 1 << 31, 3), ([1], 0, 0, 2, 1 << 31), ([1], 0, 0, 2, -(1 << 31) - 1)])
+def test_pack_refuses_what_does_not_fit_and_counts_nothing(cycles, icount, iid, use0, line0):
+    # a cost beyond int32; a fragment's count (its id in bits 32-63); an instruction unknown;
+    # a use below -1 or beyond int32; a row beyond int32 either way
     cnt = np.zeros(1, np.int64)
-    use, line = np.array([2, -1], np.int64), np.array([3, 4], np.int64)
+    use, line = np.array([use0, -1], np.int64), np.array([line0, 4], np.int64)
     got = native_trace.pack(_records([(0, 0, icount, iid, 0)]), cycles, [5], use, line, 1, cnt)
     assert got is None and cnt.tolist() == [0]
 
@@ -126,3 +129,24 @@ def test_a_batch_that_does_not_fit_keeps_int64_columns():
     p = rec.programs()
     assert p.items is None
     assert p.cost.tolist() == [1 << 31, 2, 0] and p.at.tolist() == [0, 1, 4]
+
+
+def test_fits_takes_each_fields_bounds_and_nothing_past_them():
+    top = native_trace.INT32_MAX
+    assert native_trace.fits(at=np.array([0, top]), use=np.array([-1, top]), line=np.array([-top - 1, top]),
+                             cost=np.array([1, top]), latency=np.array([1, top]))
+    assert native_trace.fits(at=np.zeros(0, np.int64))
+    for name, bad in (("at", -1), ("at", top + 1), ("use", -2), ("line", -top - 2), ("cost", top + 1),
+                      ("latency", top + 1)):
+        assert not native_trace.fits(**{name: np.array([0, bad])}), (name, bad)
+
+
+def test_pack_takes_the_bounds_themselves():
+    cnt = np.zeros(1, np.int64)
+    top = native_trace.INT32_MAX
+    use, line = np.array([-1, top], np.int64), np.array([-top - 1, top], np.int64)
+    got = native_trace.pack(_records([(0, 0, top, 0, 0), (0, 0, top, 1, 0)]), [top, 1], [1, top],
+                            use, line, 1, cnt)
+    assert got is not None and cnt.tolist() == [2]
+    assert got[:, 3].tolist() == [top, 1] and got[:, 4].tolist() == [1, top]
+    assert got[:, 5].tolist() == [-1, top] and got[:, 6].tolist() == [-top - 1, top]

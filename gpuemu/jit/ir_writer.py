@@ -91,3 +91,22 @@ class IRWriter:
         """while cond_fn(): ..."""
         with self.while_blocks(cond_fn):
             yield
+
+    # int64 arithmetic (Python ints become constants)
+    def cmp(self, op: str, x, y):
+        """x op y, signed ("<", "<=", ">", ">=", "==", "!=")."""
+        return self.b.icmp_signed(op, _v(x), _v(y))
+
+    def max(self, x, y):
+        x, y = _v(x), _v(y)
+        return self.b.select(self.b.icmp_signed(">", x, y), x, y)
+
+    def min(self, x, y):
+        x, y = _v(x), _v(y)
+        return self.b.select(self.b.icmp_signed("<", x, y), x, y)
+
+    def popcount(self, x):
+        """The number of set bits of x."""
+        m = self.fn.module
+        fn = m.globals.get("llvm.ctpop.i64") or m.declare_intrinsic("llvm.ctpop", [I64])
+        return self.b.call(fn, [_v(x)])

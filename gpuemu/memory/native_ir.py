@@ -100,18 +100,7 @@ class Fn(IRWriter):
             self.b.ret(c(0))
         self.close_entry()
 
-    # arithmetic
-    def cmp(self, op: str, x, y):
-        return self.b.icmp_signed(op, _v(x), _v(y))
-
-    def max(self, x, y):
-        x, y = _v(x), _v(y)
-        return self.b.select(self.b.icmp_signed(">", x, y), x, y)
-
-    def min(self, x, y):
-        x, y = _v(x), _v(y)
-        return self.b.select(self.b.icmp_signed("<", x, y), x, y)
-
+    # arithmetic (cmp, max, min, popcount: IRWriter)
     def mod(self, x, n):
         """x mod n for x >= 0, n > 0, dividing only when x >= n (an SM
         number below the SM count, a set below the set count: most often)."""
@@ -119,10 +108,6 @@ class Fn(IRWriter):
         with self.if_(self.b.icmp_unsigned(">=", _v(x), _v(n))):
             self.set(out, self.b.urem(_v(x), _v(n)))
         return self.get(out)
-
-    def popcount(self, x):
-        f = self.module.globals.get("llvm.ctpop.i64") or self.module.declare_intrinsic("llvm.ctpop", [I64])
-        return self.b.call(f, [_v(x)])
 
     def call(self, other: "Fn", *args):
         return self.b.call(other.fn, [_v(a) for a in args])

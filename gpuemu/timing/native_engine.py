@@ -226,19 +226,10 @@ class _Fn(IRWriter):
         self.b.ret(v if isinstance(v, ll.Value) else c(v))
         self.b.position_at_end(self.fn.append_basic_block("dead"))
 
-    # arithmetic shorthands
-    def cmp(self, op: str, x, y):
-        return self.b.icmp_signed(op, x, y if isinstance(y, ll.Value) else c(y))
-
-    lt, le = partialmethod(cmp, "<"), partialmethod(cmp, "<=")
-    gt, ge = partialmethod(cmp, ">"), partialmethod(cmp, ">=")
-    eq, ne = partialmethod(cmp, "=="), partialmethod(cmp, "!=")
-
-    def max(self, x, y):
-        return self.b.select(self.gt(x, y), x, y)
-
-    def min(self, x, y):
-        return self.b.select(self.lt(x, y), x, y)
+    # compare shorthands (cmp, min, max: IRWriter)
+    lt, le = partialmethod(IRWriter.cmp, "<"), partialmethod(IRWriter.cmp, "<=")
+    gt, ge = partialmethod(IRWriter.cmp, ">"), partialmethod(IRWriter.cmp, ">=")
+    eq, ne = partialmethod(IRWriter.cmp, "=="), partialmethod(IRWriter.cmp, "!=")
 
 
 class _Loop:
@@ -839,8 +830,10 @@ def _build_main(f: _Fn, call) -> None:
                         with calm:      # a run goes on as its warp's next issues would
                             with b.if_then(f.le(f.ld("rend", g), b.add(t, c(1)))):
                                 f.st("wake", g, f.min(f.ld("wake", g), b.add(t, c(1))))
-            with f.loop(b.mul(sm, S), b.mul(b.add(sm, c(1)), S)) as (g, lp_g):
-                b.store(f.min(b.load(next_v), f.ld("wake", g)), next_v)
+            # the next cycle due, needed only while nothing issued in this cycle (else t + 1)
+            with b.if_then(f.eq(b.load(any_v), 0)):
+                with f.loop(b.mul(sm, S), b.mul(b.add(sm, c(1)), S)) as (g, lp_g):
+                    b.store(f.min(b.load(next_v), f.ld("wake", g)), next_v)
         with f.loop(c(0), b.load(narr_v)) as (i, lp):
             call(f, "arrive", f.ld("arr", i), t)
         nx = b.select(f.ne(b.load(any_v), 0), b.add(t, c(1)), b.load(next_v))

@@ -40,6 +40,11 @@ FLUSH_ARGS = ("nwarps", "cur", "ec", "evend", "evrec", "out")
 ITEM_COLUMNS = ("at", "kind", "pipe", "cost", "latency", "use", "line", "warp")
 W = len(ITEM_COLUMNS)                # int32 per record
 INT32_MAX = (1 << 31) - 1
+# What each int32 field of a record may hold (cost and latency are at least 1 by then): a
+# request or event outside these keeps the recorder on its int64 columns (`fits`); `pack`
+# checks the same bounds natively.
+LIMITS = {"at": (0, INT32_MAX), "cost": (0, INT32_MAX), "latency": (0, INT32_MAX),
+          "use": (-1, INT32_MAX), "line": (-INT32_MAX - 1, INT32_MAX)}
 # byte offsets of the fields of abi.TRACE_DTYPE that the hand-off reads
 INSTR, SPACE, BLOCK, WARP, ICOUNT = (abi.TRACE_DTYPE.fields[n][1]
                                      for n in ("instr", "space", "block", "warp", "icount"))
@@ -80,9 +85,9 @@ def _build_ir() -> str:
         g = b.add(b.mul(field32(i, BLOCK), A["nw"]), field32(i, WARP))
         cost, la = f.max(f.ld(cyc, i), 1), f.max(f.ld(lat, i), 1)
         use, line = f.ld(use_t, iid), f.ld(line_t, iid)
-        bad = b.or_(b.or_(outside(at, 0, INT32_MAX), outside(g, 0, b.sub(A["nwarps"], c(1)))),
-                    b.or_(b.or_(f.cmp(">", cost, INT32_MAX), f.cmp(">", la, INT32_MAX)),
-                          b.or_(outside(use, -1, INT32_MAX), outside(line, -INT32_MAX - 1, INT32_MAX))))
+        bad = outside(g, 0, b.sub(A["nwarps"], c(1)))
+        for name, v in (("at", at), ("cost", cost), ("latency", la), ("use", use), ("line", line)):
+            bad = b.or_(bad, outside(v, *LIMITS[name]))
         with f.if_(bad):
             f.ret(1)
         pipe = b.select(f.cmp("==", field32(i, SPACE), SHARED_SPACE), c(PIPE_SHARED), c(PIPE_LSU))
@@ -134,6 +139,12 @@ def _build_ir() -> str:
             f.inc(pos)
     f.finish()
     return str(m)
+
+
+def fits(**columns) -> bool:
+    """Whether every number of the named columns (LIMITS' names) fits its record field."""
+    return all(not col.size or (LIMITS[name][0] <= int(col.min()) and int(col.max()) <= LIMITS[name][1])
+               for name, col in columns.items())
 
 
 def _fn(symbol: str, nargs: int):

@@ -32,8 +32,8 @@ from gpuemu.jit import abi
 from gpuemu.machine.thread_scheduling import FRAGMENT_COUNT_MASK, FRAGMENT_ID_SHIFT
 
 from . import native_trace
-from .native_trace import (BARRIER, EXIT, INT32_MAX as _INT32_MAX, ITEM_COLUMNS, MEM, PIPE_LSU,  # noqa: F401
-                           PIPE_SHARED, SHARED_SPACE)
+from .native_trace import (BARRIER, EXIT, ITEM_COLUMNS, MEM, PIPE_LSU, PIPE_SHARED,  # noqa: F401
+                           SHARED_SPACE, fits)
 from .warp_fragments import merge_fragments
 
 KIND_NAMES = {MEM: "mem", BARRIER: "barrier", EXIT: "exit"}
@@ -128,9 +128,7 @@ class TraceRecorder:
         icount = rec["icount"].astype(np.int64)
         cost = np.maximum(np.asarray(charge.cycles, dtype=np.int64), 1)
         lat = np.maximum(np.asarray(charge.latency, dtype=np.int64), 1)
-        if self._fits:
-            self._fits = max(int(cost.max()), int(lat.max()), int(use.max()),
-                             int(line.max())) <= _INT32_MAX and int(use.min()) >= -1
+        self._fits = self._fits and fits(cost=cost, latency=lat, use=use, line=line)
         return (rec["block"].astype(np.int64) * self.nw + rec["warp"],
                 icount, pipe, cost, lat, use, line)
 
@@ -174,9 +172,8 @@ class TraceRecorder:
         None when an event's numbers do not fit or a warp's requests came out of order."""
         nwarps = self.nw * self.nb
         ne = ev.shape[0]
-        if not nwarps or ne and (int(ev[:, 2].min()) < 0 or int(ev[:, 2].max()) > _INT32_MAX
-                   or int(ev[:, 0].min()) < 0 or int(ev[:, 0].max()) >= nwarps
-                   or int(np.abs(ev[:, 3]).max()) > _INT32_MAX):
+        if not nwarps or ne and (int(ev[:, 0].min()) < 0 or int(ev[:, 0].max()) >= nwarps
+                                 or not fits(at=ev[:, 2], line=ev[:, 3])):
             return None
         order = np.argsort((ev[:, 0] << 32) | (2 * ev[:, 2]), kind="stable")
         ev = ev[order]
@@ -202,7 +199,6 @@ class TraceRecorder:
         cols = [np.concatenate(c) for c in zip(*(_wide(r) for r in self._req))] if self._req else \
             [np.zeros(0, np.int64)] * 2 + [np.zeros(0, np.int8)] + [np.zeros(0, np.int64)] * 4
         g, at, pipe, cost, lat, use, line = cols
-        fits = self._fits
         nr, ne = g.size, ev.shape[0]
         G = np.concatenate([g, ev[:, 0]])
         AT = np.concatenate([at, ev[:, 2]])
@@ -230,9 +226,7 @@ class TraceRecorder:
         pad = lambda a, v, dt=np.int64: np.concatenate([a, np.full(ne, v, dt)])  # noqa: E731
         columns = (AT[order], KIND[order], pad(pipe, PIPE_LSU, np.int8)[order], pad(cost, 0)[order],
                    pad(lat, 0)[order], pad(use, -1)[order], np.concatenate([line, ev[:, 3]])[order])
-        fits = (fits and (not AT.size or (int(AT.max()) <= _INT32_MAX and int(AT.min()) >= 0))
-                and (not ne or int(ev[:, 3].max()) <= _INT32_MAX))
-        if not fits:
+        if not (self._fits and fits(at=AT, line=ev[:, 3])):
             return WarpPrograms(**shape, **dict(zip(ITEM_COLUMNS[:7], columns)))
         items = aligned_zeros((max(order.size, 1), len(ITEM_COLUMNS)), np.int32)[:order.size]
         for j, col in enumerate(columns + (G[order],)):

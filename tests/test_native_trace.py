@@ -21,12 +21,15 @@ ST = SimpleNamespace(id=1, op="st", line=4)
 
 
 def _recorded(launch) -> TraceRecorder:
+    """The launch's recorder, its request batches kept (time_launch would release them)."""
     recorders = []
     orig = timing_mode.TraceRecorder
 
     def keep(nw, nb):
-        recorders.append(orig(nw, nb))
-        return recorders[-1]
+        rec = orig(nw, nb)
+        rec.release = lambda: None
+        recorders.append(rec)
+        return rec
 
     timing_mode.TraceRecorder = keep
     try:

@@ -37,6 +37,7 @@ def time_launch(run, blocks_per_sm: int, scheduler=None, block_scheduler=None,
     run.options = {**run.options, "workers": 1}
     res = run.run()
     progs = rec.programs()
+    rec.release()               # the packed batches' storage goes back to record_pool
     policy = get_policy(scheduler)
     preset = run.preset
     block_policy = get_block_policy(block_scheduler)

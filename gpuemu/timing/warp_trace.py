@@ -31,7 +31,7 @@ import numpy as np
 from gpuemu.jit import abi
 from gpuemu.machine.thread_scheduling import FRAGMENT_COUNT_MASK, FRAGMENT_ID_SHIFT
 
-from . import native_trace
+from . import native_trace, record_pool
 from .native_trace import (BARRIER, EXIT, ITEM_COLUMNS, MEM, PIPE_LSU, PIPE_SHARED,  # noqa: F401
                            SHARED_SPACE, fits)
 from .warp_fragments import merge_fragments
@@ -108,8 +108,8 @@ class TraceRecorder:
             return
         table = _instr_table(instrs)
         if self._used + n > len(self._arena):
-            self._arena = np.empty((max(n, min(2 * len(self._arena), _ARENA_MAX), _ARENA_MIN),
-                                    len(ITEM_COLUMNS)), np.int32)
+            self._arena = record_pool.records(max(n, min(2 * len(self._arena), _ARENA_MAX), _ARENA_MIN),
+                                              len(ITEM_COLUMNS))
             self._used = 0
         packed = native_trace.pack(rec, charge.cycles, charge.latency, table[0], table[1], self.nw,
                                    self._counts, self._arena[self._used:self._used + n])
@@ -167,6 +167,11 @@ class TraceRecorder:
                 return progs
         return self._numpy_programs(ev)
 
+    def release(self) -> None:
+        """Let the request batches go (the packed ones' storage back to record_pool), once
+        programs() is made: the recorder holds no requests any more."""
+        self._req, self._arena, self._used = [], np.zeros((0, len(ITEM_COLUMNS)), np.int32), 0
+
     def _native_programs(self, ev: np.ndarray):
         """The counting sort of native_trace (every request batch packed, no warp split);
         None when an event's numbers do not fit or a warp's requests came out of order."""
@@ -183,8 +188,8 @@ class TraceRecorder:
         counts = self._counts + np.bincount(ev[:, 0], minlength=nwarps)[:nwarps]
         ends = np.cumsum(counts)
         starts = ends - counts
-        items = aligned_zeros((max(int(ends[-1]), 1), len(ITEM_COLUMNS)), np.int32)[:int(ends[-1])]
-        if not native_trace.sort(self._req, events, starts, items):
+        items = record_pool.records(max(int(ends[-1]), 1), len(ITEM_COLUMNS))[:int(ends[-1])]
+        if not native_trace.sort(self._req, events, starts, items):     # (writes every record)
             return None
         instructions = np.zeros(nwarps, np.int64)
         exits = ev[:, 1] == EXIT
@@ -228,7 +233,7 @@ class TraceRecorder:
                    pad(lat, 0)[order], pad(use, -1)[order], np.concatenate([line, ev[:, 3]])[order])
         if not (self._fits and fits(at=AT, line=ev[:, 3])):
             return WarpPrograms(**shape, **dict(zip(ITEM_COLUMNS[:7], columns)))
-        items = aligned_zeros((max(order.size, 1), len(ITEM_COLUMNS)), np.int32)[:order.size]
+        items = record_pool.records(max(order.size, 1), len(ITEM_COLUMNS))[:order.size]
         for j, col in enumerate(columns + (G[order],)):
             items[:, j] = col
         return WarpPrograms(**shape, **{n: items[:, j] for j, n in enumerate(ITEM_COLUMNS[:7])},

@@ -1,0 +1,77 @@
+"""Storage for timing mode's stop-point records, reused from launch to launch.
+
+A timing launch writes every stop point twice: packed as its trace batches
+drain (the recorder's arena, warp_trace.TraceRecorder) and sorted by warp
+(WarpPrograms.items, what the engine walks): 32 bytes each, 10 M points
+(some 640 MB) for the 512x512 matmul. Fresh memory costs a page fault and
+the kernel's zeroing per page on its first write (that launch on our 2-core
+machine: 1.0-1.4 s of system time in 7-8 CPU seconds; 0.5 s with the pool), so the
+storage goes back to this pool once nothing refers to it any more (the
+arena when the programs are made, the items when the launch's report is
+dropped) and the next launch writes into memory already mapped.
+
+The pool keeps at most POOL_BYTES of free storage (the largest blocks go
+first when it would hold more); `clear()` lets it all go. A block is handed
+out as a numpy view whose owner returns it when the last view of it dies
+(weakref.finalize), so storage still in use is never handed out twice.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numpy as np
+
+POOL_BYTES = 1 << 30          # free storage kept at most
+ALIGN = 64                    # a record never straddles two cache lines
+
+_lock = threading.Lock()
+_free: list = []              # free raw uint8 blocks, smallest first
+
+
+class _Lease:
+    """The owner of a handed-out block's views (numpy's base for them)."""
+    __slots__ = ("__array_interface__", "__weakref__")
+
+
+def _give_back(raw: np.ndarray) -> None:
+    with _lock:
+        _free.append(raw)
+        _free.sort(key=len)
+        while _free and sum(len(r) for r in _free) > POOL_BYTES:
+            _free.pop()                       # the largest goes
+
+
+def records(n: int, width: int, dtype=np.int32) -> np.ndarray:
+    """A [n, width] array of `dtype`, its first element ALIGN-byte aligned, its contents
+    undefined (the caller writes every record): a free block of the pool when one is
+    large enough (the smallest such), else fresh memory."""
+    n, width = max(int(n), 0), int(width)
+    dt = np.dtype(dtype)
+    need = n * width * dt.itemsize + ALIGN
+    raw = None
+    with _lock:
+        for i, r in enumerate(_free):
+            if len(r) >= need:
+                raw = _free.pop(i)
+                break
+    if raw is None:
+        raw = np.empty(need, np.uint8)
+    lease = _Lease()
+    start = raw.ctypes.data + (-raw.ctypes.data % ALIGN)
+    lease.__array_interface__ = {"shape": (n, width), "typestr": dt.str, "data": (start, False),
+                                 "version": 3}
+    weakref.finalize(lease, _give_back, raw).atexit = False
+    return np.asarray(lease)
+
+
+def free_bytes() -> int:
+    """Bytes of free storage the pool holds now."""
+    with _lock:
+        return sum(len(r) for r in _free)
+
+
+def clear() -> None:
+    """Let every free block go (storage in use returns to an empty pool later)."""
+    with _lock:
+        _free.clear()

@@ -37,10 +37,10 @@ def assert_same(a, b, timeline=True):
         assert a.timeline_rows() == b.timeline_rows()
 
 
-def random_programs(seed: int, warps_per_block: int, blocks: int, gap: int = 5):
-    """Random stop points: memory requests (either pipe, any cost, latency and
-    use distance, several per instruction at times), barriers (a different
-    number per warp at times) and exits, warps of uneven lengths; up to
+def random_programs(seed: int, warps_per_block: int, blocks: int, gap: int = 5, max_cost: int = 39):
+    """Random stop points: memory requests (either pipe, any cost up to max_cost,
+    latency and use distance, several per instruction at times), barriers (a
+    different number per warp at times) and exits, warps of uneven lengths; up to
     gap - 1 plain instructions between two points."""
     rng = np.random.default_rng(seed)
     warps = []
@@ -49,7 +49,7 @@ def random_programs(seed: int, warps_per_block: int, blocks: int, gap: int = 5):
         for _ in range(int(rng.integers(0, 10))):
             at += int(rng.integers(0, gap))
             if rng.random() < 0.75:
-                items.append((at, MEM, int(rng.integers(0, 2)), int(rng.integers(1, 40)),
+                items.append((at, MEM, int(rng.integers(0, 2)), int(rng.integers(1, max_cost + 1)),
                               int(rng.integers(1, 300)), int(rng.integers(-1, 7)),
                               int(rng.integers(0, NROWS))))
             else:
@@ -150,6 +150,38 @@ def test_a_run_is_cut_where_another_schedulers_request_takes_the_pipe():
     assert tr.stalls[2, R_PIPE] == 29
     assert tr.stalls[2, R_NOT_SELECTED] == 40 - 29
     assert tr.cycles == 41
+
+
+def test_a_one_cycle_request_stalls_no_one_and_the_run_goes_on():
+    # as above, but scheduler 1's request at cycle 5 costs one cycle: the pipe is free again
+    # at 6, so block 1 warp 0 stays ready and not selected while the run goes on
+    tr = _two_schedulers([exit_at(40)], [(5, MEM, PIPE_SHARED, 1, 40, -1, 2), exit_at(6)],
+                         [(0, MEM, PIPE_SHARED, 1, 10, -1, 3), exit_at(1)], [exit_at(1)])
+    assert tr.stalls[2, R_PIPE] == 0
+    assert tr.stalls[2, R_NOT_SELECTED] == 40
+    assert tr.cycles == 41
+
+
+def test_two_one_cycle_requests_in_one_cycle_queue_and_stall_a_waiting_request():
+    # scheduler 0's block 0 warp 0 and scheduler 1's block 0 warp 1 each issue a one-cycle
+    # shared request at cycle 5: the second waits for the first, the pipe is busy until 7, so
+    # block 1 warp 0 (a shared request next, ready from 0) stalls for the pipe at cycle 6
+    tr = _two_schedulers([(5, MEM, PIPE_SHARED, 1, 10, -1, 2), exit_at(40)],
+                         [(5, MEM, PIPE_SHARED, 1, 10, -1, 2), exit_at(6)],
+                         [(0, MEM, PIPE_SHARED, 1, 10, -1, 3), exit_at(1)], [exit_at(1)])
+    assert tr.stalls[2, R_PIPE] == 1
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_one_cycle_requests_as_the_matmul_makes_them_match_the_reference(policy):
+    # conflict-free shared requests cost one cycle: a pipe taken at t is free again at t + 1
+    # unless two requests queue; 16 warps per scheduler, most of them waiting
+    for seed in range(3):
+        progs = random_programs(500 + seed, 16, 4, gap=4, max_cost=2)
+        args = dict(sms=2, schedulers=2, blocks_per_sm=2, alu=1, policy=policy, seed=seed)
+        native = run(NativeEngine, progs, **args)
+        assert_same(native, run(ReferenceEngine, progs, **args), timeline=False)
+        assert_same(native, run(SMEngine, progs, **args))
 
 
 def test_a_run_stops_at_the_first_use_of_a_load_not_yet_there():

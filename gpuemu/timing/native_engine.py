@@ -12,8 +12,10 @@ the timeline rows are put back in the order of the cycle loop.
 
 What makes it cheap (tens of ns per issued warp instruction):
 - A scheduler is looked at again only when something of its warps can have
-  changed: the cycle after it issued, after its SM's pipe was taken, after
-  a warp of it arrived, was released or dispatched, or at the first cycle
+  changed: the cycle after it issued, after its SM's pipe was taken beyond
+  the next cycle (a conflict-free shared request alone in its cycle leaves
+  the pipe free again at t + 1: no warp stalls for it), after a warp of it
+  arrived, was released or dispatched, or at the first cycle
   at which one of its stalls ends (the earliest of the loads' values, pipe
   free times and issue intervals it waits for). In between, each warp's
   reason stays what it was; cycles in which no scheduler anywhere is due
@@ -764,9 +766,10 @@ def _build_main(f: _Fn, call) -> None:
                 g = b.add(b.mul(sm, S), q)
                 f.st("last", g, b.sub(s, b.mul(g, K)))
                 f.add_to("issued", sm, 1)
-                # the stop point after the next one, read when the next one issues (often
-                # within a few cycles): asked of the memory now
-                f.prefetch(b.add(f.fl(sp, "ptr"), c(1)))
+                # the stop points after the next one, read when the next ones issue (often
+                # within a few cycles): the cache line after the next one's, asked of the
+                # memory now (ptr + 1 is read at once when this issue is the request at ptr)
+                f.prefetch(b.add(f.fl(sp, "ptr"), c(2)))
                 # the memory requests issued as instruction number cnum
                 with b.if_then(f.eq(b.ashr(f.fl(sp, "memat"), c(1)), cnum)):
                     b.store(c(1), ngi_v)          # the SM's pipes change: wake its schedulers
@@ -820,9 +823,17 @@ def _build_main(f: _Fn, call) -> None:
                     f.st("arr", na, s)
                     b.store(b.add(na, c(1)), narr_v)
             with b.if_then(f.ne(b.load(ngi_v), 0)):
+                # a pipe busy at t + 1 (requests queued behind this cycle's, or costing more
+                # than a cycle) may stall a warp whose next instruction is a memory request;
+                # a pipe free again by t + 1 stalls no one: what the scans found holds
+                t1 = b.add(t, c(1))
+                busy = f.var(0)
+                for k in range(N_PIPES):
+                    bk = f.gt(f.ld("pf", b.add(b.mul(sm, c(N_PIPES)), c(k))), t1)
+                    b.store(b.or_(b.load(busy), b.zext(bk, I64)), busy)
                 with f.loop(b.mul(sm, S), b.mul(b.add(sm, c(1)), S)) as (g, lp_g):
                     # a warp of g may now stall for the pipe: cut g's run, look at all
-                    with b.if_else(f.ne(f.ld("psens", g), 0)) as (sens, calm):
+                    with b.if_else(b.and_(f.ne(f.ld("psens", g), 0), f.ne(b.load(busy), 0))) as (sens, calm):
                         with sens:
                             call(f, "cut", g)
                             f.st("wake", g, f.min(f.ld("wake", g), b.add(t, c(1))))

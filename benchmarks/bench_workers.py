@@ -55,6 +55,7 @@ import gpuemu  # noqa: E402
 from gpuemu.machine import block_runner, block_workers  # noqa: E402
 from gpuemu.machine.block_ranges import GuidedRanges  # noqa: E402
 from gpuemu.machine.executor import TRACE_CAPACITY, LaunchRun  # noqa: E402
+from gpuemu.memory.memory_system import MemorySystem  # noqa: E402
 from worker_schedule import schedule  # noqa: E402
 
 
@@ -94,7 +95,7 @@ PHASES = ("native", "prepare", "apply", "range")
 def _phase_clock():
     """Per thread, the CPU and wall seconds a launch spends in each phase:
     native (the block loops' native calls, GIL-free), prepare (the memory
-    model's order-free step, LaunchRun._prepare_records: numpy, on the
+    model's order-free step, MemorySystem.prepare: native passes and numpy, on the
     thread that ran the blocks), apply (the ordered step,
     LaunchRun._charge_prepared: caches, on the calling thread) and range
     (a worker's whole batch: native, prepare and the Python around them).
@@ -117,7 +118,7 @@ def _phase_clock():
     patches = [(block_runner, n, lambda get: (lambda: timing(get(), "native")))
                for n in ("_function", "_range_function", "_batch_function")
                if hasattr(block_runner, n)]
-    for owner, n, phase in ((LaunchRun, "_prepare_records", "prepare"),
+    for owner, n, phase in ((MemorySystem, "prepare", "prepare"),
                             (LaunchRun, "_charge_prepared", "apply"),
                             (block_workers._Worker, "run_batch", "range")):
         if hasattr(owner, n):
@@ -233,16 +234,16 @@ def _serial_table(args) -> None:
 def _records(launch) -> int:
     """Trace records of one launch (counters on, one worker)."""
     seen = [0]
-    orig = LaunchRun._prepare_records
+    orig = MemorySystem.prepare
 
-    def count(self, r, *a, **kw):
-        seen[0] += len(r)
-        return orig(self, r, *a, **kw)
-    LaunchRun._prepare_records = count
+    def count(self, batch, *a, **kw):
+        seen[0] += len(batch)
+        return orig(self, batch, *a, **kw)
+    MemorySystem.prepare = count
     try:
         launch(workers=1)
     finally:
-        LaunchRun._prepare_records = orig
+        MemorySystem.prepare = orig
     return seen[0]
 
 

@@ -14,10 +14,11 @@ COL = request_table.COL
 GLOBAL, LOCAL = SPACE_CODES["global"], SPACE_CODES["local"]
 
 
-def _walk(kinds, ops, sectors, sms):
+def _walk(kinds, ops, sectors, sms, with_l1=True):
     """One global request per entry, each its own MemInstr (table row) with its kind."""
     n = len(kinds)
-    l1 = SectoredCache(M.l1_bytes, M.l1_line_bytes, M.l1_sector_bytes, M.l1_assoc, "L1", partitions=P.num_sms)
+    l1 = (SectoredCache(M.l1_bytes, M.l1_line_bytes, M.l1_sector_bytes, M.l1_assoc, "L1", partitions=P.num_sms)
+          if with_l1 else None)
     l2 = SectoredCache(M.l2_bytes, M.l2_line_bytes, 32, M.l2_assoc, "L2")
     z = np.zeros(n, dtype=np.int32)
     batch = AccessBatch(instr=np.arange(n, dtype=np.int32), mask=np.zeros(n, np.uint32),
@@ -52,3 +53,14 @@ def test_a_store_writes_at_l2_and_a_later_load_there_hits_l2():
     assert t[0, COL["l2_read"]] == 0 and cycles[0] == 2 * M.cycles_per_l2_sector
     assert t[1, COL["l2_hits"]] == 1 and t[1, COL["dram"]] == 0 and latency[1] == M.l2_hit_latency
     assert l2._t == 3                        # sectors 7 and 8 lie in two 128-byte lines
+
+
+def test_without_l1_loads_read_l2_and_the_second_pass_over_the_same_lines_hits_there():
+    # 40 loads straight to L2 (more than the walk looks ahead), lines 0, 2, ..., 38
+    # twice over: each of the first 20 misses its 4 sectors, each of the rest hits them
+    sectors = [[8 * (k % 20) + s for s in range(4)] for k in range(40)]
+    t, cycles, latency, _, l2 = _walk([1] * 40, [0] * 40, sectors, [k % 3 for k in range(40)], with_l1=False)
+    assert t[:20, COL["dram"]].tolist() == [4] * 20 and t[20:, COL["l2_hits"]].tolist() == [4] * 20
+    assert t[:, COL["l1_hits"]].sum() == t[:, COL["l1_misses"]].sum() == 0
+    assert latency.tolist() == [M.dram_latency] * 20 + [M.l2_hit_latency] * 20
+    assert (l2.hits, l2.misses, l2._t) == (80, 80, 40)

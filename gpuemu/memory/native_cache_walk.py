@@ -16,6 +16,14 @@ their L1 sector), l2_read (sectors sent to L2), l2_hits, dram (= l2_read -
 l2_hits). Cycles: sectors by the level that served them, writes at L2,
 local stores at L1; latency: the slowest level a load reached (a write: L2,
 a local store: L1). Both caches use native_lru's one-access rule.
+
+The lookups of one request follow one another (a set's row number, then
+its row), and so did those of successive requests: each waited for its
+host cache misses alone. The walk knows the requests ahead, so it asks the
+host to fetch the row number of the sets that request i + 16's first
+sector falls in, and the rows of request i + 8's (prefetch hints: they
+change nothing but when memory arrives), and the misses of several
+lookups overlap (vecadd 1M's walk inside a launch: about 30% less CPU).
 """
 from __future__ import annotations
 
@@ -31,6 +39,9 @@ from .native_lru import emit_lru_access
 from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
 
 SYMBOL = "gpuemu_cache_walk"
+# how many requests ahead the walk prefetches the row numbers of the sets a
+# request will look up, then their rows (module docstring)
+PREFETCH_ROW_OF, PREFETCH_ROWS = 16, 8
 CACHE_ARGS = ("row_of", "tags", "valid", "last", "assoc", "meta", "sets")
 ARGS = (BATCH_ARGS + ("glob", "local", "start", "sec", "kind", "nsm", "k1_log", "spl1_log", "spl2_log",
                       "cl1", "cl2", "cdram", "lat1", "lat2", "latdram", "cycles", "latency", "table", "clock")
@@ -56,7 +67,39 @@ def _build_ir() -> str:
         f.st(clock, ti, b.add(t, c(1)))
         return f.call(lru, key, bits, 1, set_, t, *(A[f"{level}_{a}"] for a in CACHE_ARGS[:-1]))
 
+    prefetch_fn = ll.Function(m, ll.FunctionType(ll.VoidType(), [I8.as_pointer(), I32, I32, I32]),
+                              "llvm.prefetch.p0")
+
+    def prefetch(p, idx):
+        """A hint to load p[idx] into the host's caches (read, kept: locality 3, data)."""
+        f.b.call(prefetch_fn, [b.bitcast(b.gep(p, [idx]), I8.as_pointer()), ll.Constant(I32, 0),
+                               ll.Constant(I32, 3), ll.Constant(I32, 1)])
+
+    def ahead(j, rows: bool):
+        """Prefetch what request j's first sector will look up in each cache:
+        its set's row number (rows False), or that row's keys, valid bits and times."""
+        with f.if_(f.cmp("<", j, A["n"])):
+            a0 = f.ld(start, j)
+            with f.if_(f.cmp("<", a0, f.ld(start, b.add(j, c(1))))):
+                s = f.ld(sec, a0)
+                sets = {"l2": b.urem(b.ashr(s, spl2s), A["l2_sets"]),
+                        "l1": b.add(b.mul(b.urem(b.ashr(l1sec(s), spl1s), f.max(A["l1_sets"], 1)), P),
+                                    f.mod(f.ld(f.ptr("sm", I32), j), P))}
+                for level, set_ in sets.items():
+                    with f.if_(f.cmp(">", A[f"{level}_sets"], 0)):      # (no L1: its arguments are 0)
+                        row_of = f.ptr(f"{level}_row_of", I32)
+                        if not rows:
+                            prefetch(row_of, set_)
+                            continue
+                        r = f.ld(row_of, set_)
+                        with f.if_(f.cmp(">", r, 0)):
+                            base = b.mul(b.sub(r, c(1)), A[f"{level}_assoc"])
+                            for plane in ("tags", "valid", "last"):
+                                prefetch(f.ptr(f"{level}_{plane}"), base)
+
     with f.loop(0, A["n"]) as i:
+        ahead(b.add(i, c(PREFETCH_ROW_OF)), False)
+        ahead(b.add(i, c(PREFETCH_ROWS)), True)
         q = emit_request(f, i)
         with f.if_(emit_selected(f, q)):
             row = q["row"]

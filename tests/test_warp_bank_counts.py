@@ -9,7 +9,6 @@ import pytest
 
 from conftest import PROGRAMS
 from gpuemu import manifest as mf
-from gpuemu.arch import get_preset
 from gpuemu.memory import warp_bank_counts as wbc
 from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.memory.trace import SPACE_CODES, MemInstr
@@ -90,17 +89,57 @@ def test_kernels_with_shared_atomics_or_wide_shared_words_trace_their_shared_req
         assert got["totals"] == want["totals"] and got["worst"] == want["worst"]
 
 
+MASKED = r"""
+extern "C" __global__ void masked(int *out)
+{
+    __shared__ int s[1024];
+    int t = threadIdx.x, lane = t % 32;
+    s[t] = t;
+    __syncthreads();
+    int v = 0;
+    if (lane >= 5) v = s[(t * 8) % 1024];                      // 8 rows in 4 banks, lanes 5..31
+    if (lane >= 3 && lane < 20) v += s[lane + 32 * (lane % 2)];  // two rows from lane 3
+    if (lane >= 9) v += s[64 + lane + 32 * (lane < 9)];        // one row from lane 9 (lane 0's not)
+    if (lane == 7) v += s[999];                                 // one lane
+    out[blockIdx.x * blockDim.x + t] = v;
+}
+"""
+
+
+def test_requests_whose_first_lanes_are_inactive_are_counted_as_the_numpy_path_counts(monkeypatch):
+    import gpuemu
+    k = gpuemu.RawModule(code=MASKED).get_function("masked")
+
+    def launch():
+        out = np.zeros(512, dtype=np.int32)
+        lau = k((2,), (256,), (out,))
+        worst = {key: w.as_dict() for key, w in lau.worst_requests.items() if w.space == "shared"}
+        return lau.stats, lau.stats_by_line, worst, out.tolist()
+    monkeypatch.setattr(MemorySystem, "native", False)
+    want = launch()
+    monkeypatch.setattr(MemorySystem, "native", True)
+    assert launch() == want
+    assert want[0]["shared_load_requests"] == 2 * 8 * 4 and want[0]["shared_bank_conflicts"] > 0
+
+
 def _instr(i, op, size, space):
     return MemInstr(i, op, size, 3, space)
 
 
+def _applies(instrs) -> bool:
+    ms = MemorySystem("sm_90")
+    ms._tables(instrs)
+    assert wbc.counted(ms, instrs) == ms._shared_in_warps
+    return wbc.applies(ms._shared_native, instrs)
+
+
 def test_it_applies_to_loads_and_stores_of_at_most_a_bank_word_in_shared_or_generic_space():
-    mem = get_preset("sm_90").mem
-    assert wbc.applies(mem, [_instr(0, "ld", 4, "shared"), _instr(1, "st", 1, "generic"),
-                             _instr(2, "atom", 8, "global"), _instr(3, "sync_shfl", 0, "sync")])
-    assert not wbc.applies(mem, [_instr(0, "ld", 4, "shared"), _instr(1, "atom", 4, "shared")])
-    assert not wbc.applies(mem, [_instr(0, "red", 4, "generic")])
-    assert not wbc.applies(mem, [_instr(0, "ld", 8, "shared")])      # two banks per lane on sm_90
+    assert _applies([_instr(0, "ld", 4, "shared"), _instr(1, "st", 1, "generic"),
+                     _instr(2, "atom", 8, "global"), _instr(3, "sync_shfl", 0, "sync")])
+    assert not _applies([_instr(0, "ld", 4, "shared"), _instr(1, "atom", 4, "shared")])
+    assert not _applies([_instr(0, "red", 4, "generic")])
+    assert not _applies([_instr(0, "ld", 8, "shared")])      # two banks per lane on sm_90
+    assert not _applies([_instr(0, "ld", 4, "global")])      # nothing to count
 
 
 def _counts_with_best(cost: int, block: int, seq: int) -> wbc.WarpBankCounts:
@@ -122,6 +161,41 @@ def test_merging_workers_keeps_the_costliest_request_then_the_one_of_the_lowest_
     a.merge(_counts_with_best(4, block=3, seq=0))       # costlier: taken
     assert (a.best[0, 1], a.table[SHARED, wbc.COL["best"]]) == (3, 4)
     assert a.table[SHARED, 0] == 4                         # requests add up
+
+
+def _counts_of(rows: dict) -> wbc.WarpBankCounts:
+    """A state of 3 instructions: rows {instr: (requests, cost, block, seq)}, others unused."""
+    c = wbc.WarpBankCounts(3, 2, 1, 8)
+    for i, (requests, cost, block, seq) in rows.items():
+        r = i * wbc.NSP + SHARED
+        c.table[r, 0], c.table[r, wbc.COL["cost"]] = requests, requests * cost
+        c.table[r, wbc.COL["best"]], c.table[r, wbc.COL["best_at"]] = cost, seq
+        c.best[i, :3] = (0xF, block, 1000 * i + block)
+        c.state[wbc.SEQ] += requests
+    return c
+
+
+def test_merging_workers_adds_every_row_and_keeps_each_rows_own_costliest_request():
+    a = _counts_of({0: (2, 2, 5, 3), 2: (1, 1, 4, 0)})
+    a.merge(_counts_of({1: (3, 1, 1, 0), 2: (2, 1, 6, 0)}))
+    best = [(int(a.table[i * wbc.NSP + SHARED, wbc.COL["best"]]), int(a.best[i, 1])) for i in range(3)]
+    assert best == [(2, 5), (1, 1), (1, 4)]          # row 2: as costly, block 4 before block 6
+    assert [int(a.table[i * wbc.NSP + SHARED, 0]) for i in range(3)] == [2, 3, 3]
+    assert a.best[:, 2].tolist() == [5, 1001, 2004]  # each row's addresses came with its request
+    assert a.requests == 8
+
+
+def test_the_worst_request_of_a_line_is_its_costliest_instructions_first_costliest_request():
+    from gpuemu.memory.worst_requests import WorstRequests
+    a = _counts_of({0: (2, 2, 5, 3), 1: (3, 2, 1, 0), 2: (1, 3, 4, 0)})
+    a.merge(_counts_of({}))                              # nothing counted: nothing changes
+    a.merge(_counts_of({0: (1, 1, 0, 0)}))               # by block from now on
+    worst = WorstRequests()
+    a.worst(np.array([0, 1, 0]), np.array([4, 4, 4]), np.array([7, 7, 9]), worst)
+    assert list(worst.by_line) == [("shared", 7), ("shared", 9)]
+    w7, w9 = worst.by_line[("shared", 7)], worst.by_line[("shared", 9)]
+    assert (w7.op, w7.cost, w7.addrs[0]) == ("st", 2, 1001)   # cost 2 twice on line 7: block 1 came first
+    assert (w9.op, w9.cost, w9.mask, w9.addrs[0]) == ("ld", 3, 0xF, 2004)
 
 
 def test_kept_worker_copies_count_a_second_launch_into_their_own_states(monkeypatch):
@@ -155,5 +229,5 @@ def test_only_kernels_with_shared_capable_instructions_are_counted_in_the_warps(
     got = launched("vecadd", monkeypatch, native=True)
     want = launched("vecadd", monkeypatch, native=False)
     assert got["totals"] == want["totals"] and got["traced_shared"] == 0
-    assert not wbc._counted(get_preset("sm_90").mem, [_instr(0, "ld", 4, "global")])
-    assert wbc._counted(get_preset("sm_90").mem, [_instr(0, "ld", 4, "generic")])
+    assert not wbc.counted(MemorySystem("sm_90"), [_instr(0, "ld", 4, "global")])
+    assert wbc.counted(MemorySystem("sm_90"), [_instr(0, "ld", 4, "generic")])

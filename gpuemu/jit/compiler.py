@@ -68,13 +68,16 @@ def _jit_revision() -> str:
     global _REVISION
     if _REVISION is None:
         h = hashlib.sha256()
-        for p in sorted(Path(__file__).parent.glob("*.py")):
+        memory = Path(__file__).parent.parent / "memory"     # emitted into kernels too
+        for p in sorted(Path(__file__).parent.glob("*.py")) + [memory / n for n in _EMITTED]:
             h.update(p.read_bytes())
         _REVISION = h.hexdigest()[:16]
     return _REVISION
 
 
 _REVISION = None
+# gpuemu/memory modules whose code the load/store helpers emit (jit/memory_access.py)
+_EMITTED = ("warp_bank_counts.py", "request_table.py", "native_ir.py")
 
 
 def _ir_key(module: ir.Module, kernel: ir.Function) -> str:

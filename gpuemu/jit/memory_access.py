@@ -6,7 +6,8 @@ checks [addr, addr+size) inside the object's [lo, hi) and natural alignment.
 Only when every active lane passes does it record the request in the trace
 buffer (MemInstr id, mask, space, 32 addresses as gpuemu.memory.trace says;
 a shared load or store, when ctx's C_WARP_COUNTS names a state, is counted
-there by the memory model's function instead: gpuemu/memory/warp_bank_counts.py)
+there instead, inline where its words lie in one row, else by the memory
+model's function: gpuemu/memory/warp_bank_counts.py)
 and touch memory; otherwise it writes the fault into ctx and returns 1, so a
 bad kernel never reads or writes outside its objects.
 
@@ -155,6 +156,33 @@ def _count_in_warp(b, counts, addrs, mask, instr, frame_int) -> None:
     b.call(fn, [counts, addrs, b.zext(mask, I64), b.zext(instr, I64), frame_int])
 
 
+def _count_or_keep(e, b, ctx, frame, av, first, mask, instr, space, rec_addr0, counted) -> None:
+    """On the fast path of a load or store (every active lane checked, lane
+    addresses `av`, the first active lane's `first`): a shared request whose
+    words lie in one row, when the warps count (C_WARP_COUNTS), is counted
+    here inline (warp_bank_counts.one_row, emit_charge: no call, no copy of
+    its addresses) and `counted` set; any other has its addresses written
+    into the trace record, for the call or the record after the checks."""
+    from gpuemu.memory import warp_bank_counts as wbc
+    v64 = ll.VectorType(I64, abi.WARP)
+    counts = e.ctx_field(ctx, abi.C_WARP_COUNTS)
+    keep = lambda: b.store(av, b.inttoptr(rec_addr0, v64.as_pointer()), align=8)  # noqa: E731
+    here = b.and_(b.icmp_unsigned("!=", counts, _c(0)), b.icmp_signed("==", space, _c(SP_SHARED, I32)))
+    with b.if_else(here) as (shared, other):
+        with shared:
+            st = b.inttoptr(counts, I64.as_pointer())
+            with b.if_else(wbc.one_row(b, st, av, first, mask)) as (one, more):
+                with one:
+                    wbc.emit_charge(b, st, b.zext(instr, I64), b.zext(mask, I64),
+                                    b.bitcast(frame, I32.as_pointer()), _c(1), _c(1), _c(1),
+                                    lambda dst: b.store(av, b.bitcast(dst, v64.as_pointer()), align=8))
+                    b.store(ll.Constant(I1, 1), counted)
+                with more:
+                    keep()
+        with other:
+            keep()
+
+
 def _record(e, b, ctx, frame, rec, instr, mask, space_acc, tlen) -> None:
     """Fill in trace record `rec` (its addresses are written) and count it."""
     recp = b.inttoptr(rec, I32.as_pointer())
@@ -192,6 +220,8 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     hosts = b.alloca(ll.ArrayType(I64, abi.WARP))
     space_acc = b.alloca(I32)
     b.store(_c(-1, I32), space_acc)
+    counted = b.alloca(I1)              # counted already, on the fast path (_count_or_keep)
+    b.store(ll.Constant(I1, 0), counted)
     ptrs64 = b.bitcast(ptrs, I64.as_pointer())
     bounds = b.inttoptr(e.ctx_field(ctx, abi.C_BOUNDS), VOIDP)
     trace = e.ctx_field(ctx, abi.C_TRACE)
@@ -255,7 +285,11 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     b.store(b.select(is_sh0, hs, b.select(is_lo0, hl, hg)), b.bitcast(hosts, v64.as_pointer()), align=8)
     b.store(space0, space_acc)
     with b.if_then(tracing):
-        b.store(av, b.inttoptr(rec_addr0, v64.as_pointer()), align=8)
+        if kind in ("ld", "st"):
+            _count_or_keep(e, b, ctx, frame, av, b.and_(p0, _c(abi.ADDR_MASK)), mask, instr, space0,
+                           rec_addr0, counted)
+        else:
+            b.store(av, b.inttoptr(rec_addr0, v64.as_pointer()), align=8)
     fast_end = b.block
     b.position_at_end(slow_bb)
     b.branch(loop_bb)
@@ -331,7 +365,7 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     b.position_at_end(act_bb)
     if kind == "st":
         order = b.inttoptr(e.ctx_field(ctx, abi.C_STORE_ORDER), ll.IntType(8).as_pointer())
-    with b.if_then(tracing):
+    with b.if_then(b.and_(tracing, b.not_(b.load(counted)))):
         if kind in ("ld", "st"):    # a shared request the warp counts itself (C_WARP_COUNTS)
             counts = e.ctx_field(ctx, abi.C_WARP_COUNTS)
             here = b.and_(b.icmp_unsigned("!=", counts, _c(0)),

@@ -67,7 +67,7 @@ import numpy as np
 
 from gpuemu.arch import get_preset
 from gpuemu.memory import (bank_arbiter, coalescer, constant_cache, native_banks, native_cache_walk,
-                           native_coalescer, native_cycle_sums, request_table)
+                           native_coalescer, native_cycle_sums, request_table, warp_bank_counts)
 from gpuemu.memory.cache import SectoredCache
 from gpuemu.memory.trace import SPACE_CODES, AccessBatch
 from gpuemu.memory.worst_requests import WorstRequests
@@ -272,6 +272,7 @@ class MemorySystem:
             self._shared_native, self._row_kind = _rule_tables(self, instrs)
             may = [i for i in instrs if i.space not in ("global", "constant", "local", "param")]
             self._shared_all_native = all(self._shared_native[i.id] for i in may)
+            self._shared_in_warps = warp_bank_counts.applies(self._shared_native, instrs)
             self._skip = (self._tex & ~self._ro).astype(np.int8)   # texture headers
             ib = self.mem.local_interleave_bytes
             self._max_words = max([max(1, i.size // ib) for i in instrs

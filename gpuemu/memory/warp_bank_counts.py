@@ -24,13 +24,17 @@ warp that made one.
 
 The rule is native_banks._emit_banks, the same code as the trace pass
 (native_banks.shared_pass; bank_arbiter.shared_request_reference is the
-readable rule), so the counters are those of the trace path; MemorySystem
-.add_warp_counts turns the state into them (request_table.shared_counters,
+readable rule), so the counters are those of the trace path. The common
+request, all of whose words lie in one row (`one_row`: then no bank holds
+two of them, one wavefront), is counted inline in the helper, without a
+call (`emit_charge`, the same code as this module's function). MemorySystem
+.add_warp_counts turns the state into the counters (request_table.shared_counters,
 cycle_counters), tests/test_warp_bank_counts.py checks launches against the
 numpy path (every counter, per line, worst requests, per-SM and per-warp
 cycles, one and two block workers).
 
-It applies (`applies`) when every instruction that may touch shared
+It applies (`applies`, worked out once per kernel and rules by
+MemorySystem._tables) when every instruction that may touch shared
 memory is a plain load or store of a size native_banks serves under the
 launch's rules, and nothing needs per-request records of shared requests:
 no timing recorder (it wants each request's latency), no check mode, no
@@ -72,36 +76,87 @@ def _build_ir() -> str:
     A, b = f.arg, f.b
     st = f.ptr("state")
     rows, cnt = f.array(native_banks.MAX_BANKS * WARP), f.array(native_banks.MAX_BANKS)
-    mask = A["mask"]
-    wf, ideal, ways = native_banks._emit_banks(f, f.ptr("addr"), c(0), mask, f.ld(st, BANK_SHIFT),
+    wf, ideal, ways = native_banks._emit_banks(f, f.ptr("addr"), c(0), A["mask"], f.ld(st, BANK_SHIFT),
                                                f.ld(st, BANKS), f.ld(st, ROW_SHIFT), rows, cnt)
-    ptr = lambda field: b.inttoptr(f.ld(st, field), ll.IntType(64).as_pointer())  # noqa: E731
-    table = ptr(TABLE)
-    base = b.mul(b.add(b.mul(A["instr"], c(NSP)), c(SHARED)), c(NC))
-    at = lambda col: b.add(base, c(COL[col]))  # noqa: E731
-    f.add_to(table, at("requests"), 1)
-    f.add_to(table, at("cost"), wf)
-    f.add_to(table, at("conflicts"), b.sub(wf, ideal))
-    f.add_to(table, b.add(at("ways_0"), ways), 1)
-    seq = f.ld(st, SEQ)
-    f.st(st, SEQ, b.add(seq, c(1)))
-    frame = f.ptr("frame", I32)
-    block = f.ld(frame, abi.F_BLOCK // 4)
-    with f.if_(f.cmp(">", wf, f.ld(table, at("best")))):
-        f.st(table, at("best"), wf)
-        f.st(table, at("best_at"), seq)
-        best, addr = ptr(BEST), f.ptr("addr")
-        row = b.mul(A["instr"], c(BEST_W))
-        f.st(best, row, mask)
-        f.st(best, b.add(row, c(1)), block)
-        with f.loop(0, WARP) as lane:
-            f.st(best, b.add(row, b.add(lane, c(2))), f.ld(addr, lane))
-    f.add_to(ptr(SM_WAVEFRONTS), f.mod(f.ld(frame, abi.F_SM // 4), f.ld(st, NSM)), wf)
-    w = b.add(b.mul(block, f.ld(st, WPB)), f.ld(frame, abi.F_WARP // 4))
-    with f.if_(b.and_(f.cmp(">=", w, 0), f.cmp("<", w, f.ld(st, NWARPS)))):
-        f.add_to(ptr(WARP_WAVEFRONTS), w, wf)
+    vec = ll.VectorType(ll.IntType(64), WARP).as_pointer()
+    emit_charge(b, st, A["instr"], A["mask"], f.ptr("frame", I32), wf, ideal, ways,
+                lambda dst: b.store(b.load(b.bitcast(f.ptr("addr"), vec), align=8),
+                                    b.bitcast(dst, vec), align=8))
     f.finish()
     return str(m)
+
+
+def emit_charge(b, st, instr, mask, frame, wf, ideal, ways, store_addrs) -> None:
+    """Emit (llvmlite IRBuilder `b`) the counting of one shared request into
+    the state `st` (an i64 pointer): its table row's sums, the row's first
+    costliest request (its 32 addresses written by `store_addrs(dst)`, dst
+    an i64 pointer), the sequence number, the SM's and the warp's
+    wavefronts. instr, mask, wf, ideal, ways: i64 values; frame: the warp's
+    frame as an i32 pointer. The warp's load/store helper emits it inline for
+    a request whose words lie in one row (wf = ideal = ways = 1: `one_row`),
+    this module's function for the others."""
+    import llvmlite.ir as ll
+    i64p = ll.IntType(64).as_pointer()
+
+    def field(k):
+        return b.load(b.gep(st, [c(k)]))
+
+    def ptr(k):
+        return b.inttoptr(field(k), i64p)
+
+    def add(p, i, v) -> None:
+        q = b.gep(p, [i])
+        b.store(b.add(b.load(q), v), q)
+
+    def frame_field(off):
+        return b.sext(b.load(b.gep(frame, [ll.Constant(I32, off // 4)])), ll.IntType(64))
+
+    table = ptr(TABLE)
+    base = b.mul(b.add(b.mul(instr, c(NSP)), c(SHARED)), c(NC))
+    at = lambda col: b.add(base, c(COL[col]))  # noqa: E731
+    add(table, at("requests"), c(1))
+    add(table, at("cost"), wf)
+    add(table, at("conflicts"), b.sub(wf, ideal))
+    add(table, b.add(at("ways_0"), ways), c(1))
+    seq = field(SEQ)
+    b.store(b.add(seq, c(1)), b.gep(st, [c(SEQ)]))
+    block = frame_field(abi.F_BLOCK)
+    best_q = b.gep(table, [at("best")])
+    with b.if_then(b.icmp_signed(">", wf, b.load(best_q)), likely=False):
+        b.store(wf, best_q)
+        b.store(seq, b.gep(table, [at("best_at")]))
+        best, row = ptr(BEST), b.mul(instr, c(BEST_W))
+        b.store(mask, b.gep(best, [row]))
+        b.store(block, b.gep(best, [b.add(row, c(1))]))
+        store_addrs(b.gep(best, [b.add(row, c(2))]))
+    sm, nsm = frame_field(abi.F_SM), field(NSM)
+    before = b.block
+    with b.if_then(b.icmp_unsigned(">=", sm, nsm), likely=False):   # an SM number is below the count
+        wrapped, wrapped_at = b.urem(sm, nsm), b.block
+    sm_at = b.phi(ll.IntType(64))
+    sm_at.add_incoming(sm, before)
+    sm_at.add_incoming(wrapped, wrapped_at)
+    add(ptr(SM_WAVEFRONTS), sm_at, wf)
+    w = b.add(b.mul(block, field(WPB)), frame_field(abi.F_WARP))
+    with b.if_then(b.and_(b.icmp_signed(">=", w, c(0)), b.icmp_signed("<", w, field(NWARPS)))):
+        add(ptr(WARP_WAVEFRONTS), w, wf)
+
+
+def one_row(b, st, addrs, first, mask):
+    """Emit: whether every active lane's word of a shared request lies in the
+    row of its first active lane (an i1). addrs: the 32 lane addresses
+    (<32 x i64>), first: the first active lane's address, mask: the lanes
+    (i32). Then no bank holds two words: one wavefront, ideal one, degree 1
+    (native_banks._emit_banks' first pass finds the same)."""
+    import llvmlite.ir as ll
+    vt = ll.VectorType(ll.IntType(64), WARP)
+    shift = b.load(b.gep(st, [c(ROW_SHIFT)]))
+    splat = lambda x: b.shuffle_vector(  # noqa: E731
+        b.insert_element(ll.Constant(vt, ll.Undefined), x, ll.Constant(I32, 0)),
+        ll.Constant(vt, ll.Undefined), ll.Constant(ll.VectorType(I32, WARP), [0] * WARP))
+    same = b.icmp_unsigned("==", b.lshr(addrs, splat(shift)), splat(b.lshr(first, shift)))
+    off = b.and_(b.bitcast(b.not_(same), I32), mask)
+    return b.icmp_unsigned("==", off, ll.Constant(I32, 0))
 
 
 def function_address() -> int:
@@ -111,33 +166,23 @@ def function_address() -> int:
     return ctypes.cast(fn, ctypes.c_void_p).value
 
 
-def applies(mem, instrs) -> bool:
-    """Whether every instruction that may touch shared memory is a load or
-    store the bank pass serves under `mem`'s rules (else shared requests
-    are traced, all of them, as before)."""
-    for i in instrs:
-        if sync_op(i.op) is not None or i.space not in ("shared", "generic"):
-            continue
-        if i.op not in ("ld", "st") or not native_banks.applies(mem, int(i.size)):
-            return False
-    return True
+def applies(native, instrs) -> bool:
+    """Whether the warps can count a kernel's shared requests: it has
+    instructions that may touch shared memory (shared or generic space),
+    and every one is a plain load or store that the bank pass serves
+    (native[i.id]: native_banks.applies under the launch's rules, as
+    MemorySystem._tables gives it); else its shared requests are traced,
+    all of them."""
+    may = [i for i in instrs if sync_op(i.op) is None and i.space in ("shared", "generic")]
+    return bool(may) and all(i.op in ("ld", "st") and bool(native[i.id]) for i in may)
 
 
-_RULES: dict = {}     # (id(instrs), id(mem)) -> (instrs, mem, whether the warps count)
-
-
-def _counted(mem, instrs) -> bool:
-    """Whether a kernel of `instrs` has shared-capable instructions and
-    `applies` (worked out once per kernel and rules: a launch asks again)."""
-    got = _RULES.get((id(instrs), id(mem)))
-    if got is not None and got[0] is instrs and got[1] is mem:
-        return got[2]
-    may = any(sync_op(i.op) is None and i.space in ("shared", "generic") for i in instrs)
-    out = may and applies(mem, instrs)
-    if len(_RULES) >= 256:
-        _RULES.clear()
-    _RULES[(id(instrs), id(mem))] = (instrs, mem, out)
-    return out
+def counted(ms, instrs) -> bool:
+    """Whether a kernel of `instrs` has its shared requests counted by its
+    warps under `ms`'s rules (MemorySystem._tables works it out once per
+    kernel and rules: a launch only reads it)."""
+    ms._tables(instrs)
+    return ms._shared_in_warps
 
 
 class WarpBankCounts:
@@ -192,28 +237,22 @@ class WarpBankCounts:
         """Shared requests counted since the last reset."""
         return int(self.state[SEQ])
 
-    def _order(self, i: int) -> tuple:
-        """Where instruction i's row's costliest request came, in issue order."""
-        at = int(self.table[i * NSP + SHARED, COL["best_at"]])
-        return (int(self.best[i, 1]), at) if self.by_block else (at,)
-
     def merge(self, other: "WarpBankCounts") -> None:
-        """Add another worker's counts (its blocks are others than this one's)."""
+        """Add another worker's counts (its blocks are others than this one's);
+        per row keep the costliest request, first by (linear block, sequence)."""
         if not other.state[SEQ]:
             return
         best, at = COL["best"], COL["best_at"]
-        for i in range(self.n_instrs):
-            r = i * NSP + SHARED
-            theirs = int(other.table[r, best])
-            if theirs < 0:
-                continue
-            mine = int(self.table[r, best])
-            keep = (self.table[r, [best, at]].copy(), self.best[i].copy())
-            if theirs > mine or (theirs == mine and (int(other.best[i, 1]), int(other.table[r, at]))
-                                 < (int(self.best[i, 1]), int(self.table[r, at]))):
-                keep = (other.table[r, [best, at]], other.best[i])
-            self.table[r] += other.table[r]
-            self.table[r, [best, at]], self.best[i] = keep
+        rows = np.arange(self.n_instrs) * NSP + SHARED
+        mine, theirs = self.table[rows], other.table[rows]
+        earlier = ((other.best[:, 1] < self.best[:, 1])
+                   | ((other.best[:, 1] == self.best[:, 1]) & (theirs[:, at] < mine[:, at])))
+        take = (theirs[:, best] > mine[:, best]) | ((theirs[:, best] == mine[:, best]) & earlier)
+        take &= theirs[:, best] >= 0          # a row the other counted nothing in keeps this one's
+        summed = mine + theirs
+        summed[:, [best, at]] = np.where(take[:, None], theirs[:, [best, at]], mine[:, [best, at]])
+        self.table[rows] = summed
+        self.best[take] = other.best[take]
         self.sm_wavefronts += other.sm_wavefronts
         self.warp_wavefronts += other.warp_wavefronts
         self.state[SEQ] += other.state[SEQ]
@@ -223,19 +262,23 @@ class WarpBankCounts:
         """Keep in `worst` (WorstRequests) each line's costliest shared
         request: the highest cost, then the first (as the trace path)."""
         from .worst_requests import WorstRequest
-        kept: dict = {}
-        for i in range(self.n_instrs):
-            cost = int(self.table[i * NSP + SHARED, COL["best"]])
-            if cost < 0:
-                continue
-            ln = int(line[i])
-            key = (-cost, self._order(i))
-            if ln not in kept or key < kept[ln][0]:
-                kept[ln] = (key, i)
-        for ln, ((cost, _), i) in kept.items():
-            worst.by_line[("shared", ln)] = WorstRequest(
-                space="shared", row=ln, op=request_table.OPS[int(op[i])], size=int(size[i]), cost=-cost,
-                mask=int(self.best[i, 0]), addrs=tuple(self.best[i, 2:].tolist()))
+        rows = np.arange(self.n_instrs) * NSP + SHARED
+        cost = self.table[rows, COL["best"]]
+        used = np.flatnonzero(cost >= 0)
+        if not used.size:
+            return
+        ln, at = line[used], self.table[rows[used], COL["best_at"]]
+        block = self.best[used, 1] if self.by_block else np.zeros(used.size, dtype=np.int64)
+        order = np.lexsort((at, block, -cost[used], ln))     # per line: costliest, then first issued
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = ln[order][1:] != ln[order][:-1]
+        keep = used[order[first]]                            # one per line, lines ascending
+        _, first_at = np.unique(ln, return_index=True)
+        keep = keep[np.argsort(first_at)]                    # lines in the order of their first instruction
+        for i in keep.tolist():
+            worst.by_line[("shared", int(line[i]))] = WorstRequest(
+                space="shared", row=int(line[i]), op=request_table.OPS[int(op[i])], size=int(size[i]),
+                cost=int(cost[i]), mask=int(self.best[i, 0]), addrs=tuple(self.best[i, 2:].tolist()))
 
     @property
     def sm_cycles(self) -> np.ndarray:
@@ -268,7 +311,7 @@ def for_run(run, fresh: bool = False):
     on = (ms is not None and ms.native and MemorySystem.count_shared_in_warps
           and getattr(run, "recorder", None) is None and getattr(run, "checker", None) is None
           and getattr(run, "weak", None) is None and not run._weak_mode()
-          and _counted(ms.mem, run.meta.instrs))
+          and counted(ms, run.meta.instrs))
     if on:
         shape = run.shape
         blocks = shape.grid[0] * shape.grid[1] * shape.grid[2]

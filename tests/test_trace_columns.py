@@ -66,3 +66,12 @@ def test_records_picked_out_of_the_buffer_are_columns_too():
     buf = _records(300, 6)
     r = buf[buf["space"] != abi.SYNC_SPACE]    # as drain leaves out warp-sync records
     _same(TraceColumns(512).batch(r, *tables), _plain(r), tables)
+
+
+def test_other_tables_on_the_next_batch_are_the_ones_it_reads():
+    cols = TraceColumns(64)
+    r = _records(40, 7)
+    first, other = _tables(), tuple(t.copy() for t in _tables())
+    cols.batch(r, *first)
+    _same(cols.batch(r, *other), _plain(r), other)
+    assert cols.batch(r, *other).arrays[7] is other[0]

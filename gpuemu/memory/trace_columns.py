@@ -34,6 +34,7 @@ class TraceColumns:
     def __init__(self, capacity: int) -> None:
         self.capacity = 0
         self._grow(capacity)
+        self._tables = None              # (op_t, size_t, skip_t, their addresses): the last ones given
 
     def _grow(self, capacity: int) -> None:
         self.capacity = capacity
@@ -63,10 +64,12 @@ class TraceColumns:
         addr = records["addr"]
         batch = AccessBatch(addr=addr, **cols)
         a = self.addrs
+        t = self._tables
+        if t is None or t[0] is not op_t or t[1] is not size_t or t[2] is not skip_t:
+            t = self._tables = (op_t, size_t, skip_t, address(op_t), address(size_t), address(skip_t))
         out = request_table.Batch((cols["instr"], cols["space"], cols["mask"], addr, cols["sm"],
                                    cols["block"], cols["warp"], op_t, size_t, skip_t))
         out.args = (n, a["instr"], a["space"], a["mask"], address(records) + _ADDR_OFFSET, a["sm"],
-                    a["block"], a["warp"], address(op_t), address(size_t), address(skip_t),
-                    abi.TRACE_DTYPE.itemsize // 8)
+                    a["block"], a["warp"], *t[3:], abi.TRACE_DTYPE.itemsize // 8)
         batch.arrays = out
         return batch

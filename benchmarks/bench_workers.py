@@ -32,7 +32,8 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
    (benchmarks/worker_schedule.py) worked out from one worker's thread CPU:
    the ranges run_parallel hands out, each costing its blocks' share of
    the launch's work on the thread that runs it and of the ordered step
-   on the thread that charges it. What the schedule alone allows (the
+   on the thread that charges it, and each of its trace batches a batch's
+   fixed cost (a one-block launch's). What the schedule alone allows (the
    ordered chain, the ranges' grain), fair on a loaded machine; on idle
    cores the measured speed-up falls short of it by the GIL waits and
    the slower memory of two threads at once.
@@ -264,24 +265,32 @@ def _model_table(args) -> None:
     print(f"\nModel of {n} workers' schedule (benchmarks/worker_schedule.py) from one worker's thread "
           f"CPU (the least of {args.repeats} runs): each range costs its blocks' share of the native "
           "loops, prepare and the rest on the thread that runs it, of the ordered step on the thread "
-          "that charges it; no GIL waits, no slower memory with two threads running")
-    print(f"| kernel | threads | counters | 1 worker CPU (ms) | ordered step (ms) | ranges | "
-          f"{n} workers, model (ms) | speed-up, model |")
-    print("|---|---|---|---|---|---|---|---|")
+          "that charges it, and each of its trace batches a batch's fixed cost (a one-block launch's "
+          "prepare and ordered step); no GIL waits, no slower memory with two threads running")
+    print(f"| kernel | threads | counters | 1 worker CPU (ms) | ordered step (ms) | batch's fixed cost, "
+          f"prepare / ordered (ms) | ranges | {n} workers, model (ms) | speed-up, model |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    tiny = {"vecadd": _vecadd(256)[0], "transpose": _transpose(32)[0]}    # one block each
     for name, threads, launch, _, _ in _kernels(args):
         tpb = 256                          # both kernels' blocks
         blocks = threads // tpb
         records = _records(launch)
+        one = phase_times(tiny[name], 1, args.repeats, stats=True)
         for stats in (False, True):
             t = phase_times(launch, 1, args.repeats, stats=stats)
+            fixed = (one["main_prepare"], one["main_apply"]) if stats else (0.0, 0.0)
+            batches = (lambda b: -(-b * records // (blocks * TRACE_CAPACITY))) if stats else (lambda b: 0)
             ordered = t["main_apply"]
             rest = t["main_cpu"] - ordered
+            w = (rest - batches(blocks) * fixed[0]) / blocks
+            a = (ordered - batches(blocks) * fixed[1]) / blocks
             ranges = model_ranges(blocks, n, tpb, stats, records)
-            work = [rest * b / blocks for b in ranges]
-            apply = [ordered * b / blocks for b in ranges]
+            work = [w * b + batches(b) * fixed[0] for b in ranges]
+            apply = [a * b + batches(b) * fixed[1] for b in ranges]
             wall = schedule(work, apply, n)
             print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {t['main_cpu']:.1f} | "
-                  f"{ordered:.1f} | {len(ranges)} | {wall:.1f} | {t['main_cpu'] / wall:.2f}x |")
+                  f"{ordered:.1f} | {fixed[0]:.2f} / {fixed[1]:.2f} | {len(ranges)} | {wall:.1f} | "
+                  f"{t['main_cpu'] / wall:.2f}x |")
 
 
 def _speed_table(args) -> None:

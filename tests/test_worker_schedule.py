@@ -35,3 +35,12 @@ def test_a_thread_charges_before_it_takes_the_next_range():
 
 def test_one_worker_runs_and_charges_everything_in_turn():
     assert worker_schedule.schedule([1.0, 2.0, 3.0], [0.5, 0.5, 0.5], 1) == 7.5
+
+
+def test_the_model_s_ranges_are_those_run_parallel_hands_out():
+    import bench_workers
+    from gpuemu.machine.block_ranges import block_ranges
+    # counters off: guided ranges; on: 1/32 of the grid, then whole trace buffers
+    # (24 records a block: 0.98 * 8192 / 24 = 334 blocks a buffer)
+    assert bench_workers.model_ranges(4096, 2, 256, False, 0) == [len(r) for r in block_ranges(4096, 2, 256)]
+    assert bench_workers.model_ranges(4096, 2, 256, True, 4096 * 24) == [128] + [334] * 11 + [4096 - 128 - 334 * 11]

@@ -100,3 +100,31 @@ def test_same_address_store_winner_is_seeded_random():
     winners = [_winner(s) for s in range(8)]
     assert len(set(winners)) > 1                       # not always the same lane
     assert winners == [_winner(s) for s in range(8)]   # same seed, same winner
+
+
+def test_whole_warp_and_partial_loads_of_4_and_8_byte_lanes_read_every_space():
+    # whole warps take one gather, partial masks the lane-by-lane path; inactive lanes keep their values
+    src = r"""
+    extern "C" __global__ void k(const int* gi, const float* gf, const double* gd, const long long* gl,
+                                 long long* out) {
+        __shared__ double sd[64];
+        int t = threadIdx.x;
+        double loc[2];
+        sd[t] = gd[63 - t];
+        loc[t % 2] = gf[t];
+        loc[1 - t % 2] = 0.5;
+        __syncthreads();
+        long long v = gi[t] + gl[t] + (long long)(4.0 * sd[t]) + (long long)(2.0 * loc[t % 2]);
+        long long w = -1;
+        if (t % 3 != 0) w = gl[63 - t] + gi[63 - t] + (long long)sd[63 - t];
+        out[t] = v;
+        out[64 + t] = w;
+    }"""
+    t = np.arange(64)
+    gi, gf = (t * 7).astype(np.int32), (t * 3).astype(np.float32)
+    gd, gl = (t * 5).astype(np.float64), (t << 35).astype(np.int64)
+    out = np.zeros(128, np.int64)
+    launch(src, "k", 1, 64, gi, gf, gd, gl, out)
+    np.testing.assert_array_equal(out[:64], gi + gl + 4 * gd[::-1].astype(np.int64) + 2 * gf.astype(np.int64))
+    r = 63 - t
+    np.testing.assert_array_equal(out[64:], np.where(t % 3 != 0, gl[r] + gi[r] + gd[::-1][r].astype(np.int64), -1))

@@ -45,6 +45,46 @@ def test_global_sectors_are_the_reference_rules():
     assert rows[:, request_table.COL["lanes"]].tolist() == [bin(int(m)).count("1") for m in mask]
 
 
+def test_requests_spanning_fewer_than_64_sectors_give_the_reference_sectors():
+    rng = np.random.default_rng(1)
+    n = 300
+    size = rng.choice([1, 2, 4, 8, 16], size=n).astype(np.int64)
+    base = rng.integers(0, 1 << 30, size=(n, 1)) * 8
+    addr = (base + rng.integers(0, 2048, size=(n, 32)) // size[:, None] * size[:, None]).astype(np.int64)
+    mask = rng.integers(0, 1 << 32, size=n).astype(np.uint32)
+    mask[:3] = (1, 1 << 31, 0xFFFFFFFF)
+    lanes = np.arange(32)
+    addr[-2] = np.where(lanes == 5, 32 * 63, 0) + (1 << 20)     # sectors 0 and 63: within
+    addr[-1] = np.where(lanes == 5, 32 * 64, 0) + (1 << 20)     # sectors 0 and 64: beyond
+    size[-2:], mask[-2:] = 4, 0xFFFFFFFF
+    got, _, _, table = _run(addr, mask, size, np.zeros(n), np.full(n, GLOBAL))
+    for j in range(n):
+        want = coalescer.global_request_reference(addr[j], int(mask[j]), int(size[j]), MEM).sectors
+        assert got[j] == list(want)
+    assert len(got[-2]) == len(got[-1]) == 2
+    rows = table[np.arange(n) * request_table.NSP + GLOBAL]
+    assert rows[:, request_table.COL["cost"]].tolist() == [len(g) for g in got]
+
+
+def test_half_warps_on_two_rows_give_the_reference_sectors():
+    # a block 16 threads wide: each half-warp on its own row, the rows far apart or near
+    t = np.arange(32)
+    base = 1 << 24
+    rows = [base + (t % 16) * 4 + (t // 16) * 2048,          # half 1 64 sectors above half 0
+            base + (t % 16) * 4 + (1 - t // 16) * 8192,      # half 1 below half 0
+            base + (t % 16) * 8 + (t // 16) * 40,            # the halves overlap, within 64 sectors
+            base + (t % 16) * 160 + (t // 16) * 32,          # overlapping, over 64 sectors together
+            base + t * 4]                                     # one row
+    addr = np.array(rows, dtype=np.int64)
+    mask = np.array([0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFF0000], dtype=np.uint32)
+    size = np.full(len(rows), 4, dtype=np.int64)
+    got, _, _, _ = _run(addr, mask, size, np.zeros(len(rows)), np.full(len(rows), GLOBAL))
+    for j in range(len(rows)):
+        want = coalescer.global_request_reference(addr[j], int(mask[j]), int(size[j]), MEM).sectors
+        assert got[j] == list(want)
+    assert [len(g) for g in got[:2]] == [4, 4]
+
+
 def test_local_offsets_are_interleaved_per_word_across_the_warp():
     t = np.arange(32, dtype=np.int64)
     addr = np.stack([np.full(32, 8), t * 16]).astype(np.int64)

@@ -201,6 +201,30 @@ def _record(e, b, ctx, frame, rec, instr, mask, space_acc, tlen) -> None:
     e.ctx_store(ctx, abi.C_TRACE_LEN, b.add(tlen, _c(1)))
 
 
+def _whole_warp_load(b, mask, hosts, dat, et, align: int, done) -> None:
+    """A load by every lane of the warp (the common case), of 4- or 8-byte
+    lanes: one gather of the 32 host addresses into the 32 data slots, no
+    per-lane test; a partial mask goes on lane by lane, where the builder
+    is left."""
+    width = {ll.FloatType: 32, ll.DoubleType: 64}.get(type(et), getattr(et, "width", 0))
+    if width not in (32, 64) or not isinstance(et, (ll.IntType, ll.FloatType, ll.DoubleType)):
+        return
+    full, part = b.append_basic_block("load_whole_warp"), b.append_basic_block("load_lanes")
+    b.cbranch(b.icmp_unsigned("==", mask, _c(-1, I32)), full, part)
+    b.position_at_end(full)
+    vt, pt = ll.VectorType(et, abi.WARP), ll.VectorType(et.as_pointer(), abi.WARP)
+    code = f"i{width}" if isinstance(et, ll.IntType) else f"f{width}"
+    name = f"llvm.masked.gather.v{abi.WARP}{code}.v{abi.WARP}p0{code}"
+    gather = b.module.globals.get(name) or ll.Function(
+        b.module, ll.FunctionType(vt, [pt, I32, ll.VectorType(I1, abi.WARP), vt]), name)
+    ptrs = b.inttoptr(b.load(b.bitcast(hosts, ll.VectorType(I64, abi.WARP).as_pointer()), align=8), pt)
+    every = ll.Constant(ll.VectorType(I1, abi.WARP), [1] * abi.WARP)
+    vals = b.call(gather, [ptrs, _c(align, I32), every, ll.Constant(vt, ll.Undefined)])
+    b.store(vals, b.bitcast(dat, vt.as_pointer()), align=width // 8)
+    b.branch(done)
+    b.position_at_end(part)
+
+
 def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
                atomic_op: str = "", is_float: bool = False, signed: bool = True) -> ll.Function:
     """The helper for kind 'ld' | 'st' | 'atom' on lanes of element type et.
@@ -254,7 +278,6 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     slow_bb = fn.append_basic_block("slow")
     v64 = ll.VectorType(I64, abi.WARP)
     pv = b.load(b.bitcast(ptrs, v64.as_pointer()), align=8)
-    active_v = b.bitcast(mask, ll.VectorType(I1, abi.WARP))
     cttz = b.module.globals.get("llvm.cttz.i32") or ll.Function(
         b.module, ll.FunctionType(I32, [I32, I1]), "llvm.cttz.i32")
     p0 = b.extract_element(pv, b.call(cttz, [mask, ll.Constant(I1, 1)]))
@@ -270,19 +293,20 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
                         b.icmp_signed("<=", b.add(av, _splat(size)), _vsplat(b, hi0))))
     if align > 1:
         okv = b.and_(okv, b.icmp_unsigned("==", b.and_(av, _splat(align - 1)), _splat(0)))
-    bad = b.bitcast(b.and_(active_v, b.not_(okv)), I32)
+    bad = b.and_(mask, b.not_(b.bitcast(okv, I32)))   # (lanes as bits: no <32 x i1> of the mask)
     good = b.and_(b.icmp_unsigned("==", bad, _c(0, I32)), b.icmp_signed(">=", space0, _c(0, I32)))
     b.cbranch(good, fast_ok, slow_bb)
     b.position_at_end(fast_ok)
     lanes_v = ll.Constant(v64, list(range(abi.WARP)))
-    hg = b.add(av, _vsplat(b, b.sub(hbase0, lo0)))
-    hs = b.add(av, _vsplat(b, shared_base))
-    hl = b.add(b.add(av, _vsplat(b, b.add(frame_int, local_off))),
-               b.mul(lanes_v, _vsplat(b, local_stride)))
     is_sh0 = b.icmp_signed("==", space0, _c(SP_SHARED, I32))
     is_lo0 = b.or_(b.icmp_signed("==", space0, _c(SP_LOCAL, I32)),
                    b.icmp_signed("==", space0, _c(SP_PARAM, I32)))
-    b.store(b.select(is_sh0, hs, b.select(is_lo0, hl, hg)), b.bitcast(hosts, v64.as_pointer()), align=8)
+    # host = device address + the object's offset (one for the warp), + lane * stride for local
+    off0 = b.select(is_sh0, shared_base, b.select(is_lo0, b.add(frame_int, local_off), b.sub(hbase0, lo0)))
+    hosts_v = b.bitcast(hosts, v64.as_pointer())
+    b.store(b.add(av, _vsplat(b, off0)), hosts_v, align=8)
+    with b.if_then(is_lo0, likely=False):
+        b.store(b.add(b.load(hosts_v, align=8), b.mul(lanes_v, _vsplat(b, local_stride))), hosts_v, align=8)
     b.store(space0, space_acc)
     with b.if_then(tracing):
         if kind in ("ld", "st"):
@@ -383,6 +407,8 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     act_do = fn.append_basic_block("act_lane")
     act_next = fn.append_basic_block("act_next")
     done = fn.append_basic_block("done")
+    if kind == "ld":
+        _whole_warp_load(b, mask, hosts, dat, et, align, done)
     pre = b.block
     b.branch(act_loop)
     b.position_at_end(act_loop)

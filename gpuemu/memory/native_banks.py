@@ -39,13 +39,6 @@ def _lane_word(f: Fn, addr, r, lane, bank_shift, banks, row_shift, stride):
     return b.and_(word, b.sub(banks, c(1))), b.ashr(b.shl(word, bank_shift), row_shift)
 
 
-def _reduce(f: Fn, op: str, v):
-    """llvm.vector.reduce.OP of an <N x i32> vector (an i32)."""
-    name = f"llvm.vector.reduce.{op}.v{v.type.count}i32"
-    fn = f.module.globals.get(name) or ll.Function(f.module, ll.FunctionType(I32, [v.type]), name)
-    return f.b.call(fn, [v])
-
-
 def _emit_first_pass(f: Fn, addr, r, mask, bank_shift, banks, row_shift, stride):
     """(lowest row, highest row, bits of the banks used) of request r's
     active lanes, in 32-lane vector operations on 32-bit words: shared
@@ -64,9 +57,9 @@ def _emit_first_pass(f: Fn, addr, r, mask, bank_shift, banks, row_shift, stride)
     on = b.bitcast(b.trunc(mask, I32), ll.VectorType(ll.IntType(1), WARP))
     bank = b.and_(b.lshr(a, splat(bank_shift)), splat(b.sub(banks, c(1))))
     row = b.lshr(a, splat(row_shift))
-    lo = _reduce(f, "umin", b.select(on, row, ll.Constant(v32, [-1] * WARP)))
-    hi = _reduce(f, "umax", b.select(on, row, ll.Constant(v32, [0] * WARP)))
-    used = _reduce(f, "or", b.select(on, b.shl(ll.Constant(v32, [1] * WARP), bank), ll.Constant(v32, [0] * WARP)))
+    lo = f.reduce("umin", b.select(on, row, ll.Constant(v32, [-1] * WARP)))
+    hi = f.reduce("umax", b.select(on, row, ll.Constant(v32, [0] * WARP)))
+    used = f.reduce("or", b.select(on, b.shl(ll.Constant(v32, [1] * WARP), bank), ll.Constant(v32, [0] * WARP)))
     return b.zext(lo, I64), b.zext(hi, I64), b.zext(used, I64)
 
 

@@ -109,6 +109,14 @@ class Fn(IRWriter):
             self.set(out, self.b.urem(_v(x), _v(n)))
         return self.get(out)
 
+    def reduce(self, op: str, v):
+        """llvm.vector.reduce.OP ('or', 'umin', 'smax', ...) of an integer
+        vector v: one value of its element type."""
+        t = v.type
+        name = f"llvm.vector.reduce.{op}.v{t.count}i{t.element.width}"
+        fn = self.module.globals.get(name) or ll.Function(self.module, ll.FunctionType(t.element, [t]), name)
+        return self.b.call(fn, [v])
+
     def call(self, other: "Fn", *args):
         return self.b.call(other.fn, [_v(a) for a in args])
 

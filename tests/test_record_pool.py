@@ -14,6 +14,7 @@ from test_native_trace import LD, ST, _charge, _records
 
 @pytest.fixture(autouse=True)
 def empty_pool():
+    gc.collect()                        # earlier launches' storage comes back first
     record_pool.clear()
     yield
     record_pool.clear()
@@ -90,3 +91,11 @@ def test_the_recorder_gives_its_batches_storage_back_on_release_and_the_programs
     gc.collect()
     assert record_pool.free_bytes() > 0           # the packed batch's block is back
     assert p.at.tolist() == [0, 2, 4] and p.cost.tolist() == [1, 2, 0]
+
+
+def test_a_block_given_back_inside_a_collection_under_the_lock_does_not_hang():
+    a = record_pool.records(10, 8)
+    with record_pool._lock:             # a finalizer run while the pool's lock is held
+        del a
+        gc.collect()
+    assert record_pool.free_bytes() > 0

@@ -77,7 +77,7 @@ def _jit_revision() -> str:
 
 _REVISION = None
 # gpuemu/memory modules whose code the load/store helpers emit (jit/memory_access.py)
-_EMITTED = ("warp_bank_counts.py", "request_table.py", "native_ir.py")
+_EMITTED = ("warp_bank_counts.py", "request_table.py", "native_ir.py", "trace.py")
 
 
 def _ir_key(module: ir.Module, kernel: ir.Function) -> str:

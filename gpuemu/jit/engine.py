@@ -123,5 +123,6 @@ def address(a) -> int:
         _READ_ONLY.clear()
     key = id(a)
     ref = weakref.ref(a, lambda r, key=key: _forget(key, r))
-    _READ_ONLY[key] = (ref, a.ctypes.data)
-    return _READ_ONLY[key][1]
+    addr = a.ctypes.data
+    _READ_ONLY[key] = (ref, addr)       # another thread may clear the dict: not read back
+    return addr

@@ -17,6 +17,7 @@ out as a numpy view whose owner returns it when the last view of it dies
 """
 from __future__ import annotations
 
+import collections
 import threading
 import weakref
 
@@ -27,6 +28,11 @@ ALIGN = 64                    # a record never straddles two cache lines
 
 _lock = threading.Lock()
 _free: list = []              # free raw uint8 blocks, smallest first
+# Blocks given back, not yet in _free. A finalizer may run inside a garbage
+# collection that starts while this thread holds _lock, so it must not take
+# the lock: it only appends here (deque appends are atomic); the lock's
+# holders move these into _free.
+_returned: collections.deque = collections.deque()
 
 
 class _Lease:
@@ -35,11 +41,18 @@ class _Lease:
 
 
 def _give_back(raw: np.ndarray) -> None:
-    with _lock:
-        _free.append(raw)
-        _free.sort(key=len)
-        while _free and sum(len(r) for r in _free) > POOL_BYTES:
-            _free.pop()                       # the largest goes
+    _returned.append(raw)
+
+
+def _take_returned() -> None:
+    """Move the blocks given back into _free, keeping at most POOL_BYTES (under _lock)."""
+    if not _returned:
+        return
+    while _returned:
+        _free.append(_returned.popleft())
+    _free.sort(key=len)
+    while _free and sum(len(r) for r in _free) > POOL_BYTES:
+        _free.pop()                           # the largest goes
 
 
 def records(n: int, width: int, dtype=np.int32) -> np.ndarray:
@@ -51,6 +64,7 @@ def records(n: int, width: int, dtype=np.int32) -> np.ndarray:
     need = n * width * dt.itemsize + ALIGN
     raw = None
     with _lock:
+        _take_returned()
         for i, r in enumerate(_free):
             if len(r) >= need:
                 raw = _free.pop(i)
@@ -68,10 +82,12 @@ def records(n: int, width: int, dtype=np.int32) -> np.ndarray:
 def free_bytes() -> int:
     """Bytes of free storage the pool holds now."""
     with _lock:
+        _take_returned()
         return sum(len(r) for r in _free)
 
 
 def clear() -> None:
     """Let every free block go (storage in use returns to an empty pool later)."""
     with _lock:
+        _returned.clear()
         _free.clear()

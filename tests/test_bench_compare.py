@@ -95,9 +95,16 @@ def test_numba_shape_has_the_same_work_per_thread(name, small, full):
     assert per_thread[0] == pytest.approx(per_thread[1], rel=0.01)
 
 
-def test_repeats_sets_the_warm_runs_of_each_measurement(tmp_path):
+def test_repeats_sets_the_warm_runs_of_each_measurement(tmp_path, monkeypatch):
     out = tmp_path / "rows.json"
     cpus = os.sched_getaffinity(0)
+    real, asked = compare.gpuemu_launch, []
+
+    def launch(bench, k, inp, stats, repeats, *a, **kw):
+        times, got = real(bench, k, inp, stats, repeats, *a, **kw)
+        asked.append((stats, repeats, len(times)))
+        return times, got
+    monkeypatch.setattr(compare, "gpuemu_launch", launch)
     try:                                  # main() pins the process to one CPU
         compare.main(["--quick", "--no-numba", "--kernels", "vecadd", "--modes", "", "--repeats", "2",
                       "--keep-cache", "--json", str(out)])
@@ -105,3 +112,5 @@ def test_repeats_sets_the_warm_runs_of_each_measurement(tmp_path):
         os.sched_setaffinity(0, cpus)
     got = json.loads(out.read_text())
     assert got["meta"]["repeats"] == 2
+    # a one-launch warm-up, then REPEATS timed launches, counters on and off
+    assert asked == [(True, 1, 1), (True, 2, 2), (False, 1, 1), (False, 2, 2)]

@@ -71,6 +71,37 @@ def test_the_pool_keeps_at_most_pool_bytes_dropping_the_largest(monkeypatch):
     assert record_pool.free_bytes() == (1000 + 1500) * 32 + 2 * record_pool.ALIGN
 
 
+def test_a_free_block_more_than_fit_times_the_request_is_left_for_a_larger_one():
+    big = record_pool.records(10_000, 8)
+    big_at = big.ctypes.data
+    del big
+    gc.collect()
+    small = record_pool.records(10, 8)             # 320 bytes: the 320 KB block stays free
+    assert small.ctypes.data != big_at
+    assert record_pool.records(5_000, 8).ctypes.data == big_at     # within FIT: it is used
+
+
+def test_the_environment_sets_the_cap_and_zero_keeps_nothing(monkeypatch):
+    monkeypatch.setenv("GPUEMU_RECORD_POOL_BYTES", "0")
+    a = record_pool.records(100, 8)
+    del a
+    gc.collect()
+    assert record_pool.free_bytes() == 0
+    monkeypatch.setenv("GPUEMU_RECORD_POOL_BYTES", str(2000 * 32))
+    assert record_pool.cap_bytes() == 64000
+    blocks = [record_pool.records(n, 8) for n in (1000, 1500)]
+    del blocks
+    gc.collect()
+    assert record_pool.free_bytes() == 1000 * 32 + record_pool.ALIGN     # the 1500 went
+
+
+@pytest.mark.parametrize("text", ["lots", "-1"])
+def test_a_bad_cap_in_the_environment_names_the_variable(monkeypatch, text):
+    monkeypatch.setenv("GPUEMU_RECORD_POOL_BYTES", text)
+    with pytest.raises(ValueError, match="GPUEMU_RECORD_POOL_BYTES"):
+        record_pool.cap_bytes()
+
+
 def test_clear_lets_every_free_block_go():
     a = record_pool.records(10, 8)
     del a
@@ -99,3 +130,15 @@ def test_a_block_given_back_inside_a_collection_under_the_lock_does_not_hang():
         del a
         gc.collect()
     assert record_pool.free_bytes() > 0
+
+
+def test_the_recorder_refuses_programs_and_requests_after_release():
+    rec = TraceRecorder(1, 1)
+    rec.requests(_records([(0, 0, 0, 0, 0)]), _charge([1], [30]), [LD])
+    rec.event(0, 0, EXIT, 2, 0)
+    rec.programs()
+    rec.release()
+    with pytest.raises(RuntimeError, match="after release"):
+        rec.programs()
+    with pytest.raises(RuntimeError, match="after release"):
+        rec.requests(_records([(0, 0, 0, 0, 0)]), _charge([1], [30]), [LD])

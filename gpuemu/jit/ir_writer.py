@@ -16,12 +16,20 @@ import llvmlite.ir as ll
 I64 = ll.IntType(64)
 
 
+def signed64(v: int) -> int:
+    """`v` wrapped to a signed 64-bit integer (as C casts it)."""
+    v = int(v) & ((1 << 64) - 1)
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def c(v: int) -> ll.Constant:
+    """An int64 constant (wrapped to signed)."""
+    return ll.Constant(I64, signed64(v))
+
+
 def _v(x):
     """A value as is, a Python int as an int64 constant (wrapped to signed)."""
-    if isinstance(x, ll.Value):
-        return x
-    x = int(x) & ((1 << 64) - 1)
-    return ll.Constant(I64, x - (1 << 64) if x >= 1 << 63 else x)
+    return x if isinstance(x, ll.Value) else c(x)
 
 
 class IRWriter:

@@ -14,14 +14,9 @@ import functools
 
 import llvmlite.ir as ll
 
-from gpuemu.jit.ir_writer import IRWriter
+from gpuemu.jit.ir_writer import IRWriter, _v, c  # noqa: F401 (c: the passes' constants)
 
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
-
-
-def c(v: int) -> ll.Constant:
-    """An int64 constant."""
-    return ll.Constant(I64, int(v))
 
 
 @functools.lru_cache(maxsize=None)
@@ -119,7 +114,3 @@ class Fn(IRWriter):
 
     def call(self, other: "Fn", *args):
         return self.b.call(other.fn, [_v(a) for a in args])
-
-
-def _v(x):
-    return x if isinstance(x, ll.Value) else c(x)

@@ -59,7 +59,7 @@ import llvmlite.ir as ll
 import numpy as np
 
 from gpuemu.jit import engine
-from gpuemu.jit.ir_writer import IRWriter
+from gpuemu.jit.ir_writer import IRWriter, c, signed64
 
 from .block_policy import LeastLoaded, RoundRobinBlocks
 from .sm_engine import SMEngine, TimingResult
@@ -121,15 +121,6 @@ SCALARS = ("M", "S", "K", "B", "nw", "nb", "alu", "policy", "active_n", "seed", 
            "iterations", "now", "scans", "tl_w0", "tl_b0")
 S_ = {name: i for i, name in enumerate(SCALARS)}
 C1, C2, C3 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB   # warp_policies.random_key
-
-
-def _signed(v: int) -> int:
-    v &= (1 << 64) - 1
-    return v - (1 << 64) if v >= 1 << 63 else v
-
-
-def c(v: int) -> ll.Constant:
-    return ll.Constant(I64, _signed(int(v)))
 
 
 class _Fn(IRWriter):
@@ -974,7 +965,7 @@ class NativeEngine(SMEngine):
         sc = np.zeros(len(SCALARS), i64)
         pol = self.policy
         vals = dict(M=M, S=S, K=K, B=B, nw=nw, nb=nb, alu=self.alu, policy=WARP_POLICY_CODES[type(pol)],
-                    active_n=int(getattr(pol, "active", 0)), seed=_signed(self.seed),
+                    active_n=int(getattr(pol, "active", 0)), seed=signed64(self.seed),
                     bpolicy=BLOCK_POLICY_CODES[type(self.bpol)], timeline=int(bool(self.timeline)),
                     cursor=-1)
         for k, v in vals.items():

@@ -10,20 +10,25 @@ storage goes back to this pool once nothing refers to it any more (the
 arena when the programs are made, the items when the launch's report is
 dropped) and the next launch writes into memory already mapped.
 
-The pool keeps at most POOL_BYTES of free storage (the largest blocks go
-first when it would hold more); `clear()` lets it all go. A block is handed
+The pool keeps at most POOL_BYTES of free storage (`$GPUEMU_RECORD_POOL_BYTES`
+sets another cap, 0 keeps none; the largest blocks go first when it would
+hold more); `clear()` lets it all go. A request takes the smallest free block
+that holds it, and only one at most FIT times its size: a small request
+must not pin storage a next large one would have reused. A block is handed
 out as a numpy view whose owner returns it when the last view of it dies
 (weakref.finalize), so storage still in use is never handed out twice.
 """
 from __future__ import annotations
 
 import collections
+import os
 import threading
 import weakref
 
 import numpy as np
 
-POOL_BYTES = 1 << 30          # free storage kept at most
+POOL_BYTES = 1 << 30          # free storage kept at most (unless $GPUEMU_RECORD_POOL_BYTES)
+FIT = 4                       # a free block serves a request of at least 1/FIT its size
 ALIGN = 64                    # a record never straddles two cache lines
 
 _lock = threading.Lock()
@@ -44,21 +49,38 @@ def _give_back(raw: np.ndarray) -> None:
     _returned.append(raw)
 
 
+def cap_bytes() -> int:
+    """The free storage the pool may keep: $GPUEMU_RECORD_POOL_BYTES (bytes, 0 keeps
+    none), else POOL_BYTES."""
+    text = os.environ.get("GPUEMU_RECORD_POOL_BYTES")
+    if text is None:
+        return POOL_BYTES
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"GPUEMU_RECORD_POOL_BYTES={text!r}: expected a whole number of bytes") from None
+    if value < 0:
+        raise ValueError(f"GPUEMU_RECORD_POOL_BYTES={text!r}: must be 0 or more")
+    return value
+
+
 def _take_returned() -> None:
-    """Move the blocks given back into _free, keeping at most POOL_BYTES (under _lock)."""
+    """Move the blocks given back into _free, keeping at most cap_bytes() (under _lock)."""
     if not _returned:
         return
     while _returned:
         _free.append(_returned.popleft())
     _free.sort(key=len)
-    while _free and sum(len(r) for r in _free) > POOL_BYTES:
-        _free.pop()                           # the largest goes
+    cap = cap_bytes()
+    total = sum(len(r) for r in _free)
+    while _free and total > cap:
+        total -= len(_free.pop())             # the largest goes
 
 
 def records(n: int, width: int, dtype=np.int32) -> np.ndarray:
     """A [n, width] array of `dtype`, its first element ALIGN-byte aligned, its contents
-    undefined (the caller writes every record): a free block of the pool when one is
-    large enough (the smallest such), else fresh memory."""
+    undefined (the caller writes every record): the smallest free block of the pool
+    large enough, when it is at most FIT times the size asked, else fresh memory."""
     n, width = max(int(n), 0), int(width)
     dt = np.dtype(dtype)
     need = n * width * dt.itemsize + ALIGN
@@ -67,7 +89,8 @@ def records(n: int, width: int, dtype=np.int32) -> np.ndarray:
         _take_returned()
         for i, r in enumerate(_free):
             if len(r) >= need:
-                raw = _free.pop(i)
+                if len(r) <= FIT * need:
+                    raw = _free.pop(i)
                 break
     if raw is None:
         raw = np.empty(need, np.uint8)

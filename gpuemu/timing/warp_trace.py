@@ -85,7 +85,7 @@ class TraceRecorder:
 
     def __init__(self, warps_per_block: int, num_blocks: int, event_capacity: int = 1 << 16) -> None:
         self.nw, self.nb = int(warps_per_block), int(num_blocks)
-        self._req: list = []           # per batch: int32 records [n, 8] (native_trace.pack) or
+        self._req: list | None = []         # per batch: int32 records [n, 8] (native_trace.pack) or
         #                                int64 columns (g, icount, pipe, cost, latency, use, line)
         self._counts = np.zeros(self.nw * self.nb, np.int64)   # packed requests per warp
         # the packed batches' storage: blocks that grow to _ARENA_MAX records, filled in
@@ -103,6 +103,8 @@ class TraceRecorder:
     def requests(self, rec: np.ndarray, charge, instrs) -> None:
         """A drained trace batch (abi.TRACE_DTYPE records, in issue order) and
         the memory system's ChargeResult for it."""
+        if self._req is None:
+            raise RuntimeError("TraceRecorder.requests() after release()")
         n = len(rec)
         if n == 0:
             return
@@ -159,6 +161,8 @@ class TraceRecorder:
     def programs(self) -> WarpPrograms:
         """Every warp's stop points, sorted by (warp, position): as one int32 array
         (WarpPrograms.items) when every number fits, else as int64 columns."""
+        if self._req is None:
+            raise RuntimeError("TraceRecorder.programs() after release(): its requests are gone")
         self.drain_events()
         ev = np.concatenate(self._ev) if self._ev else np.zeros((0, 4), np.int64)
         if self._fits and not self._splits and all(isinstance(r, np.ndarray) for r in self._req):
@@ -169,8 +173,8 @@ class TraceRecorder:
 
     def release(self) -> None:
         """Let the request batches go (the packed ones' storage back to record_pool), once
-        programs() is made: the recorder holds no requests any more."""
-        self._req, self._arena, self._used = [], np.zeros((0, len(ITEM_COLUMNS)), np.int32), 0
+        programs() is made: the recorder holds no requests any more (programs() refuses)."""
+        self._req, self._arena, self._used = None, np.zeros((0, len(ITEM_COLUMNS)), np.int32), 0
 
     def _native_programs(self, ev: np.ndarray):
         """The counting sort of native_trace (every request batch packed, no warp split);

@@ -67,6 +67,11 @@ class Stats:
         self._held = 0
 
     @property
+    def empty(self) -> bool:
+        """Nothing added yet (nor held back)."""
+        return not (self._totals or self._by_line or self._pending or self._tables)
+
+    @property
     def totals(self) -> dict:
         self._flush()
         return self._totals

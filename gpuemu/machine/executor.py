@@ -509,6 +509,7 @@ class LaunchRun:
         A few nonzero entries are added as sums (Stats.add_sums), counter by
         counter and line by line, the order a summed table gives them; a
         large table is summed in numpy (Stats.add_table)."""
+        self.memsys.settle(self.stats)     # the memory counters first, as charged
         cols, rows = np.nonzero(self.counters.T)
         if cols.size <= SMALL_TABLE:
             self.stats.flush()             # what came before stays first

@@ -66,8 +66,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpuemu.arch import get_preset
-from gpuemu.memory import (bank_arbiter, coalescer, constant_cache, native_banks, native_cache_walk,
-                           native_coalescer, native_cycle_sums, request_table, warp_bank_counts)
+from gpuemu.memory import (bank_arbiter, coalescer, constant_cache, launch_sums, native_banks,
+                           native_cache_walk, native_coalescer, native_cycle_sums, request_table,
+                           warp_bank_counts)
 from gpuemu.memory.cache import SectoredCache
 from gpuemu.memory.trace import SPACE_CODES, AccessBatch
 from gpuemu.memory.worst_requests import WorstRequests
@@ -238,6 +239,7 @@ class MemorySystem:
         self.sm_cycles = np.zeros(self.preset.num_sms, dtype=np.int64)
         self._warp_parts: list = []     # per batch: (block * 4096 + warp keys, their cycles)
         self._tables_for = None
+        self._sums = None              # the folded native sums not settled yet (launch_sums.py)
         self._shared_native = None     # per MemInstr id: its shared requests go native
         self.worst = WorstRequests()      # per line, the costliest request (for reports)
 
@@ -254,6 +256,8 @@ class MemorySystem:
         self.sm_cycles.fill(0)
         self._warp_parts = []
         self.worst = WorstRequests()
+        if self._sums is not None:
+            self._sums.clear()
 
     def state_bytes(self) -> int:
         """Bytes the caches' state holds (kept between launches by `reset`)."""
@@ -396,8 +400,11 @@ class MemorySystem:
 
     # ------------------------------------------------------------ charging
     def charge(self, batch: AccessBatch, instrs, stats) -> ChargeResult:
-        """Charge a batch (the next requests in issue order) into `stats`."""
-        return self.apply(self.prepare(batch, instrs), stats)
+        """Charge a batch (the next requests in issue order) into `stats`
+        (its counters settled: `stats` and `worst` have them at once)."""
+        res = self.apply(self.prepare(batch, instrs), stats)
+        self.settle(stats)
+        return res
 
     def prepare(self, batch: AccessBatch, instrs) -> "PreparedBatch":
         """The part of `charge` that no earlier batch changes (bank conflicts,
@@ -406,7 +413,7 @@ class MemorySystem:
         charges them in issue order. Reads only the rules and tables (call
         `_tables(instrs)` once before preparing on several threads)."""
         n = len(batch)
-        op_t, size_t, line_t = self._tables(instrs)
+        op_t = self._tables(instrs)[0]
         space = np.asarray(batch.space)
         p = PreparedBatch(batch=batch, n=n, space=space, addr=np.asarray(batch.addr, dtype=np.int64),
                           mask=np.asarray(batch.mask, dtype=np.uint32),
@@ -446,29 +453,21 @@ class MemorySystem:
                 glob = (space == GLOBAL) & ~self._skip[p.instr].astype(bool)
                 p.global_entries = self._prepare_global(np.flatnonzero(glob | (space == LOCAL)), p,
                                                         p.stats, p.worst)
-        used = request_table.used_rows(p.table)
-        if used:
-            t = self._by_name
-            ro_on = self.readonly_path != "none" and bool(self._ro.any())
-            p.stats.add_sums(request_table.shared_counters(used, op_t, line_t, SHARED))
-            p.stats.add_sums(request_table.global_counters(used, t, (GLOBAL, LOCAL), ro_on, self.l1_present))
-            addr = p.arrays[3] if p.arrays is not None else p.addr
-            request_table.worst_of(used, SHARED, "shared", lambda i: 0, op_t, size_t, line_t,
-                                   p.mask, addr, p.worst)
-            request_table.worst_of(used, GLOBAL, "global",
-                                   lambda i: (int(size_t[i]), int(op_t[i]) * 2 + (ro_on and int(op_t[i]) == 0
-                                                                                 and bool(self._ro[i]))),
-                                   op_t, size_t, line_t, p.mask, addr, p.worst)
         p.stats.flush()                   # summed here, on the preparing thread
         return p
 
     def apply(self, p: "PreparedBatch", stats) -> ChargeResult:
         """Charge a prepared batch, the next in issue order: its counters, then
-        what depends on earlier batches (caches, host memory, cycles)."""
+        what depends on earlier batches (caches, host memory, cycles). What
+        the native passes counted is folded into the launch's sums
+        (launch_sums.py), turned into counters by `settle`."""
         cycles, latency = p.cycles, p.latency
         if p.n == 0:
             return ChargeResult(cycles, latency)
-        stats.merge(p.stats)
+        if p.worst.by_line or p.host_global is not None:
+            self.settle(stats)            # the kept requests of earlier batches first (issue order)
+        if not p.stats.empty:
+            stats.merge(p.stats)
         self.worst.merge(p.worst)
         entries = p.global_entries
         if p.host_global is not None:
@@ -484,9 +483,6 @@ class MemorySystem:
             sec, start = p.native_global
             native_cache_walk.cache_walk(p.arrays, (GLOBAL, LOCAL), start, sec, self._row_kind, self.mem,
                                          self.preset.num_sms, self.l1, self.l2, cycles, latency, p.table)
-            stats.add_sums(request_table.cache_counters(request_table.used_rows(p.table), self._by_name,
-                                                        (GLOBAL, LOCAL), self._row_kind,
-                                                        self.readonly_path))
         m = self.mem
         if p.counts is None or p.counts[CONST]:
             self._gather(p)
@@ -508,7 +504,12 @@ class MemorySystem:
         if p.warp_keys is None:
             self._warp_parts.append(native_cycle_sums.cycle_sums(self._arrays(p), cycles, self.sm_cycles,
                                                                  p.table))
-            stats.add_sums(request_table.cycle_counters(p.table, self._line))
+            sums = self._sums
+            if sums is None or sums.rows != p.table.shape[0]:
+                if sums is not None and sums.batches:
+                    raise ValueError("apply: settle a kernel's sums before charging another's")
+                sums = self._sums = launch_sums.LaunchSums(len(self._op))
+            sums.fold(p.table, p.arrays)
             return ChargeResult(cycles, latency)
         sm = p.sm
         nsm = self.preset.num_sms
@@ -518,10 +519,38 @@ class MemorySystem:
         stats.add_lines("memory_cycles", *_per_line(p.lines, cycles))
         return ChargeResult(cycles, latency)
 
+    def settle(self, stats) -> None:
+        """The counters and kept requests of the batches folded since the last
+        settle (launch_sums.py) into `stats` and `worst`, as adding each
+        batch's would: request_table's counters of the summed rows, in the
+        order a batch adds them (shared, global and local, caches, cycles)."""
+        sums = self._sums
+        if sums is None or not sums.batches:
+            return
+        used = request_table.used_rows(sums.table)
+        if used:
+            op_t, size_t, line_t = self._op, self._size, self._line
+            ro_on = self.readonly_path != "none" and bool(self._ro.any())
+            stats.add_sums(request_table.shared_counters(used, op_t, line_t, SHARED))
+            stats.add_sums(request_table.global_counters(used, self._by_name, (GLOBAL, LOCAL), ro_on,
+                                                         self.l1_present))
+            stats.add_sums(request_table.cache_counters(used, self._by_name, (GLOBAL, LOCAL), self._row_kind,
+                                                        self.readonly_path))
+            worst = WorstRequests()
+            sums.worst_of(used, SHARED, "shared", lambda i: 0, op_t, size_t, line_t, worst)
+            sums.worst_of(used, GLOBAL, "global",
+                          lambda i: (int(size_t[i]), int(op_t[i]) * 2 + (ro_on and int(op_t[i]) == 0
+                                                                        and bool(self._ro[i]))),
+                          op_t, size_t, line_t, worst)
+            self.worst.merge(worst)
+        stats.add_sums(request_table.cycle_counters(sums.table, self._line))
+        sums.clear()
+
     def add_warp_counts(self, counts, instrs, stats) -> None:
         """Charge the shared requests the warps counted themselves
         (warp_bank_counts.WarpBankCounts) into `stats`, the worst requests
         and the SM and warp cycles, as `charge` would have from their trace."""
+        self.settle(stats)                # the traced requests' kept requests first
         used = request_table.used_rows(counts.table)
         if not used:
             return
@@ -809,7 +838,9 @@ class MemorySystem:
         return self.charge(batch, instrs, stats if stats is not None else Stats())
 
     def finish(self, stats, issue_cycles_per_sm=None) -> None:
-        """End of launch: stats['cycles'] = max over SMs of issue + memory cycles."""
+        """End of launch: the counters not settled yet, and stats['cycles'] =
+        max over SMs of issue + memory cycles."""
+        self.settle(stats)
         total = self.sm_cycles
         if issue_cycles_per_sm is not None:
             issue = np.asarray(issue_cycles_per_sm, dtype=np.int64)

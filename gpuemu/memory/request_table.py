@@ -6,8 +6,9 @@ small int64 table: row = instruction id * NSP + space code. Everything a
 counter needs besides these sums is static per row (the instruction's line,
 op, size, read-only / spill / texture flags, the space), so the counters of
 a batch are a few Python additions per row, not numpy passes per request.
-`to_stats` and `to_worst` turn the table into the counters and kept
-requests the numpy path (MemorySystem._charge_shared / _prepare_global /
+`shared_counters`, `global_counters`, `cache_counters` and `cycle_counters`
+(and launch_sums.LaunchSums.worst_of) turn the table into the counters and
+kept requests the numpy path (MemorySystem._charge_shared / _prepare_global /
 _apply_global) gives; tests/test_request_table.py and
 tests/test_memory_system.py check the two paths agree on random and real
 traces.
@@ -127,27 +128,6 @@ def shared_counters(used: list, op: np.ndarray, line: np.ndarray, shared: int) -
         w0 = COL["ways_0"]
         out += [(f"shared_conflict_ways_{w}", ln, v[w0 + w]) for w in range(2, MAX_WAYS + 1) if v[w0 + w]]
     return out
-
-
-def worst_of(used: list, space_code: int, space: str, rank, op: np.ndarray, size: np.ndarray,
-             line: np.ndarray, mask: np.ndarray, addr: np.ndarray, worst) -> None:
-    """Keep in `worst` (a batch's WorstRequests) each line's costliest request
-    of the rows of `space_code`: the highest cost, then the lowest rank(instr)
-    (the numpy path notes requests group by group), then the first."""
-    from .worst_requests import WorstRequest
-    best: dict = {}
-    for row, v in used:
-        if row % NSP != space_code:
-            continue
-        i = row // NSP
-        ln = int(line[i])
-        key = (-v[COL["best"]], rank(i), v[COL["best_at"]])
-        if ln not in best or key < best[ln][0]:
-            best[ln] = (key, i)
-    for ln, ((cost, _, at), i) in best.items():
-        worst.by_line[(space, ln)] = WorstRequest(
-            space=space, row=ln, op=OPS[int(op[i])], size=int(size[i]), cost=-cost,
-            mask=int(mask[at]), addrs=tuple(addr[at].tolist()))
 
 
 NAMES = ("load", "store", "atomic", "reduction")

@@ -37,6 +37,13 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
    ordered chain, the ranges' grain), fair on a loaded machine; on idle
    cores the measured speed-up falls short of it by the GIL waits and
    the slower memory of two threads at once.
+5. waits (`--waits` prints only this one; Linux): per thread of the
+   launch of least wall time, ms: CPU in native code and in Python, and
+   the time blocked waiting for the GIL (as a native call returns, and
+   elsewhere), waiting for batches to charge, and waiting for a CPU (other
+   processes), from the kernel's per-thread scheduler statistics
+   (benchmarks/thread_waits.py), so a loaded machine measures the GIL
+   waits too. `--switch-interval MS` sets sys.setswitchinterval first.
 """
 from __future__ import annotations
 
@@ -47,6 +54,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -57,21 +65,40 @@ from gpuemu.machine import block_runner, block_workers  # noqa: E402
 from gpuemu.machine.block_ranges import GuidedRanges  # noqa: E402
 from gpuemu.machine.executor import TRACE_CAPACITY, LaunchRun  # noqa: E402
 from gpuemu.memory.memory_system import MemorySystem  # noqa: E402
+import thread_waits  # noqa: E402
 from worker_schedule import schedule  # noqa: E402
 
 
-def _vecadd(n: int):
+class Bench(NamedTuple):
+    """A kernel's launch at one size: its shape (blocks, threads per block),
+    the launch (keyword options), its output getter and expected output."""
+    name: str
+    blocks: int
+    tpb: int
+    launch: Callable
+    get: Callable
+    want: np.ndarray
+
+    @property
+    def threads(self) -> int:
+        """Threads the launch runs."""
+        return self.blocks * self.tpb
+
+
+def _vecadd(n: int) -> Bench:
     rng = np.random.default_rng(1)
     a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     k = gpuemu.RawModule(path=str(ROOT / "programs" / "vecadd.cu")).get_function("vecadd")
     x, y, c = gpuemu.asarray(a), gpuemu.asarray(b), gpuemu.zeros(n, dtype=np.float32)
+    blocks = (n + 255) // 256
 
     def launch(**opt):
-        return k(((n + 255) // 256,), (256,), (x, y, c, np.int32(n)), **opt)
-    return launch, lambda: c.get(), a + b
+        return k((blocks,), (256,), (x, y, c, np.int32(n)), **opt)
+    return Bench("vecadd", blocks, 256, launch, lambda: c.get(), a + b)
 
 
-def _transpose(n: int):
+def _transpose(n: int) -> Bench:
+    """n x n, in 32x32 tiles of one 32x8 block each (each thread moves 4 elements)."""
     a = np.random.default_rng(0).random((n, n), dtype=np.float32)
     k = gpuemu.RawModule(path=str(ROOT / "programs" / "transpose_tiled33.cu")).get_function(
         "transpose_tiled33")
@@ -79,14 +106,14 @@ def _transpose(n: int):
 
     def launch(**opt):
         return k((n // 32, n // 32), (32, 8), (y, x, np.int32(n)), **opt)
-    return launch, lambda: y.get(), a.T
+    return Bench("transpose", (n // 32) ** 2, 32 * 8, launch, lambda: y.get(), a.T)
 
 
 def _kernels(args):
-    """(name, threads, launch, output getter, expected output) of each kernel."""
+    """Each kernel's Bench at the sizes asked for."""
     for n in args.vecadd:
-        yield ("vecadd", n, *_vecadd(n))
-    yield ("transpose", args.transpose ** 2, *_transpose(args.transpose))
+        yield _vecadd(n)
+    yield _transpose(args.transpose)
 
 
 PHASES = ("native", "prepare", "apply", "range")
@@ -201,14 +228,25 @@ def _phase_table(args) -> None:
     cols = ("wall", "all_cpu", "main_cpu", "main_native", "main_prepare", "main_apply", "main_other",
             "main_idle", "main_offcpu_in_batches", "workers_native", "workers_prepare", "workers_apply",
             "workers_other", "workers_offcpu_in_batches")
-    print("| kernel | threads | counters | workers | " + " | ".join(cols) + " |")
-    print("|---|---|---|---|" + "---|" * len(cols))
-    for name, threads, launch, _, _ in _kernels(args):
+    _head(("kernel", "threads", "counters", "workers") + cols)
+    for k, stats, w, row in _cells(args):
+        t = phase_times(k.launch, w, args.repeats, stats=stats)
+        print(row + " | ".join(f"{t[c]:.1f}" for c in cols) + " |")
+
+
+def _head(cols: tuple) -> None:
+    """A markdown table's head."""
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+
+
+def _cells(args):
+    """(Bench, counters on, workers, the row's first cells) of each kernel,
+    counters off and on, 1 and N workers."""
+    for k in _kernels(args):
         for stats in (False, True):
             for w in sorted({1, args.workers}):
-                t = phase_times(launch, w, args.repeats, stats=stats)
-                print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {w} | "
-                      + " | ".join(f"{t[c]:.1f}" for c in cols) + " |")
+                yield k, stats, w, f"| {k.name} | {k.threads:,} | {'on' if stats else 'off'} | {w} | "
 
 
 def _serial_table(args) -> None:
@@ -223,11 +261,11 @@ def _serial_table(args) -> None:
           f"bound, {n} workers | s: all but native loops and prepare | bound, {n} workers | "
           f"s0: all but native, prepare, apply | bound, apply overlapped |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, threads, launch, _, _ in _kernels(args):
+    for k in _kernels(args):
         for stats in (False, True):
-            t, s_native, s_prepared, s0 = serial_fraction(launch, args.repeats, stats=stats)
+            t, s_native, s_prepared, s0 = serial_fraction(k.launch, args.repeats, stats=stats)
             overlapped = 1 / max(s0 + (1 - s0) / n, s_prepared)
-            print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {t:.4f} | "
+            print(f"| {k.name} | {k.threads:,} | {'on' if stats else 'off'} | {t:.4f} | "
                   f"{s_native:.3f} | {bound(s_native)} | {s_prepared:.3f} | {bound(s_prepared)} | "
                   f"{s0:.3f} | {overlapped:.2f}x |")
 
@@ -270,14 +308,13 @@ def _model_table(args) -> None:
     print(f"| kernel | threads | counters | 1 worker CPU (ms) | ordered step (ms) | batch's fixed cost, "
           f"prepare / ordered (ms) | ranges | {n} workers, model (ms) | speed-up, model |")
     print("|---|---|---|---|---|---|---|---|---|")
-    tiny = {"vecadd": _vecadd(256)[0], "transpose": _transpose(32)[0]}    # one block each
-    for name, threads, launch, _, _ in _kernels(args):
-        tpb = 256                          # both kernels' blocks
-        blocks = threads // tpb
-        records = _records(launch)
-        one = phase_times(tiny[name], 1, args.repeats, stats=True)
+    tiny = {"vecadd": _vecadd(256).launch, "transpose": _transpose(32).launch}    # one block each
+    for k in _kernels(args):
+        blocks, tpb = k.blocks, k.tpb
+        records = _records(k.launch)
+        one = phase_times(tiny[k.name], 1, args.repeats, stats=True)
         for stats in (False, True):
-            t = phase_times(launch, 1, args.repeats, stats=stats)
+            t = phase_times(k.launch, 1, args.repeats, stats=stats)
             fixed = (one["main_prepare"], one["main_apply"]) if stats else (0.0, 0.0)
             batches = (lambda b: -(-b * records // (blocks * TRACE_CAPACITY))) if stats else (lambda b: 0)
             ordered = t["main_apply"]
@@ -288,9 +325,38 @@ def _model_table(args) -> None:
             work = [w * b + batches(b) * fixed[0] for b in ranges]
             apply = [a * b + batches(b) * fixed[1] for b in ranges]
             wall = schedule(work, apply, n)
-            print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {t['main_cpu']:.1f} | "
+            print(f"| {k.name} | {k.threads:,} | {'on' if stats else 'off'} | {t['main_cpu']:.1f} | "
                   f"{ordered:.1f} | {fixed[0]:.2f} / {fixed[1]:.2f} | {len(ranges)} | {wall:.1f} | "
                   f"{t['main_cpu'] / wall:.2f}x |")
+
+
+def thread_waits_of(launch, workers: int, repeats: int, **opt) -> dict:
+    """thread_waits.summary of the launch with the least calling-thread wall
+    time of `repeats` (after a warm one), with 'wall' added."""
+    launch(workers=workers, **opt)
+    best = None
+    for _ in range(repeats):
+        with thread_waits.wait_clock() as (spent, timed):
+            w0 = time.perf_counter()
+            timed(launch, "launch")(workers=workers, **opt)
+            wall = 1e3 * (time.perf_counter() - w0)
+        if best is None or wall < best[0]:
+            best = (wall, thread_waits.summary(spent, threading.get_ident()))
+    return {"wall": best[0], **best[1]}
+
+
+def _waits_table(args) -> None:
+    cols = ("cpu", "native_cpu", "python_cpu", "gil_at_return", "gil_other", "wait_batches", "run_queue")
+    print(f"\nWhere each thread's time goes, ms (the launch of least wall time of {args.repeats}; "
+          f"switch interval {sys.getswitchinterval() * 1e3:g} ms; benchmarks/thread_waits.py): CPU in "
+          "native code and in Python; blocked waiting for the GIL as a native call returns and "
+          "elsewhere; the calling thread waiting for batches to charge; waiting for a CPU (other "
+          "processes)")
+    _head(("kernel", "threads", "counters", "workers", "thread", "wall") + cols)
+    for k, stats, w, row in _cells(args):
+        t = thread_waits_of(k.launch, w, args.repeats, stats=stats)
+        for role in ("main", "others") if w > 1 else ("main",):
+            print(row + f"{role} | {t['wall']:.1f} | " + " | ".join(f"{t[role][c]:.2f}" for c in cols) + " |")
 
 
 def _speed_table(args) -> None:
@@ -298,7 +364,8 @@ def _speed_table(args) -> None:
     print(f"| kernel | threads | counters | 1 worker (s), min | {n} workers (s), min | speed-up | "
           f"1 worker, median | {n} workers, median | speed-up of medians | outputs and counters |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, threads, launch, get, want in _kernels(args):
+    for name, blocks, tpb, launch, get, want in _kernels(args):
+        threads = blocks * tpb
         runs = {}
         for w in (1, n):
             lau = launch(workers=w)
@@ -334,10 +401,18 @@ def main() -> None:
                     help="print only the time per phase (CPU and idle per thread) at 1 and N workers")
     ap.add_argument("--model", action="store_true",
                     help="print only the model of N workers' schedule from one worker's thread CPU")
+    ap.add_argument("--waits", action="store_true",
+                    help="print only where each thread's time goes: native, Python, GIL waits (Linux)")
+    ap.add_argument("--switch-interval", type=float, default=None,
+                    help="sys.setswitchinterval for the run, ms (Python's default: 5)")
     args = ap.parse_args()
+    if args.switch_interval is not None:
+        sys.setswitchinterval(args.switch_interval / 1e3)
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     print(f"cores allowed: {cores}; load average: {os.getloadavg()}")
-    if args.serial or args.phases or args.model:
+    if args.serial or args.phases or args.model or args.waits:
+        if args.waits:
+            _waits_table(args)
         if args.model:
             _model_table(args)
         if args.serial:
@@ -349,6 +424,8 @@ def main() -> None:
     _serial_table(args)
     _phase_table(args)
     _model_table(args)
+    if thread_waits.available():
+        _waits_table(args)
 
 
 if __name__ == "__main__":

@@ -277,3 +277,25 @@ def test_the_worker_copies_a_run_keeps_are_counted_in_its_kept_bytes():
     without = launch_plan._kept_bytes(run) - block_workers.kept_bytes(run)
     run.__dict__[block_workers.KEPT] = []
     assert launch_plan._kept_bytes(run) == without
+
+
+def test_the_workers_of_a_launch_share_their_spare_trace_buffers_and_keep_one_each_after():
+    # a buffer one worker's batch gave back is taken by another worker before a new one is made
+    from gpuemu.machine.block_workers import SPARE_KEPT, _Worker
+    one, two = _Worker.__new__(_Worker), _Worker.__new__(_Worker)
+    for wk in (one, two):
+        wk.run, wk.chunks, wk.held = _Recorder(), [], []
+    bufs = [np.empty(8) for _ in range(4)]
+    one.spare, two.spare = [bufs[0]], [bufs[1]]
+    shared: list = []
+    one.share_spares(shared)
+    two.share_spares(shared)
+    assert one.spare is two.spare is shared and {id(b) for b in shared} == {id(bufs[0]), id(bufs[1])}
+    one.release([bufs[2], bufs[3]])               # one's batches charged
+    taken = [two.spare.pop() for _ in range(4)]   # two runs ahead: every buffer is there for it
+    assert {id(b) for b in taken} == {id(b) for b in bufs}
+    shared.extend(taken)
+    one.idle()
+    two.idle()
+    assert len(one.spare) == len(two.spare) == SPARE_KEPT and one.spare is not two.spare
+    assert not {id(b) for b in one.spare} & {id(b) for b in two.spare}

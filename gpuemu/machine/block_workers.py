@@ -84,12 +84,16 @@ class _Worker:
     Trace buffers are handed on, not copied: a batch's prepared records keep
     pointing into the buffer they were written to (the ordered step reads
     their addresses), the worker goes on in a spare buffer, and the charging
-    thread gives the buffer back (`release`) once the batch is charged."""
+    thread gives the buffer back (`release`) once the batch is charged.
+    During a launch its workers share one list of spares (`share_spares`):
+    a buffer charged is free to any of them, so a worker that runs ahead
+    takes one another worker's batch gave back rather than a new one (a
+    fresh buffer is 600 pages to fault in, and to unmap at the end)."""
 
     def __init__(self, run, own: bool = False, start: Optional[np.ndarray] = None) -> None:
         self.chunks: list = []
         self.held: list = []     # trace buffers the last batch's chunks point into
-        self.spare: list = []    # buffers free to write (only this worker pops)
+        self.spare: list = []    # buffers free to write (list.pop/append: atomic)
         self.records = 0        # trace records of the last batch
         if own:
             self.run = run
@@ -137,7 +141,10 @@ class _Worker:
             self.chunks.append(w._prepare_records(buf[:n], own=False))
             self.held.append(buf)
             self.records += n
-            nxt = self.spare.pop() if self.spare else None
+            try:
+                nxt = self.spare.pop()      # (the launch's workers share their spares)
+            except IndexError:
+                nxt = None
             if nxt is None or len(nxt) != len(buf):
                 nxt = np.empty_like(buf)
             w.trace = nxt
@@ -147,6 +154,12 @@ class _Worker:
     def release(self, buffers: list) -> None:
         """Trace buffers whose chunks are charged: free to write again."""
         self.spare.extend(buffers)
+
+    def share_spares(self, shared: list) -> None:
+        """Take spares from, and give them back to, `shared` (the launch's
+        list) from now on; this copy's own spares go into it."""
+        shared.extend(self.spare)
+        self.spare = shared
 
     def run_batch(self, blocks):
         """Run the blocks; (trace chunks, findings, error) of this batch (the
@@ -170,7 +183,9 @@ class _Worker:
         w = self.run
         w.memsys = w.stats = w.params = w.options = None
         w.findings = []
-        del self.spare[SPARE_KEPT:]
+        shared, self.spare = self.spare, []
+        for _ in range(min(SPARE_KEPT, len(shared))):   # (the rest of a shared list: the next copy's)
+            self.spare.append(shared.pop())
         self.chunks, self.held = [], []
 
 
@@ -244,7 +259,9 @@ def run_parallel(run, batches: Iterable, nworkers: int,
     source = _source(batches, nworkers, run.shape.threads_per_block, even=True)
     charge = _OrderedCharge(run, source)
     start = run.ctx.copy()       # what every worker's ctx starts from
+    spares: list = []            # trace buffers free to any worker (_Worker.share_spares)
     mine = _take(run, start)
+    mine.share_spares(spares)
     workers = [mine]             # and each pool thread's, taken on its own thread
 
     def work(wk: _Worker, nxt) -> None:
@@ -259,6 +276,7 @@ def run_parallel(run, batches: Iterable, nworkers: int,
 
     def loop() -> None:
         wk = _take(run, start)
+        wk.share_spares(spares)
         workers.append(wk)       # list.append is atomic
         while True:
             charge.ready()       # the ordered step first: it is the longest chain

@@ -1,0 +1,29 @@
+"""benchmarks/bench_workers.py: the launches it measures are counted as
+they run (threads and blocks from the launch's own shape). No timing asserts."""
+from __future__ import annotations
+
+import math
+import sys
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import bench_workers  # noqa: E402
+
+
+def _launched_threads(bench) -> int:
+    launch = bench.launch(stats=False)
+    return math.prod(launch.grid) * math.prod(launch.block)
+
+
+def test_the_transpose_runs_a_quarter_of_its_elements_as_threads():
+    # 64x64: 2x2 tiles of 32x32, one 32x8 block each (a thread moves 4 elements)
+    b = bench_workers._transpose(64)
+    assert (b.blocks, b.tpb, b.threads) == (4, 256, 64 * 64 // 4)
+    assert _launched_threads(b) == b.threads
+
+
+def test_vecadd_runs_one_thread_per_element_in_blocks_of_256():
+    b = bench_workers._vecadd(1024)
+    assert (b.blocks, b.tpb, b.threads) == (4, 256, 1024)
+    assert _launched_threads(b) == b.threads

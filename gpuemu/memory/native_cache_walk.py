@@ -24,6 +24,8 @@ host to fetch the row number of the sets that request i + 16's first
 sector falls in, and the rows of request i + 8's (prefetch hints: they
 change nothing but when memory arrives), and the misses of several
 lookups overlap (vecadd 1M's walk inside a launch: about 30% less CPU).
+A build of the walk that logs every prefetch's address (LOGGED_SYMBOL,
+`cache_walk(prefetch_log=)`) lets tests/test_native_cache_walk.py see them.
 """
 from __future__ import annotations
 
@@ -34,11 +36,13 @@ from gpuemu.jit import packed_call
 from gpuemu.jit.engine import address
 
 from .native_coalescer import emit_selected
-from .native_ir import I8, I32, Fn, c
+from .native_ir import I8, I32, I64, Fn, c
 from .native_lru import emit_lru_access
 from .request_table import BATCH_ARGS, COL, NC, batch_addresses, emit_request
 
 SYMBOL = "gpuemu_cache_walk"
+LOGGED_SYMBOL = "gpuemu_cache_walk_logged"    # the same walk, logging its prefetches (tests)
+LOG_ARGS = ("log", "log_len")
 # how many requests ahead the walk prefetches the row numbers of the sets a
 # request will look up, then their rows (module docstring)
 PREFETCH_ROW_OF, PREFETCH_ROWS = 16, 8
@@ -48,10 +52,12 @@ ARGS = (BATCH_ARGS + ("glob", "local", "start", "sec", "kind", "nsm", "k1_log", 
         + tuple(f"l1_{a}" for a in CACHE_ARGS) + tuple(f"l2_{a}" for a in CACHE_ARGS))
 
 
-def _build_ir() -> str:
+def _build_ir(log: bool = False) -> str:
+    """The walk; `log`: LOGGED_SYMBOL, which also writes the address of
+    every prefetch into log[0..] (log_len: their count), so a test sees them."""
     m = ll.Module(name="cache_walk")
     lru = emit_lru_access(m)
-    f = Fn(m, SYMBOL, ARGS)
+    f = Fn(m, LOGGED_SYMBOL if log else SYMBOL, ARGS + LOG_ARGS if log else ARGS)
     A, b = f.arg, f.b
     sec, start, table, clock = f.ptr("sec"), f.ptr("start"), f.ptr("table"), f.ptr("clock")
     # sector and line counts are powers of two (applies()): shifts and masks, no divisions
@@ -72,8 +78,13 @@ def _build_ir() -> str:
 
     def prefetch(p, idx):
         """A hint to load p[idx] into the host's caches (read, kept: locality 3, data)."""
-        f.b.call(prefetch_fn, [b.bitcast(b.gep(p, [idx]), I8.as_pointer()), ll.Constant(I32, 0),
+        at = b.gep(p, [idx])
+        f.b.call(prefetch_fn, [b.bitcast(at, I8.as_pointer()), ll.Constant(I32, 0),
                                ll.Constant(I32, 3), ll.Constant(I32, 1)])
+        if log:
+            k = f.ld(f.ptr("log_len"), 0)
+            f.st(f.ptr("log"), k, b.ptrtoint(at, I64))
+            f.st(f.ptr("log_len"), 0, b.add(k, c(1)))
 
     def ahead(j, rows: bool):
         """Prefetch what request j's first sector will look up in each cache:
@@ -204,13 +215,15 @@ def _cache_args(cache, m: int) -> list:
 
 def cache_walk(arrays: tuple, spaces: tuple, start: np.ndarray, sec: np.ndarray, kind: np.ndarray,
                mem, num_sms: int, l1, l2, cycles: np.ndarray, latency: np.ndarray,
-               table: np.ndarray) -> None:
+               table: np.ndarray, prefetch_log: np.ndarray | None = None) -> int:
     """Look up a batch's global and local requests (request_table.batch_arrays;
     spaces: the global and local space codes; their sectors and starts from
     native_coalescer.coalesce_pass) in the SMs' L1 (`l1`, a SectoredCache
     with one partition per SM, or None) and in `l2`, in order; adds their
     cycles and latency, and their cache counts into `table`.
-    kind int8[table rows] (module docstring)."""
+    kind int8[table rows] (module docstring). prefetch_log: int64[], room for
+    every prefetch (at most 8 a request): the walk then logs the host address
+    of each prefetch there, in order, and returns their count (else 0)."""
     for a, dt in ((start, np.int64), (sec, np.int64), (kind, np.int8), (cycles, np.int64),
                   (latency, np.int64), (table, np.int64)):
         if a.dtype != dt or not a.flags.c_contiguous:
@@ -221,13 +234,23 @@ def cache_walk(arrays: tuple, spaces: tuple, start: np.ndarray, sec: np.ndarray,
     l1_args = _cache_args(l1, m) if l1 is not None else [0] * len(CACHE_ARGS)
     k1 = mem.l1_sector_bytes // 32 if l1 is not None else 1
     spl1 = mem.l1_line_bytes // mem.l1_sector_bytes if l1 is not None else 1
-    packed_call.native(SYMBOL, _build_ir, len(ARGS))((   # one array of arguments: packed_call.py
+    args = [   # one array of arguments: packed_call.py
         *batch_addresses(arrays), *spaces, address(start), address(sec), address(kind),
         num_sms, k1.bit_length() - 1, spl1.bit_length() - 1, l2.sectors_per_line.bit_length() - 1,
         mem.cycles_per_l1_sector, mem.cycles_per_l2_sector, mem.cycles_per_dram_sector,
         mem.l1_hit_latency, mem.l2_hit_latency, mem.dram_latency,
         address(cycles), address(latency), address(table), address(clock),
-        *l1_args, *_cache_args(l2, m)))
+        *l1_args, *_cache_args(l2, m)]
+    logged = 0
+    if prefetch_log is None:
+        packed_call.native(SYMBOL, _build_ir, len(ARGS))(args)
+    else:
+        if prefetch_log.dtype != np.int64 or prefetch_log.size < 8 * len(arrays[0]):
+            raise ValueError("cache_walk: prefetch_log must be int64 with room for 8 entries a request")
+        count = np.zeros(1, dtype=np.int64)
+        packed_call.native(LOGGED_SYMBOL, lambda: _build_ir(log=True), len(ARGS) + len(LOG_ARGS))(
+            args + [address(prefetch_log), address(count)])
+        logged = int(count[0])
     for cc, t, (h0, a0) in zip((l1, l2), clock.tolist(), before):
         if cc is not None:
             st = cc._lru()
@@ -235,3 +258,4 @@ def cache_walk(arrays: tuple, spaces: tuple, start: np.ndarray, sec: np.ndarray,
             cc.hits += nh
             cc.misses += int(st.meta[2]) - int(a0) - nh
             cc._t = t
+    return logged

@@ -85,3 +85,14 @@ def test_the_host_memory_program_runs_and_pinned_beats_pageable():
                                              line.split(" ms")[0].split()[-1])
           for line in r.stdout.splitlines()[1:]}
     assert ms["pinned copy, then kernel"] < ms["pageable copy, then kernel"]
+
+
+def test_a_kernel_of_known_seconds_is_placed_as_place_launch_places_it():
+    from gpuemu.host.streams import kernel_seconds, place_kernel, place_launch
+    stats = {"cycles": 14100, "page_faults": 0, "managed_migrated_bytes": 0}
+    tl = gpuemu.timeline().reset("sm_90")
+    one = place_launch("k", stats, "sm_90")
+    two = place_kernel("k", kernel_seconds(14100, 0, 0, link_for("sm_90")))
+    assert one["seconds"] == two["seconds"] == pytest.approx(14100 / link_for("sm_90").sm_clock_hz)
+    assert two["start"] == one["end"] and two["end"] == one["end"] + one["seconds"]
+    assert [op.name for op in tl.ops] == ["k", "k"]

@@ -60,6 +60,48 @@ def test_a_wrong_number_of_arguments_is_refused():
         packed([1, 2, 3])
 
 
+def test_a_float_argument_is_refused_not_cut():
+    packed = packed_call.native("gpuemu_test_packed_call", _build, NARGS)
+    out = np.zeros(1, dtype=np.int64)
+    args = [0] * (NARGS - 1) + [out.ctypes.data]
+    args[3] = 2.75
+    with pytest.raises(TypeError, match=r"argument 3 must be an int, got float 2.75"):
+        packed(args)
+    args[3] = np.float64(1.0)
+    with pytest.raises(TypeError, match=r"argument 3 must be an int, got float64"):
+        packed(args)
+    assert out[0] == 0                                   # not called
+
+
+def test_numpy_ints_are_taken_as_their_values():
+    packed = packed_call.native("gpuemu_test_packed_call", _build, NARGS)
+    out = np.zeros(1, dtype=np.int64)
+    args = [np.int32(-3)] + [np.uint8(1)] * (NARGS - 2) + [out.ctypes.data]
+    assert packed(args) == _expected([-3] + [1] * (NARGS - 2) + [out.ctypes.data])
+
+
+def test_a_function_of_another_argument_count_is_refused():
+    direct = engine.native_function("gpuemu_test_packed_call", _build, prototype(NARGS))
+    with pytest.raises(TypeError, match="needs a ctypes function of 44 int64 arguments"):
+        packed_call.caller(direct, NARGS - 1)
+
+
+def test_the_caller_keeps_its_function_alive():
+    import ctypes
+    import gc
+    import weakref
+    direct = engine.native_function("gpuemu_test_packed_call", _build, prototype(NARGS))
+    own = prototype(NARGS)(ctypes.cast(direct, ctypes.c_void_p).value)   # held by no one else
+    ref = weakref.ref(own)
+    packed = packed_call.caller(own, NARGS)
+    del own
+    gc.collect()
+    assert ref() is not None
+    out = np.zeros(1, dtype=np.int64)
+    args = _args(out, 3)
+    assert packed(args) == _expected(args)
+
+
 def test_threads_calling_at_once_each_get_their_own_result():
     packed = packed_call.native("gpuemu_test_packed_call", _build, NARGS)
     got, want = {}, {}

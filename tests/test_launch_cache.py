@@ -232,3 +232,79 @@ def test_a_kept_run_keeps_its_memory_system_for_the_next_launch_unless_large(mon
     monkeypatch.setattr(launch_plan, "MAX_MEMSYS_BYTES", 0)
     third = k((4,), (256,), args)
     assert kept.memsys is None and third.stats == first.stats     # dropped: a new one next time
+
+
+def test_a_repeated_launch_without_counters_gives_the_launch_a_fresh_one_gives():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(1024)
+    launches = [k((4,), (256,), args, stats=False) for _ in range(4)]   # the full path, then kept
+    fresh = gpuemu.RawModule(code=VECADD).get_function("vecadd")((4,), (256,), args, stats=False)
+    per_launch = {"seconds", "timeline", "compile_seconds"}
+    for got in launches:
+        assert type(got) is type(fresh)
+        assert ({f: v for f, v in vars(got).items() if f not in per_launch}
+                == {f: v for f, v in vars(fresh).items() if f not in per_launch})
+        assert got.timeline["seconds"] == fresh.timeline["seconds"]
+
+
+def test_changing_a_launch_leaves_the_next_ones_alone():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(1024)
+    for _ in range(3):
+        la = k((4,), (256,), args, stats=False)
+        la.stats["cycles"] = 99
+        la.stats_by_line[1] = {"cycles": 1}
+        la.worst_requests["x"] = 1
+        la.findings.append("x")
+        la.timeline["seconds"] = 5.0
+    again = k((4,), (256,), args, stats=False)
+    assert again.stats["cycles"] == 0 and again.stats_by_line == {} and again.worst_requests == {}
+    assert again.findings == [] and again.timeline["seconds"] == 0.0
+
+
+def test_each_kept_launch_takes_its_place_on_the_host_timeline():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(1024)
+    tl = gpuemu.timeline().reset("sm_90")
+    s = gpuemu.Stream()
+    got = [k((4,), (256,), args, stats=False, stream=s if i % 2 else None) for i in range(4)]
+    assert [op.name for op in tl.ops] == ["vecadd"] * 4
+    assert [la.timeline["stream"] for la in got] == [0, s.id, 0, s.id]
+
+
+def test_an_argument_given_again_is_kept_a_new_one_is_written():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd(512)
+    n = np.int32(512)
+    k((2,), (256,), (*args[:3], n), stats=False)
+    k((2,), (256,), (*args[:3], n), stats=False)            # kept: the same objects
+    c = gpuemu.asarray(np.zeros(512, np.float32))
+    k((2,), (256,), (args[0], args[1], c, n), stats=False)   # a new output array
+    assert np.array_equal(c.get(), a + b)
+    k((2,), (256,), (args[1], args[1], c, np.int32(5)), stats=False)   # a new first array and n
+    assert np.array_equal(c.get()[:5], 2 * b[:5]) and np.array_equal(c.get()[5:], (a + b)[5:])
+
+
+def test_write_args_skips_what_the_buffer_holds_and_writes_the_rest():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(64)
+    layout = launch_plan.layout_of(k)
+    raw = np.zeros(k.meta.param_bytes, np.uint8)
+    assert launch_plan.write_args(layout, raw.data, args, written=args)
+    assert not raw.any()                                   # all there already: nothing written
+    assert launch_plan.write_args(layout, raw.data, args, written=args[:2] + (None, None))
+    want = np.zeros_like(raw)
+    assert launch_plan.write_args(layout, want.data, args)
+    assert raw[16:].tolist() == want[16:].tolist() and not raw[:16].any()
+
+
+@pytest.mark.parametrize("value", [np.float32(-0.0), np.float32(np.inf), np.float32(1.5e-42),
+                                   np.frombuffer(np.uint32(0x7FA00001).tobytes(), np.float32)[0]])
+def test_a_float_argument_of_a_repeated_launch_keeps_its_bits(value):
+    k = gpuemu.RawModule(code=r"""
+extern "C" __global__ void k(float v, float *out) { out[0] = v; }""").get_function("k")
+    out = gpuemu.asarray(np.zeros(1, np.float32))
+    for _ in range(3):
+        k(1, 1, (np.float32(0), out), stats=False)
+        k(1, 1, (value, out), stats=False)
+        assert out.get().view(np.uint32)[0] == np.float32(value).view(np.uint32)

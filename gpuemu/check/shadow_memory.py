@@ -46,12 +46,19 @@ def mark_elements_written(alloc, offset: int, shape: tuple, itemsize: int, key) 
         alloc.shadow = None
 
 
+def forget(alloc) -> None:
+    """A launch without initcheck took `alloc` as an argument: it counts as
+    written (it cannot see which bytes the launch wrote)."""
+    if getattr(alloc, "shadow", None) is not None:
+        alloc.shadow = None
+
+
 def forget_args(args) -> None:
     """A launch without initcheck: its pointer arguments count as written."""
     for a in args if isinstance(args, (tuple, list)) else ():
         alloc = getattr(a, "_alloc", None)
-        if alloc is not None and getattr(alloc, "shadow", None) is not None:
-            alloc.shadow = None
+        if alloc is not None:
+            forget(alloc)
 
 
 class GlobalShadow:

@@ -209,5 +209,11 @@ def place_launch(name: str, stats: dict, preset, stream: Optional[Stream] = None
     link = link_for(preset)
     t = kernel_seconds(int(stats.get("cycles", 0)), int(stats.get("page_faults", 0)),
                        int(stats.get("managed_migrated_bytes", 0)), link)
-    op = timeline().kernel(name, t, stream)
-    return {"start": op.start, "end": op.end, "seconds": t, "stream": op.stream}
+    return place_kernel(name, t, stream)
+
+
+def place_kernel(name: str, seconds: float, stream: Optional[Stream] = None) -> dict:
+    """Put a kernel of `seconds` (place_launch's, known before: a repeated
+    launch without counters) on the timeline; its start, end and seconds."""
+    op = timeline().kernel(name, seconds, stream)
+    return {"start": op.start, "end": op.end, "seconds": seconds, "stream": op.stream}

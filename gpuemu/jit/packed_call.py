@@ -6,28 +6,27 @@ batch before its first instruction, more than a small launch's threads cost.
 Here a trampoline per argument count, `gpuemu_packed_call_N(fn, argv)`, loads
 argv[0..N-1] and calls the function at address `fn` with them (the same
 int64(int64 x N) signature, native_ir.prototype's): one ctypes call of two
-arguments, the array filled by numpy in one step. The result is the
+arguments, the array built in one step (array.array('q'), which takes ints
+only: a float is refused, not cut). The result is the
 function's, bit for bit (tests/test_jit_packed_call.py).
 
     call = packed_call.native(SYMBOL, build_ir, nargs)   # engine.native_function's helper, made once
     call(args)       # == engine.native_function(SYMBOL, build_ir, native_ir.prototype(nargs))(*args)
 
-Each thread fills its own argument array (block workers call the passes
-on their own threads); ctypes releases the GIL for the call.
+Each call builds its own argument array (block workers call the passes on
+their own threads); ctypes releases the GIL for the call.
 """
 from __future__ import annotations
 
 import ctypes
-import threading
+from array import array as _int64s
 
 import llvmlite.ir as ll
-import numpy as np
 
 from . import engine
 
 _I64 = ll.IntType(64)
 _TRAMPOLINE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
-_local = threading.local()
 
 
 def _build_ir(nargs: int) -> str:
@@ -41,15 +40,6 @@ def _build_ir(nargs: int) -> str:
     target = b.inttoptr(fn, ll.FunctionType(_I64, [_I64] * nargs).as_pointer())
     b.ret(b.call(target, args))
     return str(m)
-
-
-def _argv(nargs: int) -> tuple:
-    """This thread's argument array of at least nargs int64, and its address."""
-    got = getattr(_local, "argv", None)
-    if got is None or got[0].size < nargs:
-        a = np.zeros(max(nargs, 64), dtype=np.int64)
-        got = _local.argv = (a, a.ctypes.data)
-    return got
 
 
 _callers: dict = {}
@@ -69,14 +59,36 @@ def native(symbol: str, build_ir, nargs: int):
 def caller(fn, nargs: int):
     """A callable taking the argument sequence (len nargs, ints) of `fn`, a
     ctypes function of nargs int64 arguments returning int64, that calls it
-    through the trampoline and returns its result."""
+    through the trampoline and returns its result. The callable holds `fn`
+    (its address alone would not keep it alive); a wrong count of arguments
+    or one that is not an int (a float would be cut to an int) is refused
+    with TypeError, before the call."""
+    argtypes = tuple(getattr(fn, "argtypes", None) or ())
+    if (len(argtypes) != nargs or any(t is not ctypes.c_int64 for t in argtypes)
+            or getattr(fn, "restype", None) is not ctypes.c_int64):
+        raise TypeError(f"packed_call.caller needs a ctypes function of {nargs} int64 arguments "
+                        f"returning int64, got one of {len(argtypes)} arguments")
     tramp = engine.native_function(f"gpuemu_packed_call_{nargs}", lambda: _build_ir(nargs), _TRAMPOLINE)
     address = ctypes.cast(fn, ctypes.c_void_p).value
 
     def call(args) -> int:
         if len(args) != nargs:
             raise TypeError(f"this native function takes {nargs} arguments, got {len(args)}")
-        a, p = _argv(nargs)
-        a[:nargs] = args
-        return tramp(address, p)
+        try:
+            argv = _int64s("q", args)       # this call's own array: threads may call at once
+        except TypeError:
+            raise TypeError(_not_int(args)) from None
+        return tramp(address, argv.buffer_info()[0])
+    call.fn = fn
     return call
+
+
+def _not_int(args) -> str:
+    """What is wrong with arguments array('q') refused: the first that is not an int."""
+    for i, a in enumerate(args):
+        try:
+            _int64s("q", (a,))
+        except TypeError:
+            return (f"native function argument {i} must be an int, got {type(a).__name__} {a!r}"
+                    " (a float is not cut to an int)")
+    return "native function arguments must be ints"

@@ -367,7 +367,29 @@ def _build_range_ir() -> str:
         b.position_at_end(nxt)
     _counted_loop(fn, b, lin_v, lin1, one_block, start=lin0)
     b.ret(c32(DONE))
+    _build_packed_entry(m, fn)
     return str(m)
+
+
+# gpuemu_run_range_packed(argv): gpuemu_run_range with its arguments in one int64
+# array, in this order (a ctypes call of ten arguments cost a small launch ~1 us)
+RANGE_ARGS = ("fn", "fptrs", "nw", "ctx", "st", "lin0", "lin1", "launch", "ev_buf", "ev_state")
+PACKED_RANGE_SYMBOL = "gpuemu_run_range_packed"
+A_LIN0, A_LIN1, A_EV_BUF, A_EV_STATE = (RANGE_ARGS.index(n) for n in ("lin0", "lin1", "ev_buf",
+                                                                     "ev_state"))
+
+
+def _build_packed_entry(m: ll.Module, target: ll.Function) -> None:
+    """gpuemu_run_range_packed(argv) = target(argv[0], ..., argv[9]), each
+    argument cast from int64 to target's parameter type."""
+    f = ll.Function(m, ll.FunctionType(I32, [I64]), PACKED_RANGE_SYMBOL)
+    b = ll.IRBuilder(f.append_basic_block("entry"))
+    argv = b.inttoptr(f.args[0], I64.as_pointer())
+    vals = []
+    for i, t in enumerate(target.function_type.args):
+        v = b.load(b.gep(argv, [ll.Constant(I64, i)]))
+        vals.append(v if t == I64 else b.inttoptr(v, t))
+    b.ret(b.call(target, vals))
 
 
 PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
@@ -378,14 +400,12 @@ def _function():
     return engine.native_function(SYMBOL, _build_ir, PROTOTYPE)
 
 
-RANGE_PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p,
-                                   ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
-                                   ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
-                                   ctypes.c_void_p, ctypes.c_void_p)
+RANGE_PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64)     # (argv address)
 
 
 def _range_function():
-    return engine.native_function(RANGE_SYMBOL, _build_range_ir, RANGE_PROTOTYPE)
+    """gpuemu_run_range_packed: fn(address of the RANGE_ARGS array)."""
+    return engine.native_function(PACKED_RANGE_SYMBOL, _build_range_ir, RANGE_PROTOTYPE)
 
 
 def usable(run) -> bool:
@@ -394,9 +414,6 @@ def usable(run) -> bool:
     rec = getattr(run, "recorder", None)
     return (type(run.scheduler) is LooseRoundRobin and run.options.get("seed") is None
             and (rec is None or hasattr(rec, "ev_state")))
-
-
-_NO_EVENTS = (None, None)
 
 
 def _event_buffer(run) -> tuple:
@@ -436,6 +453,26 @@ def range_usable(run) -> bool:
             and not run._weak_mode())
 
 
+def _range_scratch(run) -> tuple:
+    """Per run (and per block worker): the loop's state, the launch array and
+    the argument array of gpuemu_run_range_packed, with their addresses."""
+    nw = run._nw
+    st = np.zeros(HEAD + nw, dtype=np.int32)
+    lau = np.zeros(L_FIELDS, dtype=np.int64)
+    gx, gy, _ = run.shape.grid
+    lau[[L_TEMPLATE, L_SHARED, L_SHARED_BYTES, L_GRID_X, L_GRID_Y, L_NUM_SMS]] = (
+        run.header_template.ctypes.data, run.shared.ctypes.data, run.shared_stride,
+        gx, gy, run.preset.num_sms)
+    if run.want_stats:
+        lau[L_ISSUE] = run.issue.ctypes.data
+    lau[L_COUNTERS], lau[L_NLINES] = run.counters.ctypes.data, len(run.counters)
+    argv = np.zeros(len(RANGE_ARGS), dtype=np.int64)
+    argv[:] = (run.ck.address, run._fptr_array.ctypes.data, nw, run._ctxp, st.ctypes.data,
+               0, 0, lau.ctypes.data, 0, 0)
+    scratch = run._block_range_scratch = (st, lau, argv, argv.ctypes.data)
+    return scratch
+
+
 def run_range(run, lin0: int, lin1: int) -> None:
     """Run blocks lin0..lin1-1 (linear indices, the default schedule's order)
     in the run's first block slot, as run_block on each in turn, with one
@@ -443,41 +480,44 @@ def run_range(run, lin0: int, lin1: int) -> None:
     back an event is finished by run_block's slow path and the range goes on.
     With counters on, each block's warp instructions are added to run.issue
     at its SM (as executor._run_batch does)."""
-    nw = run._nw
     scratch = run.__dict__.get("_block_range_scratch")
-    if scratch is None:                  # per run (and per block worker)
-        st = np.zeros(HEAD + nw, dtype=np.int32)
-        lau = np.zeros(L_FIELDS, dtype=np.int64)
-        gx, gy, _ = run.shape.grid
-        lau[[L_TEMPLATE, L_SHARED, L_SHARED_BYTES, L_GRID_X, L_GRID_Y, L_NUM_SMS]] = (
-            run.header_template.ctypes.data, run.shared.ctypes.data, run.shared_stride,
-            gx, gy, run.preset.num_sms)
-        if run.want_stats:
-            lau[L_ISSUE] = run.issue.ctypes.data
-        lau[L_COUNTERS], lau[L_NLINES] = run.counters.ctypes.data, len(run.counters)
-        scratch = run._block_range_scratch = (st, lau, st.ctypes.data, lau.ctypes.data,
-                                              run._fptr_array.ctypes.data)
-    st, lau, st_p, lau_p, fptrs_p = scratch
+    if scratch is None:
+        scratch = _range_scratch(run)
+    st, lau, argv, argv_p = scratch
     fn = _range_function()               # looked up per call: benchmarks/bench_workers.py wraps it
+    recorded = getattr(run, "recorder", None) is not None
+    argv[A_LIN1] = lin1
     lin = lin0
     while lin < lin1:
-        code = fn(run.ck.address, fptrs_p, nw, run._ctxp, st_p, lin, lin1, lau_p,
-                  *(_NO_EVENTS if getattr(run, "recorder", None) is None else _event_buffer(run)))
+        argv[A_LIN0] = lin
+        if recorded:
+            argv[A_EV_BUF], argv[A_EV_STATE] = _event_buffer(run)
+        elif argv[A_EV_STATE]:           # a recorder listened to an earlier range
+            argv[A_EV_BUF] = argv[A_EV_STATE] = 0
+        code = fn(argv_p)
         if code == DONE:
             return
-        lin = int(lau[L_STOPPED])
-        # the slow path keeps its own state and frame pointers (a split warp adds entries)
-        bst = np.zeros(HEAD + 2 * nw, dtype=np.int32)
-        bst[:HEAD + nw] = st
-        fptrs = np.zeros(2 * nw, dtype=np.int64)
-        fptrs[:nw] = run._fptr_array[:nw]
-        gx, gy, _ = run.shape.grid
-        _events(run, 0, (lin % gx, lin // gx % gy, lin // (gx * gy)), code, bst, fptrs)
-        if lau[L_ISSUE]:
-            tot = int(run.counters[:, 0].sum())
-            run.issue[lin % run.preset.num_sms] += tot - int(lau[L_ISSUED])
-            lau[L_ISSUED] = tot
-        lin += 1
+        lin = _range_event(run, code, st, lau) + 1
+
+
+def _range_event(run, code: int, st: np.ndarray, lau: np.ndarray) -> int:
+    """The range loop handed back `code` at a block that needs Python: finish
+    that block (run_block's slow path, from the loop's state `st`), with
+    counters on add its warp instructions to its SM; its linear index."""
+    nw = run._nw
+    lin = int(lau[L_STOPPED])
+    # the slow path keeps its own state and frame pointers (a split warp adds entries)
+    bst = np.zeros(HEAD + 2 * nw, dtype=np.int32)
+    bst[:HEAD + nw] = st
+    fptrs = np.zeros(2 * nw, dtype=np.int64)
+    fptrs[:nw] = run._fptr_array[:nw]
+    gx, gy, _ = run.shape.grid
+    _events(run, 0, (lin % gx, lin // gx % gy, lin // (gx * gy)), code, bst, fptrs)
+    if lau[L_ISSUE]:
+        tot = int(run.counters[:, 0].sum())
+        run.issue[lin % run.preset.num_sms] += tot - int(lau[L_ISSUED])
+        lau[L_ISSUED] = tot
+    return lin
 
 
 def new_launch(run) -> None:

@@ -57,8 +57,17 @@ from .block_ranges import GuidedRanges, block_ranges  # noqa: F401 (executor cal
 from .warp_scheduler import LooseRoundRobin
 
 
+_ENVIRON = os.environ
+_ENV = getattr(_ENVIRON, "_data", None)      # the dict behind os.environ (CPython)
+_ENV_KEY = _ENVIRON.encodekey("GPUEMU_WORKERS") if _ENV is not None else None
+
+
 def default_workers() -> int:
-    """GPUEMU_WORKERS, else 1 (the cores are often shared; ask for more)."""
+    """GPUEMU_WORKERS, else 1 (the cores are often shared; ask for more).
+    Read on every launch: unset is found without os.environ's encoding and
+    KeyError (a microsecond or two of a small launch)."""
+    if _ENV is not None and os.environ is _ENVIRON and _ENV_KEY not in _ENV:
+        return 1
     try:
         return max(1, int(os.environ.get("GPUEMU_WORKERS", "1")))
     except ValueError:

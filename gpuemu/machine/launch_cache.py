@@ -13,14 +13,18 @@ was checked by that first launch. A later call with the key:
 - checks what can change from call to call, the arguments: a DeviceArray
   for a pointer parameter, a numpy scalar of the parameter's own type or a
   Python int in its range is written into the run's own parameter buffer
-  (its address is in the run's ctx template); any other argument (a numpy
+  (its address is in the run's ctx template), unless it is the very object
+  the buffer holds from the run's last launch; any other argument (a numpy
   array to copy in and back, a float for an int, a wrong count) takes the
   full path, with its conversions and errors;
 - runs every block of the grid in one native call (block_runner.run_range),
   then ends as LaunchRun.run does (LaunchRun.finish: with counters on, it
   charges the rest of the trace and collects the counters); the run's
   memory system is reused, reset to cold caches (LaunchRun.renew);
-- builds the Launch as the full path does (RawKernel._launch_of).
+- builds the Launch as the full path does (RawKernel._launch_of); without
+  counters, every launch of a key gives the same Launch but for its
+  findings, seconds and place on the host timeline, so from the second on
+  it is a copy of the first's fields (_off_launch).
 
 Plain: functional mode, the default warp and block schedulers, one block
 worker (the option, else $GPUEMU_WORKERS, read on every call), no progress
@@ -32,12 +36,12 @@ Results, counters, findings and errors are those of the full path
 """
 from __future__ import annotations
 
-import os
 import time
 
 from gpuemu.check.shadow_memory import forget_args
 from gpuemu.device_memory import device_memory
 from gpuemu.errors import KernelError
+from gpuemu.host.streams import place_kernel
 
 from . import block_runner
 from .block_workers import default_workers
@@ -79,21 +83,16 @@ def call_key(grid, block, shared_mem, budget, stats, mode, scheduler, block_sche
     return grid, block, shared_mem, max_dynamic, budget, stats, opts
 
 
-_ENVIRON = os.environ
-_ENV = getattr(_ENVIRON, "_data", None)      # the dict behind os.environ (CPython)
-_ENV_KEY = _ENVIRON.encodekey("GPUEMU_WORKERS") if _ENV is not None else None
-
-
 def _one_worker(options: dict) -> bool:
-    """Whether the launch runs on one block worker (call_key let only
-    workers=1 through; without the option, $GPUEMU_WORKERS decides, read
-    on every call: unset, it is one worker, found without os.environ's
-    encoding and KeyError, a microsecond or two per launch)."""
-    if options.get("workers") is not None:
-        return True
-    if _ENV is not None and os.environ is _ENVIRON and _ENV_KEY not in _ENV:
-        return True
-    return default_workers() == 1
+    """Whether the launch runs on one block worker: call_key let only
+    workers=1 through; without the option, block_workers.default_workers."""
+    return options.get("workers") is not None or default_workers() == 1
+
+
+# Launch fields that change from launch to launch (the others a call key fixes
+# when counters are off: a kept launch copies them from its key's first one)
+_PER_LAUNCH = frozenset({"findings", "seconds", "timeline"})
+_IMMUTABLE = (str, int, float, tuple, type(None))
 
 
 class KeptLaunch:
@@ -103,6 +102,44 @@ class KeptLaunch:
         self.layout = layout            # launch_plan.layout_of's
         self.idle: list = []
         self.blocks = blocks            # blocks in the grid
+        # counters off: what the Launches of this key share (_off_fields; None: not
+        # known yet, False: built by RawKernel._launch_of every time)
+        self.fields = None
+
+
+def _off_fields(launch):
+    """(class, fields, mutable field names, modelled seconds) of a
+    counters-off Launch, what every launch with its call key shares (no
+    counters, so the same modelled time), or False when a field is of a kind
+    not known to copy."""
+    fields, mutable = dict(vars(launch)), []
+    for name, v in fields.items():
+        if name in _PER_LAUNCH or isinstance(v, _IMMUTABLE):
+            continue
+        if type(v) is not dict or not all(isinstance(x, _IMMUTABLE) for x in v.values()):
+            return False
+        fields[name] = dict(v)              # the caller may change the launch's own
+        mutable.append(name)
+    return type(launch), fields, tuple(mutable), launch.timeline["seconds"]
+
+
+def _off_launch(kernel, got, run, seconds: float, stream):
+    """The Launch of a counters-off launch with got's key: the fields of its
+    first (each dict a copy), this launch's findings, seconds and place on
+    the host timeline."""
+    cls, fields, mutable, modelled = got.fields
+    out = fields.copy()
+    for name in mutable:
+        out[name] = fields[name].copy()
+    out["findings"] = list(run.findings)
+    out["seconds"] = seconds
+    out["timeline"] = place_kernel(kernel.name, modelled, stream)
+    launch = _new(cls)
+    launch.__dict__ = out
+    return launch
+
+
+_new = object.__new__
 
 
 def launch(kernel, key, args, stream, options: dict):
@@ -121,7 +158,10 @@ def launch(kernel, key, args, stream, options: dict):
         return None
     copies = hold = ()
     # pointer arguments count as written (no initcheck): write_args forgets those it writes
-    if not write_args(got.layout, run._params_view, args, forget=True):
+    if write_args(got.layout, run._params_view, args, True, run._args_written):
+        run._args_written = args
+    else:
+        run._args_written = ()
         forget_args(args)               # numpy arrays, conversions, errors: the full packing
         try:
             params, copies, hold = pack(kernel, args)
@@ -137,8 +177,13 @@ def launch(kernel, key, args, stream, options: dict):
     except KernelError as err:          # the run is not reused
         raise kernel._worded(err) from None
     seconds = time.perf_counter() - t0
-    result = kernel._launch_of(run, run.stats if run.want_stats else None, run.findings,
-                               run.shape, seconds, stream, copies)
+    if run.want_stats or copies or not got.fields:
+        result = kernel._launch_of(run, run.stats if run.want_stats else None, run.findings,
+                                   run.shape, seconds, stream, copies)
+        if got.fields is None and not (run.want_stats or copies):
+            got.fields = _off_fields(result)
+    else:
+        result = _off_launch(kernel, got, run, seconds, stream)
     del hold
     if run.want_stats:                  # what only the finished launch needed
         run.stats = None
@@ -157,6 +202,7 @@ def keep(kernel, key, run) -> bool:
             or run.options.get("printf_buffer") is not None or run._order_rng is not None):
         return False
     run._params_view = memoryview(run.params)     # before another thread can take it
+    run._args_written = ()             # what the buffer holds: launch_plan.write_args(written=)
     keep_memory_system(run)            # renewed (cold caches) by the next launch
     if run.want_stats:                 # what only the finished launch needed
         run.stats = None

@@ -32,6 +32,7 @@ import numpy as np
 
 from isa import ir
 
+from gpuemu.check.shadow_memory import forget as shadow_forget
 from gpuemu.device_array import DeviceArray
 
 from . import block_workers
@@ -114,22 +115,23 @@ _PTR, _NP, _INT = 0, 1, 2      # argument kinds; None: only RawKernel._pack take
 
 
 def _layout(kernel) -> tuple:
-    """Per parameter: (kind, offset, size, numpy scalar type, struct, lo, hi)."""
+    """Per parameter: (kind, offset, numpy scalar type, struct, lo, hi); the
+    struct packs an int parameter's value, a float's raw bytes."""
     from gpuemu.api import numpy_dtype
     out = []
     for _name, t, off in kernel.meta.params:
         if isinstance(t, ir.PointerType):
-            out.append((_PTR, off, 8, None, _U64, 0, (1 << 64) - 1))
+            out.append((_PTR, off, None, _U64, 0, (1 << 64) - 1))
         elif isinstance(t, ir.ScalarType) and t.kind == "int":
             lo = -(1 << (t.bits - 1)) if t.signed else 0
             hi = (1 << (t.bits - 1)) - 1 if t.signed else (1 << t.bits) - 1
             code = {1: "b", 2: "h", 4: "i", 8: "q"}[t.size]    # little-endian, standard sizes
-            out.append((_INT, off, t.size, numpy_dtype(t).type,
+            out.append((_INT, off, numpy_dtype(t).type,
                         struct.Struct("<" + (code if t.signed else code.upper())), lo, hi))
         elif isinstance(t, ir.ScalarType):
-            out.append((_NP, off, t.size, numpy_dtype(t).type, None, 0, 0))
+            out.append((_NP, off, numpy_dtype(t).type, struct.Struct(f"<{t.size}s"), 0, 0))
         else:
-            out.append((None, off, 0, None, None, 0, 0))      # vectors, structs
+            out.append((None, off, None, None, 0, 0))      # vectors, structs
     return tuple(out)
 
 
@@ -144,17 +146,27 @@ def layout_of(kernel) -> tuple:
 _U64 = struct.Struct("<Q")
 
 
-def write_args(layout, raw, args, forget: bool = False) -> bool:
+def write_args(layout, raw, args, forget: bool = False, written: tuple = ()) -> bool:
     """Write `args` into the parameter buffer `raw` (a writable buffer) when
     each is of a kind written directly: a DeviceArray for a pointer, a numpy
     scalar of the parameter's own type, a Python int in an int parameter's
     range. False (raw partly written) when one is not: RawKernel._pack's
     full path then converts it or names what is wrong. forget: each pointer
-    argument written counts as written for initcheck (as
-    check.shadow_memory.forget_args does; a launch without initcheck)."""
+    argument written counts as written for initcheck (shadow_memory.forget;
+    a launch without initcheck). written: the arguments `raw` holds from
+    an earlier call with forget (a kept run's last launch): an argument that
+    is the same object is there already (a DeviceArray's pointer never
+    changes, numbers are immutable, its allocation was forgotten then)."""
     if type(args) is not tuple or len(args) != len(layout):
         return False
-    for (kind, off, size, st, pk, lo, hi), a in zip(layout, args):
+    if len(written) != len(args):
+        written = _NOTHING * len(args)
+    i = -1
+    for a in args:
+        i += 1
+        if a is written[i]:
+            continue
+        kind, off, st, pk, lo, hi = layout[i]
         ta = type(a)
         if kind == _PTR:
             if ta is not DeviceArray:
@@ -164,15 +176,18 @@ def write_args(layout, raw, args, forget: bool = False) -> bool:
             if not 0 <= v <= hi:
                 return False
             pk.pack_into(raw, off, v)
-            if forget and getattr(al, "shadow", None) is not None:
-                al.shadow = None
-        elif kind is not None and ta is st:
-            raw[off:off + size] = a.tobytes()
+            if forget:
+                shadow_forget(al)
+        elif ta is st and kind is not None:   # its own bytes (an int one: its value)
+            pk.pack_into(raw, off, a if kind == _INT else a.tobytes())
         elif kind == _INT and ta is int and lo <= a <= hi:
             pk.pack_into(raw, off, a)
         else:
             return False
     return True
+
+
+_NOTHING = (object(),)      # no argument is this object: nothing written before
 
 
 def pack(kernel, args) -> tuple:

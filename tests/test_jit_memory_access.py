@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+import gpuemu
+from gpuemu.jit import abi
+from gpuemu.machine import executor
 from kernel_launch import launch
 
 
@@ -102,7 +106,20 @@ def test_same_address_store_winner_is_seeded_random():
     assert winners == [_winner(s) for s in range(8)]   # same seed, same winner
 
 
-def test_whole_warp_and_partial_loads_of_4_and_8_byte_lanes_read_every_space():
+def _ctx_counts(monkeypatch) -> list:
+    """Per launch (whole-warp gathers, requests checked lane by lane): ctx's
+    C_GATHERS and C_LANE_CHECKS, read when each run finishes."""
+    seen = []
+    finish = executor.LaunchRun.finish
+
+    def keep(self):
+        seen.append((int(self.ctx[abi.C_GATHERS]), int(self.ctx[abi.C_LANE_CHECKS])))
+        return finish(self)
+    monkeypatch.setattr(executor.LaunchRun, "finish", keep)
+    return seen
+
+
+def test_whole_warp_and_partial_loads_of_4_and_8_byte_lanes_read_every_space(monkeypatch):
     # whole warps take one gather, partial masks the lane-by-lane path; inactive lanes keep their values
     src = r"""
     extern "C" __global__ void k(const int* gi, const float* gf, const double* gd, const long long* gl,
@@ -123,8 +140,53 @@ def test_whole_warp_and_partial_loads_of_4_and_8_byte_lanes_read_every_space():
     t = np.arange(64)
     gi, gf = (t * 7).astype(np.int32), (t * 3).astype(np.float32)
     gd, gl = (t * 5).astype(np.float64), (t << 35).astype(np.int64)
-    out = np.zeros(128, np.int64)
-    launch(src, "k", 1, 64, gi, gf, gd, gl, out)
-    np.testing.assert_array_equal(out[:64], gi + gl + 4 * gd[::-1].astype(np.int64) + 2 * gf.astype(np.int64))
     r = 63 - t
-    np.testing.assert_array_equal(out[64:], np.where(t % 3 != 0, gl[r] + gi[r] + gd[::-1][r].astype(np.int64), -1))
+    counts = _ctx_counts(monkeypatch)
+    for stats in (True, False):
+        out = np.zeros(128, np.int64)
+        launch(src, "k", 1, 64, gi, gf, gd, gl, out, stats=stats)
+        np.testing.assert_array_equal(out[:64], gi + gl + 4 * gd[::-1].astype(np.int64) + 2 * gf.astype(np.int64))
+        np.testing.assert_array_equal(out[64:], np.where(t % 3 != 0, gl[r] + gi[r] + gd[::-1][r].astype(np.int64),
+                                                         -1))
+    # per warp the whole-warp loads gd, gf, gi, gl, sd[t], loc[t % 2] (2 warps); the three under t % 3
+    # none; every request passes the vector checks, whole warps' and partial ones'
+    assert counts == [(2 * 6, 0), (2 * 6, 0)]
+
+
+def test_a_whole_warp_load_with_a_lane_in_another_array_reads_each_lanes_own(monkeypatch):
+    counts = _ctx_counts(monkeypatch)
+    src = r"""
+    extern "C" __global__ void k(const float* a, const float* b, float* out) {
+        int t = threadIdx.x;
+        const float* p = (t == 5 || t == 30) ? b : a;     // every lane loads: two objects in one request
+        out[t] = p[t];
+    }"""
+    a, b = np.arange(32, dtype=np.float32), -np.arange(32, dtype=np.float32)
+    out = np.zeros(32, np.float32)
+    launch(src, "k", 1, 32, a, b, out)
+    np.testing.assert_array_equal(out, np.where(np.isin(np.arange(32), [5, 30]), b, a))
+    assert counts == [(1, 1)]       # checked lane by lane (two objects), then one gather
+
+
+def test_a_whole_warp_load_with_one_misaligned_lane_faults_at_that_lane():
+    src = r"""
+    extern "C" __global__ void k(const char* p, int* out) {
+        int t = threadIdx.x;
+        out[t] = *(const int*)(p + 4 * t + (t == 9 ? 2 : 0));
+    }"""
+    with pytest.raises(gpuemu.KernelError) as ei:
+        launch(src, "k", 1, 32, np.zeros(256, np.int8), np.zeros(32, np.int32))
+    f = ei.value.findings[0]
+    assert f.kind == "misaligned_access" and f.thread == (9, 0, 0)
+
+
+def test_a_whole_warp_load_one_lane_past_the_end_faults_at_that_lane():
+    src = r"""
+    extern "C" __global__ void k(const float* a, float* out) {
+        int t = threadIdx.x;
+        out[t] = a[t + (t == 17 ? 40 : 0)];
+    }"""
+    with pytest.raises(gpuemu.KernelError) as ei:
+        launch(src, "k", 1, 32, np.zeros(40, np.float32), np.zeros(32, np.float32))
+    f = ei.value.findings[0]
+    assert f.kind == "out_of_bounds" and f.thread == (17, 0, 0) and f.space == "global"

@@ -122,6 +122,41 @@ def test_requests_whose_first_lanes_are_inactive_are_counted_as_the_numpy_path_c
     assert want[0]["shared_load_requests"] == 2 * 8 * 4 and want[0]["shared_bank_conflicts"] > 0
 
 
+WHOLE = r"""
+extern "C" __global__ void whole(int *out)
+{
+    __shared__ int s[2048];
+    int t = threadIdx.x, lane = t % 32;
+    s[t] = t; s[t + 1024] = t;
+    __syncthreads();
+    int v = s[(t / 32) * 32 + (31 - lane)];          // one row
+    v += s[5];                                      // one word
+    v += s[lane + 32 * (lane % 2)];                 // two rows, no bank twice
+    v += s[lane == 31 ? 1024 : lane];               // lane 31 far away (a high bit), in lane 0's bank
+    v += s[(lane * 32) % 2048];                     // every lane in bank 0: 32 rows
+    out[blockIdx.x * blockDim.x + t] = v;
+}
+"""
+
+
+def test_whole_warp_requests_in_one_row_or_more_are_counted_as_the_numpy_path_counts(monkeypatch):
+    import gpuemu
+    k = gpuemu.RawModule(code=WHOLE).get_function("whole")
+
+    def launch():
+        out = np.zeros(512, dtype=np.int32)
+        lau = k((2,), (256,), (out,))
+        worst = {key: w.as_dict() for key, w in lau.worst_requests.items() if w.space == "shared"}
+        return lau.stats, lau.stats_by_line, worst, out.tolist()
+    monkeypatch.setattr(MemorySystem, "native", False)
+    want = launch()
+    monkeypatch.setattr(MemorySystem, "native", True)
+    assert launch() == want
+    # per warp (16): 2 stores and 3 loads of one wavefront, 1 of two (bank 0 twice), 1 of 32
+    assert want[0]["shared_load_wavefronts"] == 16 * (1 + 1 + 1 + 2 + 32)
+    assert want[0]["shared_store_wavefronts"] == 16 * 2
+
+
 def _instr(i, op, size, space):
     return MemInstr(i, op, size, 3, space)
 

@@ -156,26 +156,43 @@ def _count_in_warp(b, counts, addrs, mask, instr, frame_int) -> None:
     b.call(fn, [counts, addrs, b.zext(mask, I64), b.zext(instr, I64), frame_int])
 
 
-def _count_or_keep(e, b, ctx, frame, av, first, mask, instr, space, rec_addr0, counted) -> None:
+def _warp_counts(e, b, ctx, space):
+    """(the C_WARP_COUNTS state's address, whether the warp counts this
+    request itself): a shared load or store, when the launch's warps count
+    them (gpuemu/memory/warp_bank_counts.py); any other request is traced."""
+    counts = e.ctx_field(ctx, abi.C_WARP_COUNTS)
+    return counts, b.and_(b.icmp_unsigned("!=", counts, _c(0)), b.icmp_signed("==", space, _c(SP_SHARED, I32)))
+
+
+def _count_or_keep(e, b, ctx, frame, addrs, first, mask, instr, space, rec_addr0, counted, spread) -> None:
     """On the fast path of a load or store (every active lane checked, lane
-    addresses `av`, the first active lane's `first`): a shared request whose
-    words lie in one row, when the warps count (C_WARP_COUNTS), is counted
-    here inline (warp_bank_counts.one_row, emit_charge: no call, no copy of
-    its addresses) and `counted` set; any other has its addresses written
-    into the trace record, for the call or the record after the checks."""
+    addresses `addrs()`, the first active lane's `first`; a whole warp's
+    `spread`: the bits where some lane's address differs from the first's):
+    a shared request whose words lie in one row, when the warps count
+    (_warp_counts), is counted here inline (warp_bank_counts.one_row or
+    one_row_spread, emit_charge: no call, no copy of its addresses) and
+    `counted` set; any other has its addresses written into the trace
+    record, for the call or the record after the checks."""
     from gpuemu.memory import warp_bank_counts as wbc
     v64 = ll.VectorType(I64, abi.WARP)
-    counts = e.ctx_field(ctx, abi.C_WARP_COUNTS)
-    keep = lambda: b.store(av, b.inttoptr(rec_addr0, v64.as_pointer()), align=8)  # noqa: E731
-    here = b.and_(b.icmp_unsigned("!=", counts, _c(0)), b.icmp_signed("==", space, _c(SP_SHARED, I32)))
+    counts, here = _warp_counts(e, b, ctx, space)
+    keep = lambda: b.store(addrs(), b.inttoptr(rec_addr0, v64.as_pointer()), align=8)  # noqa: E731
     with b.if_else(here) as (shared, other):
         with shared:
             st = b.inttoptr(counts, I64.as_pointer())
-            with b.if_else(wbc.one_row(b, st, av, first, mask)) as (one, more):
+            with b.if_else(b.icmp_unsigned("==", mask, _c(-1, I32))) as (whole, part):
+                with whole:
+                    one_w, whole_end = wbc.one_row_spread(b, st, spread), b.block
+                with part:
+                    one_p, part_end = wbc.one_row(b, st, addrs(), first, mask), b.block
+            one = b.phi(I1)
+            one.add_incoming(one_w, whole_end)
+            one.add_incoming(one_p, part_end)
+            with b.if_else(one) as (one, more):
                 with one:
                     wbc.emit_charge(b, st, b.zext(instr, I64), b.zext(mask, I64),
                                     b.bitcast(frame, I32.as_pointer()), _c(1), _c(1), _c(1),
-                                    lambda dst: b.store(av, b.bitcast(dst, v64.as_pointer()), align=8))
+                                    lambda dst: b.store(addrs(), b.bitcast(dst, v64.as_pointer()), align=8))
                     b.store(ll.Constant(I1, 1), counted)
                 with more:
                     keep()
@@ -201,11 +218,61 @@ def _record(e, b, ctx, frame, rec, instr, mask, space_acc, tlen) -> None:
     e.ctx_store(ctx, abi.C_TRACE_LEN, b.add(tlen, _c(1)))
 
 
-def _whole_warp_load(b, mask, hosts, dat, et, align: int, done) -> None:
+def _whole_warp_check(b, pv, p0, tagbits0, lo0, hi0, space0, size: int, align: int, ok, bad):
+    """Check a request of every lane of the warp (the common case) with
+    fewer vector operations than the lane-masked check: the lanes' pointers
+    `pv` all carry lane 0's tag (`p0`'s, `tagbits0` its bits) and lie
+    aligned when their bits above the address and below `align` equal p0's
+    and p0 is aligned; then each lies in [lo0, hi0 - size] when d = pointer
+    - tagbits0 - lo0 (its address - lo0) and (hi0 - size - lo0) - d are
+    both >= 0 (device addresses are below 2^48: no overflow; a lane of
+    another tag fails the first test, whatever its d). Two OR reductions
+    over the lanes, then one test; branches to `ok` or `bad`.
+    Returns the OR of (pv xor p0): the address bits where some lane differs
+    from lane 0 (warp_bank_counts.one_row_spread reads the row from it)."""
+    v64 = ll.VectorType(I64, abi.WARP)
+
+    def reduce_or(v):
+        name = f"llvm.vector.reduce.or.v{abi.WARP}i64"
+        f = b.module.globals.get(name) or ll.Function(b.module, ll.FunctionType(I64, [v64]), name)
+        return b.call(f, [v])
+
+    spread = reduce_or(b.xor(pv, _vsplat(b, p0)))
+    d = b.sub(pv, _vsplat(b, b.add(tagbits0, lo0)))
+    out = reduce_or(b.or_(d, b.sub(_vsplat(b, b.sub(b.sub(hi0, lo0), _c(size))), d)))
+    wrong = b.or_(b.and_(spread, _c(~abi.ADDR_MASK | (align - 1))),
+                  b.or_(b.and_(out, _c(-1 << 63)), b.and_(p0, _c(align - 1))))
+    good = b.and_(b.icmp_unsigned("==", wrong, _c(0)), b.icmp_signed(">=", space0, _c(0, I32)))
+    b.cbranch(good, ok, bad)
+    return spread
+
+
+def _store_whole(b, vals, dat) -> None:
+    """Store the vector `vals` at the 32-byte aligned `dat` in whole 32-byte
+    stores, as the warp function reads it back (a load served by two
+    16-byte stores waits for both: x86 forwards a store to a load only
+    within one store). LLVM would store a vector built from 16-byte halves
+    as two halves; on x86 an empty inline asm hands each 32-byte part over
+    as one register."""
+    from . import engine
+    n = 256 // (vals.type.element.width if isinstance(vals.type.element, ll.IntType)
+                else {ll.FloatType: 32, ll.DoubleType: 64}[type(vals.type.element)])
+    part = ll.VectorType(vals.type.element, n)
+    x86 = engine.triple().startswith(("x86_64", "i686", "i386"))
+    for k in range(0, abi.WARP, n):
+        v = b.shuffle_vector(vals, ll.Constant(vals.type, ll.Undefined),
+                             ll.Constant(ll.VectorType(I32, n), list(range(k, k + n))))
+        if x86:
+            v = b.asm(ll.FunctionType(part, [part]), "", "=x,0", [v], False)
+        b.store(v, b.bitcast(b.gep(b.bitcast(dat, vals.type.element.as_pointer()), [_c(k, I32)]),
+                             part.as_pointer()), align=32)
+
+
+def _whole_warp_load(e, b, ctx, mask, hosts, dat, et, align: int, done) -> None:
     """A load by every lane of the warp (the common case), of 4- or 8-byte
     lanes: one gather of the 32 host addresses into the 32 data slots, no
-    per-lane test; a partial mask goes on lane by lane, where the builder
-    is left."""
+    per-lane test (counted in ctx's C_GATHERS, which tests read); a partial
+    mask goes on lane by lane, where the builder is left."""
     width = {ll.FloatType: 32, ll.DoubleType: 64}.get(type(et), getattr(et, "width", 0))
     if width not in (32, 64) or not isinstance(et, (ll.IntType, ll.FloatType, ll.DoubleType)):
         return
@@ -220,7 +287,8 @@ def _whole_warp_load(b, mask, hosts, dat, et, align: int, done) -> None:
     ptrs = b.inttoptr(b.load(b.bitcast(hosts, ll.VectorType(I64, abi.WARP).as_pointer()), align=8), pt)
     every = ll.Constant(ll.VectorType(I1, abi.WARP), [1] * abi.WARP)
     vals = b.call(gather, [ptrs, _c(align, I32), every, ll.Constant(vt, ll.Undefined)])
-    b.store(vals, b.bitcast(dat, vt.as_pointer()), align=width // 8)
+    _store_whole(b, vals, dat)
+    e.ctx_store(ctx, abi.C_GATHERS, b.add(e.ctx_field(ctx, abi.C_GATHERS), _c(1)))
     b.branch(done)
     b.position_at_end(part)
 
@@ -230,8 +298,10 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     """The helper for kind 'ld' | 'st' | 'atom' on lanes of element type et.
 
     Signature: i32 (ctx, frame, ptrs (i64[32]), mask, data (et[32]),
-    aux (et[32], CAS compare values), instr id, line). Returns 0, or 1 on a
-    fault (details in ctx)."""
+    aux (et[32], CAS compare values), instr id, line); ptrs and data are
+    the warp function's 64-byte aligned buffers (warp_codegen's ptrbuf and
+    databuf: whole 32-byte vector moves). Returns 0, or 1 on a fault
+    (details in ctx)."""
     name = f"__mem_{kind}{atomic_op}_{et}_{size}_{align}_{int(signed)}".replace(" ", "")
     fn = module.globals.get(name)
     if fn is not None:
@@ -271,23 +341,33 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
         b.ret(_c(0, I32))
 
     # ---- pass 0: the common request, checked with vector operations: every
-    # active lane in one object, in bounds and aligned. Anything else takes
-    # the lane-by-lane pass 1, which finds and reports the first bad lane.
+    # active lane in one object, in bounds and aligned (a whole warp's by
+    # _whole_warp_check, others lane-masked). Anything else takes the
+    # lane-by-lane pass 1 (counted in ctx's C_LANE_CHECKS), which finds and
+    # reports the first bad lane.
     b.position_at_end(fast_bb)
     fast_ok = fn.append_basic_block("fast_ok")
     slow_bb = fn.append_basic_block("slow")
     v64 = ll.VectorType(I64, abi.WARP)
-    pv = b.load(b.bitcast(ptrs, v64.as_pointer()), align=8)
+    pv = b.load(b.bitcast(ptrs, v64.as_pointer()), align=32)     # (the warp's 64-byte aligned ptrbuf)
     cttz = b.module.globals.get("llvm.cttz.i32") or ll.Function(
         b.module, ll.FunctionType(I32, [I32, I1]), "llvm.cttz.i32")
-    p0 = b.extract_element(pv, b.call(cttz, [mask, ll.Constant(I1, 1)]))
+    p0 = b.load(b.gep(ptrs64, [b.call(cttz, [mask, ll.Constant(I1, 1)])]))   # the first active lane's
     tag0 = b.lshr(p0, _c(abi.ADDR_BITS))
-    av = b.and_(pv, _splat(abi.ADDR_MASK))
+    tagbits0 = b.and_(p0, _c(~abi.ADDR_MASK))
+    addrs = lambda: b.and_(pv, _splat(abi.ADDR_MASK))  # noqa: E731  (the lanes' device addresses, where used)
     ent0 = b.gep(bounds, [b.mul(tag0, _c(abi.BOUNDS_DTYPE.itemsize))])
     lo0 = b.load(e.byte_ptr(ent0, _c(0), I64))
     hi0 = b.load(e.byte_ptr(ent0, _c(8), I64))
     hbase0 = b.load(e.byte_ptr(ent0, _c(16), I64))
     space0 = b.load(e.byte_ptr(ent0, _c(24), I32))
+    whole = b.icmp_unsigned("==", mask, _c(-1, I32))
+    whole_bb, part_bb = fn.append_basic_block("check_whole_warp"), fn.append_basic_block("check_part")
+    b.cbranch(whole, whole_bb, part_bb)
+    b.position_at_end(whole_bb)
+    spread_w = _whole_warp_check(b, pv, p0, tagbits0, lo0, hi0, space0, size, align, fast_ok, slow_bb)
+    b.position_at_end(part_bb)
+    av = addrs()
     okv = b.and_(b.icmp_unsigned("==", b.lshr(pv, _splat(abi.ADDR_BITS)), _vsplat(b, tag0)),
                  b.and_(b.icmp_signed(">=", av, _vsplat(b, lo0)),
                         b.icmp_signed("<=", b.add(av, _splat(size)), _vsplat(b, hi0))))
@@ -297,25 +377,30 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     good = b.and_(b.icmp_unsigned("==", bad, _c(0, I32)), b.icmp_signed(">=", space0, _c(0, I32)))
     b.cbranch(good, fast_ok, slow_bb)
     b.position_at_end(fast_ok)
+    spread = b.phi(I64)                 # whole warp: the bits where some lane's address differs from lane 0's
+    spread.add_incoming(spread_w, whole_bb)
+    spread.add_incoming(_c(-1), part_bb)
     lanes_v = ll.Constant(v64, list(range(abi.WARP)))
     is_sh0 = b.icmp_signed("==", space0, _c(SP_SHARED, I32))
     is_lo0 = b.or_(b.icmp_signed("==", space0, _c(SP_LOCAL, I32)),
                    b.icmp_signed("==", space0, _c(SP_PARAM, I32)))
-    # host = device address + the object's offset (one for the warp), + lane * stride for local
+    # host = device address + the object's offset (one for the warp), + lane * stride for local;
+    # every active lane has lane 0's tag: pointer - tag bits = device address
     off0 = b.select(is_sh0, shared_base, b.select(is_lo0, b.add(frame_int, local_off), b.sub(hbase0, lo0)))
     hosts_v = b.bitcast(hosts, v64.as_pointer())
-    b.store(b.add(av, _vsplat(b, off0)), hosts_v, align=8)
+    b.store(b.add(pv, _vsplat(b, b.sub(off0, tagbits0))), hosts_v, align=8)
     with b.if_then(is_lo0, likely=False):
         b.store(b.add(b.load(hosts_v, align=8), b.mul(lanes_v, _vsplat(b, local_stride))), hosts_v, align=8)
     b.store(space0, space_acc)
     with b.if_then(tracing):
         if kind in ("ld", "st"):
-            _count_or_keep(e, b, ctx, frame, av, b.and_(p0, _c(abi.ADDR_MASK)), mask, instr, space0,
-                           rec_addr0, counted)
+            _count_or_keep(e, b, ctx, frame, addrs, b.and_(p0, _c(abi.ADDR_MASK)), mask, instr, space0,
+                           rec_addr0, counted, spread)
         else:
-            b.store(av, b.inttoptr(rec_addr0, v64.as_pointer()), align=8)
+            b.store(addrs(), b.inttoptr(rec_addr0, v64.as_pointer()), align=8)
     fast_end = b.block
     b.position_at_end(slow_bb)
+    e.ctx_store(ctx, abi.C_LANE_CHECKS, b.add(e.ctx_field(ctx, abi.C_LANE_CHECKS), _c(1)))
     b.branch(loop_bb)
 
     # ---- pass 1: check every active lane, compute host and trace addresses
@@ -391,9 +476,7 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
         order = b.inttoptr(e.ctx_field(ctx, abi.C_STORE_ORDER), ll.IntType(8).as_pointer())
     with b.if_then(b.and_(tracing, b.not_(b.load(counted)))):
         if kind in ("ld", "st"):    # a shared request the warp counts itself (C_WARP_COUNTS)
-            counts = e.ctx_field(ctx, abi.C_WARP_COUNTS)
-            here = b.and_(b.icmp_unsigned("!=", counts, _c(0)),
-                          b.icmp_signed("==", b.load(space_acc), _c(SP_SHARED, I32)))
+            counts, here = _warp_counts(e, b, ctx, b.load(space_acc))
             with b.if_else(here) as (count, record):
                 with count:
                     _count_in_warp(b, counts, rec_addr0, mask, instr, frame_int)
@@ -408,7 +491,7 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     act_next = fn.append_basic_block("act_next")
     done = fn.append_basic_block("done")
     if kind == "ld":
-        _whole_warp_load(b, mask, hosts, dat, et, align, done)
+        _whole_warp_load(e, b, ctx, mask, hosts, dat, et, align, done)
     pre = b.block
     b.branch(act_loop)
     b.position_at_end(act_loop)

@@ -25,8 +25,8 @@ warp that made one.
 The rule is native_banks._emit_banks, the same code as the trace pass
 (native_banks.shared_pass; bank_arbiter.shared_request_reference is the
 readable rule), so the counters are those of the trace path. The common
-request, all of whose words lie in one row (`one_row`: then no bank holds
-two of them, one wavefront), is counted inline in the helper, without a
+request, all of whose words lie in one row (`one_row`, or `one_row_spread`
+for a whole warp: then no bank holds two of them, one wavefront), is counted inline in the helper, without a
 call (`emit_charge`, the same code as this module's function). MemorySystem
 .add_warp_counts turns the state into the counters (request_table.shared_counters,
 cycle_counters), tests/test_warp_bank_counts.py checks launches against the
@@ -157,6 +157,15 @@ def one_row(b, st, addrs, first, mask):
     same = b.icmp_unsigned("==", b.lshr(addrs, splat(shift)), splat(b.lshr(first, shift)))
     off = b.and_(b.bitcast(b.not_(same), I32), mask)
     return b.icmp_unsigned("==", off, ll.Constant(I32, 0))
+
+
+def one_row_spread(b, st, spread):
+    """Emit: whether a whole warp's shared request lies in one row (an i1),
+    from `spread`, the OR of every lane's address xor the first lane's (the
+    bits where some lane differs): none at or above the row's bits. The
+    same test as one_row, read from what the warp's check worked out."""
+    shift = b.load(b.gep(st, [c(ROW_SHIFT)]))
+    return b.icmp_unsigned("==", b.lshr(spread, shift), c(0))
 
 
 def function_address() -> int:

@@ -65,6 +65,7 @@ from gpuemu.machine import block_runner, block_workers  # noqa: E402
 from gpuemu.machine.block_ranges import GuidedRanges  # noqa: E402
 from gpuemu.machine.executor import TRACE_CAPACITY, LaunchRun  # noqa: E402
 from gpuemu.memory.memory_system import MemorySystem  # noqa: E402
+from gpuemu.memory.native_batch import NativeBatch  # noqa: E402
 import thread_waits  # noqa: E402
 from worker_schedule import schedule  # noqa: E402
 
@@ -125,7 +126,8 @@ def _phase_clock():
     native (the block loops' native calls, GIL-free), prepare (the memory
     model's order-free step, MemorySystem.prepare: native passes and numpy, on the
     thread that ran the blocks), apply (the ordered step,
-    LaunchRun._charge_prepared: caches, on the calling thread) and range
+    LaunchRun._charge_prepared: caches, on the calling thread; a batch
+    charged at once, native_batch.NativeBatch.charge, is both) and range
     (a worker's whole batch: native, prepare and the Python around them).
     Yields {thread id: {phase: [cpu, wall]}}; the calling thread's id is
     threading.main_thread().ident."""
@@ -148,6 +150,7 @@ def _phase_clock():
                if hasattr(block_runner, n)]
     for owner, n, phase in ((MemorySystem, "prepare", "prepare"),
                             (LaunchRun, "_charge_prepared", "apply"),
+                            (NativeBatch, "charge", "apply"),     # a batch charged at once: both steps
                             (block_workers._Worker, "run_batch", "range")):
         if hasattr(owner, n):
             patches.append((owner, n, lambda f, ph=phase: timing(f, ph)))

@@ -40,14 +40,17 @@ def record(bench, size: int) -> list:
                     instrs, self.preset))
         return prepare(self, batch, instrs)
 
+    from gpuemu.memory.native_batch import NativeBatch
     k, _, _ = compare.compile_kernel(bench)
     msm.MemorySystem.prepare = keep
     in_warps, msm.MemorySystem.count_shared_in_warps = msm.MemorySystem.count_shared_in_warps, False
+    charge, NativeBatch.charge = NativeBatch.charge, lambda self, records: False   # every batch prepared
     try:
         compare.gpuemu_launch(bench, k, bench.make_inputs(size), True, 1)
     finally:
         msm.MemorySystem.prepare = prepare
         msm.MemorySystem.count_shared_in_warps = in_warps
+        NativeBatch.charge = charge
     return got
 
 

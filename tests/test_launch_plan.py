@@ -164,7 +164,7 @@ def test_a_kept_run_holds_nothing_of_the_launch_it_ran():
     assert launch.stats["global_load_requests"] == 64      # the launch's own counters stay
 
 
-def test_a_kept_runs_bytes_count_its_warp_bank_counts_issue_and_trace_columns():
+def test_a_kept_runs_bytes_count_its_warp_bank_counts_issue_and_native_batch():
     # the budget of kept runs counts every buffer a run keeps for its next launch
     src = r"""
     extern "C" __global__ void k(float *out) {
@@ -177,12 +177,14 @@ def test_a_kept_runs_bytes_count_its_warp_bank_counts_issue_and_trace_columns():
     out = gpuemu.asarray(np.zeros(256, dtype=np.float32))
     k((1,), (256,), (out,))
     [run] = [r for got in k._kept_launches.values() for r in got.idle]
-    parts = [run.warp_counts, run._trace_columns, run.issue]
+    parts = [run.warp_counts, run._native_batch, run.issue]
     assert all(p is not None for p in parts)
     plain = sum(getattr(run, n).nbytes for n in ("frames", "shared", "header_template", "trace", "counters"))
     wbc = run.warp_counts
     want = plain + sum(a.nbytes for a in (wbc.table, wbc.sm_wavefronts, wbc.warp_wavefronts, wbc.best,
                                          wbc.state))
-    want += sum(a.nbytes for a in run._trace_columns.cols.values()) + run.issue.nbytes
+    nb = run._native_batch                 # its columns and the passes' buffers
+    want += sum(a.nbytes for a in list(nb.cols.cols.values()) + [nb.cycles, nb.latency, nb.start, nb.keys,
+                                                                  nb.sums, nb.table]) + run.issue.nbytes
     assert run.buffer_bytes() == want
     assert launch_plan._kept_bytes(run) == want + run.memsys.state_bytes()

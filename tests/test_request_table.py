@@ -155,3 +155,37 @@ def test_addresses_read_in_place_from_trace_records_count_as_a_copy_of_them():
     assert not view.addr.flags.c_contiguous and request_table._rows_of_32(view.addr)
     assert charged("sm_90", [view], instrs, native=True) == charged("sm_90", [b], instrs, native=True)
     assert charged("sm_90", [view], instrs, native=True) == charged("sm_90", [b], instrs, native=False)
+
+
+def _reference_counters(table, t, kind, ro_on, l1_present, readonly_path) -> list:
+    """The counters of a table as request_table's readable functions give them, in settle's order."""
+    sp = (SPACE_CODES["global"], SPACE_CODES["local"])
+    used = request_table.used_rows(table)
+    return (request_table.shared_counters(used, t["op"], t["line"], SPACE_CODES["shared"])
+            + request_table.global_counters(used, t, sp, ro_on, l1_present)
+            + request_table.cache_counters(used, t, sp, kind, readonly_path)
+            + request_table.cycle_counters(table, t["line"]))
+
+
+@pytest.mark.parametrize("readonly_path", ["l1", "separate", "none"])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_counter_plan_gives_the_counters_of_the_readable_rules(readonly_path, seed):
+    rng = np.random.default_rng(seed)
+    n = 9
+    t = dict(op=rng.integers(0, 4, n).astype(np.int8), size=rng.choice([1, 4, 8, 16], n).astype(np.int64),
+             line=rng.integers(1, 5, n).astype(np.int64), ro=rng.random(n) < 0.5, spill=rng.random(n) < 0.5,
+             tex=rng.random(n) < 0.5)
+    kind = rng.integers(0, 4, n * request_table.NSP).astype(np.int8)
+    ro_on, l1_present = readonly_path != "none", seed % 2 == 0
+    plan = request_table.CounterPlan(t, (SPACE_CODES["shared"], SPACE_CODES["global"], SPACE_CODES["local"]),
+                                     ro_on, l1_present, kind, readonly_path)
+    for _ in range(5):
+        table = request_table.new_table(n)
+        rows = rng.random(table.shape[0]) < 0.4
+        table[rows] = rng.integers(0, 6, (int(rows.sum()), request_table.NC)) * (rng.random((int(rows.sum()), 1)) < 0.8)
+        table[:, request_table.COL["cost"]] += table[:, request_table.COL["l1_hits"]]   # misses are not negative
+        if rng.random() < 0.3:                  # no request through L1
+            table[kind[np.arange(table.shape[0])] % 3 == 0, request_table.COL["cost"]] = 0
+        got = plan.counters(table)
+        assert got == _reference_counters(table, t, kind, ro_on, l1_present, readonly_path)
+        assert any(name == "memory_cycles" for name, _, _ in got)

@@ -75,3 +75,12 @@ def test_other_tables_on_the_next_batch_are_the_ones_it_reads():
     cols.batch(r, *first)
     _same(cols.batch(r, *other), _plain(r), other)
     assert cols.batch(r, *other).arrays[7] is other[0]
+
+
+def test_filling_counts_the_requests_of_each_space():
+    cols = TraceColumns(64)
+    r = _records(150, 8)
+    cols.fill(r)
+    assert cols.counts.tolist() == np.bincount(r["space"], minlength=request_table.NSP).tolist()
+    cols.fill(r[:3])                    # counted afresh per batch
+    assert cols.counts.sum() == 3

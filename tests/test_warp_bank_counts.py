@@ -11,6 +11,7 @@ from conftest import PROGRAMS
 from gpuemu import manifest as mf
 from gpuemu.memory import warp_bank_counts as wbc
 from gpuemu.memory.memory_system import MemorySystem
+from gpuemu.memory.native_batch import NativeBatch
 from gpuemu.memory.trace import SPACE_CODES, MemInstr
 
 SHARED = SPACE_CODES["shared"]
@@ -20,7 +21,7 @@ def launched(name: str, monkeypatch, native: bool, in_warps: bool = True, **opti
     """Launch programs/NAME.json; its counters and the memory system's cycles,
     and how many shared requests reached the trace and the warps' counts."""
     kept, traced = [], []
-    finish, prepare = MemorySystem.finish, MemorySystem.prepare
+    finish, prepare, charge = MemorySystem.finish, MemorySystem.prepare, NativeBatch.charge
 
     def keep_finish(self, stats, issue_cycles_per_sm=None):
         kept.append(self)
@@ -30,10 +31,17 @@ def launched(name: str, monkeypatch, native: bool, in_warps: bool = True, **opti
         traced.append(int((np.asarray(batch.space) == SHARED).sum()))
         return prepare(self, batch, instrs)
 
+    def keep_charge(self, records):    # the launch's batches charged at once (native_batch.py)
+        served = charge(self, records)
+        if served:
+            traced.append(int((records["space"] == SHARED).sum()))
+        return served
+
     monkeypatch.setattr(MemorySystem, "native", native)
     monkeypatch.setattr(MemorySystem, "count_shared_in_warps", in_warps)
     monkeypatch.setattr(MemorySystem, "finish", keep_finish)
     monkeypatch.setattr(MemorySystem, "prepare", keep_prepare)
+    monkeypatch.setattr(NativeBatch, "charge", keep_charge)
     r = mf.run(PROGRAMS / f"{name}.json", **options)
     ms = kept[-1]
     # global addresses are where this run's buffers happen to lie: compared as offsets

@@ -56,6 +56,19 @@ def native(symbol: str, build_ir, nargs: int):
     return call
 
 
+def trampoline(nargs: int):
+    """The ctypes trampoline of nargs arguments: trampoline(fn address, argv address)."""
+    return engine.native_function(f"gpuemu_packed_call_{nargs}", lambda: _build_ir(nargs), _TRAMPOLINE)
+
+
+def entry(symbol: str, build_ir, nargs: int) -> tuple:
+    """(trampoline, address) of engine.native_function's helper `symbol`
+    of nargs int64 arguments, for a caller that keeps its own argument
+    array: trampoline(address, argv address) calls it with argv[0..nargs-1]."""
+    fn = engine.native_function(symbol, build_ir, ctypes.CFUNCTYPE(ctypes.c_int64, *([ctypes.c_int64] * nargs)))
+    return trampoline(nargs), ctypes.cast(fn, ctypes.c_void_p).value
+
+
 def caller(fn, nargs: int):
     """A callable taking the argument sequence (len nargs, ints) of `fn`, a
     ctypes function of nargs int64 arguments returning int64, that calls it
@@ -68,7 +81,7 @@ def caller(fn, nargs: int):
             or getattr(fn, "restype", None) is not ctypes.c_int64):
         raise TypeError(f"packed_call.caller needs a ctypes function of {nargs} int64 arguments "
                         f"returning int64, got one of {len(argtypes)} arguments")
-    tramp = engine.native_function(f"gpuemu_packed_call_{nargs}", lambda: _build_ir(nargs), _TRAMPOLINE)
+    tramp = trampoline(nargs)
     address = ctypes.cast(fn, ctypes.c_void_p).value
 
     def call(args) -> int:

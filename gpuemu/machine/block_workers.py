@@ -108,7 +108,7 @@ class _Worker:
             self.run = run
             return
         w = copy.copy(run)
-        for k in ("_block_runner_scratch", "_block_range_scratch", KEPT, "_trace_columns"):   # one per worker
+        for k in ("_block_runner_scratch", "_block_range_scratch", KEPT, "_native_batch"):   # one per worker
             w.__dict__.pop(k, None)
         w._setup()
         w.issue = np.zeros(run.preset.num_sms, dtype=np.int64)

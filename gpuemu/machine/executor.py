@@ -25,7 +25,7 @@ from gpuemu.jit import abi
 from gpuemu.memory import warp_bank_counts
 from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.memory.trace import AccessBatch
-from gpuemu.memory.trace_columns import TraceColumns
+from gpuemu.memory.native_batch import NativeBatch
 from gpuemu.stats import Stats
 
 from . import block_runner, block_workers, weak_memory
@@ -239,7 +239,7 @@ class LaunchRun:
         for name in self.KEPT_ARRAYS:
             a = d.get(name)
             n += a.nbytes if a is not None else 0
-        for name in ("warp_counts", "_trace_columns"):
+        for name in ("warp_counts", "_native_batch"):
             o = d.get(name)
             n += o.nbytes if o is not None else 0
         return n
@@ -289,10 +289,12 @@ class LaunchRun:
         if self.memsys is None:
             return
         ms = self.memsys
-        cols = self.__dict__.get("_trace_columns")
-        if cols is None:                # charged at once: the columns are kept for the run
-            cols = self._trace_columns = TraceColumns(len(self.trace))
-        ms._tables(self.meta.instrs)
+        nb = self.__dict__.get("_native_batch")
+        if nb is None or not nb.serves(ms, self.meta.instrs):   # charged at once: kept for the run
+            nb = self._native_batch = NativeBatch(ms, self.meta.instrs, max(len(r), 64))
+        if self.recorder is None and nb.charge(r):
+            return
+        cols = nb.cols                  # else prepare and apply, from the same columns
         self._charge_prepared(ms.prepare(cols.batch(r, ms._op, ms._size, ms._skip), self.meta.instrs), r)
 
     def _prepare_records(self, r: np.ndarray, own: bool = True):

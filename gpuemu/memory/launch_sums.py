@@ -34,15 +34,16 @@ from .native_ir import I32, Fn, c
 from .request_table import COL, NC, NSP, OPS, new_table
 
 SYMBOL = "gpuemu_fold_sums"
-ARGS = ("rows", "batch", "table", "batch_of", "masks", "addrs", "number", "mask", "addr", "addr_stride")
+ARGS = ("rows", "batch", "table", "batch_of", "masks", "addrs", "number", "mask", "addr", "addr_stride", "clear")
 WARP = 32
-_BEST, _AT = COL["best"], COL["best_at"]
+_BEST, _AT, _REQ = COL["best"], COL["best_at"], COL["requests"]
 
 
 def _build_ir() -> str:
     """fold: table += batch row by row (but best, best_at); where the batch's
     best is higher, its best, best_at, the batch number and the request's
-    mask and addresses (from the batch's columns) are kept."""
+    mask and addresses (from the batch's columns) are kept; clear != 0: the
+    batch's table is left as new_table makes it (a kept one is reused)."""
     m = ll.Module(name="fold_sums")
     f = Fn(m, SYMBOL, ARGS)
     A, b = f.arg, f.b
@@ -62,6 +63,9 @@ def _build_ir() -> str:
             row0, at0 = b.mul(r, c(WARP)), b.mul(at, A["addr_stride"])
             with f.loop(0, WARP) as j:
                 f.st(f.ptr("addrs"), b.add(row0, j), f.ld(f.ptr("addr"), b.add(at0, j)))
+        with f.if_(f.cmp("!=", A["clear"], 0)):
+            for col in range(NC):
+                f.st(src, b.add(rb, c(col)), -1 if col == _BEST else 0)
     f.finish()
     return str(m)
 
@@ -84,17 +88,29 @@ class LaunchSums:
     def rows(self) -> int:
         return self.table.shape[0]
 
-    def fold(self, table: np.ndarray, arrays) -> None:
+    def fold(self, table: np.ndarray, arrays, clear: bool = False) -> None:
         """Add a batch's table (request_table.new_table's shape, this one's
         rows) of the batch `arrays` (request_table.batch_arrays: its best
-        requests' masks and addresses are read there), the next in issue order."""
-        if table.shape != self.table.shape or table.dtype != np.int64 or not table.flags.c_contiguous:
-            raise ValueError("fold: the batch's table must be C-contiguous int64 of the launch table's shape")
+        requests' masks and addresses are read there), the next in issue
+        order; clear: leave `table` as new_table makes it."""
+        self.check(table)
         args = arrays.args                # BATCH_ARGS: n, instr, space, mask, addr, ..., addr_stride
         a = self._args
         a[1] = address(table)
-        packed_call.native(SYMBOL, _build_ir, len(ARGS))((*a, self.batches, args[3], args[4], args[-1]))
+        packed_call.native(SYMBOL, _build_ir, len(ARGS))((*a, self.batches, args[3], args[4], args[-1],
+                                                          int(clear)))
         self.batches += 1
+
+    def check(self, table: np.ndarray) -> None:
+        """Raise ValueError unless `table` can be folded into this one."""
+        if table.shape != self.table.shape or table.dtype != np.int64 or not table.flags.c_contiguous:
+            raise ValueError("fold: the batch's table must be C-contiguous int64 of the launch table's shape")
+
+    def fold_args(self, table: np.ndarray) -> list:
+        """ARGS for folding `table` but the batch's (number, mask, addr,
+        addr_stride: set per batch) and clear (1) (native_batch.py keeps them)."""
+        self.check(table)
+        return [*self._args[:1], address(table), *self._args[2:], 0, 0, 0, 0, 1]
 
     def clear(self) -> None:
         """Nothing folded (the state of a new one)."""
@@ -106,13 +122,13 @@ class LaunchSums:
     def worst_of(self, used: list, space_code: int, space: str, rank, op: np.ndarray, size: np.ndarray,
                  line: np.ndarray, worst) -> None:
         """Keep in `worst` (a WorstRequests) each line's costliest request of
-        the rows of `space_code` among `used` (request_table.used_rows of
+        the rows of `space_code` among `used` (request_table.used_or_seen of
         this table): the highest cost, the earliest batch, the lowest
         rank(instr), the first in its batch (module docstring)."""
         from .worst_requests import WorstRequest
         best: dict = {}
         for row, v in used:
-            if row % NSP != space_code:
+            if row % NSP != space_code or not v[_REQ]:
                 continue
             i = row // NSP
             ln = int(line[i])

@@ -120,9 +120,10 @@ _RULE_TABLES: dict = {}  # (id(instrs), memory rules, L1 use) -> (instrs, tables
 def _rule_tables(ms: "MemorySystem", instrs) -> tuple:
     """Per MemInstr id, under `ms`'s rules: whether its shared requests go
     native (native_banks.applies), and how its global and local requests
-    meet the caches (MemorySystem._row_kinds). Built once per kernel and
-    rules (a preset's own memory config; a launch with a bank mode builds
-    its own), read-only."""
+    meet the caches (MemorySystem._row_kinds), read-only; and the counters
+    of its request tables (request_table.CounterPlan). Built once per
+    kernel and rules (a preset's own memory config; a launch with a bank
+    mode builds its own)."""
     key = (id(instrs), ms.l1_global_loads, ms.l1_present, ms.readonly_path)
     cached = ms.mem is ms.preset.mem
     got = _RULE_TABLES.get(key) if cached else None
@@ -132,6 +133,9 @@ def _rule_tables(ms: "MemorySystem", instrs) -> tuple:
               ms._row_kinds())
     for a in tables:
         a.setflags(write=False)
+    ro_on = ms.readonly_path != "none" and bool(ms._ro.any())
+    tables += (request_table.CounterPlan(ms._by_name, (SHARED, GLOBAL, LOCAL), ro_on, ms.l1_present, tables[1],
+                                         ms.readonly_path),)
     if cached:
         if len(_RULE_TABLES) >= 256:
             _RULE_TABLES.clear()
@@ -273,7 +277,9 @@ class MemorySystem:
         if self._tables_for is not instrs or len(self._op) != len(instrs):
             (self._op, self._size, self._line, self._ro, self._spill,
              self._tex) = _instr_tables(instrs)
-            self._shared_native, self._row_kind = _rule_tables(self, instrs)
+            self._by_name = dict(op=self._op, size=self._size, line=self._line, ro=self._ro,
+                                 spill=self._spill, tex=self._tex)
+            self._shared_native, self._row_kind, self._counter_plan = _rule_tables(self, instrs)
             may = [i for i in instrs if i.space not in ("global", "constant", "local", "param")]
             self._shared_all_native = all(self._shared_native[i.id] for i in may)
             self._shared_in_warps = warp_bank_counts.applies(self._shared_native, instrs)
@@ -281,8 +287,6 @@ class MemorySystem:
             ib = self.mem.local_interleave_bytes
             self._max_words = max([max(1, i.size // ib) for i in instrs
                                    if i.space in ("local", "generic")], default=1)
-            self._by_name = dict(op=self._op, size=self._size, line=self._line, ro=self._ro,
-                                 spill=self._spill, tex=self._tex)
             self._tables_for = instrs        # last: a thread that sees it sees every table
         return self._op, self._size, self._line
 
@@ -504,12 +508,7 @@ class MemorySystem:
         if p.warp_keys is None:
             self._warp_parts.append(native_cycle_sums.cycle_sums(self._arrays(p), cycles, self.sm_cycles,
                                                                  p.table))
-            sums = self._sums
-            if sums is None or sums.rows != p.table.shape[0]:
-                if sums is not None and sums.batches:
-                    raise ValueError("apply: settle a kernel's sums before charging another's")
-                sums = self._sums = launch_sums.LaunchSums(len(self._op))
-            sums.fold(p.table, p.arrays)
+            self.launch_sums().fold(p.table, p.arrays)
             return ChargeResult(cycles, latency)
         sm = p.sm
         nsm = self.preset.num_sms
@@ -519,6 +518,15 @@ class MemorySystem:
         stats.add_lines("memory_cycles", *_per_line(p.lines, cycles))
         return ChargeResult(cycles, latency)
 
+    def launch_sums(self) -> launch_sums.LaunchSums:
+        """The sums the batches of this kernel (`_tables`) are folded into until `settle`."""
+        sums = self._sums
+        if sums is None or sums.rows != request_table.NSP * max(len(self._op), 1):
+            if sums is not None and sums.batches:
+                raise ValueError("settle a kernel's sums before charging another's")
+            sums = self._sums = launch_sums.LaunchSums(len(self._op))
+        return sums
+
     def settle(self, stats) -> None:
         """The counters and kept requests of the batches folded since the last
         settle (launch_sums.py) into `stats` and `worst`, as adding each
@@ -527,15 +535,11 @@ class MemorySystem:
         sums = self._sums
         if sums is None or not sums.batches:
             return
-        used = request_table.used_rows(sums.table)
+        used = request_table.used_or_seen(sums.table)
+        stats.add_sums(self._counter_plan.counters_of(used))
         if used:
             op_t, size_t, line_t = self._op, self._size, self._line
             ro_on = self.readonly_path != "none" and bool(self._ro.any())
-            stats.add_sums(request_table.shared_counters(used, op_t, line_t, SHARED))
-            stats.add_sums(request_table.global_counters(used, self._by_name, (GLOBAL, LOCAL), ro_on,
-                                                         self.l1_present))
-            stats.add_sums(request_table.cache_counters(used, self._by_name, (GLOBAL, LOCAL), self._row_kind,
-                                                        self.readonly_path))
             worst = WorstRequests()
             sums.worst_of(used, SHARED, "shared", lambda i: 0, op_t, size_t, line_t, worst)
             sums.worst_of(used, GLOBAL, "global",
@@ -543,7 +547,6 @@ class MemorySystem:
                                                                         and bool(self._ro[i]))),
                           op_t, size_t, line_t, worst)
             self.worst.merge(worst)
-        stats.add_sums(request_table.cycle_counters(sums.table, self._line))
         sums.clear()
 
     def add_warp_counts(self, counts, instrs, stats) -> None:
@@ -551,12 +554,10 @@ class MemorySystem:
         (warp_bank_counts.WarpBankCounts) into `stats`, the worst requests
         and the SM and warp cycles, as `charge` would have from their trace."""
         self.settle(stats)                # the traced requests' kept requests first
-        used = request_table.used_rows(counts.table)
-        if not used:
+        if not counts.requests:            # no shared request counted
             return
         op_t, size_t, line_t = self._tables(instrs)
-        stats.add_sums(request_table.shared_counters(used, op_t, line_t, SHARED))
-        stats.add_sums(request_table.cycle_counters(counts.row_cycles(), line_t))
+        stats.add_sums(self._counter_plan.counters(counts.row_cycles()))   # shared rows: theirs, cycles
         counts.worst(op_t, size_t, line_t, self.worst)
         self.sm_cycles += counts.sm_cycles
         self._warp_parts.append(counts.warp_sums())

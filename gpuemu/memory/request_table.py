@@ -39,7 +39,9 @@ OPS = ("ld", "st", "atom", "red")
 # kernel's per-MemInstr tables): a request's row is instr * NSP + space.
 BATCH_ARGS = ("n", "instr", "space", "mask", "addr", "sm", "block", "warp", "op_t", "size_t", "skip_t",
               "addr_stride")
-_BATCH_TYPES = (np.int32, np.int8, np.uint32, np.int64, np.int32, np.int32, np.int32)
+# the batch's columns among them, with the types the passes read (trace_columns.py fills them too)
+BATCH_COLUMNS = (("instr", np.int32), ("space", np.int8), ("mask", np.uint32), ("addr", np.int64),
+                 ("sm", np.int32), ("block", np.int32), ("warp", np.int32))
 
 
 def _rows_of_32(addr) -> bool:
@@ -60,7 +62,7 @@ def batch_arrays(batch, op_t: np.ndarray, size_t: np.ndarray, skip_t: np.ndarray
     addresses are in use."""
     cols = [batch.addr if f == "addr" and _rows_of_32(batch.addr)
             else np.ascontiguousarray(getattr(batch, f), dtype=t)
-            for f, t in zip(("instr", "space", "mask", "addr", "sm", "block", "warp"), _BATCH_TYPES)]
+            for f, t in BATCH_COLUMNS]
     for a, t in ((op_t, np.int8), (size_t, np.int64), (skip_t, np.int8)):
         if a.dtype != t or not a.flags.c_contiguous:
             raise ValueError("kernel tables must be C-contiguous int8/int64/int8")
@@ -196,3 +198,110 @@ def cycle_counters(table: np.ndarray, line: np.ndarray) -> list:
     rows = np.flatnonzero(table[:, COL["seen"]])
     return [("memory_cycles", int(line[r // NSP]), v)
             for r, v in zip(rows.tolist(), table[rows, COL["cycles"]].tolist())]
+
+
+class CounterPlan:
+    """The counters of one kernel's request tables under one memory
+    system's rules, worked out per row once: `counters_of(used)` gives what
+    shared_counters, global_counters, cache_counters and cycle_counters
+    give of a table's used rows, in that order, without working out per row
+    which counters it has (MemorySystem.settle, add_warp_counts;
+    tests/test_request_table.py checks the two agree).
+
+    Per section (shared, global and local, caches) and row, the row's
+    entries: (counter, line, col, scale, minus, gate, L1 only): the value
+    v[col] * scale - v[minus] (minus: readonly and texture misses, else -1),
+    added when the row made a request and, for a conflict degree, v[gate] is
+    not 0 (else gate is -1); an L1 count only when some request went
+    through L1 (the cost of a row of `via_l1`). memory_cycles: per row seen."""
+
+    def __init__(self, t: dict, spaces: tuple, ro_on: bool, l1_present: bool, kind: np.ndarray,
+                 readonly_path: str) -> None:
+        shared, glob, local = spaces
+        op, line = t["op"], t["line"]
+        n = len(op)
+        req, cost, conf, w0 = COL["requests"], COL["cost"], COL["conflicts"], COL["ways_0"]
+        self.sections: tuple = ({}, {}, {})
+
+        def add(section, row, name, ln, col, scale=1, minus=-1, gate=-1, l1=False):
+            self.sections[section].setdefault(row, []).append((name, ln, col, scale, minus, gate, l1))
+
+        for i in range(n):
+            ln, code = int(line[i]), int(op[i])
+            name = NAMES[code]
+            row = i * NSP + shared                   # shared_counters
+            if code >= 2:
+                add(0, row, "shared_atomic_requests", ln, req)
+            else:
+                add(0, row, f"shared_{name}_requests", ln, req)
+                add(0, row, f"shared_{name}_wavefronts", ln, cost)
+                add(0, row, f"shared_{name}_bank_conflicts", ln, conf)
+                add(0, row, "shared_bank_conflicts", ln, conf)
+                for w in range(2, MAX_WAYS + 1):
+                    add(0, row, f"shared_conflict_ways_{w}", ln, w0 + w, gate=w0 + w)
+            for sp in sorted((glob, local)):        # global_counters
+                row, prefix = i * NSP + sp, "global" if sp == glob else "local"
+                if sp == glob and ro_on and code == 0 and t["ro"][i]:
+                    add(1, row, "readonly_load_requests", ln, req)
+                    add(1, row, "readonly_load_sectors", ln, cost)
+                    if t["tex"][i]:
+                        add(1, row, "texture_requests", ln, req)
+                        add(1, row, "texture_sectors", ln, cost)
+                if sp == local and t["spill"][i]:
+                    add(1, row, f"spill_{name}_requests", ln, req)
+                    add(1, row, "spill_bytes", ln, COL["lanes"], scale=int(t["size"][i]))
+                add(1, row, f"{prefix}_{name}_requests", ln, req)
+                add(1, row, f"{prefix}_{name}_sectors", ln, cost)
+                if code <= 1:
+                    add(1, row, f"{prefix}_{name}_transactions", ln, cost)
+                if code == 1 and not (sp == local and l1_present):
+                    add(1, row, "l2_write_sectors", ln, cost)
+                if code != 0:                        # cache_counters: loads
+                    continue
+                hits = COL["l1_hits"]
+                add(2, row, "l1_hits", ln, hits, l1=True)
+                add(2, row, "l1_misses", ln, COL["l1_misses"], l1=True)
+                add(2, row, "l2_read_sectors", ln, COL["l2_read"])
+                add(2, row, "l2_hits", ln, COL["l2_hits"])
+                add(2, row, "l2_misses", ln, COL["dram"])
+                add(2, row, "dram_read_sectors", ln, COL["dram"])
+                if sp == glob and readonly_path != "none" and t["ro"][i]:
+                    on_l1 = readonly_path == "l1"
+                    for h, m in [("readonly_hits", "readonly_misses")] + (
+                            [("texture_hits", "texture_misses")] if t["tex"][i] else []):
+                        add(2, row, h, ln, hits, scale=int(on_l1))
+                        add(2, row, m, ln, cost, minus=hits if on_l1 else -1)
+        self.sections = tuple({r: tuple(es) for r, es in sorted(sec.items())} for sec in self.sections)
+        self.line_of_row = [int(line[min(r // NSP, n - 1)]) if n else 0 for r in range(max(n, 1) * NSP)]
+        # the rows whose cost says a request went through L1 (cache_counters' via_l1)
+        self.via_l1 = frozenset(r for r in range(n * NSP) if r % NSP in (glob, local) and kind[r] in (0, 3))
+
+    def counters(self, table: np.ndarray) -> list:
+        """(counter, line, value) of `table` (this kernel's rows)."""
+        return self.counters_of(used_or_seen(table))
+
+    def counters_of(self, used: list) -> list:
+        """(counter, line, value) of the rows `used_or_seen` gives of a table."""
+        req, cost, seen, cyc = COL["requests"], COL["cost"], COL["seen"], COL["cycles"]
+        via = self.via_l1
+        via_l1 = any(v[cost] for row, v in used if row in via)
+        out = []
+        for section in self.sections:
+            for row, v in used:
+                es = section.get(row)
+                if es is None or not v[req]:
+                    continue
+                for name, ln, col, scale, minus, gate, l1 in es:
+                    if (gate >= 0 and not v[gate]) or (l1 and not via_l1):
+                        continue
+                    out.append((name, ln, v[col] * scale - v[minus] if minus >= 0 else v[col] * scale))
+        lines = self.line_of_row
+        out += [("memory_cycles", lines[row], v[cyc]) for row, v in used if v[seen]]
+        return out
+
+
+def used_or_seen(table: np.ndarray) -> list:
+    """The rows that counted a request or were seen by native_cycle_sums:
+    (row, its sums as a list), rows ascending."""
+    rows = np.flatnonzero(table[:, COL["requests"]] | table[:, COL["seen"]])
+    return list(zip(rows.tolist(), table[rows].tolist()))

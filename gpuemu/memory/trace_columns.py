@@ -7,25 +7,52 @@ types, their addresses). A batch charged at once, before the trace buffer
 is written again (LaunchRun._charge_records: one worker, or the last drain
 of a launch), needs no columns of its own: they are copied into buffers
 kept for the run, whose addresses are known, and the addresses are the
-trace's own, so the batch costs a few copies, not a dozen numpy
-conversions and address look-ups (a launch of a thousand threads charges
-one such batch). The batch and its arrays are those batch_arrays makes of
-the same records (tests/test_trace_columns.py).
+trace's own, so the batch costs one native copy (`fill`, which also counts
+the requests per space), not a dozen numpy conversions and address
+look-ups (a launch of a thousand threads charges one such batch). The
+batch and its arrays are those batch_arrays makes of the same records
+(tests/test_trace_columns.py).
 """
 from __future__ import annotations
 
+import llvmlite.ir as ll
 import numpy as np
 
-from gpuemu.jit import abi
+from gpuemu.jit import abi, packed_call
 from gpuemu.jit.engine import address
 
 from . import request_table
+from .native_ir import I8, I32, Fn, c
 from .trace import AccessBatch
 
 # AccessBatch columns other than addr, in request_table.batch_arrays' order and types
-_COLUMNS = (("instr", np.int32), ("space", np.int8), ("mask", np.uint32), ("sm", np.int32),
-            ("block", np.int32), ("warp", np.int32))
+_COLUMNS = tuple((name, t) for name, t in request_table.BATCH_COLUMNS if name != "addr")
 _ADDR_OFFSET = abi.TRACE_DTYPE.fields["addr"][1]
+SYMBOL = "gpuemu_trace_columns"
+ARGS = ("n", "records", "counts") + tuple(name for name, _ in _COLUMNS)
+
+
+def _build_ir() -> str:
+    """columns(n, records, counts, instr, space, ...): each record's fields
+    into the columns (space truncated to int8, as numpy's unsafe cast), the
+    requests per space code (< request_table.NSP) into counts int64[NSP]."""
+    m = ll.Module(name="trace_columns")
+    f = Fn(m, SYMBOL, ARGS)
+    A, b = f.arg, f.b
+    words = abi.TRACE_DTYPE.itemsize // 4
+    rec, counts = f.ptr("records", I32), f.ptr("counts")
+    with f.loop(0, request_table.NSP) as k:
+        f.st(counts, k, 0)
+    with f.loop(0, A["n"]) as i:
+        base = b.mul(i, c(words))
+        for name, t in _COLUMNS:
+            v = f.ld(rec, b.add(base, c(abi.TRACE_DTYPE.fields[name][1] // 4)))
+            f.st(f.ptr(name, I8 if t == np.int8 else I32), i, v)
+            if name == "space":
+                with f.if_(b.icmp_unsigned("<", v, c(request_table.NSP))):
+                    f.add_to(counts, v, 1)
+    f.finish()
+    return str(m)
 
 
 class TraceColumns:
@@ -33,18 +60,37 @@ class TraceColumns:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = 0
+        self.counts = np.zeros(request_table.NSP, dtype=np.int64)   # requests per space code (`fill`)
+        self._call = packed_call.entry(SYMBOL, _build_ir, len(ARGS))
         self._grow(capacity)
-        self._tables = None              # (op_t, size_t, skip_t, their addresses): the last ones given
 
     def _grow(self, capacity: int) -> None:
         self.capacity = capacity
         self.cols = {name: np.empty(capacity, dtype=t) for name, t in _COLUMNS}
         self.addrs = {name: address(a) for name, a in self.cols.items()}
+        self._argv = np.array([0, 0, address(self.counts)] + [self.addrs[name] for name, _ in _COLUMNS],
+                              dtype=np.int64)
+        self._argv_at = address(self._argv)
 
     @property
     def nbytes(self) -> int:
         """Bytes of the column buffers."""
         return sum(a.nbytes for a in self.cols.values())
+
+    def fill(self, records: np.ndarray) -> np.ndarray:
+        """Copy `records` (abi.TRACE_DTYPE) into the columns' first rows and
+        count them per space code (`counts`); returns the records as read
+        (C-contiguous: their address is the batch's addresses' base)."""
+        n = records.shape[0]
+        if n > self.capacity:
+            self._grow(max(n, 2 * self.capacity))
+        if records.dtype != abi.TRACE_DTYPE or not records.flags.c_contiguous:
+            records = np.ascontiguousarray(records, dtype=abi.TRACE_DTYPE)
+        argv = self._argv
+        argv[0], argv[1] = n, address(records)
+        tramp, fn = self._call
+        tramp(fn, self._argv_at)
+        return records
 
     def batch(self, records: np.ndarray, op_t: np.ndarray, size_t: np.ndarray,
               skip_t: np.ndarray) -> AccessBatch:
@@ -52,24 +98,16 @@ class TraceColumns:
         columns views of the kept buffers (valid until the next call), with
         `arrays` set: what request_table.batch_arrays(batch, op_t, size_t,
         skip_t) gives. The tables are the memory system's (MemorySystem._tables)."""
+        records = self.fill(records)
         n = records.shape[0]
-        if n > self.capacity:
-            self._grow(max(n, 2 * self.capacity))
-        if records.dtype != abi.TRACE_DTYPE or not records.flags.c_contiguous:
-            records = np.ascontiguousarray(records, dtype=abi.TRACE_DTYPE)
-        cols = {}
-        for name, _t in _COLUMNS:
-            c = cols[name] = self.cols[name][:n]
-            np.copyto(c, records[name], casting="unsafe")   # space: int32 codes 0..7 into int8
+        cols = {name: self.cols[name][:n] for name, _t in _COLUMNS}
         addr = records["addr"]
         batch = AccessBatch(addr=addr, **cols)
         a = self.addrs
-        t = self._tables
-        if t is None or t[0] is not op_t or t[1] is not size_t or t[2] is not skip_t:
-            t = self._tables = (op_t, size_t, skip_t, address(op_t), address(size_t), address(skip_t))
         out = request_table.Batch((cols["instr"], cols["space"], cols["mask"], addr, cols["sm"],
                                    cols["block"], cols["warp"], op_t, size_t, skip_t))
         out.args = (n, a["instr"], a["space"], a["mask"], address(records) + _ADDR_OFFSET, a["sm"],
-                    a["block"], a["warp"], *t[3:], abi.TRACE_DTYPE.itemsize // 8)
+                    a["block"], a["warp"], address(op_t), address(size_t), address(skip_t),
+                    abi.TRACE_DTYPE.itemsize // 8)
         batch.arrays = out
         return batch

@@ -1,0 +1,206 @@
+"""A run's trace batches charged by the native passes, their arguments kept.
+
+MemorySystem.prepare and apply charge a batch through the passes' wrappers
+(native_banks.shared_pass, native_coalescer.coalesce_pass,
+native_cache_walk.cache_walk, native_cycle_sums.cycle_sums,
+launch_sums.LaunchSums.fold), each of which builds its argument list,
+allocates its outputs and checks its inputs: about a tenth of a
+millisecond of Python a batch, more than the warps of a launch of a
+thousand threads cost. A batch charged at once on the launching thread
+(LaunchRun._charge_records) takes this path instead: the records are
+copied into the run's columns (trace_columns.py, counting the requests
+per space), and each pass is called through its trampoline
+(packed_call.entry) with an argument array built once for the run, where
+only the batch's length and the trace's address (and the caches' row
+arrays, which grow) are set per batch. The batch's table is folded into
+the launch's sums and cleared for the next batch natively; the counters
+come from the launch's sums at its end (MemorySystem.settle), as on the
+other path, so every counter, kept request, cycle and cache state is what
+prepare and apply give (tests/test_native_batch.py).
+
+It applies where the passes serve the whole batch: the native passes on
+(MemorySystem.native), global and local requests through
+native_coalescer and native_cache_walk (MemorySystem._global_native), the
+kernel's shared requests all native, no host memory in use and no
+constant request in the batch; else `charge` returns False and the
+caller takes prepare and apply.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gpuemu.host.buffers import host_memory_in_use
+from gpuemu.jit import abi, packed_call
+from gpuemu.jit.engine import address
+
+from . import launch_sums, native_banks, native_cache_walk, native_coalescer, native_cycle_sums, request_table
+from .request_table import BATCH_ARGS, NSP
+from .trace import SPACE_CODES
+from .trace_columns import TraceColumns
+
+GLOBAL, SHARED, LOCAL, CONST = (SPACE_CODES[k] for k in ("global", "shared", "local", "constant"))
+_ADDR_OFFSET = abi.TRACE_DTYPE.fields["addr"][1]
+WARP = 32
+
+
+class _Pass:
+    """One native pass: its trampoline and address, its argument array (by name)."""
+
+    def __init__(self, symbol: str, build_ir, names: tuple, values: dict) -> None:
+        self.tramp, self.fn = packed_call.entry(symbol, build_ir, len(names))
+        self.at = {name: k for k, name in enumerate(names)}
+        self.argv = np.array([values.get(name, 0) for name in names], dtype=np.int64)
+        self.argv_at = address(self.argv)
+
+    def __call__(self) -> int:
+        return self.tramp(self.fn, self.argv_at)
+
+
+class NativeBatch:
+    """The passes of one run's memory system `ms` for a kernel of `instrs`,
+    on batches of up to `capacity` records (grown when one is larger)."""
+
+    def __init__(self, ms, instrs, capacity: int) -> None:
+        self.ms, self.instrs = ms, instrs
+        ms._tables(instrs)
+        self.cols = TraceColumns(capacity)
+        self.table = request_table.new_table(len(ms._op))      # the batch's, cleared by the fold
+        self.sm_cycles = ms.sm_cycles
+        self.global_native = ms._global_native()
+        self.shared_native = bool(ms._shared_all_native)
+        self._build(capacity)
+
+    def serves(self, ms, instrs) -> bool:
+        """Whether this serves `ms` charging `instrs` (the run's memory system may be new)."""
+        return (ms is self.ms and instrs is self.instrs and ms._tables_for is instrs
+                and ms.sm_cycles is self.sm_cycles)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of its buffers (a kept run's budget counts them)."""
+        return self.cols.nbytes + sum(a.nbytes for a in (self.cycles, self.latency, self.start, self.keys,
+                                                          self.sums, self.table))
+
+    def _build(self, capacity: int) -> None:
+        ms, m = self.ms, self.ms.mem
+        self.capacity = capacity
+        self.cycles = np.zeros(capacity, dtype=np.int64)
+        self.latency = np.zeros(capacity, dtype=np.int64)
+        self.start = np.zeros(capacity + 1, dtype=np.int64)
+        self.keys = np.zeros(capacity, dtype=np.int64)
+        self.sums = np.zeros(capacity, dtype=np.int64)
+        a = self.cols.addrs
+        common = dict(instr=a["instr"], space=a["space"], mask=a["mask"], sm=a["sm"], block=a["block"],
+                      warp=a["warp"], op_t=address(ms._op), size_t=address(ms._size), skip_t=address(ms._skip),
+                      addr_stride=abi.TRACE_DTYPE.itemsize // 8, cycles=address(self.cycles),
+                      latency=address(self.latency), table=address(self.table))
+        self.shared = _Pass(native_banks.PASS_SYMBOL, native_banks._build_pass, native_banks.PASS_ARGS, dict(
+            common, shared=SHARED, bank_shift=m.shared_bank_bytes.bit_length() - 1, banks=m.banks,
+            row_shift=m.shared_row_bytes.bit_length() - 1, cycles_per_wavefront=m.cycles_per_shared_wavefront,
+            cycles_per_atomic=m.cycles_per_atomic_serialization, latency0=m.shared_latency))
+        passes = [self.shared]
+        if self.global_native:
+            self.coalesce = _Pass(native_coalescer.SYMBOL, native_coalescer._build_ir, native_coalescer.ARGS, dict(
+                common, glob=GLOBAL, local=LOCAL, ib=m.local_interleave_bytes,
+                ib_log=m.local_interleave_bytes.bit_length() - 1, window=m.local_bytes_per_thread_window * WARP,
+                cycles_per_atomic=m.cycles_per_atomic_serialization, start=address(self.start)))
+            l1 = ms.l1
+            self.clock = np.zeros(2, dtype=np.int64)
+            self.walk = _Pass(native_cache_walk.SYMBOL, native_cache_walk._build_ir, native_cache_walk.ARGS, dict(
+                common, glob=GLOBAL, local=LOCAL, start=address(self.start), kind=address(ms._row_kind),
+                nsm=ms.preset.num_sms,
+                k1_log=(m.l1_sector_bytes // 32 if l1 is not None else 1).bit_length() - 1,
+                spl1_log=(m.l1_line_bytes // m.l1_sector_bytes if l1 is not None else 1).bit_length() - 1,
+                spl2_log=ms.l2.sectors_per_line.bit_length() - 1,
+                cl1=m.cycles_per_l1_sector, cl2=m.cycles_per_l2_sector, cdram=m.cycles_per_dram_sector,
+                lat1=m.l1_hit_latency, lat2=m.l2_hit_latency, latdram=m.dram_latency, clock=address(self.clock)))
+            passes += [self.coalesce, self.walk]
+        self.cycle_sums = _Pass(native_cycle_sums.SYMBOL, native_cycle_sums._build_ir, native_cycle_sums.ARGS,
+                                dict(common, nsm=self.sm_cycles.size, sm_cycles=address(self.sm_cycles),
+                                     keys=address(self.keys), sums=address(self.sums)))
+        passes.append(self.cycle_sums)
+        self._fold = None
+        self._batch_passes = passes      # their BATCH_ARGS n and addr are set per batch
+        self._n_at, self._addr_at = BATCH_ARGS.index("n"), BATCH_ARGS.index("addr")
+
+    def _folder(self, sums: launch_sums.LaunchSums) -> _Pass:
+        """The fold of the batch's table into `sums` (the memory system's, kept until it changes)."""
+        if self._fold is None or self._fold_into is not sums:
+            names = launch_sums.ARGS
+            self._fold = _Pass(launch_sums.SYMBOL, launch_sums._build_ir, names,
+                               dict(zip(names, sums.fold_args(self.table)), mask=self.cols.addrs["mask"],
+                                    addr_stride=abi.TRACE_DTYPE.itemsize // 8))
+            self._fold_into = sums
+        return self._fold
+
+    def charge(self, records: np.ndarray) -> bool:
+        """Charge trace records (abi.TRACE_DTYPE, the next in issue order) to
+        the memory system, as prepare and apply would; False (nothing
+        charged) where this path does not serve the batch (module docstring)."""
+        ms = self.ms
+        if not ms.native:
+            return False
+        n = records.shape[0]
+        records = self.cols.fill(records)
+        if self.cols.capacity != self.capacity:    # grown: new columns, larger buffers
+            self._build(self.cols.capacity)
+        counts = self.cols.counts
+        traced = int(counts[GLOBAL]) + int(counts[LOCAL])
+        if (counts[CONST] or (counts[SHARED] and not self.shared_native)
+                or (traced and (not self.global_native or (counts[GLOBAL] and host_memory_in_use())))):
+            return False
+        if n == 0:
+            return True
+        addr = address(records) + _ADDR_OFFSET
+        for p in self._batch_passes:
+            p.argv[self._n_at] = n
+            p.argv[self._addr_at] = addr
+        self.cycles[:n] = 0
+        self.latency[:n] = 0
+        if counts[SHARED]:
+            self.shared()
+        if traced:
+            self._caches(n, traced)
+        runs = self.cycle_sums()
+        ms._warp_parts.append((self.keys[:runs].copy(), self.sums[:runs].copy()))
+        sums = ms.launch_sums()
+        fold = self._folder(sums)
+        fold.argv[fold.at["number"]] = sums.batches
+        fold.argv[fold.at["addr"]] = addr
+        fold()
+        sums.batches += 1
+        return True
+
+    def _caches(self, n: int, traced: int) -> None:
+        """The coalescer and the caches for the batch's `traced` global and
+        local requests (as native_coalescer.coalesce_pass and
+        native_cache_walk.cache_walk, with the run's arrays)."""
+        ms = self.ms
+        sec = np.empty(traced * 2 * WARP * max(1, ms._max_words), dtype=np.int64)
+        c = self.coalesce
+        c.argv[c.at["sec"]] = address(sec)
+        c()
+        m = int(self.start[n])
+        w = self.walk
+        w.argv[w.at["sec"]] = address(sec)
+        caches = (ms.l1, ms.l2)
+        before = []
+        for name, cc in zip(("l1", "l2"), caches):
+            if cc is None:
+                before.append(None)
+                continue
+            args = native_cache_walk._cache_args(cc, m)
+            k = w.at[f"{name}_row_of"]
+            w.argv[k:k + len(args)] = args
+            meta = cc._state.meta
+            before.append((int(meta[1]), int(meta[2])))
+        self.clock[0] = ms.l1._t if ms.l1 is not None else 0
+        self.clock[1] = ms.l2._t
+        w()
+        for cc, t, got in zip(caches, self.clock.tolist(), before):
+            if cc is not None:
+                meta = cc._state.meta
+                nh = int(meta[1]) - got[0]
+                cc.hits += nh
+                cc.misses += int(meta[2]) - got[1] - nh
+                cc._t = t

@@ -1,0 +1,84 @@
+"""native_batch: a run's trace batches charged by the native passes with
+kept arguments give what prepare and apply give (and the numpy path): every
+counter in total and per line, the kept requests, SM and warp cycles, cache
+state; a batch the passes do not serve is left to prepare and apply."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from gpuemu.jit import abi
+from gpuemu.memory.memory_system import MemorySystem
+from gpuemu.memory.native_batch import NativeBatch
+from gpuemu.memory.trace import MemInstr
+from gpuemu.stats import Stats
+from test_request_table import PRESETS, _instrs, _pieces, _tiny, random_batch
+
+SIZES = [1, 300, 37, 900, 2]          # batches, the first ones smaller than the columns grow to
+
+
+def _records(batch) -> np.ndarray:
+    """The trace records of an AccessBatch (as the warps write them)."""
+    r = np.zeros(len(batch), dtype=abi.TRACE_DTYPE)
+    for f in ("instr", "mask", "space", "block", "warp", "sm"):
+        r[f] = getattr(batch, f)
+    r["addr"] = batch.addr
+    return r
+
+
+def _charged(preset, batches, instrs, fast: bool, native: bool = True):
+    ms = MemorySystem(preset)
+    ms.native = native
+    st = Stats()
+    nb = NativeBatch(ms, instrs, 16)
+    served = []
+    for b in batches:
+        r = _records(b)
+        ok = fast and nb.charge(r)
+        if not ok:                       # as LaunchRun._charge_records: prepare and apply
+            ms.apply(ms.prepare(nb.cols.batch(r, ms._op, ms._size, ms._skip), instrs), st)
+        served.append(ok)
+    ms.finish(st)
+    caches = [(c.hits, c.misses, c._t) for c in (ms.l1, ms.l2, ms.ro_cache) if c is not None]
+    return dict(totals=dict(st.totals), lines=st.lines_dict(),
+                worst={k: w.as_dict() for k, w in ms.worst.by_line.items()},
+                sm=ms.sm_cycles.tolist(), warps=ms.warp_cycles, caches=caches), served
+
+
+def _no_constant(instrs: list) -> list:
+    return [replace(i, space="global") if i.space == "constant" else i for i in instrs]
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("seed", range(3))
+def test_batches_charge_as_prepare_and_apply_and_the_numpy_path(preset, seed):
+    preset = _tiny() if preset == "tiny" else preset
+    rng = np.random.default_rng(seed)
+    instrs = _no_constant(_instrs(rng, 10, narrow_shared=True))
+    batches = list(_pieces(random_batch(rng, instrs, sum(SIZES)), SIZES))
+    want, _ = _charged(preset, batches, instrs, fast=False, native=False)
+    got, served = _charged(preset, batches, instrs, fast=True)
+    assert got == want
+    assert _charged(preset, batches, instrs, fast=False)[0] == want
+    if preset in ("sm_90", "sm_70"):     # their rules are the passes': every batch served here
+        assert all(served)
+
+
+def test_a_batch_with_a_constant_request_is_left_to_prepare_and_apply():
+    rng = np.random.default_rng(5)
+    instrs = _no_constant(_instrs(rng, 6, narrow_shared=True)) + [MemInstr(6, "ld", 4, 9, "constant")]
+    b = random_batch(rng, instrs, 400)
+    batches = list(_pieces(b, [200, 200]))
+    want, _ = _charged("sm_90", batches, instrs, fast=False, native=False)
+    got, served = _charged("sm_90", batches, instrs, fast=True)
+    assert got == want and not any(served)
+    assert want["totals"]["constant_requests"] > 0
+
+
+def test_shared_requests_the_bank_pass_does_not_serve_are_left_to_prepare_and_apply():
+    instrs = [MemInstr(0, "ld", 16, 3, "shared"), MemInstr(1, "ld", 4, 4, "global")]
+    rng = np.random.default_rng(6)
+    batches = [random_batch(rng, instrs, 100)]
+    want, _ = _charged("sm_90", batches, instrs, fast=False, native=False)
+    got, served = _charged("sm_90", batches, instrs, fast=True)
+    assert got == want and served == [False]

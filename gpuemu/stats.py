@@ -111,6 +111,15 @@ class Stats:
             if v:
                 by_line[line][name] += v
 
+    def add_named(self, names: list, items: list) -> None:
+        """add_sums of (names[i], line, value) for each [i, line, value] of `items`."""
+        totals, by_line = self._totals, self._by_line
+        for i, line, v in items:
+            name = names[i]
+            totals[name] += v
+            if v:
+                by_line[line][name] += v
+
     def add_table(self, names, lines: np.ndarray, table: np.ndarray) -> None:
         """table int64[len(lines), len(names)]: column j adds to counter names[j]
         per line, as add_lines of its nonzero entries would (a counter with

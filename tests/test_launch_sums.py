@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from gpuemu.memory import request_table
 from gpuemu.memory.launch_sums import LaunchSums
@@ -83,3 +84,53 @@ def test_the_kept_request_of_a_line_is_the_earliest_batchs_as_batch_by_batch():
     assert want[0][("shared", 7)]["addrs"] == four_way.tolist()
     assert _kept_after(batches, instrs, native=True, deferred=True) == want
     assert _kept_after(batches, instrs, native=True, deferred=False) == want
+
+
+def _folded(rng, n_instrs: int, batches: int) -> LaunchSums:
+    """Random batches' tables (as the passes fill them) folded into a LaunchSums."""
+    sums = LaunchSums(n_instrs)
+    for _ in range(batches):
+        t = request_table.new_table(n_instrs)
+        rows = np.flatnonzero(rng.random(t.shape[0]) < 0.5)
+        t[rows] = rng.integers(0, 4, (rows.size, request_table.NC))
+        t[rows, COL["requests"]] = rng.integers(0, 3, rows.size)
+        t[rows, COL["best"]] = np.where(t[rows, COL["requests"]] > 0, rng.integers(0, 3, rows.size), -1)
+        t[rows, COL["best_at"]] = rng.integers(0, 4, rows.size)
+        k = 4
+        sums.fold(t, _arrays([rng.integers(0, 1 << 20, 32) for _ in range(k)],
+                             rng.integers(0, 1 << 32, k, dtype=np.uint64).astype(np.uint32)))
+    return sums
+
+
+def _plan(rng, n: int) -> request_table.CounterPlan:
+    t = dict(op=rng.integers(0, 4, n).astype(np.int8), size=rng.choice([1, 4, 8], n).astype(np.int64),
+             line=rng.integers(1, 4, n).astype(np.int64), ro=rng.random(n) < 0.5, spill=rng.random(n) < 0.5,
+             tex=rng.random(n) < 0.5)
+    kind = rng.integers(0, 4, n * request_table.NSP).astype(np.int8)
+    return request_table.CounterPlan(t, (1, 0, 2), True, True, kind, "l1"), t
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_native_settle_gives_the_plans_counters_and_worst_ofs_kept_requests(seed):
+    from gpuemu.memory.worst_requests import WorstRequests
+    rng = np.random.default_rng(seed)
+    n = 7
+    plan, t = _plan(rng, n)
+    sums = _folded(rng, n, 3)
+    rank = lambda i: (int(t["size"][i]), int(t["op"][i]) * 2 + int(t["op"][i] == 0 and t["ro"][i]))  # noqa: E731
+    used = request_table.used_or_seen(sums.table)
+    from gpuemu.memory.worst_requests import WorstRequest
+    earlier = WorstRequest(space="global", row=2, op="ld", size=4, cost=2, mask=1, addrs=(0,) * 32)
+    want_stats, want_worst = Stats(), WorstRequests({("global", 2): earlier})     # an earlier batch's
+    want_stats.add_sums(plan.counters_of(used))
+    later = WorstRequests()
+    sums.worst_of(used, 1, "shared", lambda i: 0, t["op"], t["size"], t["line"], later)
+    sums.worst_of(used, 0, "global", rank, t["op"], t["size"], t["line"], later)
+    want_worst.merge(later)
+    got_stats, got_worst = Stats(), WorstRequests({("global", 2): earlier})
+    sums.settle(plan, got_stats, got_worst, t["op"], t["size"], {1: "shared", 0: "global"})
+    assert dict(got_stats.totals) == dict(want_stats.totals) and got_stats.lines_dict() == want_stats.lines_dict()
+    assert list(got_worst.by_line) == list(want_worst.by_line)
+    assert {k: w.as_dict() for k, w in got_worst.by_line.items()} == \
+        {k: w.as_dict() for k, w in want_worst.by_line.items()}
+    assert sums.batches == 0 and (sums.table == request_table.new_table(n)).all()

@@ -9,6 +9,7 @@ import pytest
 
 from gpuemu.jit import abi
 from gpuemu.memory.memory_system import MemorySystem
+from gpuemu.memory import native_batch
 from gpuemu.memory.native_batch import NativeBatch
 from gpuemu.memory.trace import MemInstr
 from gpuemu.stats import Stats
@@ -51,7 +52,9 @@ def _no_constant(instrs: list) -> list:
 
 @pytest.mark.parametrize("preset", PRESETS)
 @pytest.mark.parametrize("seed", range(3))
-def test_batches_charge_as_prepare_and_apply_and_the_numpy_path(preset, seed):
+def test_batches_charge_as_prepare_and_apply_and_the_numpy_path(preset, seed, monkeypatch):
+    # (an earlier test may have made host memory: this one's requests are all on the device)
+    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
     preset = _tiny() if preset == "tiny" else preset
     rng = np.random.default_rng(seed)
     instrs = _no_constant(_instrs(rng, 10, narrow_shared=True))
@@ -75,6 +78,16 @@ def test_a_batch_with_a_constant_request_is_left_to_prepare_and_apply():
     assert want["totals"]["constant_requests"] > 0
 
 
+def test_global_requests_with_host_memory_in_use_are_left_to_prepare_and_apply(monkeypatch):
+    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: True)
+    rng = np.random.default_rng(8)
+    instrs = [MemInstr(0, "ld", 4, 3, "global"), MemInstr(1, "ld", 4, 4, "shared")]
+    batches = [random_batch(rng, instrs, 100)]
+    want, _ = _charged("sm_90", batches, instrs, fast=False, native=False)
+    got, served = _charged("sm_90", batches, instrs, fast=True)
+    assert got == want and served == [False]
+
+
 def test_shared_requests_the_bank_pass_does_not_serve_are_left_to_prepare_and_apply():
     instrs = [MemInstr(0, "ld", 16, 3, "shared"), MemInstr(1, "ld", 4, 4, "global")]
     rng = np.random.default_rng(6)
@@ -82,3 +95,22 @@ def test_shared_requests_the_bank_pass_does_not_serve_are_left_to_prepare_and_ap
     want, _ = _charged("sm_90", batches, instrs, fast=False, native=False)
     got, served = _charged("sm_90", batches, instrs, fast=True)
     assert got == want and served == [False]
+
+
+def test_rebound_to_a_new_memory_system_it_counts_what_a_new_one_counts(monkeypatch):
+    # a run whose memory system is not kept (launch_plan.keep_memory_system) keeps its NativeBatch
+    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
+    rng = np.random.default_rng(7)
+    instrs = _no_constant(_instrs(rng, 8, narrow_shared=True))
+    batches = list(_pieces(random_batch(rng, instrs, 1500), [700, 800]))
+    want, _ = _charged("sm_90", batches, instrs, fast=True)
+    nb = NativeBatch(MemorySystem("sm_90"), instrs, 16)
+    for b in batches:                      # a first launch, on another memory system
+        assert nb.charge(_records(b))
+    ms, st = MemorySystem("sm_90"), Stats()
+    nb.bind(ms, instrs)
+    for b in batches:
+        assert nb.charge(_records(b))
+    ms.finish(st)
+    assert dict(st.totals) == want["totals"] and st.lines_dict() == want["lines"]
+    assert ms.sm_cycles.tolist() == want["sm"] and ms.warp_cycles == want["warps"]

@@ -290,8 +290,10 @@ class LaunchRun:
             return
         ms = self.memsys
         nb = self.__dict__.get("_native_batch")
-        if nb is None or not nb.serves(ms, self.meta.instrs):   # charged at once: kept for the run
+        if nb is None:                  # charged at once: kept for the run
             nb = self._native_batch = NativeBatch(ms, self.meta.instrs, max(len(r), 64))
+        elif not nb.serves(ms, self.meta.instrs):    # a new memory system (launch_plan.keep_memory_system)
+            nb.bind(ms, self.meta.instrs)
         if self.recorder is None and nb.charge(r):
             return
         cols = nb.cols                  # else prepare and apply, from the same columns
@@ -512,18 +514,23 @@ class LaunchRun:
         counter and line by line, the order a summed table gives them; a
         large table is summed in numpy (Stats.add_table)."""
         self.memsys.settle(self.stats)     # the memory counters first, as charged
-        cols, rows = np.nonzero(self.counters.T)
-        if cols.size <= SMALL_TABLE:
+        if self.counters.size <= SMALL_TABLE:      # a small table: read in Python, in the same order
             self.stats.flush()             # what came before stays first
-            names = abi.LINE_COUNTERS
-            self.stats.add_sums(zip([names[c] for c in cols.tolist()], rows.tolist(),
-                                    self.counters[rows, cols].tolist()))
+            self.stats.add_named(abi.LINE_COUNTERS, [(c, r, v) for c, col in enumerate(self.counters.T.tolist())
+                                                     for r, v in enumerate(col) if v])
         else:
-            self.stats.add_table(abi.LINE_COUNTERS, np.arange(len(self.counters)), self.counters)
+            cols, rows = np.nonzero(self.counters.T)
+            if cols.size <= SMALL_TABLE:
+                self.stats.flush()
+                names = abi.LINE_COUNTERS
+                self.stats.add_sums(zip([names[c] for c in cols.tolist()], rows.tolist(),
+                                        self.counters[rows, cols].tolist()))
+            else:
+                self.stats.add_table(abi.LINE_COUNTERS, np.arange(len(self.counters)), self.counters)
         per_sched = max(int(getattr(self.preset, "warp_schedulers_per_sm", 1)), 1)
         if self.warp_counts is not None:
             self.memsys.add_warp_counts(self.warp_counts, self.meta.instrs, self.stats)
-        self.memsys.finish(self.stats, issue // per_sched)
+        self.memsys.finish(self.stats, issue if per_sched == 1 else issue // per_sched)
 
     def _fail(self, ev, idx, w, rows, state):
         meta, shape = self.meta, self.shape

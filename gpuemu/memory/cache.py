@@ -16,7 +16,40 @@ from __future__ import annotations
 
 import numpy as np
 
+import llvmlite.ir as ll
+
+from gpuemu.jit import packed_call
+
 from . import native_lru
+from .native_ir import I32, Fn, c
+
+RESET_SYMBOL = "gpuemu_cache_reset"
+RESET_ARGS = ("tags", "assoc", "row_of", "meta", "sets")
+
+
+def _build_reset_ir() -> str:
+    """reset: forget the sets of the rows in use (row_of[tags[r][0] % sets]
+    = 0; every set when a row's first way is empty), then meta = 0
+    (SectoredCache.reset's rule, one native call)."""
+    m = ll.Module(name="cache_reset")
+    f = Fn(m, RESET_SYMBOL, RESET_ARGS)
+    A, b = f.arg, f.b
+    meta, row_of, tags = f.ptr("meta"), f.ptr("row_of", I32), f.ptr("tags")
+    full = f.var(0)
+    with f.loop(0, f.ld(meta, 0)) as r:
+        key = f.ld(tags, b.mul(r, A["assoc"]))
+        with f.if_else(f.cmp("<", key, 0)) as (empty, used):
+            with empty:
+                f.set(full, 1)
+            with used:
+                f.st(row_of, b.srem(key, A["sets"]), 0)
+    with f.if_(f.cmp("!=", f.get(full), 0)):
+        with f.loop(0, A["sets"]) as s:
+            f.st(row_of, s, 0)
+    for k in range(3):
+        f.st(meta, c(k), 0)
+    f.finish()
+    return str(m)
 
 
 class SectoredCache:
@@ -74,14 +107,9 @@ class SectoredCache:
         which only a non-allocating miss or `invalidate` leaves, every set
         is forgotten."""
         st = self._state
-        rows = int(st.meta[0]) if st is not None else 0
-        if rows:
-            first = st.planes[0, :rows, 0]
-            if first.min() < 0:
-                st.row_of.fill(0)
-            else:      # _set_of(key) is key % (sets * partitions) for a key line * P + p
-                st.row_of[first % (self.num_sets * self.partitions)] = 0
-            st.meta[:] = 0
+        if st is not None and st.meta[0]:    # _set_of(key) is key % (sets * partitions) for a key line * P + p
+            packed_call.native(RESET_SYMBOL, _build_reset_ir, len(RESET_ARGS))(
+                (st._ptrs[0], self.assoc, st._fixed[0], st._fixed[1], self.num_sets * self.partitions))
         self._t = 0
         self.hits = self.misses = 0
 

@@ -31,7 +31,8 @@ from gpuemu.jit import packed_call
 from gpuemu.jit.engine import address
 
 from .native_ir import I32, Fn, c
-from .request_table import COL, NC, NSP, OPS, new_table
+from .request_table import COL, ENTRY_FIELDS, NC, NSP, OPS, new_table
+from .worst_requests import WorstRequest
 
 SYMBOL = "gpuemu_fold_sums"
 ARGS = ("rows", "batch", "table", "batch_of", "masks", "addrs", "number", "mask", "addr", "addr_stride", "clear")
@@ -70,6 +71,79 @@ def _build_ir() -> str:
     return str(m)
 
 
+SETTLE_SYMBOL = "gpuemu_settle_sums"
+SETTLE_ARGS = ("table", "entries", "n_entries", "via", "n_via", "out", "batch_of", "rank", "line", "n_instrs",
+               "shared", "glob", "winners")
+WINNER_FIELDS = 7        # space, row, line, cost, batch, rank, index in its batch
+
+
+def _build_settle_ir() -> str:
+    """settle: the counters of a folded table as request_table.CounterPlan.
+    counters_of gives them (out: name id, line, value per counter, in
+    order), and per space (shared, then global) and line the kept request
+    as LaunchSums.worst_of keeps it (winners: WINNER_FIELDS each, lines in
+    the order of their first row). Returns counters + (winners << 32)."""
+    m = ll.Module(name="settle_sums")
+    f = Fn(m, SETTLE_SYMBOL, SETTLE_ARGS)
+    A, b = f.arg, f.b
+    table, ent, out, win = f.ptr("table"), f.ptr("entries"), f.ptr("out"), f.ptr("winners")
+    cell = lambda row, col: f.ld(table, b.add(b.mul(row, c(NC)), col))  # noqa: E731
+    via = f.var(0)
+    with f.loop(0, A["n_via"]) as k:
+        with f.if_(f.cmp("!=", cell(f.ld(f.ptr("via"), k), c(COL["cost"])), 0)):
+            f.set(via, 1)
+    n = f.var(0)
+    with f.loop(0, A["n_entries"]) as e:
+        row, col, scale, minus, gate, l1, name, ln, used = (f.ld(ent, b.add(b.mul(e, c(ENTRY_FIELDS)), c(k)))
+                                                            for k in range(ENTRY_FIELDS))
+        ok = f.cmp("!=", cell(row, used), 0)
+        no_gate = f.cmp("<", gate, 0)     # (the used column read instead: every read within the row)
+        ok = b.and_(ok, b.or_(no_gate, f.cmp("!=", cell(row, b.select(no_gate, used, gate)), 0)))
+        ok = b.and_(ok, b.or_(f.cmp("==", l1, 0), f.cmp("!=", f.get(via), 0)))
+        with f.if_(ok):
+            less = b.select(f.cmp("<", minus, 0), c(0), cell(row, b.select(f.cmp("<", minus, 0), col, minus)))
+            at = b.mul(f.get(n), c(3))
+            f.st(out, at, name)
+            f.st(out, b.add(at, c(1)), ln)
+            f.st(out, b.add(at, c(2)), b.sub(b.mul(cell(row, col), scale), less))
+            f.inc(n)
+    w = f.var(0)
+    for k, space in enumerate(("shared", "glob")):
+        first = f.get(w)
+        with f.loop(0, A["n_instrs"]) as i:
+            row = b.add(b.mul(i, c(NSP)), A[space])
+            with f.if_(f.cmp("!=", cell(row, c(_REQ)), 0)):
+                ln = f.ld(f.ptr("line"), i)
+                key = (cell(row, c(_BEST)), f.ld(f.ptr("batch_of"), row),
+                       c(0) if k == 0 else f.ld(f.ptr("rank"), i), cell(row, c(_AT)))
+                found = f.var(-1)
+                with f.loop(first, f.get(w)) as j:
+                    with f.if_(f.cmp("==", f.ld(win, b.add(b.mul(j, c(WINNER_FIELDS)), c(2))), ln)):
+                        f.set(found, j)
+                slot = f.var(-1)
+                with f.if_else(f.cmp("<", f.get(found), 0)) as (new, seen):
+                    with new:
+                        f.set(slot, f.get(w))
+                        f.inc(w)
+                    with seen:
+                        base = b.mul(f.get(found), c(WINNER_FIELDS))
+                        cost0, batch0, rank0, at0 = (f.ld(win, b.add(base, c(3 + q))) for q in range(4))
+                        # (-cost, batch, rank, at) lower: costlier, else earlier batch, rank, index
+                        tie = lambda x, y: f.cmp("==", x, y)  # noqa: E731
+                        better = b.or_(f.cmp(">", key[0], cost0), b.and_(tie(key[0], cost0), b.or_(
+                            f.cmp("<", key[1], batch0), b.and_(tie(key[1], batch0), b.or_(
+                                f.cmp("<", key[2], rank0), b.and_(tie(key[2], rank0), f.cmp("<", key[3], at0)))))))
+                        with f.if_(better):
+                            f.set(slot, f.get(found))
+                with f.if_(f.cmp(">=", f.get(slot), 0)):
+                    base = b.mul(f.get(slot), c(WINNER_FIELDS))
+                    for q, v in enumerate((A[space], row, ln) + key):
+                        f.st(win, b.add(base, c(q)), v)
+    f.ret(b.add(f.get(n), b.shl(f.get(w), c(32))))
+    f.finish()
+    return str(m)
+
+
 class LaunchSums:
     """The folded table of a kernel of n_instrs memory instructions, and per
     row its kept request: batch number, mask, 32 addresses."""
@@ -81,6 +155,7 @@ class LaunchSums:
         self.masks = np.zeros(rows, dtype=np.int64)
         self.addrs = np.zeros((rows, WARP), dtype=np.int64)
         self.batches = 0              # folded since the last clear
+        self._settle = None           # the native settle's plan, buffers and arguments
         self._args = [rows, 0, address(self.table), address(self.batch_of), address(self.masks),
                       address(self.addrs)]
 
@@ -119,13 +194,42 @@ class LaunchSums:
             self.table[:, _BEST] = -1
             self.batches = 0
 
+    def settle(self, plan, stats, worst, op: np.ndarray, size: np.ndarray, spaces: dict) -> None:
+        """Add this table's counters (`plan`: request_table.CounterPlan of its
+        kernel and rules, counters_of's) into `stats` and its kept requests
+        (worst_of's, shared then global; spaces: {space code: name}) into
+        `worst` (a WorstRequests, merged as a later batch's), in one native
+        pass; then clear."""
+        got = self._settle
+        if got is None or got[0] is not plan:
+            shared, glob = spaces
+            out = np.zeros((max(len(plan.entries), 1), 3), dtype=np.int64)
+            win = np.zeros((2 * max(len(plan.line), 1), WINNER_FIELDS), dtype=np.int64)
+            argv = np.array([address(self.table), address(plan.entries), len(plan.entries),
+                             address(plan.via_rows), len(plan.via_rows), address(out), address(self.batch_of),
+                             address(plan.rank), address(plan.line), len(plan.line), shared, glob,
+                             address(win)], dtype=np.int64)
+            got = self._settle = (plan, out, win, argv, address(argv),
+                                  packed_call.entry(SETTLE_SYMBOL, _build_settle_ir, len(SETTLE_ARGS)))
+        _, out, win, _argv, at, (tramp, fn) = got
+        r = tramp(fn, at)
+        stats.add_named(plan.names, out[:r & 0xFFFFFFFF].tolist())
+        kept = worst.by_line
+        for sp, row, ln, cost, _batch, _rank, _at in win[:r >> 32].tolist():
+            key = (spaces[sp], ln)
+            old = kept.get(key)
+            if old is None or cost > old.cost:
+                i = row // NSP
+                kept[key] = WorstRequest(space=key[0], row=ln, op=OPS[int(op[i])], size=int(size[i]), cost=cost,
+                                         mask=int(self.masks[row]), addrs=tuple(self.addrs[row].tolist()))
+        self.clear()
+
     def worst_of(self, used: list, space_code: int, space: str, rank, op: np.ndarray, size: np.ndarray,
                  line: np.ndarray, worst) -> None:
         """Keep in `worst` (a WorstRequests) each line's costliest request of
         the rows of `space_code` among `used` (request_table.used_or_seen of
         this table): the highest cost, the earliest batch, the lowest
         rank(instr), the first in its batch (module docstring)."""
-        from .worst_requests import WorstRequest
         best: dict = {}
         for row, v in used:
             if row % NSP != space_code or not v[_REQ]:

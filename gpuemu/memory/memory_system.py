@@ -80,6 +80,7 @@ _OPS = {"ld": 0, "st": 1, "atom": 2, "red": 3}
 SHARED, GLOBAL, LOCAL, CONST = (SPACE_CODES[k] for k in ("shared", "global", "local", "constant"))
 SECTOR = 32
 _SIZES = 1 << 20      # access sizes are below this (group keys: space * _SIZES + size)
+_WORST_SPACES = {SHARED: "shared", GLOBAL: "global"}    # the spaces whose costliest requests are kept
 
 
 _TABLES: dict = {}      # id(instrs) -> (instrs, tables): a kernel's are built once
@@ -535,19 +536,7 @@ class MemorySystem:
         sums = self._sums
         if sums is None or not sums.batches:
             return
-        used = request_table.used_or_seen(sums.table)
-        stats.add_sums(self._counter_plan.counters_of(used))
-        if used:
-            op_t, size_t, line_t = self._op, self._size, self._line
-            ro_on = self.readonly_path != "none" and bool(self._ro.any())
-            worst = WorstRequests()
-            sums.worst_of(used, SHARED, "shared", lambda i: 0, op_t, size_t, line_t, worst)
-            sums.worst_of(used, GLOBAL, "global",
-                          lambda i: (int(size_t[i]), int(op_t[i]) * 2 + (ro_on and int(op_t[i]) == 0
-                                                                        and bool(self._ro[i]))),
-                          op_t, size_t, line_t, worst)
-            self.worst.merge(worst)
-        sums.clear()
+        sums.settle(self._counter_plan, stats, self.worst, self._op, self._size, _WORST_SPACES)
 
     def add_warp_counts(self, counts, instrs, stats) -> None:
         """Charge the shared requests the warps counted themselves

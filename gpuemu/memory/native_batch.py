@@ -44,12 +44,16 @@ WARP = 32
 
 
 class _Pass:
-    """One native pass: its trampoline and address, its argument array (by name)."""
+    """One native pass: its trampoline and address, its argument array (by
+    name; every argument given, those set per batch as 0)."""
 
     def __init__(self, symbol: str, build_ir, names: tuple, values: dict) -> None:
+        missing = [name for name in names if name not in values]
+        if missing:
+            raise ValueError(f"native_batch: no value for {symbol}'s {', '.join(missing)}")
         self.tramp, self.fn = packed_call.entry(symbol, build_ir, len(names))
         self.at = {name: k for k, name in enumerate(names)}
-        self.argv = np.array([values.get(name, 0) for name in names], dtype=np.int64)
+        self.argv = np.array([values[name] for name in names], dtype=np.int64)
         self.argv_at = address(self.argv)
 
     def __call__(self) -> int:
@@ -61,14 +65,52 @@ class NativeBatch:
     on batches of up to `capacity` records (grown when one is larger)."""
 
     def __init__(self, ms, instrs, capacity: int) -> None:
-        self.ms, self.instrs = ms, instrs
-        ms._tables(instrs)
         self.cols = TraceColumns(capacity)
-        self.table = request_table.new_table(len(ms._op))      # the batch's, cleared by the fold
+        self.capacity = 0
+        self.bind(ms, instrs)
+
+    def bind(self, ms, instrs) -> None:
+        """Serve `ms` charging `instrs` (a run's new memory system: the
+        buffers are kept; the passes' arguments are made again, or where
+        `ms` has the rules of the one before, only its own arrays' set)."""
+        old = self.__dict__.get("ms")
+        ms._tables(instrs)
+        if (old is not None and instrs is self.instrs and self.capacity == self.cols.capacity
+                and ms.mem is old.mem and ms.preset is old.preset and ms.native == old.native
+                and (ms.l1_global_loads, ms.l1_present, ms.readonly_path)
+                == (old.l1_global_loads, old.l1_present, old.readonly_path)
+                and ms._row_kind is old._row_kind and ms._op is old._op):
+            return self._rebind(ms, old)
+        self.ms, self.instrs = ms, instrs
+        if getattr(self, "table", None) is None or self.table.shape[0] != request_table.NSP * max(len(ms._op), 1):
+            self.table = request_table.new_table(len(ms._op))      # the batch's, cleared by the fold
         self.sm_cycles = ms.sm_cycles
         self.global_native = ms._global_native()
         self.shared_native = bool(ms._shared_all_native)
-        self._build(capacity)
+        self._build(self.cols.capacity)
+
+    def _rebind(self, ms, old) -> None:
+        """bind to `ms`, whose rules, kernel tables and cache geometry are `old`'s."""
+        self.ms, self.sm_cycles = ms, ms.sm_cycles
+        for p in self._batch_passes:
+            for name, value in (("skip_t", address(ms._skip)), ("sm_cycles", address(ms.sm_cycles))):
+                k = p.at.get(name)
+                if k is not None:
+                    p.argv[k] = value
+        if self.global_native:
+            self._bind_caches(ms)
+        sums = self.__dict__.get("_fold_into")
+        if ms._sums is None and sums is not None and not sums.batches:
+            ms._sums = sums                # the launch's sums (settled, clear) serve the new one
+
+    def _bind_caches(self, ms) -> None:
+        """The walk's cache arguments: `ms`'s L1 (if any) and L2, their states made now."""
+        self._cache_slots = [(cc, self.walk.at[f"{name}_row_of"]) for name, cc in (("l1", ms.l1), ("l2", ms.l2))
+                             if cc is not None]
+        self._ptrs = [None] * len(self._cache_slots)
+        for cc, slot in self._cache_slots:
+            args = native_cache_walk._cache_args(cc, 0)
+            self.walk.argv[slot:slot + len(args)] = args
 
     def serves(self, ms, instrs) -> bool:
         """Whether this serves `ms` charging `instrs` (the run's memory system may be new)."""
@@ -82,15 +124,18 @@ class NativeBatch:
                                                           self.sums, self.table))
 
     def _build(self, capacity: int) -> None:
+        """The buffers for batches of `capacity` records (kept if they are
+        that size) and the passes' argument arrays."""
         ms, m = self.ms, self.ms.mem
-        self.capacity = capacity
-        self.cycles = np.zeros(capacity, dtype=np.int64)
-        self.latency = np.zeros(capacity, dtype=np.int64)
-        self.start = np.zeros(capacity + 1, dtype=np.int64)
-        self.keys = np.zeros(capacity, dtype=np.int64)
-        self.sums = np.zeros(capacity, dtype=np.int64)
+        if capacity != self.capacity:
+            self.capacity = capacity
+            self.cycles = np.zeros(capacity, dtype=np.int64)
+            self.latency = np.zeros(capacity, dtype=np.int64)
+            self.start = np.zeros(capacity + 1, dtype=np.int64)
+            self.keys = np.zeros(capacity, dtype=np.int64)
+            self.sums = np.zeros(capacity, dtype=np.int64)
         a = self.cols.addrs
-        common = dict(instr=a["instr"], space=a["space"], mask=a["mask"], sm=a["sm"], block=a["block"],
+        common = dict(n=0, addr=0, instr=a["instr"], space=a["space"], mask=a["mask"], sm=a["sm"], block=a["block"],
                       warp=a["warp"], op_t=address(ms._op), size_t=address(ms._size), skip_t=address(ms._skip),
                       addr_stride=abi.TRACE_DTYPE.itemsize // 8, cycles=address(self.cycles),
                       latency=address(self.latency), table=address(self.table))
@@ -103,7 +148,7 @@ class NativeBatch:
             self.coalesce = _Pass(native_coalescer.SYMBOL, native_coalescer._build_ir, native_coalescer.ARGS, dict(
                 common, glob=GLOBAL, local=LOCAL, ib=m.local_interleave_bytes,
                 ib_log=m.local_interleave_bytes.bit_length() - 1, window=m.local_bytes_per_thread_window * WARP,
-                cycles_per_atomic=m.cycles_per_atomic_serialization, start=address(self.start)))
+                cycles_per_atomic=m.cycles_per_atomic_serialization, start=address(self.start), sec=0))
             l1 = ms.l1
             self.clock = np.zeros(2, dtype=np.int64)
             self.walk = _Pass(native_cache_walk.SYMBOL, native_cache_walk._build_ir, native_cache_walk.ARGS, dict(
@@ -113,8 +158,11 @@ class NativeBatch:
                 spl1_log=(m.l1_line_bytes // m.l1_sector_bytes if l1 is not None else 1).bit_length() - 1,
                 spl2_log=ms.l2.sectors_per_line.bit_length() - 1,
                 cl1=m.cycles_per_l1_sector, cl2=m.cycles_per_l2_sector, cdram=m.cycles_per_dram_sector,
-                lat1=m.l1_hit_latency, lat2=m.l2_hit_latency, latdram=m.dram_latency, clock=address(self.clock)))
+                lat1=m.l1_hit_latency, lat2=m.l2_hit_latency, latdram=m.dram_latency, clock=address(self.clock),
+                sec=0, **{f"{c}_{a}": 0 for c in ("l1", "l2") for a in native_cache_walk.CACHE_ARGS}))
             passes += [self.coalesce, self.walk]
+            self._coalesce_sec, self._walk_sec = self.coalesce.at["sec"], self.walk.at["sec"]
+            self._bind_caches(ms)
         self.cycle_sums = _Pass(native_cycle_sums.SYMBOL, native_cycle_sums._build_ir, native_cycle_sums.ARGS,
                                 dict(common, nsm=self.sm_cycles.size, sm_cycles=address(self.sm_cycles),
                                      keys=address(self.keys), sums=address(self.sums)))
@@ -176,31 +224,26 @@ class NativeBatch:
         local requests (as native_coalescer.coalesce_pass and
         native_cache_walk.cache_walk, with the run's arrays)."""
         ms = self.ms
-        sec = np.empty(traced * 2 * WARP * max(1, ms._max_words), dtype=np.int64)
-        c = self.coalesce
-        c.argv[c.at["sec"]] = address(sec)
-        c()
+        sec = np.empty(traced * 2 * WARP * max(1, ms._max_words), dtype=np.int64)   # coalesce_pass' bound
+        at = address(sec)
+        self.coalesce.argv[self._coalesce_sec] = at
+        self.coalesce()
         m = int(self.start[n])
-        w = self.walk
-        w.argv[w.at["sec"]] = address(sec)
-        caches = (ms.l1, ms.l2)
+        w = self.walk.argv
+        w[self._walk_sec] = at
         before = []
-        for name, cc in zip(("l1", "l2"), caches):
-            if cc is None:
-                before.append(None)
-                continue
-            args = native_cache_walk._cache_args(cc, m)
-            k = w.at[f"{name}_row_of"]
-            w.argv[k:k + len(args)] = args
-            meta = cc._state.meta
-            before.append((int(meta[1]), int(meta[2])))
-        self.clock[0] = ms.l1._t if ms.l1 is not None else 0
-        self.clock[1] = ms.l2._t
-        w()
-        for cc, t, got in zip(caches, self.clock.tolist(), before):
-            if cc is not None:
-                meta = cc._state.meta
-                nh = int(meta[1]) - got[0]
-                cc.hits += nh
-                cc.misses += int(meta[2]) - got[1] - nh
-                cc._t = t
+        for k, (cc, slot) in enumerate(self._cache_slots):
+            st = cc._state
+            st.reserve(m)                  # room for m more rows: its planes may move
+            if st._ptrs is not self._ptrs[k]:
+                w[slot + 1:slot + 4] = st._ptrs
+                self._ptrs[k] = st._ptrs
+            before.append(st.meta[1:3].tolist())
+        l1, l2 = ms.l1, ms.l2
+        self.clock[:] = (l1._t if l1 is not None else 0, l2._t)
+        self.walk()
+        for (cc, _), (h0, a0), t in zip(self._cache_slots, before, self.clock.tolist()[2 - len(before):]):
+            h1, a1 = cc._state.meta[1:3].tolist()
+            cc.hits += h1 - h0
+            cc.misses += a1 - a0 - (h1 - h0)
+            cc._t = t

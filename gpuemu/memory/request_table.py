@@ -133,6 +133,7 @@ def shared_counters(used: list, op: np.ndarray, line: np.ndarray, shared: int) -
 
 
 NAMES = ("load", "store", "atomic", "reduction")
+ENTRY_FIELDS = 9         # CounterPlan.entries' columns
 
 
 def global_counters(used: list, t: dict, spaces: tuple, ro_on: bool, l1_present: bool) -> list:
@@ -275,6 +276,28 @@ class CounterPlan:
         self.line_of_row = [int(line[min(r // NSP, n - 1)]) if n else 0 for r in range(max(n, 1) * NSP)]
         # the rows whose cost says a request went through L1 (cache_counters' via_l1)
         self.via_l1 = frozenset(r for r in range(n * NSP) if r % NSP in (glob, local) and kind[r] in (0, 3))
+        # the same entries as one array, in counters_of's order (launch_sums' native settle):
+        # row, col, scale, minus, gate, L1 only, name id, line, the column that says the row is used
+        self.names = []
+        ids: dict = {}
+        rows = [(row, e, req) for sec in self.sections for row, es in sec.items() for e in es] + [
+            (row, ("memory_cycles", self.line_of_row[row], COL["cycles"], 1, -1, -1, False), COL["seen"])
+            for row in range(max(n, 1) * NSP)]
+        ent = []
+        for row, (name, ln, col, scale, minus, gate, l1), used in rows:
+            if name not in ids:
+                ids[name] = len(self.names)
+                self.names.append(name)
+            ent.append((row, col, scale, minus, gate, int(l1), ids[name], ln, used))
+        self.entries = np.array(ent, dtype=np.int64).reshape(-1, ENTRY_FIELDS)
+        self.via_rows = np.array(sorted(self.via_l1), dtype=np.int64)
+        # the order of a line's global requests when they cost as much (MemorySystem._prepare_global's
+        # groups: access size, then load, read-only load, store, atomic, reduction)
+        self.rank = np.array([int(t["size"][i]) * 8 + int(op[i]) * 2 + int(ro_on and op[i] == 0 and bool(t["ro"][i]))
+                              for i in range(n)], dtype=np.int64)
+        self.line = np.ascontiguousarray(line, dtype=np.int64)
+        for a in (self.entries, self.via_rows, self.rank, self.line):
+            a.setflags(write=False)
 
     def counters(self, table: np.ndarray) -> list:
         """(counter, line, value) of `table` (this kernel's rows)."""

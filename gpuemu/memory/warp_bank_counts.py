@@ -314,10 +314,9 @@ def for_run(run, fresh: bool = False):
     (unbound) where it does not apply or the kernel has no shared-capable
     instruction (nothing to count: no state, no per-warp arrays). fresh: the run has a new ctx (a
     block worker's copy): a state of its own."""
-    from .memory_system import MemorySystem
     ms = run.memsys
     counts = None if fresh else run.__dict__.get("warp_counts")
-    on = (ms is not None and ms.native and MemorySystem.count_shared_in_warps
+    on = (ms is not None and ms.native and ms.count_shared_in_warps
           and getattr(run, "recorder", None) is None and getattr(run, "checker", None) is None
           and getattr(run, "weak", None) is None and not run._weak_mode()
           and counted(ms, run.meta.instrs))

@@ -308,3 +308,22 @@ extern "C" __global__ void k(float v, float *out) { out[0] = v; }""").get_functi
         k(1, 1, (np.float32(0), out), stats=False)
         k(1, 1, (value, out), stats=False)
         assert out.get().view(np.uint32)[0] == np.float32(value).view(np.uint32)
+
+
+def test_workers_1_is_part_of_the_key_with_its_type():
+    def key(options):
+        return launch_cache.call_key((1,), (32,), 0, 10, False, "functional", None, None, options, None)
+    assert key({"workers": 1})[-1] == (("workers", int, 1),)
+    assert key({"workers": 1, "l1": True})[-1] == (("l1", bool, True), ("workers", int, 1))
+    assert key({"workers": True}) is key({"workers": 2}) is key({"workers": 1.0}) is None
+
+
+def test_a_launch_asking_for_one_worker_takes_its_kept_run():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd(1024)
+    for _ in range(3):
+        k((4,), (256,), args, stats=False, workers=1)
+    [(key, [run])] = _kept(k).items()
+    args[2].set(np.zeros(1024, np.float32))
+    k((4,), (256,), args, stats=False, workers=1)
+    assert _kept(k) == {key: [run]} and np.array_equal(args[2].get(), a + b)

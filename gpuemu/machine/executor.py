@@ -98,10 +98,9 @@ class LaunchRun:
     def _bind_bounds(self) -> int:
         """The kernel's shared/local/param objects into the device's bounds
         table (other kernels reuse those tags); the dynamic shared pointer."""
-        meta, shape = self.meta, self.shape
-        b = self.memory.bounds
         rows = self.__dict__.get("_bounds_rows")
         if rows is None:                   # the entries, worked out once per run
+            meta, shape = self.meta, self.shape
             tags, vals, dyn_ptr = [], [], 0
             for tag, _name, space, lo, hi, dynamic in meta.objects:
                 if dynamic:
@@ -113,6 +112,7 @@ class LaunchRun:
                                         np.array(vals, dtype=abi.BOUNDS_DTYPE), dyn_ptr)
         tags, vals, dyn_ptr = rows
         if getattr(self.memory, "_static_tags", None) is not tags:   # else this run bound them last
+            b = self.memory.bounds
             b["space"][abi.FIRST_STATIC_TAG:] = -1
             b[tags] = vals
             self.memory._static_tags = tags

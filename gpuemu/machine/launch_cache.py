@@ -53,6 +53,9 @@ from .launch_plan import (RUNS_PER_PLAN, keep_idle, keep_memory_system, layout_o
 PLAIN_OPTIONS = frozenset({"l1", "bank_mode", "enable_cooperative_groups", "workers"})
 
 
+_ONE_WORKER = (("workers", int, 1),)     # call_key's options part of workers=1
+
+
 def call_key(grid, block, shared_mem, budget, stats, mode, scheduler, block_scheduler,
              options: dict, max_dynamic):
     """The key a plain launch call is kept under, or None when it is not plain."""
@@ -67,7 +70,14 @@ def call_key(grid, block, shared_mem, budget, stats, mode, scheduler, block_sche
                     return None
         elif type(dims) is not int:
             return None
-    if options:
+    if not options:
+        opts = ()
+    elif len(options) == 1 and "workers" in options:    # workers=1 alone (benchmarks/scale.py)
+        w = options["workers"]
+        if type(w) is not int or w != 1:
+            return None
+        opts = _ONE_WORKER
+    else:
         if not options.keys() <= PLAIN_OPTIONS:
             return None
         w = options.get("workers")
@@ -78,8 +88,6 @@ def call_key(grid, block, shared_mem, budget, stats, mode, scheduler, block_sche
             hash(opts)
         except TypeError:
             return None
-    else:
-        opts = ()
     return grid, block, shared_mem, max_dynamic, budget, stats, opts
 
 
@@ -108,30 +116,31 @@ class KeptLaunch:
 
 
 def _off_fields(launch):
-    """(class, fields, mutable field names, modelled seconds) of a
-    counters-off Launch, what every launch with its call key shares (no
-    counters, so the same modelled time), or False when a field is of a kind
-    not known to copy."""
+    """(class, fields, mutable fields, modelled seconds) of a counters-off
+    Launch, what every launch with its call key shares (no counters, so the
+    same modelled time): the mutable fields are (name, value) pairs of flat
+    dicts, copied for each launch; False when a field is of a kind not
+    known to copy."""
     fields, mutable = dict(vars(launch)), []
     for name, v in fields.items():
         if name in _PER_LAUNCH or isinstance(v, _IMMUTABLE):
             continue
         if type(v) is not dict or not all(isinstance(x, _IMMUTABLE) for x in v.values()):
             return False
-        fields[name] = dict(v)              # the caller may change the launch's own
-        mutable.append(name)
+        mutable.append((name, dict(v)))      # the caller may change the launch's own
     return type(launch), fields, tuple(mutable), launch.timeline["seconds"]
 
 
 def _off_launch(kernel, got, run, seconds: float, stream):
     """The Launch of a counters-off launch with got's key: the fields of its
-    first (each dict a copy), this launch's findings, seconds and place on
-    the host timeline."""
+    first (each dict a copy), this launch's findings (the run's own list:
+    renew gives the next launch a new one), seconds and place on the host
+    timeline."""
     cls, fields, mutable, modelled = got.fields
     out = fields.copy()
-    for name in mutable:
-        out[name] = fields[name].copy()
-    out["findings"] = list(run.findings)
+    for name, v in mutable:
+        out[name] = v.copy()
+    out["findings"] = run.findings
     out["seconds"] = seconds
     out["timeline"] = place_kernel(kernel.name, modelled, stream)
     launch = _new(cls)
@@ -148,11 +157,11 @@ def launch(kernel, key, args, stream, options: dict):
     raises launch_plan.pack's LaunchError, a faulty kernel the KernelError."""
     kept = kernel.__dict__.get("_kept_launches")
     got = kept.get(key) if kept is not None else None
-    if got is None or not got.idle or not _one_worker(options):
+    if got is None or not _one_worker(options):
         return None
     try:
         run = got.idle.pop()
-    except IndexError:                  # another thread took it
+    except IndexError:                  # none idle (another thread has it)
         return None
     if run.memory is not device_memory():    # a new device memory: the run is stale
         return None

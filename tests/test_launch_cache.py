@@ -289,13 +289,29 @@ def test_write_args_skips_what_the_buffer_holds_and_writes_the_rest():
     k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
     _, _, args = _vecadd(64)
     layout = launch_plan.layout_of(k)
-    raw = np.zeros(k.meta.param_bytes, np.uint8)
-    assert launch_plan.write_args(layout, raw.data, args, written=args)
+    want = np.zeros(k.meta.param_bytes, np.uint8)
+    written = launch_plan.new_written(layout)
+    assert launch_plan.write_args(layout, want.data, args, True, written)
+    raw = np.zeros_like(want)
+    assert launch_plan.write_args(layout, raw.data, args, True, written)
     assert not raw.any()                                   # all there already: nothing written
-    assert launch_plan.write_args(layout, raw.data, args, written=args[:2] + (None, None))
-    want = np.zeros_like(raw)
-    assert launch_plan.write_args(layout, want.data, args)
-    assert raw[16:].tolist() == want[16:].tolist() and not raw[:16].any()
+    c = gpuemu.asarray(np.zeros(64, np.float32))
+    assert launch_plan.write_args(layout, raw.data, (args[0], args[1], c, np.int32(64)), True, written)
+    assert not raw[:16].any()                              # a and b: there already
+    assert raw[16:24].view(np.uint64)[0] == c.ptr and raw[24:28].view(np.int32)[0] == 64
+
+
+def test_a_kept_run_does_not_keep_its_last_launchs_arrays_alive():
+    import gc
+    import weakref
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(1024)
+    for _ in range(3):
+        k((4,), (256,), args, stats=False)
+    gone = weakref.ref(args[2])
+    del args
+    gc.collect()
+    assert gone() is None
 
 
 @pytest.mark.parametrize("value", [np.float32(-0.0), np.float32(np.inf), np.float32(1.5e-42),

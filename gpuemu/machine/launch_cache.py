@@ -46,8 +46,8 @@ from gpuemu.host.streams import place_kernel
 from . import block_runner
 from .block_workers import default_workers
 from .executor import grid_blocks
-from .launch_plan import (RUNS_PER_PLAN, keep_idle, keep_memory_system, layout_of, pack, reusable,
-                          write_args)
+from .launch_plan import (RUNS_PER_PLAN, keep_idle, keep_memory_system, layout_of, new_written, pack,
+                          reusable, write_args)
 
 # options a kept launch may carry (the others need the full path every time)
 PLAIN_OPTIONS = frozenset({"l1", "bank_mode", "enable_cooperative_groups", "workers"})
@@ -167,10 +167,8 @@ def launch(kernel, key, args, stream, options: dict):
         return None
     copies = hold = ()
     # pointer arguments count as written (no initcheck): write_args forgets those it writes
-    if write_args(got.layout, run._params_view, args, True, run._args_written):
-        run._args_written = args
-    else:
-        run._args_written = ()
+    if not write_args(got.layout, run._params_view, args, True, run._args_written):
+        run._args_written = new_written(got.layout)      # pack writes the whole buffer
         forget_args(args)               # numpy arrays, conversions, errors: the full packing
         try:
             params, copies, hold = pack(kernel, args)
@@ -211,7 +209,7 @@ def keep(kernel, key, run) -> bool:
             or run.options.get("printf_buffer") is not None or run._order_rng is not None):
         return False
     run._params_view = memoryview(run.params)     # before another thread can take it
-    run._args_written = ()             # what the buffer holds: launch_plan.write_args(written=)
+    run._args_written = new_written(layout_of(kernel))   # launch_plan.write_args(written=)
     keep_memory_system(run)            # renewed (cold caches) by the next launch
     if run.want_stats:                 # what only the finished launch needed
         run.stats = None

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import struct
 import threading
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -146,26 +147,30 @@ def layout_of(kernel) -> tuple:
 _U64 = struct.Struct("<Q")
 
 
-def write_args(layout, raw, args, forget: bool = False, written: tuple = ()) -> bool:
+def write_args(layout, raw, args, forget: bool = False, written: list | None = None) -> bool:
     """Write `args` into the parameter buffer `raw` (a writable buffer) when
     each is of a kind written directly: a DeviceArray for a pointer, a numpy
     scalar of the parameter's own type, a Python int in an int parameter's
     range. False (raw partly written) when one is not: RawKernel._pack's
     full path then converts it or names what is wrong. forget: each pointer
     argument written counts as written for initcheck (shadow_memory.forget;
-    a launch without initcheck). written: the arguments `raw` holds from
-    an earlier call with forget (a kept run's last launch): an argument that
-    is the same object is there already (a DeviceArray's pointer never
-    changes, numbers are immutable, its allocation was forgotten then)."""
+    a launch without initcheck).
+
+    written (a kept run's, with forget; new_written() makes one): per
+    parameter, what `raw` holds, kept up to date here: the number written
+    (numbers are immutable) or a weak reference to the DeviceArray (its
+    pointer never changes, its allocation was forgotten then; weak: a kept
+    run does not keep its last launch's arrays alive). An argument that is
+    that very object is not written again."""
     if type(args) is not tuple or len(args) != len(layout):
         return False
-    if len(written) != len(args):
-        written = _NOTHING * len(args)
     i = -1
     for a in args:
         i += 1
-        if a is written[i]:
-            continue
+        if written is not None:
+            was = written[i]
+            if was is a or (type(was) is _Ref and was() is a):
+                continue
         kind, off, st, pk, lo, hi = layout[i]
         ta = type(a)
         if kind == _PTR:
@@ -178,16 +183,27 @@ def write_args(layout, raw, args, forget: bool = False, written: tuple = ()) -> 
             pk.pack_into(raw, off, v)
             if forget:
                 shadow_forget(al)
-        elif ta is st and kind is not None:   # its own bytes (an int one: its value)
+            if written is not None:
+                written[i] = _Ref(a)
+            continue
+        if ta is st and kind is not None:     # its own bytes (an int one: its value)
             pk.pack_into(raw, off, a if kind == _INT else a.tobytes())
         elif kind == _INT and ta is int and lo <= a <= hi:
             pk.pack_into(raw, off, a)
         else:
             return False
+        if written is not None:
+            written[i] = a
     return True
 
 
-_NOTHING = (object(),)      # no argument is this object: nothing written before
+_Ref = weakref.ref
+_NOTHING = object()         # no argument is this object
+
+
+def new_written(layout) -> list:
+    """write_args' record of a parameter buffer holding nothing known."""
+    return [_NOTHING] * len(layout)
 
 
 def pack(kernel, args) -> tuple:

@@ -85,6 +85,19 @@ def test_one_warp_filling_the_trace_buffer_many_times_loses_no_request():
     np.testing.assert_array_equal(o, (np.arange(32) + 29952) * 0.5)
 
 
+def test_a_whole_warp_store_to_shared_words_leaves_each_words_highest_lane(monkeypatch):
+    counts = _ctx_counts(monkeypatch)
+    src = r"""
+    extern "C" __global__ void k(int* out) {
+        int t = threadIdx.x;
+        out[t / 8] = t;             // every lane stores: one scatter, lanes in lane order
+    }"""
+    out = np.zeros(4, np.int32)
+    launch(src, "k", 1, 32, out)
+    np.testing.assert_array_equal(out, [7, 15, 23, 31])
+    assert counts == [(1, 0)]
+
+
 SAME_ADDRESS_STORE = r"""
 __global__ void k(int *out) {
     __shared__ int s;
@@ -107,13 +120,13 @@ def test_same_address_store_winner_is_seeded_random():
 
 
 def _ctx_counts(monkeypatch) -> list:
-    """Per launch (whole-warp gathers, requests checked lane by lane): ctx's
-    C_GATHERS and C_LANE_CHECKS, read when each run finishes."""
+    """Per launch (whole-warp gathers and scatters, requests checked lane by
+    lane): ctx's C_WHOLE_WARP and C_LANE_CHECKS, read when each run finishes."""
     seen = []
     finish = executor.LaunchRun.finish
 
     def keep(self):
-        seen.append((int(self.ctx[abi.C_GATHERS]), int(self.ctx[abi.C_LANE_CHECKS])))
+        seen.append((int(self.ctx[abi.C_WHOLE_WARP]), int(self.ctx[abi.C_LANE_CHECKS])))
         return finish(self)
     monkeypatch.setattr(executor.LaunchRun, "finish", keep)
     return seen
@@ -148,9 +161,9 @@ def test_whole_warp_and_partial_loads_of_4_and_8_byte_lanes_read_every_space(mon
         np.testing.assert_array_equal(out[:64], gi + gl + 4 * gd[::-1].astype(np.int64) + 2 * gf.astype(np.int64))
         np.testing.assert_array_equal(out[64:], np.where(t % 3 != 0, gl[r] + gi[r] + gd[::-1][r].astype(np.int64),
                                                          -1))
-    # per warp the whole-warp loads gd, gf, gi, gl, sd[t], loc[t % 2] (2 warps); the three under t % 3
-    # none; every request passes the vector checks, whole warps' and partial ones'
-    assert counts == [(2 * 6, 0), (2 * 6, 0)]
+    # per warp (2) the whole-warp loads gd, gf, gi, gl, sd[t], loc[t % 2] and stores sd, loc twice, out
+    # twice; the three loads under t % 3 none; every request passes the vector checks, whole or partial
+    assert counts == [(2 * (6 + 5), 0), (2 * (6 + 5), 0)]
 
 
 def test_a_whole_warp_load_with_a_lane_in_another_array_reads_each_lanes_own(monkeypatch):
@@ -165,7 +178,7 @@ def test_a_whole_warp_load_with_a_lane_in_another_array_reads_each_lanes_own(mon
     out = np.zeros(32, np.float32)
     launch(src, "k", 1, 32, a, b, out)
     np.testing.assert_array_equal(out, np.where(np.isin(np.arange(32), [5, 30]), b, a))
-    assert counts == [(1, 1)]       # checked lane by lane (two objects), then one gather
+    assert counts == [(2, 1)]       # the load checked lane by lane (two objects); a gather, a scatter
 
 
 def test_a_whole_warp_load_with_one_misaligned_lane_faults_at_that_lane():

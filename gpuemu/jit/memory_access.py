@@ -268,27 +268,42 @@ def _store_whole(b, vals, dat) -> None:
                              part.as_pointer()), align=32)
 
 
-def _whole_warp_load(e, b, ctx, mask, hosts, dat, et, align: int, done) -> None:
-    """A load by every lane of the warp (the common case), of 4- or 8-byte
-    lanes: one gather of the 32 host addresses into the 32 data slots, no
-    per-lane test (counted in ctx's C_GATHERS, which tests read); a partial
-    mask goes on lane by lane, where the builder is left."""
+def _whole_warp_move(e, b, ctx, kind: str, mask, hosts, dat, et, align: int, order, done) -> None:
+    """A load or plain store by every lane of the warp (the common case), of
+    4- or 8-byte lanes: one gather of the 32 host addresses into the 32 data
+    slots, or one scatter of the slots to them, no per-lane test (counted in
+    ctx's C_WHOLE_WARP, which tests read). A scatter writes lanes in lane
+    order (of lanes storing to one address the highest wins: LLVM's
+    masked.scatter), so a store takes it only while the store-order table
+    is the identity (no seed). Anything else goes on lane by lane, where the
+    builder is left."""
     width = {ll.FloatType: 32, ll.DoubleType: 64}.get(type(et), getattr(et, "width", 0))
     if width not in (32, 64) or not isinstance(et, (ll.IntType, ll.FloatType, ll.DoubleType)):
         return
-    full, part = b.append_basic_block("load_whole_warp"), b.append_basic_block("load_lanes")
-    b.cbranch(b.icmp_unsigned("==", mask, _c(-1, I32)), full, part)
+    whole = b.icmp_unsigned("==", mask, _c(-1, I32))
+    if kind == "st":
+        v8 = ll.VectorType(ll.IntType(8), abi.WARP)
+        same = b.icmp_unsigned("==", b.load(b.bitcast(order, v8.as_pointer()), align=1),
+                               ll.Constant(v8, list(range(abi.WARP))))
+        whole = b.and_(whole, b.icmp_unsigned("==", b.bitcast(same, I32), _c(-1, I32)))
+    full, part = b.append_basic_block(f"{kind}_whole_warp"), b.append_basic_block(f"{kind}_lanes")
+    b.cbranch(whole, full, part)
     b.position_at_end(full)
     vt, pt = ll.VectorType(et, abi.WARP), ll.VectorType(et.as_pointer(), abi.WARP)
     code = f"i{width}" if isinstance(et, ll.IntType) else f"f{width}"
-    name = f"llvm.masked.gather.v{abi.WARP}{code}.v{abi.WARP}p0{code}"
-    gather = b.module.globals.get(name) or ll.Function(
-        b.module, ll.FunctionType(vt, [pt, I32, ll.VectorType(I1, abi.WARP), vt]), name)
-    ptrs = b.inttoptr(b.load(b.bitcast(hosts, ll.VectorType(I64, abi.WARP).as_pointer()), align=8), pt)
     every = ll.Constant(ll.VectorType(I1, abi.WARP), [1] * abi.WARP)
-    vals = b.call(gather, [ptrs, _c(align, I32), every, ll.Constant(vt, ll.Undefined)])
-    _store_whole(b, vals, dat)
-    e.ctx_store(ctx, abi.C_GATHERS, b.add(e.ctx_field(ctx, abi.C_GATHERS), _c(1)))
+    ptrs = b.inttoptr(b.load(b.bitcast(hosts, ll.VectorType(I64, abi.WARP).as_pointer()), align=8), pt)
+    if kind == "ld":
+        name = f"llvm.masked.gather.v{abi.WARP}{code}.v{abi.WARP}p0{code}"
+        gather = b.module.globals.get(name) or ll.Function(
+            b.module, ll.FunctionType(vt, [pt, I32, ll.VectorType(I1, abi.WARP), vt]), name)
+        _store_whole(b, b.call(gather, [ptrs, _c(align, I32), every, ll.Constant(vt, ll.Undefined)]), dat)
+    else:
+        name = f"llvm.masked.scatter.v{abi.WARP}{code}.v{abi.WARP}p0{code}"
+        scatter = b.module.globals.get(name) or ll.Function(
+            b.module, ll.FunctionType(ll.VoidType(), [vt, pt, I32, ll.VectorType(I1, abi.WARP)]), name)
+        b.call(scatter, [b.load(b.bitcast(dat, vt.as_pointer()), align=32), ptrs, _c(align, I32), every])
+    e.ctx_store(ctx, abi.C_WHOLE_WARP, b.add(e.ctx_field(ctx, abi.C_WHOLE_WARP), _c(1)))
     b.branch(done)
     b.position_at_end(part)
 
@@ -490,8 +505,8 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     act_do = fn.append_basic_block("act_lane")
     act_next = fn.append_basic_block("act_next")
     done = fn.append_basic_block("done")
-    if kind == "ld":
-        _whole_warp_load(e, b, ctx, mask, hosts, dat, et, align, done)
+    if kind in ("ld", "st"):
+        _whole_warp_move(e, b, ctx, kind, mask, hosts, dat, et, align, order if kind == "st" else None, done)
     pre = b.block
     b.branch(act_loop)
     b.position_at_end(act_loop)

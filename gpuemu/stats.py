@@ -114,11 +114,14 @@ class Stats:
     def add_named(self, names: list, items: list) -> None:
         """add_sums of (names[i], line, value) for each [i, line, value] of `items`."""
         totals, by_line = self._totals, self._by_line
+        at, counts = None, None
         for i, line, v in items:
             name = names[i]
             totals[name] += v
             if v:
-                by_line[line][name] += v
+                if line != at:             # (a row's counters come together: one look-up)
+                    at, counts = line, by_line[line]
+                counts[name] += v
 
     def add_table(self, names, lines: np.ndarray, table: np.ndarray) -> None:
         """table int64[len(lines), len(names)]: column j adds to counter names[j]

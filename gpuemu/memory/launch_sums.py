@@ -150,6 +150,7 @@ class LaunchSums:
 
     def __init__(self, n_instrs: int) -> None:
         self.table = new_table(n_instrs)
+        self._blank = new_table(n_instrs)       # what clear() leaves
         rows = self.table.shape[0]
         self.batch_of = np.zeros(rows, dtype=np.int64)
         self.masks = np.zeros(rows, dtype=np.int64)
@@ -190,8 +191,7 @@ class LaunchSums:
     def clear(self) -> None:
         """Nothing folded (the state of a new one)."""
         if self.batches:
-            self.table[:] = 0
-            self.table[:, _BEST] = -1
+            np.copyto(self.table, self._blank)
             self.batches = 0
 
     def settle(self, plan, stats, worst, op: np.ndarray, size: np.ndarray, spaces: dict) -> None:

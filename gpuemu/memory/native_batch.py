@@ -120,8 +120,7 @@ class NativeBatch:
     @property
     def nbytes(self) -> int:
         """Bytes of its buffers (a kept run's budget counts them)."""
-        return self.cols.nbytes + sum(a.nbytes for a in (self.cycles, self.latency, self.start, self.keys,
-                                                          self.sums, self.table))
+        return self.cols.nbytes + sum(a.nbytes for a in (self._cl, self.start, self._ks, self.table))
 
     def _build(self, capacity: int) -> None:
         """The buffers for batches of `capacity` records (kept if they are
@@ -129,11 +128,11 @@ class NativeBatch:
         ms, m = self.ms, self.ms.mem
         if capacity != self.capacity:
             self.capacity = capacity
-            self.cycles = np.zeros(capacity, dtype=np.int64)
-            self.latency = np.zeros(capacity, dtype=np.int64)
+            self._cl = np.zeros((2, capacity), dtype=np.int64)     # cycles, latency: zeroed together
+            self.cycles, self.latency = self._cl
             self.start = np.zeros(capacity + 1, dtype=np.int64)
-            self.keys = np.zeros(capacity, dtype=np.int64)
-            self.sums = np.zeros(capacity, dtype=np.int64)
+            self._ks = np.zeros((2, capacity), dtype=np.int64)     # warp runs' keys, sums: copied together
+            self.keys, self.sums = self._ks
         a = self.cols.addrs
         common = dict(n=0, addr=0, instr=a["instr"], space=a["space"], mask=a["mask"], sm=a["sm"], block=a["block"],
                       warp=a["warp"], op_t=address(ms._op), size_t=address(ms._size), skip_t=address(ms._skip),
@@ -168,7 +167,13 @@ class NativeBatch:
                                      keys=address(self.keys), sums=address(self.sums)))
         passes.append(self.cycle_sums)
         self._fold = None
-        self._batch_passes = passes      # their BATCH_ARGS n and addr are set per batch
+        self._batch_passes = passes
+        # their argument arrays as the rows of one, whose BATCH_ARGS n and addr are set per batch at once
+        rows = np.zeros((len(passes), max(p.argv.size for p in passes)), dtype=np.int64)
+        for p, row in zip(passes, rows):
+            row[:p.argv.size] = p.argv
+            p.argv, p.argv_at = row, address(row)
+        self._argvs = rows
         self._n_at, self._addr_at = BATCH_ARGS.index("n"), BATCH_ARGS.index("addr")
 
     def _folder(self, sums: launch_sums.LaunchSums) -> _Pass:
@@ -192,25 +197,25 @@ class NativeBatch:
         records = self.cols.fill(records)
         if self.cols.capacity != self.capacity:    # grown: new columns, larger buffers
             self._build(self.cols.capacity)
-        counts = self.cols.counts
-        traced = int(counts[GLOBAL]) + int(counts[LOCAL])
+        counts = self.cols.counts.tolist()
+        traced = counts[GLOBAL] + counts[LOCAL]
         if (counts[CONST] or (counts[SHARED] and not self.shared_native)
                 or (traced and (not self.global_native or (counts[GLOBAL] and host_memory_in_use())))):
             return False
         if n == 0:
             return True
-        addr = address(records) + _ADDR_OFFSET
-        for p in self._batch_passes:
-            p.argv[self._n_at] = n
-            p.argv[self._addr_at] = addr
-        self.cycles[:n] = 0
-        self.latency[:n] = 0
+        addr = self.cols.records_at + _ADDR_OFFSET
+        argvs = self._argvs
+        argvs[:, self._n_at] = n
+        argvs[:, self._addr_at] = addr
+        self._cl[:, :n] = 0
         if counts[SHARED]:
             self.shared()
         if traced:
             self._caches(n, traced)
         runs = self.cycle_sums()
-        ms._warp_parts.append((self.keys[:runs].copy(), self.sums[:runs].copy()))
+        keys, sums = self._ks[:, :runs].copy()
+        ms._warp_parts.append((keys, sums))
         sums = ms.launch_sums()
         fold = self._folder(sums)
         fold.argv[fold.at["number"]] = sums.batches

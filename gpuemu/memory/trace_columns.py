@@ -61,6 +61,7 @@ class TraceColumns:
     def __init__(self, capacity: int) -> None:
         self.capacity = 0
         self.counts = np.zeros(request_table.NSP, dtype=np.int64)   # requests per space code (`fill`)
+        self.records_at = 0              # the address of the records `fill` read last
         self._call = packed_call.entry(SYMBOL, _build_ir, len(ARGS))
         self._grow(capacity)
 
@@ -80,14 +81,15 @@ class TraceColumns:
     def fill(self, records: np.ndarray) -> np.ndarray:
         """Copy `records` (abi.TRACE_DTYPE) into the columns' first rows and
         count them per space code (`counts`); returns the records as read
-        (C-contiguous: their address is the batch's addresses' base)."""
+        (C-contiguous: their address, `records_at`, is the batch's addresses' base)."""
         n = records.shape[0]
         if n > self.capacity:
             self._grow(max(n, 2 * self.capacity))
         if records.dtype != abi.TRACE_DTYPE or not records.flags.c_contiguous:
             records = np.ascontiguousarray(records, dtype=abi.TRACE_DTYPE)
         argv = self._argv
-        argv[0], argv[1] = n, address(records)
+        argv[0] = n
+        argv[1] = self.records_at = address(records)
         tramp, fn = self._call
         tramp(fn, self._argv_at)
         return records

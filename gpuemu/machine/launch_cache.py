@@ -157,8 +157,8 @@ def launch(kernel, key, args, stream, options: dict):
     raises launch_plan.pack's LaunchError, a faulty kernel the KernelError."""
     kept = kernel.__dict__.get("_kept_launches")
     got = kept.get(key) if kept is not None else None
-    if got is None or not _one_worker(options):
-        return None
+    if got is None or (options.get("workers") is None and default_workers() != 1):
+        return None                     # (not _one_worker, without a call)
     try:
         run = got.idle.pop()
     except IndexError:                  # none idle (another thread has it)

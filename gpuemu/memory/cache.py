@@ -108,8 +108,15 @@ class SectoredCache:
         is forgotten."""
         st = self._state
         if st is not None and st.meta[0]:    # _set_of(key) is key % (sets * partitions) for a key line * P + p
-            packed_call.native(RESET_SYMBOL, _build_reset_ir, len(RESET_ARGS))(
-                (st._ptrs[0], self.assoc, st._fixed[0], st._fixed[1], self.num_sets * self.partitions))
+            got = self.__dict__.get("_reset_call")
+            if got is None:                  # its arguments, kept: only the rows' address moves
+                argv = np.array([0, self.assoc, st._fixed[0], st._fixed[1], self.num_sets * self.partitions],
+                                dtype=np.int64)
+                got = self._reset_call = (*packed_call.entry(RESET_SYMBOL, _build_reset_ir, len(RESET_ARGS)),
+                                          argv, argv.ctypes.data)
+            tramp, fn, argv, at = got
+            argv[0] = st._ptrs[0]
+            tramp(fn, at)
         self._t = 0
         self.hits = self.misses = 0
 

@@ -833,7 +833,9 @@ class MemorySystem:
         self.settle(stats)
         total = self.sm_cycles
         if issue_cycles_per_sm is not None:
-            issue = np.asarray(issue_cycles_per_sm, dtype=np.int64)
+            issue = issue_cycles_per_sm
+            if not (isinstance(issue, np.ndarray) and issue.dtype == np.int64):
+                issue = np.asarray(issue, dtype=np.int64)
             if issue.size == total.size:
                 total = total + issue
             else:

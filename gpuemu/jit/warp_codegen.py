@@ -40,7 +40,7 @@ from isa.diagnostics import CompileError
 from gpuemu.memory.trace import MemInstr
 from isa.readonly_path import assigned_vars, is_readonly_load
 
-from . import abi
+from . import abi, alias_scopes
 from .call_hoisting import hoist_calls
 from .c_semantics import (bool_binary, cast, float_binary, int_binary, intrinsic, shift,
                           unary)
@@ -290,6 +290,7 @@ class WarpCodegen(IntrinsicsMixin):
         for i, bb in enumerate(self.resume):
             sw.add_case(ll.Constant(I32, i + 1), bb)
         self.st.freeze()
+        alias_scopes.tag(self.fn, self.frame, self.counters)
         return self
 
     def hoist(self, f: ir.Function) -> ir.Stmt:

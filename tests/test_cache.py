@@ -171,3 +171,28 @@ def test_lines_invalidated_anywhere_in_a_set_are_gone_and_the_rest_keep_their_lr
                 ways.pop(0)
             ways.append(entry or [line, b])
         assert got == want
+
+
+def test_a_cache_state_made_after_another_died_writes_into_its_storage_not_fresh_memory():
+    # native_lru's planes come from record_pool: a launch's caches reuse the last launch's pages
+    import gc
+    from gpuemu.memory.native_lru import LruState, lru_walk
+    from gpuemu.timing import record_pool
+    gc.collect()
+    record_pool.clear()
+    first = LruState(num_sets=512, assoc=4)
+    first.reserve(512)
+    first.planes[:] = 7                       # what the storage holds when it is given back
+    storage = first.planes.ctypes.data
+    del first
+    gc.collect()
+    pooled = record_pool.free_bytes()
+    assert pooled >= 3 * 512 * 4 * 8
+    second = LruState(num_sets=512, assoc=4)
+    second.reserve(512)
+    assert second.planes.ctypes.data == storage and second.planes.shape == (3, 512, 4)
+    assert record_pool.free_bytes() < pooled          # taken from the pool
+    # and it is a cold cache all the same: key 7 in set 3 misses, then hits its sector bits
+    one = np.ones(2, dtype=np.int64)
+    hit = lru_walk(second, np.array([7, 7]), np.array([0b11, 0b11]), one.astype(np.uint8), 3 * one, 0)
+    assert hit.tolist() == [0, 0b11]

@@ -50,6 +50,7 @@ import numpy as np
 from gpuemu.jit import abi
 from gpuemu.memory import warp_bank_counts
 from gpuemu.stats import Stats
+from gpuemu.timing import record_pool
 
 from . import block_runner
 
@@ -97,7 +98,9 @@ class _Worker:
     During a launch its workers share one list of spares (`share_spares`):
     a buffer charged is free to any of them, so a worker that runs ahead
     takes one another worker's batch gave back rather than a new one (a
-    fresh buffer is 600 pages to fault in, and to unmap at the end)."""
+    fresh buffer is 600 pages to fault in, and to unmap at the end); a
+    new one comes from record_pool (the spares let go at the end of a
+    launch go back there when they die, for the next launch's)."""
 
     def __init__(self, run, own: bool = False, start: Optional[np.ndarray] = None) -> None:
         self.chunks: list = []
@@ -154,8 +157,8 @@ class _Worker:
                 nxt = self.spare.pop()      # (the launch's workers share their spares)
             except IndexError:
                 nxt = None
-            if nxt is None or len(nxt) != len(buf):
-                nxt = np.empty_like(buf)
+            if nxt is None or len(nxt) != len(buf):   # storage already mapped, if the pool has it
+                nxt = record_pool.records(len(buf), buf.dtype.itemsize, np.uint8).view(buf.dtype)[:, 0]
             w.trace = nxt
             ctx[abi.C_TRACE] = nxt.ctypes.data
         ctx[abi.C_TRACE_LEN] = 0

@@ -42,6 +42,7 @@ import llvmlite.ir as ll
 import numpy as np
 
 from gpuemu.jit import engine
+from gpuemu.timing import record_pool
 
 from .native_ir import I8, I32, Fn, c, prototype
 
@@ -146,12 +147,19 @@ class LruState:
         return int(self.meta[0])
 
     def reserve(self, m: int) -> None:
-        """Room for m more rows (at most every set)."""
+        """Room for m more rows (at most every set). The planes come from
+        record_pool: a launch's caches start empty and grow to megabytes (an
+        H100's L2 9.4 MB, its L1s 5 MB), and fresh memory costs a page fault
+        and the kernel's zeroing per page (3 us a page on our machine) where
+        the storage of the last launch's caches, given back to the pool when
+        they died, is already mapped. (One worker's malloc happens to reuse
+        it; on two workers' threads it did not: up to 1,000 faults a launch.)"""
         n, cap = int(self.meta[0]), self.planes.shape[1]
         need = min(n + m, self.num_sets)
         if need > cap:
             cap = max(cap, min(max(2 * cap, need, 64), self.num_sets))
-            grown = np.empty((3, cap, self.assoc), dtype=np.int64)   # a row is set when its set is first used
+            # a row is set when its set is first used: the storage's old contents never show
+            grown = record_pool.records(3 * cap, self.assoc, np.int64).reshape(3, cap, self.assoc)
             grown[:, :n] = self.planes[:, :n]
             self.planes = grown
             p, plane = grown.ctypes.data, cap * self.assoc * 8

@@ -351,19 +351,22 @@ def thread_waits_of(launch, workers: int, repeats: int, **opt) -> dict:
 
 
 def _waits_table(args) -> None:
-    cols = ("cpu", "native_cpu", "python_cpu", "gil_at_return", "gil_other", "wait_batches", "run_queue")
+    cols = ("cpu", "native_cpu", "python_cpu", "gil_at_return", "gil_other", "wait_batches", "run_queue",
+            "sleeps_at_return")
     print(f"\nWhere each thread's time goes, ms (the launch of least wall time of {args.repeats}, and the median one; "
           f"switch interval {sys.getswitchinterval() * 1e3:g} ms; benchmarks/thread_waits.py): CPU in "
           "native code and in Python; blocked waiting for the GIL as a native call returns and "
           "elsewhere; the calling thread waiting for batches to charge; waiting for a CPU (other "
-          "processes)")
+          "processes; on a loaded machine it blurs the split of the waits); how many native calls "
+          "slept for the GIL as they returned")
     _head(("kernel", "threads", "counters", "workers", "launch", "thread", "wall") + cols)
     for k, stats, w, row in _cells(args):
         got = thread_waits_of(k.launch, w, args.repeats, stats=stats)
         for which, t in got.items():
             for role in ("main", "others") if w > 1 else ("main",):
                 print(row + f"{which} | {role} | {t['wall']:.1f} | "
-                      + " | ".join(f"{t[role][c]:.2f}" for c in cols) + " |")
+                      + " | ".join(f"{t[role][c]:.0f}" if c.startswith("sleeps") else f"{t[role][c]:.2f}"
+                                   for c in cols) + " |")
 
 
 def _speed_table(args) -> None:

@@ -17,6 +17,13 @@ batch). So, per thread:
 - wait_batches: blocked in `_OrderedCharge.wait` (the calling thread with
   no range left, waiting for batches to charge: the schedule, not the GIL);
 - run_queue: waiting for a CPU (other processes: noise on a loaded machine).
+The kernel adds a run-queue wait when the thread gets a CPU back, at a
+scheduler tick's resolution: on a loaded machine the split of blocked time
+between parts is off by up to the run-queue time (tens of ms with five
+processes on two cores); on idle cores it is exact. What load does not
+blur: sleeps_at_return, how many native calls returned to a GIL held by
+the other thread and slept for it (voluntary context switches,
+getrusage(RUSAGE_THREAD)).
 
     with wait_clock() as (spent, timed):
         timed(launch, "launch")(workers=2)
@@ -25,6 +32,7 @@ batch). So, per thread:
 from __future__ import annotations
 
 import os
+import resource
 import threading
 import time
 from contextlib import contextmanager
@@ -50,7 +58,8 @@ class _Clock:
                 fd = self._fds[tid] = os.open(f"/proc/self/task/{tid}/schedstat", os.O_RDONLY)
         # (the first field, CPU, is updated only at scheduler events: thread_time is exact)
         rq = int(os.pread(fd, 128, 0).split()[1])
-        return time.thread_time_ns(), rq, time.perf_counter_ns()
+        return (time.thread_time_ns(), rq, time.perf_counter_ns(),
+                resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw)
 
     def close(self) -> None:
         for fd in self._fds.values():
@@ -68,23 +77,24 @@ def wait_clock():
     """Time the native calls (block loops, memory-model passes), the workers'
     batches and charges and the calling thread's waits for batches. Yields
     (spent, timed): spent {thread ident: {part: [cpu, run_queue, blocked,
-    calls]}} in ns, part one of PARTS; timed(fn, part) wraps fn to add its
+    calls, sleeps]}} (times in ns), part one of PARTS; timed(fn, part) wraps fn to add its
     calls to spent (the caller times a whole launch as 'launch')."""
     clock = _Clock()
     spent: dict = {}
 
     def timed(fn, part):
         def call(*args, **kw):
-            c0, q0, w0 = clock.now()
+            c0, q0, w0, s0 = clock.now()
             try:
                 return fn(*args, **kw)
             finally:
-                c1, q1, w1 = clock.now()
-                acc = spent.setdefault(threading.get_ident(), {}).setdefault(part, [0, 0, 0, 0])
+                c1, q1, w1, s1 = clock.now()
+                acc = spent.setdefault(threading.get_ident(), {}).setdefault(part, [0, 0, 0, 0, 0])
                 acc[0] += c1 - c0
                 acc[1] += q1 - q0
                 acc[2] += (w1 - w0) - (c1 - c0) - (q1 - q0)
                 acc[3] += 1
+                acc[4] += s1 - s0
         return call
 
     saved_callers = dict(packed_call._callers)
@@ -120,13 +130,13 @@ def summary(spent: dict, main: int) -> dict:
     """Per role ('main': the calling thread, 'others': the pool threads
     summed), ms: cpu, native_cpu, python_cpu (in batches, charges and the
     launch's own Python), gil_at_return, gil_other, wait_batches,
-    run_queue, and the calling thread's wall."""
+    run_queue; and sleeps_at_return (a count)."""
     out = {}
     for role in ("main", "others"):
         threads = [ph for t, ph in spent.items() if (t == main) == (role == "main")]
 
         def part(name, i):
-            return sum(ph.get(name, [0, 0, 0, 0])[i] for ph in threads) / 1e6
+            return sum(ph.get(name, [0] * 5)[i] for ph in threads) / (1 if i == 4 else 1e6)
         if role == "main":
             cpu, rq, blocked = (part("launch", i) for i in range(3))
         else:                      # a pool thread: its batches and charges (its loop's rest is small)
@@ -134,5 +144,6 @@ def summary(spent: dict, main: int) -> dict:
         out[role] = {"cpu": cpu, "native_cpu": part("native", 0), "python_cpu": cpu - part("native", 0),
                      "gil_at_return": part("native", 2),
                      "gil_other": blocked - part("native", 2) - part("wait", 2),
-                     "wait_batches": part("wait", 2), "run_queue": rq}
+                     "wait_batches": part("wait", 2), "run_queue": rq,
+                     "sleeps_at_return": part("native", 4)}
     return out

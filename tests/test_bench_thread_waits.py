@@ -16,15 +16,18 @@ MS = 1_000_000
 
 
 def test_the_summary_splits_cpu_into_native_and_python_and_blocked_time_into_gil_and_batch_waits():
-    # ns per part: [cpu, run queue, blocked, calls]
-    main = {"launch": [20 * MS, 1 * MS, 6 * MS, 1], "native": [12 * MS, 0, 2 * MS, 9],
-            "wait": [0, 0, 1 * MS, 1]}
-    pool = {"range": [9 * MS, 0, 3 * MS, 2], "charge": [3 * MS, 0, 1 * MS, 2], "native": [10 * MS, 0, 2.5 * MS, 8]}
+    # per part: [cpu, run queue, blocked (ns), calls, sleeps]
+    main = {"launch": [20 * MS, 1 * MS, 6 * MS, 1, 9], "native": [12 * MS, 0, 2 * MS, 9, 4],
+            "wait": [0, 0, 1 * MS, 1, 1]}
+    pool = {"range": [9 * MS, 0, 3 * MS, 2, 5], "charge": [3 * MS, 0, 1 * MS, 2, 1],
+            "native": [10 * MS, 0, 2.5 * MS, 8, 3]}
     got = thread_waits.summary({1: main, 2: pool}, main=1)
     assert got["main"] == pytest.approx({"cpu": 20, "native_cpu": 12, "python_cpu": 8, "gil_at_return": 2,
-                                         "gil_other": 3, "wait_batches": 1, "run_queue": 1})
+                                         "gil_other": 3, "wait_batches": 1, "run_queue": 1,
+                                         "sleeps_at_return": 4})
     assert got["others"] == pytest.approx({"cpu": 12, "native_cpu": 10, "python_cpu": 2, "gil_at_return": 2.5,
-                                           "gil_other": 1.5, "wait_batches": 0, "run_queue": 0})
+                                           "gil_other": 1.5, "wait_batches": 0, "run_queue": 0,
+                                           "sleeps_at_return": 3})
 
 
 def test_a_two_worker_launch_is_timed_on_both_threads_and_the_clock_is_taken_off_after():

@@ -24,7 +24,7 @@ def _tables():
 
 
 def _plain(r: np.ndarray) -> AccessBatch:
-    """The batch as LaunchRun._prepare_records builds it."""
+    """The batch as plain numpy copies of the records' columns (the reference)."""
     c = np.ascontiguousarray
     return AccessBatch(instr=c(r["instr"]), mask=c(r["mask"]), addr=r["addr"],
                        space=r["space"].astype(np.int8), sm=c(r["sm"]), block=c(r["block"]),

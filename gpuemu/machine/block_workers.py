@@ -49,6 +49,7 @@ import numpy as np
 
 from gpuemu.jit import abi
 from gpuemu.memory import warp_bank_counts
+from gpuemu.memory.trace_columns import TraceColumns
 from gpuemu.stats import Stats
 from gpuemu.timing import record_pool
 
@@ -104,8 +105,11 @@ class _Worker:
 
     def __init__(self, run, own: bool = False, start: Optional[np.ndarray] = None) -> None:
         self.chunks: list = []
-        self.held: list = []     # trace buffers the last batch's chunks point into
-        self.spare: list = []    # buffers free to write (list.pop/append: atomic)
+        # a trace buffer goes with its column buffers (TraceColumns: the batch
+        # the memory model reads, copied out of the records as one worker's are)
+        self.held: list = []     # (buffer, columns) the last batch's chunks point into
+        self.spare: list = []    # (buffer, columns) free to write (list.pop/append: atomic)
+        self.columns = None     # the current trace buffer's
         self.records = 0        # trace records of the last batch
         if own:
             self.run = run
@@ -149,22 +153,25 @@ class _Worker:
         ctx = w.ctx
         n = int(ctx[abi.C_TRACE_LEN])
         if n:
-            buf = w.trace
-            self.chunks.append(w._prepare_records(buf[:n], own=False))
-            self.held.append(buf)
+            buf, cols, ms = w.trace, self.columns, w.memsys
+            if cols is None:
+                cols = TraceColumns(len(buf))
+            self.chunks.append(ms.prepare(cols.batch(buf[:n], ms._op, ms._size, ms._skip), w.meta.instrs))
+            self.held.append((buf, cols))
             self.records += n
             try:
-                nxt = self.spare.pop()      # (the launch's workers share their spares)
+                nxt, self.columns = self.spare.pop()      # (the launch's workers share their spares)
             except IndexError:
-                nxt = None
+                nxt = self.columns = None
             if nxt is None or len(nxt) != len(buf):   # storage already mapped, if the pool has it
                 nxt = record_pool.records(len(buf), buf.dtype.itemsize, np.uint8).view(buf.dtype)[:, 0]
+                self.columns = None
             w.trace = nxt
             ctx[abi.C_TRACE] = nxt.ctypes.data
         ctx[abi.C_TRACE_LEN] = 0
 
     def release(self, buffers: list) -> None:
-        """Trace buffers whose chunks are charged: free to write again."""
+        """(Trace buffer, columns) whose chunks are charged: free to write again."""
         self.spare.extend(buffers)
 
     def share_spares(self, shared: list) -> None:
@@ -220,7 +227,8 @@ def kept_bytes(run) -> int:
     buffers and spare trace buffers): launch_plan counts them with the run's."""
     n = 0
     for wk in run.__dict__.get(KEPT, ()):
-        n += wk.run.buffer_bytes() + sum(b.nbytes for b in wk.spare)
+        n += wk.run.buffer_bytes() + sum(b.nbytes + c.nbytes for b, c in wk.spare)
+        n += wk.columns.nbytes if wk.columns is not None else 0
     return n
 
 

@@ -24,7 +24,6 @@ from gpuemu.errors import KernelError
 from gpuemu.jit import abi
 from gpuemu.memory import warp_bank_counts
 from gpuemu.memory.memory_system import MemorySystem
-from gpuemu.memory.trace import AccessBatch
 from gpuemu.memory.native_batch import NativeBatch
 from gpuemu.stats import Stats
 
@@ -298,17 +297,6 @@ class LaunchRun:
             return
         cols = nb.cols                  # else prepare and apply, from the same columns
         self._charge_prepared(ms.prepare(cols.batch(r, ms._op, ms._size, ms._skip), self.meta.instrs), r)
-
-    def _prepare_records(self, r: np.ndarray, own: bool = True):
-        """The memory model's order-free part of charging trace records
-        (MemorySystem.prepare); block workers run it on their own thread.
-        own=False: the batch's addresses stay a view of the records (charged
-        at once, before the buffer is reused)."""
-        c = np.ascontiguousarray   # the batch owns its arrays: the buffer is reused
-        batch = AccessBatch(instr=c(r["instr"]), mask=c(r["mask"]), addr=c(r["addr"]) if own else r["addr"],
-                            space=r["space"].astype(np.int8), sm=c(r["sm"]),
-                            block=c(r["block"]), warp=c(r["warp"]))
-        return self.memsys.prepare(batch, self.meta.instrs)
 
     def _charge_prepared(self, prepared, r: np.ndarray | None = None) -> None:
         """Charge a prepared batch, the next in issue order (MemorySystem.apply)."""

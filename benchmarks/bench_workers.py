@@ -126,8 +126,8 @@ def _phase_clock():
     native (the block loops' native calls, GIL-free), prepare (the memory
     model's order-free step, MemorySystem.prepare: native passes and numpy, on the
     thread that ran the blocks), apply (the ordered step,
-    LaunchRun._charge_prepared: caches, on the calling thread; a batch
-    charged at once, native_batch.NativeBatch.charge, is both) and range
+    LaunchRun._charge_prepared: caches, on the calling thread; the native
+    passes' own, NativeBatch.prepare and apply, the same) and range
     (a worker's whole batch: native, prepare and the Python around them).
     Yields {thread id: {phase: [cpu, wall]}}; the calling thread's id is
     threading.main_thread().ident."""
@@ -150,7 +150,8 @@ def _phase_clock():
                if hasattr(block_runner, n)]
     for owner, n, phase in ((MemorySystem, "prepare", "prepare"),
                             (LaunchRun, "_charge_prepared", "apply"),
-                            (NativeBatch, "charge", "apply"),     # a batch charged at once: both steps
+                            (NativeBatch, "prepare", "prepare"),  # the native passes' own steps
+                            (NativeBatch, "apply", "apply"),
                             (block_workers._Worker, "run_batch", "range")):
         if hasattr(owner, n):
             patches.append((owner, n, lambda f, ph=phase: timing(f, ph)))
@@ -274,18 +275,19 @@ def _serial_table(args) -> None:
 
 
 def _records(launch) -> int:
-    """Trace records of one launch (counters on, one worker)."""
+    """Trace records of one launch (counters on, one worker: each drain's
+    records reach LaunchRun._charge_records)."""
     seen = [0]
-    orig = MemorySystem.prepare
+    orig = LaunchRun._charge_records
 
-    def count(self, batch, *a, **kw):
-        seen[0] += len(batch)
-        return orig(self, batch, *a, **kw)
-    MemorySystem.prepare = count
+    def count(self, r, *a, **kw):
+        seen[0] += len(r)
+        return orig(self, r, *a, **kw)
+    LaunchRun._charge_records = count
     try:
         launch(workers=1)
     finally:
-        MemorySystem.prepare = orig
+        LaunchRun._charge_records = orig
     return seen[0]
 
 

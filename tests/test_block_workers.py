@@ -272,7 +272,7 @@ def test_the_worker_copies_a_run_keeps_are_counted_in_its_kept_bytes():
     k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2)
     run = next(r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(block_workers.KEPT))
     copies = run.__dict__[block_workers.KEPT]
-    traces = sum(wk.run.trace.nbytes + sum(b.nbytes + c.nbytes for b, c in wk.spare) for wk in copies)
+    traces = sum(wk.run.trace.nbytes + sum(b.nbytes + nb.nbytes for b, nb in wk.spare) for wk in copies)
     assert block_workers.kept_bytes(run) > traces > 0
     without = launch_plan._kept_bytes(run) - block_workers.kept_bytes(run)
     run.__dict__[block_workers.KEPT] = []

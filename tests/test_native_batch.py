@@ -39,11 +39,16 @@ def _charged(preset, batches, instrs, fast: bool, native: bool = True):
         if not ok:                       # as LaunchRun._charge_records: prepare and apply
             ms.apply(ms.prepare(nb.cols.batch(r, ms._op, ms._size, ms._skip), instrs), st)
         served.append(ok)
+    return _outcome(ms, st), served
+
+
+def _outcome(ms, st) -> dict:
+    """A finished launch's counters, kept requests, cycles and cache state."""
     ms.finish(st)
     caches = [(c.hits, c.misses, c._t) for c in (ms.l1, ms.l2, ms.ro_cache) if c is not None]
     return dict(totals=dict(st.totals), lines=st.lines_dict(),
                 worst={k: w.as_dict() for k, w in ms.worst.by_line.items()},
-                sm=ms.sm_cycles.tolist(), warps=ms.warp_cycles, caches=caches), served
+                sm=ms.sm_cycles.tolist(), warps=ms.warp_cycles, caches=caches)
 
 
 def _no_constant(instrs: list) -> list:
@@ -114,3 +119,24 @@ def test_rebound_to_a_new_memory_system_it_counts_what_a_new_one_counts(monkeypa
     ms.finish(st)
     assert dict(st.totals) == want["totals"] and st.lines_dict() == want["lines"]
     assert ms.sm_cycles.tolist() == want["sm"] and ms.warp_cycles == want["warps"]
+
+
+@pytest.mark.parametrize("preset", ["sm_90", "sm_70"])
+def test_batches_prepared_apart_out_of_order_and_applied_in_order_charge_as_one_in_turn(preset, monkeypatch):
+    # block workers: each trace buffer's NativeBatch prepares its batch on its own
+    # thread, in any order; the batches are applied in issue order
+    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
+    rng = np.random.default_rng(7)
+    instrs = _no_constant(_instrs(rng, 10, narrow_shared=True))
+    batches = list(_pieces(random_batch(rng, instrs, sum(SIZES)), SIZES))
+    want, _ = _charged(preset, batches, instrs, fast=True)
+    ms = MemorySystem(preset)
+    ms._tables(instrs)
+    ms.launch_sums()
+    records = [_records(b) for b in batches]
+    parts = [NativeBatch(ms, instrs, 16) for _ in batches]
+    for k in reversed(range(len(batches))):            # the last batch prepared first
+        assert parts[k].prepare(records[k])
+    for nb in parts:
+        nb.apply()
+    assert _outcome(ms, Stats()) == want

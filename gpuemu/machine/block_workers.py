@@ -49,7 +49,7 @@ import numpy as np
 
 from gpuemu.jit import abi
 from gpuemu.memory import warp_bank_counts
-from gpuemu.memory.trace_columns import TraceColumns
+from gpuemu.memory.native_batch import NativeBatch
 from gpuemu.stats import Stats
 from gpuemu.timing import record_pool
 
@@ -101,15 +101,20 @@ class _Worker:
     takes one another worker's batch gave back rather than a new one (a
     fresh buffer is 600 pages to fault in, and to unmap at the end); a
     new one comes from record_pool (the spares let go at the end of a
-    launch go back there when they die, for the next launch's)."""
+    launch go back there when they die, for the next launch's). A buffer's
+    batch is prepared by the native passes as one worker's are
+    (native_batch.NativeBatch.prepare, into the buffer's own NativeBatch)
+    and applied in order (NativeBatch.apply: the caches, cycle sums, the
+    fold of the launch's sums); where they do not serve it, by
+    MemorySystem.prepare and apply."""
 
     def __init__(self, run, own: bool = False, start: Optional[np.ndarray] = None) -> None:
         self.chunks: list = []
-        # a trace buffer goes with its column buffers (TraceColumns: the batch
-        # the memory model reads, copied out of the records as one worker's are)
-        self.held: list = []     # (buffer, columns) the last batch's chunks point into
-        self.spare: list = []    # (buffer, columns) free to write (list.pop/append: atomic)
-        self.columns = None     # the current trace buffer's
+        # a trace buffer goes with its NativeBatch (the columns the memory
+        # model reads, copied out of the records, and the native passes' buffers)
+        self.held: list = []     # (buffer, NativeBatch) the last batch's chunks point into
+        self.spare: list = []    # (buffer, NativeBatch) free to write (list.pop/append: atomic)
+        self.native = None      # the current trace buffer's
         self.records = 0        # trace records of the last batch
         if own:
             self.run = run
@@ -153,25 +158,30 @@ class _Worker:
         ctx = w.ctx
         n = int(ctx[abi.C_TRACE_LEN])
         if n:
-            buf, cols, ms = w.trace, self.columns, w.memsys
-            if cols is None:
-                cols = TraceColumns(len(buf))
-            self.chunks.append(ms.prepare(cols.batch(buf[:n], ms._op, ms._size, ms._skip), w.meta.instrs))
-            self.held.append((buf, cols))
+            buf, nb, ms, instrs = w.trace, self.native, w.memsys, w.meta.instrs
+            if nb is None:
+                nb = NativeBatch(ms, instrs, len(buf))
+            elif not nb.serves(ms, instrs):
+                nb.bind(ms, instrs)
+            if nb.prepare(buf[:n]):          # native passes: applied in order (nb.apply)
+                self.chunks.append(nb)
+            else:
+                self.chunks.append(ms.prepare(nb.cols.batch(buf[:n], ms._op, ms._size, ms._skip), instrs))
+            self.held.append((buf, nb))
             self.records += n
             try:
-                nxt, self.columns = self.spare.pop()      # (the launch's workers share their spares)
+                nxt, self.native = self.spare.pop()      # (the launch's workers share their spares)
             except IndexError:
-                nxt = self.columns = None
+                nxt = self.native = None
             if nxt is None or len(nxt) != len(buf):   # storage already mapped, if the pool has it
                 nxt = record_pool.records(len(buf), buf.dtype.itemsize, np.uint8).view(buf.dtype)[:, 0]
-                self.columns = None
+                self.native = None
             w.trace = nxt
             ctx[abi.C_TRACE] = nxt.ctypes.data
         ctx[abi.C_TRACE_LEN] = 0
 
     def release(self, buffers: list) -> None:
-        """(Trace buffer, columns) whose chunks are charged: free to write again."""
+        """(Trace buffer, NativeBatch) whose chunks are charged: free to write again."""
         self.spare.extend(buffers)
 
     def share_spares(self, shared: list) -> None:
@@ -227,8 +237,8 @@ def kept_bytes(run) -> int:
     buffers and spare trace buffers): launch_plan counts them with the run's."""
     n = 0
     for wk in run.__dict__.get(KEPT, ()):
-        n += wk.run.buffer_bytes() + sum(b.nbytes + c.nbytes for b, c in wk.spare)
-        n += wk.columns.nbytes if wk.columns is not None else 0
+        n += wk.run.buffer_bytes() + sum(b.nbytes + nb.nbytes for b, nb in wk.spare)
+        n += wk.native.nbytes if wk.native is not None else 0
     return n
 
 
@@ -276,6 +286,11 @@ def run_parallel(run, batches: Iterable, nworkers: int,
         _run_untraced(run, list(batches), nworkers, progress)
         return
     run.memsys._tables(run.meta.instrs)   # built once here; workers only read them
+    ms = run.memsys
+    ms.launch_sums()                      # made here (a worker's NativeBatch.bind may offer its own)
+    for cache in (ms.l1, ms.l2, ms.ro_cache):
+        if cache is not None:             # their states made here, not by two threads at once
+            cache._lru()                  # (a worker's NativeBatch.bind reads them)
     source = _source(batches, nworkers, run.shape.threads_per_block, even=True)
     charge = _OrderedCharge(run, source)
     start = run.ctx.copy()       # what every worker's ctx starts from
@@ -377,7 +392,10 @@ class _OrderedCharge:
         chunks, findings, err = result
         try:
             for c in chunks:
-                self.run._charge_prepared(c)
+                if type(c) is NativeBatch:
+                    c.apply()
+                else:
+                    self.run._charge_prepared(c)
             _merge_findings(self.run, findings)
         except BaseException as e:       # handed to the calling thread
             err = e

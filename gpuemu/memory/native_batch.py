@@ -190,6 +190,18 @@ class NativeBatch:
         """Charge trace records (abi.TRACE_DTYPE, the next in issue order) to
         the memory system, as prepare and apply would; False (nothing
         charged) where this path does not serve the batch (module docstring)."""
+        if not self.prepare(records):
+            return False
+        self.apply()
+        return True
+
+    def prepare(self, records: np.ndarray) -> bool:
+        """The part of `charge` that no earlier batch changes (the columns,
+        the bank and coalescing passes), into this object's buffers: block
+        workers prepare their batches in parallel, each in its own
+        NativeBatch, and `apply` them in issue order. False: this path does
+        not serve the batch (the caller prepares and applies it the
+        MemorySystem way). The records stay in use until `apply`."""
         ms = self.ms
         if not ms.native:
             return False
@@ -202,9 +214,10 @@ class NativeBatch:
         if (counts[CONST] or (counts[SHARED] and not self.shared_native)
                 or (traced and (not self.global_native or (counts[GLOBAL] and host_memory_in_use())))):
             return False
+        self._n, self._traced, self._records = n, traced, records
         if n == 0:
             return True
-        addr = self.cols.records_at + _ADDR_OFFSET
+        addr = self._addr = self.cols.records_at + _ADDR_OFFSET
         argvs = self._argvs
         argvs[:, self._n_at] = n
         argvs[:, self._addr_at] = addr
@@ -212,30 +225,44 @@ class NativeBatch:
         if counts[SHARED]:
             self.shared()
         if traced:
-            self._caches(n, traced)
+            self._coalesce(traced)
+        return True
+
+    def apply(self) -> None:
+        """The rest of `charge` for the batch `prepare` took, the next in issue
+        order: the caches, the cycles per SM and warp, the fold into the
+        launch's sums."""
+        n, ms = self._n, self.ms
+        self._records = None
+        if n == 0:
+            return
+        if self._traced:
+            self._walk(n)
         runs = self.cycle_sums()
         keys, sums = self._ks[:, :runs].copy()
         ms._warp_parts.append((keys, sums))
         sums = ms.launch_sums()
         fold = self._folder(sums)
         fold.argv[fold.at["number"]] = sums.batches
-        fold.argv[fold.at["addr"]] = addr
+        fold.argv[fold.at["addr"]] = self._addr
         fold()
         sums.batches += 1
-        return True
 
-    def _caches(self, n: int, traced: int) -> None:
-        """The coalescer and the caches for the batch's `traced` global and
-        local requests (as native_coalescer.coalesce_pass and
-        native_cache_walk.cache_walk, with the run's arrays)."""
+    def _coalesce(self, traced: int) -> None:
+        """The coalescer for the batch's `traced` global and local requests
+        (as native_coalescer.coalesce_pass, with the run's arrays)."""
         ms = self.ms
-        sec = np.empty(traced * 2 * WARP * max(1, ms._max_words), dtype=np.int64)   # coalesce_pass' bound
+        sec = self._sec = np.empty(traced * 2 * WARP * max(1, ms._max_words), dtype=np.int64)   # its bound
         at = address(sec)
         self.coalesce.argv[self._coalesce_sec] = at
         self.coalesce()
+        self.walk.argv[self._walk_sec] = at
+
+    def _walk(self, n: int) -> None:
+        """The caches for the coalesced requests (as native_cache_walk.cache_walk)."""
+        ms = self.ms
         m = int(self.start[n])
         w = self.walk.argv
-        w[self._walk_sec] = at
         before = []
         for k, (cc, slot) in enumerate(self._cache_slots):
             st = cc._state
@@ -247,6 +274,7 @@ class NativeBatch:
         l1, l2 = ms.l1, ms.l2
         self.clock[:] = (l1._t if l1 is not None else 0, l2._t)
         self.walk()
+        self._sec = None                   # (its sectors: read by the walk, now done)
         for (cc, _), (h0, a0), t in zip(self._cache_slots, before, self.clock.tolist()[2 - len(before):]):
             h1, a1 = cc._state.meta[1:3].tolist()
             cc.hits += h1 - h0

@@ -39,6 +39,8 @@ from contextlib import contextmanager
 
 from gpuemu.jit import packed_call
 from gpuemu.machine import block_runner, block_workers
+from gpuemu.memory import native_batch
+from gpuemu.memory.trace_columns import TraceColumns
 
 PARTS = ("native", "range", "charge", "wait", "launch")
 
@@ -74,7 +76,9 @@ def available() -> bool:
 
 @contextmanager
 def wait_clock():
-    """Time the native calls (block loops, memory-model passes), the workers'
+    """Time the native calls (block loops, memory-model passes, also those
+    native_batch makes with kept arguments, and the copy of records into
+    columns, TraceColumns.fill), the workers'
     batches and charges and the calling thread's waits for batches. Yields
     (spent, timed): spent {thread ident: {part: [cpu, run_queue, blocked,
     calls, sleeps]}} (times in ns), part one of PARTS; timed(fn, part) wraps fn to add its
@@ -109,7 +113,9 @@ def wait_clock():
         packed_call._callers[k] = timed(v, "native")
     patches = [(block_runner, n, lambda get: (lambda: timed(get(), "native")))
                for n in ("_function", "_range_function") if hasattr(block_runner, n)]
-    patches += [(packed_call, "native", lambda _: native),
+    patches += [(native_batch._Pass, "__call__", lambda f: timed(f, "native")),   # kept-argument passes
+                (TraceColumns, "fill", lambda f: timed(f, "native")),
+                (packed_call, "native", lambda _: native),
                 (block_workers._Worker, "run_batch", lambda f: timed(f, "range")),
                 (block_workers._OrderedCharge, "_charge", lambda f: timed(f, "charge")),
                 (block_workers._OrderedCharge, "wait", lambda f: timed(f, "wait"))]

@@ -1,6 +1,11 @@
 """Warp-wide checked memory requests: order, trace records, resumption."""
 from __future__ import annotations
 
+import os
+import platform
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -203,3 +208,30 @@ def test_a_whole_warp_load_one_lane_past_the_end_faults_at_that_lane():
         launch(src, "k", 1, 32, np.zeros(40, np.float32), np.zeros(32, np.float32))
     f = ei.value.findings[0]
     assert f.kind == "out_of_bounds" and f.thread == (17, 0, 0) and f.space == "global"
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="an x86 CPU without AVX")
+def test_whole_warp_loads_compile_and_run_for_an_x86_cpu_without_avx(tmp_path):
+    # the 32-byte register hand-over of the whole-warp load needs AVX's ymm
+    # registers; built for a CPU without them, the kernel must still run
+    script = r"""
+import llvmlite.binding as llvm
+class Features:
+    def flatten(self):
+        return "+sse2,+sse4.2,-avx,-avx2,-avx512f,-fma"
+llvm.get_host_cpu_name = lambda: "x86-64"
+llvm.get_host_cpu_features = lambda: Features()
+import numpy as np, gpuemu
+from gpuemu.jit import engine
+assert not engine.has_feature("avx")
+k = gpuemu.RawModule(code='''
+extern "C" __global__ void k(float* out, const double* x) { out[threadIdx.x] = (float)x[threadIdx.x] * 2.f; }
+''').get_function("k")
+out, x = gpuemu.zeros(32, dtype=np.float32), gpuemu.asarray(np.arange(32.0))
+k((1,), (32,), (out, x), stats=False)
+print(out.get().tolist() == [2.0 * i for i in range(32)])
+"""
+    env = dict(os.environ, GPUEMU_CACHE_DIR=str(tmp_path))
+    got = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert got.returncode == 0, got.stderr[-2000:]
+    assert got.stdout.strip() == "True"

@@ -1,6 +1,7 @@
 """Launch plans: a repeated launch gives what a fresh launch gives."""
 from __future__ import annotations
 
+import gc
 import threading
 
 import numpy as np
@@ -65,6 +66,21 @@ def test_repeated_launch_sees_new_arguments():
     k((2,), (256,), args2[:3] + (np.int32(300),), stats=False)
     c = args2[2].get()
     assert np.array_equal(c[:300], a2[:300] + b2[:300]) and not c[300:].any()
+
+
+def test_a_null_pointer_after_the_last_launchs_array_died_is_written():
+    # the kept run remembers its last array by weak reference; once that array
+    # is gone, None (NULL) must not pass for "the same argument as last time"
+    k = gpuemu.RawModule(code=r"""
+    extern "C" __global__ void k(int *out, const int *p) { out[threadIdx.x] = p ? 1 : 2; }
+    """).get_function("k")
+    out, a = gpuemu.zeros(32, dtype=np.int32), gpuemu.zeros(32, dtype=np.int32)
+    k((1,), (32,), (out, a), stats=False)
+    k((1,), (32,), (out, a), stats=False)
+    del a
+    gc.collect()
+    k((1,), (32,), (out, None), stats=False)
+    assert out.get().tolist() == [2] * 32
 
 
 def test_a_kept_run_of_one_kernel_keeps_its_shared_bounds_after_another_kernel_ran():
@@ -135,6 +151,39 @@ def test_few_plans_are_kept_per_kernel():
     for g in range(1, launch_plan.PLANS_PER_KERNEL + 5):
         k((g,), (32,), args, stats=False, progress=_progress)
     assert len(k._plan_runs) == launch_plan.PLANS_PER_KERNEL
+
+
+def test_concurrent_launches_of_a_kernel_with_shared_memory_never_see_its_array_unbound():
+    # each run binds the kernel's __shared__ array into the device's bounds table;
+    # another thread's run of the same kernel must never find it freed meanwhile
+    k = gpuemu.RawModule(code=r"""
+    extern "C" __global__ void k(float *out, const float *x, float s) {
+        __shared__ float sh[64];
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        sh[threadIdx.x] = x[i] * s;
+        __syncthreads();
+        out[i] = sh[(threadIdx.x * 3) % 64];
+    }""").get_function("k")
+    x = np.arange(256, dtype=np.float32)
+    want = x.reshape(4, 64)[:, (np.arange(64) * 3) % 64].ravel()
+    dx, failures = gpuemu.asarray(x), []
+
+    def go(t):
+        out = gpuemu.zeros(256, dtype=np.float32)
+        try:
+            for r in range(25):
+                k((4,), (64,), (out, dx, np.float32(1 + r % 3)), stats=(r + t) % 2 == 0)
+                if not np.array_equal(out.get(), want * (1 + r % 3)):
+                    failures.append((t, r, "wrong values"))
+        except gpuemu.KernelError as e:
+            failures.append((t, str(e)))
+
+    threads = [threading.Thread(target=go, args=(t,)) for t in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
 
 
 def test_concurrent_launches_of_one_kernel_each_get_their_own_run():

@@ -51,6 +51,11 @@ def triple() -> str:
     return _init()["triple"]
 
 
+def has_feature(name: str) -> bool:
+    """Whether the CPU the code is built for has feature `name` (LLVM's name: "avx")."""
+    return f"+{name}" in _init()["host"].split("|", 1)[1].split(",")
+
+
 def compile_to_object(llvm_ir: str) -> bytes:
     """Optimise the module (O2, no fast-math) and return native object code."""
     with _lock:

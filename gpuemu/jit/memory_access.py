@@ -252,13 +252,13 @@ def _store_whole(b, vals, dat) -> None:
     stores, as the warp function reads it back (a load served by two
     16-byte stores waits for both: x86 forwards a store to a load only
     within one store). LLVM would store a vector built from 16-byte halves
-    as two halves; on x86 an empty inline asm hands each 32-byte part over
-    as one register."""
+    as two halves; on x86 with AVX an empty inline asm hands each 32-byte
+    part over as one (ymm) register (without AVX there is none to ask for)."""
     from . import engine
     n = 256 // (vals.type.element.width if isinstance(vals.type.element, ll.IntType)
                 else {ll.FloatType: 32, ll.DoubleType: 64}[type(vals.type.element)])
     part = ll.VectorType(vals.type.element, n)
-    x86 = engine.triple().startswith(("x86_64", "i686", "i386"))
+    x86 = engine.triple().startswith(("x86_64", "i686", "i386")) and engine.has_feature("avx")
     for k in range(0, abi.WARP, n):
         v = b.shuffle_vector(vals, ll.Constant(vals.type, ll.Undefined),
                              ll.Constant(ll.VectorType(I32, n), list(range(k, k + n))))

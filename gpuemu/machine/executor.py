@@ -111,9 +111,14 @@ class LaunchRun:
                                         np.array(vals, dtype=abi.BOUNDS_DTYPE), dyn_ptr)
         tags, vals, dyn_ptr = rows
         if getattr(self.memory, "_static_tags", None) is not tags:   # else this run bound them last
+            # This kernel's entries are written before the other static tags are
+            # freed, never freed in between: a run of the same kernel on another
+            # thread reads them meanwhile (the same values).
             b = self.memory.bounds
-            b["space"][abi.FIRST_STATIC_TAG:] = -1
             b[tags] = vals
+            free = np.ones(len(b) - abi.FIRST_STATIC_TAG, dtype=bool)
+            free[tags - abi.FIRST_STATIC_TAG] = False
+            b["space"][abi.FIRST_STATIC_TAG:][free] = -1
             self.memory._static_tags = tags
         return dyn_ptr
 

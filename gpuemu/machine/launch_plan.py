@@ -169,7 +169,7 @@ def write_args(layout, raw, args, forget: bool = False, written: list | None = N
         i += 1
         if written is not None:
             was = written[i]
-            if was is a or (type(was) is _Ref and was() is a):
+            if was is a or (type(was) is _Ref and a is not None and was() is a):   # (a dead one: None)
                 continue
         kind, off, st, pk, lo, hi = layout[i]
         ta = type(a)

@@ -164,6 +164,11 @@ class LaunchSums:
     def rows(self) -> int:
         return self.table.shape[0]
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of its tables and kept requests."""
+        return sum(a.nbytes for a in (self.table, self._blank, self.batch_of, self.masks, self.addrs))
+
     def fold(self, table: np.ndarray, arrays, clear: bool = False) -> None:
         """Add a batch's table (request_table.new_table's shape, this one's
         rows) of the batch `arrays` (request_table.batch_arrays: its best

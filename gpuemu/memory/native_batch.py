@@ -119,8 +119,11 @@ class NativeBatch:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of its buffers (a kept run's budget counts them)."""
-        return self.cols.nbytes + sum(a.nbytes for a in (self._cl, self.start, self._ks, self.table))
+        """Bytes of its buffers and of the launch sums it folds into (a kept
+        run's budget counts them; it keeps those sums when its memory system goes)."""
+        sums = self.__dict__.get("_fold_into")
+        return (self.cols.nbytes + sum(a.nbytes for a in (self._cl, self.start, self._ks, self.table))
+                + (sums.nbytes if sums is not None else 0))
 
     def _build(self, capacity: int) -> None:
         """The buffers for batches of `capacity` records (kept if they are

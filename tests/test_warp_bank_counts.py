@@ -114,9 +114,11 @@ extern "C" __global__ void masked(int *out)
 """
 
 
-def test_requests_whose_first_lanes_are_inactive_are_counted_as_the_numpy_path_counts(monkeypatch):
+def _numpy_and_native(monkeypatch, src: str, name: str):
+    """A 2x256 launch of `name` counted by the numpy path, then by the native one:
+    (stats, stats by line, shared worst requests, output) of each."""
     import gpuemu
-    k = gpuemu.RawModule(code=MASKED).get_function("masked")
+    k = gpuemu.RawModule(code=src).get_function(name)
 
     def launch():
         out = np.zeros(512, dtype=np.int32)
@@ -126,7 +128,12 @@ def test_requests_whose_first_lanes_are_inactive_are_counted_as_the_numpy_path_c
     monkeypatch.setattr(MemorySystem, "native", False)
     want = launch()
     monkeypatch.setattr(MemorySystem, "native", True)
-    assert launch() == want
+    return want, launch()
+
+
+def test_requests_whose_first_lanes_are_inactive_are_counted_as_the_numpy_path_counts(monkeypatch):
+    want, got = _numpy_and_native(monkeypatch, MASKED, "masked")
+    assert got == want
     assert want[0]["shared_load_requests"] == 2 * 8 * 4 and want[0]["shared_bank_conflicts"] > 0
 
 
@@ -148,18 +155,8 @@ extern "C" __global__ void whole(int *out)
 
 
 def test_whole_warp_requests_in_one_row_or_more_are_counted_as_the_numpy_path_counts(monkeypatch):
-    import gpuemu
-    k = gpuemu.RawModule(code=WHOLE).get_function("whole")
-
-    def launch():
-        out = np.zeros(512, dtype=np.int32)
-        lau = k((2,), (256,), (out,))
-        worst = {key: w.as_dict() for key, w in lau.worst_requests.items() if w.space == "shared"}
-        return lau.stats, lau.stats_by_line, worst, out.tolist()
-    monkeypatch.setattr(MemorySystem, "native", False)
-    want = launch()
-    monkeypatch.setattr(MemorySystem, "native", True)
-    assert launch() == want
+    want, got = _numpy_and_native(monkeypatch, WHOLE, "whole")
+    assert got == want
     # per warp (16): 2 stores and 3 loads of one wavefront, 1 of two (bank 0 twice), 1 of 32
     assert want[0]["shared_load_wavefronts"] == 16 * (1 + 1 + 1 + 2 + 32)
     assert want[0]["shared_store_wavefronts"] == 16 * 2

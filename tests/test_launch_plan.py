@@ -237,6 +237,6 @@ def test_a_kept_runs_bytes_count_its_warp_bank_counts_issue_and_native_batch():
     want += sum(a.nbytes for a in list(nb.cols.cols.values()) + [nb.cycles, nb.latency, nb.start, nb.keys,
                                                                   nb.sums, nb.table]) + run.issue.nbytes
     if ls is not None:
-        want += sum(a.nbytes for a in (ls.table, ls._blank, ls.batch_of, ls.masks, ls.addrs))
+        want += sum(a.nbytes for a in (ls.table, ls.batch_of, ls.masks, ls.addrs))
     assert run.buffer_bytes() == want
     assert launch_plan._kept_bytes(run) == want + run.memsys.state_bytes()

@@ -107,18 +107,18 @@ class LaunchRun:
                     dyn_ptr = abi.tagged(tag, lo)
                 tags.append(tag)
                 vals.append((lo, hi, 0, {"shared": 1, "local": 2, "param": 4}[space], 0))
-            rows = self._bounds_rows = (np.array(tags, dtype=np.int64),
-                                        np.array(vals, dtype=abi.BOUNDS_DTYPE), dyn_ptr)
-        tags, vals, dyn_ptr = rows
+            tags = np.array(tags, dtype=np.int64)
+            others = np.ones(abi.N_TAGS - abi.FIRST_STATIC_TAG, dtype=bool)   # the static tags not its own
+            others[tags - abi.FIRST_STATIC_TAG] = False
+            rows = self._bounds_rows = (tags, np.array(vals, dtype=abi.BOUNDS_DTYPE), dyn_ptr, others)
+        tags, vals, dyn_ptr, others = rows
         if getattr(self.memory, "_static_tags", None) is not tags:   # else this run bound them last
             # This kernel's entries are written before the other static tags are
             # freed, never freed in between: a run of the same kernel on another
             # thread reads them meanwhile (the same values).
             b = self.memory.bounds
             b[tags] = vals
-            free = np.ones(len(b) - abi.FIRST_STATIC_TAG, dtype=bool)
-            free[tags - abi.FIRST_STATIC_TAG] = False
-            b["space"][abi.FIRST_STATIC_TAG:][free] = -1
+            b["space"][abi.FIRST_STATIC_TAG:][others] = -1
             self.memory._static_tags = tags
         return dyn_ptr
 

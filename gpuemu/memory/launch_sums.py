@@ -150,7 +150,6 @@ class LaunchSums:
 
     def __init__(self, n_instrs: int) -> None:
         self.table = new_table(n_instrs)
-        self._blank = new_table(n_instrs)       # what clear() leaves
         rows = self.table.shape[0]
         self.batch_of = np.zeros(rows, dtype=np.int64)
         self.masks = np.zeros(rows, dtype=np.int64)
@@ -167,7 +166,7 @@ class LaunchSums:
     @property
     def nbytes(self) -> int:
         """Bytes of its tables and kept requests."""
-        return sum(a.nbytes for a in (self.table, self._blank, self.batch_of, self.masks, self.addrs))
+        return sum(a.nbytes for a in (self.table, self.batch_of, self.masks, self.addrs))
 
     def fold(self, table: np.ndarray, arrays, clear: bool = False) -> None:
         """Add a batch's table (request_table.new_table's shape, this one's
@@ -196,7 +195,8 @@ class LaunchSums:
     def clear(self) -> None:
         """Nothing folded (the state of a new one)."""
         if self.batches:
-            np.copyto(self.table, self._blank)
+            self.table.fill(0)             # as new_table makes it
+            self.table[:, _BEST] = -1
             self.batches = 0
 
     def settle(self, plan, stats, worst, op: np.ndarray, size: np.ndarray, spaces: dict) -> None:

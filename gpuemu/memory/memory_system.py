@@ -833,9 +833,7 @@ class MemorySystem:
         self.settle(stats)
         total = self.sm_cycles
         if issue_cycles_per_sm is not None:
-            issue = issue_cycles_per_sm
-            if not (isinstance(issue, np.ndarray) and issue.dtype == np.int64):
-                issue = np.asarray(issue, dtype=np.int64)
+            issue = np.asarray(issue_cycles_per_sm, dtype=np.int64)   # (an int64 array as is)
             if issue.size == total.size:
                 total = total + issue
             else:

@@ -95,6 +95,14 @@ def test_the_environment_sets_the_cap_and_zero_keeps_nothing(monkeypatch):
     assert record_pool.free_bytes() == 1000 * 32 + record_pool.ALIGN     # the 1500 went
 
 
+def test_a_block_given_back_is_dropped_at_once_when_the_cap_is_zero(monkeypatch):
+    monkeypatch.setenv("GPUEMU_RECORD_POOL_BYTES", "0")
+    a = record_pool.records(100, 8)
+    del a
+    gc.collect()
+    assert not record_pool._returned and not record_pool._free     # not held until a next request
+
+
 @pytest.mark.parametrize("text", ["lots", "-1"])
 def test_a_bad_cap_in_the_environment_names_the_variable(monkeypatch, text):
     monkeypatch.setenv("GPUEMU_RECORD_POOL_BYTES", text)

@@ -222,5 +222,5 @@ def place_launch(name: str, stats: dict, preset, stream: Optional[Stream] = None
 def place_kernel(name: str, seconds: float, stream: Optional[Stream] = None) -> dict:
     """Put a kernel of `seconds` (place_launch's, known before: a repeated
     launch without counters) on the timeline; its start, end and seconds."""
-    op = _TIMELINE.schedule(name, "compute", seconds, stream)     # as Timeline.kernel
+    op = _TIMELINE.kernel(name, seconds, stream)
     return {"start": op.start, "end": op.end, "seconds": seconds, "stream": op.stream}

@@ -47,6 +47,13 @@ class _Lease:
 
 def _give_back(raw: np.ndarray) -> None:
     _returned.append(raw)
+    if _lock.acquire(blocking=False):     # (not inside a collection under the lock: later)
+        try:
+            _take_returned()              # the cap holds now, not at the next request
+        except ValueError:                # a bad $GPUEMU_RECORD_POOL_BYTES: the next request says so
+            pass
+        finally:
+            _lock.release()
 
 
 def cap_bytes() -> int:

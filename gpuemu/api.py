@@ -16,7 +16,7 @@ import numbers
 import shlex
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Optional
 
@@ -33,7 +33,7 @@ from .texture import Texture
 from .jit import abi, compile_kernel
 from .check import parse_check
 from .check.shadow_memory import forget_args
-from .host.streams import place_launch
+from .host.streams import place_kernel, place_launch
 from .machine import DEFAULT_BUDGET, LaunchRun, launch_cache, launch_plan
 from .machine.weak_memory import parse_memory_model
 from .stats import Stats
@@ -228,6 +228,9 @@ class Launch:
         from .report import Report
         return Report.from_launch(self, top=top)
 
+
+_LAUNCH_FIELDS = tuple(f.name for f in fields(Launch))
+_new = object.__new__
 
 # the counters of a launch with stats=False
 NO_COUNTS = dict(Stats().as_dict(), active_lanes_per_instruction=0.0)
@@ -484,33 +487,59 @@ class RawKernel:
 
     def _launch_of(self, run, stats, findings, shape, seconds: float, stream, copies=(),
                    printed: str = "", report=None) -> Launch:
-        """The Launch of a finished run: its counters (per line keyed as
-        meta.line_key keys them; stats None: a launch without counters),
-        findings and costliest requests, and its place on the host timeline;
-        numpy arguments are copied back after it is placed there."""
-        mod, meta = self.module, self.compiled.meta
-        key = meta.line_key if meta.line_files else None    # else a counter row is its line
+        """The Launch of a finished run (the one constructor of a launch's
+        result, full path and kept path alike): its counters (per line keyed
+        as meta.line_key keys them; stats None: a launch without counters,
+        which models no time), findings and costliest requests, and its place
+        on the host timeline; numpy arguments are copied back after it is
+        placed there. The fields the kernel and shape fix are worked out once
+        per run (_fixed_fields)."""
+        fixed = run.__dict__.get("_launch_fields")
+        if fixed is None:
+            fixed = run._launch_fields = self._fixed_fields(shape)
+        ms = run.memsys
+        if stats is not None or ms is not None:
+            meta = self.compiled.meta
+            key = meta.line_key if meta.line_files else None    # else a counter row is its line
         if stats is None:
             st, by_line = dict(NO_COUNTS), {}
+            placed = place_kernel(self.name, 0.0, stream)    # no cycles: kernel_seconds is 0
         else:
             st = stats.as_dict()
             by_line = {key(row) if key else row: c for row, c in stats.lines_dict().items()}
             wi = st["warp_instructions"]
             st["active_lanes_per_instruction"] = (st["thread_instructions"] / wi) if wi else 0.0
-        placed = place_launch(self.name, st, mod.preset, stream)   # before the copies back
+            placed = place_launch(self.name, st, self.module.preset, stream)   # before the copies back
         for host, dev in copies:
             host[...] = dev.get().reshape(host.shape)
-        ms = run.memsys
         if ms is not None:
             worst = {(sp, key(row) if key else row): w for (sp, row), w in ms.worst.by_line.items()}
             config = ms.mem
         else:
             worst, config = {}, None
-        return Launch(kernel=self.name, grid=shape.grid, block=shape.block, shared_mem=shape.shared_dynamic,
-                      stats=st, stats_by_line=by_line, findings=list(findings),
-                      seconds=seconds, compile_seconds=meta.compile_seconds, arch=mod.arch,
-                      source=mod.code, filename=mod.filename, worst_requests=worst,
-                      memory_config=config, printed=printed, timing=report, timeline=placed)
+        out = fixed.copy()             # in Launch's field order; the per-launch ones set here
+        out["stats"] = st
+        out["stats_by_line"] = by_line
+        out["findings"] = list(findings)
+        out["seconds"] = seconds
+        out["printed"] = printed
+        out["worst_requests"] = worst
+        out["memory_config"] = config
+        out["timing"] = report
+        out["timeline"] = placed
+        launch = _new(Launch)          # Launch(**out) without its __init__'s keyword parsing
+        launch.__dict__ = out
+        return launch
+
+    def _fixed_fields(self, shape) -> dict:
+        """A Launch's fields in field order: those the kernel and launch shape
+        fix, the per-launch ones None until _launch_of sets them."""
+        mod = self.module
+        got = dict.fromkeys(_LAUNCH_FIELDS)
+        got.update(kernel=self.name, grid=shape.grid, block=shape.block,
+                   shared_mem=shape.shared_dynamic, compile_seconds=self.compiled.meta.compile_seconds,
+                   arch=mod.arch, source=mod.code, filename=mod.filename)
+        return got
 
     def _uses_printf(self) -> bool:
         if getattr(self, "_printf", None) is None:

@@ -54,6 +54,23 @@ def test_get_function_takes_the_plain_name_and_launch_reports():
     assert la.stats_by_line[4]["global_store_requests"] == 4
 
 
+@pytest.mark.parametrize("stats", [False, True])
+def test_a_launch_holds_exactly_the_fields_the_launch_dataclass_declares(stats):
+    """RawKernel._launch_of builds every Launch (full path and kept path) without
+    Launch.__init__: its fields are still exactly the dataclass's, in order."""
+    import dataclasses
+    k = gpuemu.RawModule(code=r"""
+    extern "C" __global__ void inc(int *x) { x[threadIdx.x] += 1; }""").get_function("inc")
+    x = gpuemu.asarray(np.zeros(64, np.int32))
+    got = [k((1,), (64,), (x,), stats=stats) for _ in range(3)]    # the full path, then kept
+    assert np.array_equal(x.get(), np.full(64, 3, np.int32))
+    for la in got:
+        assert list(vars(la)) == [f.name for f in dataclasses.fields(gpuemu.Launch)]
+        assert gpuemu.Launch(**vars(la)) == la
+        assert (la.kernel, la.grid, la.block, la.shared_mem) == ("inc", (1, 1, 1), (64, 1, 1), 0)
+    assert [la.stats["warp_instructions"] > 0 for la in got] == [stats] * 3
+
+
 def test_unknown_kernel_name_lists_the_kernels():
     mod = gpuemu.RawModule(code='extern "C" __global__ void a(int* p) { p[0] = 1; }')
     with pytest.raises(KeyError, match="kernels: a"):

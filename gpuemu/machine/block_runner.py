@@ -405,14 +405,7 @@ RANGE_PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64)     # (argv a
 
 def _range_function():
     """gpuemu_run_range_packed: fn(address of the RANGE_ARGS array)."""
-    fn = _loaded.get(PACKED_RANGE_SYMBOL)
-    if fn is None:
-        fn = _loaded[PACKED_RANGE_SYMBOL] = engine.native_function(
-            PACKED_RANGE_SYMBOL, _build_range_ir, RANGE_PROTOTYPE)
-    return fn
-
-
-_loaded: dict = {}       # symbol -> function, engine.native_function's, found in one step
+    return engine.native_function(PACKED_RANGE_SYMBOL, _build_range_ir, RANGE_PROTOTYPE)
 
 
 def usable(run) -> bool:

@@ -192,6 +192,8 @@ class LaunchRun:
         # the same loop as _run_block in native code, where it applies
         self._block_runner = block_runner.run_block if block_runner.usable(self) else None
         self._ctx_start = ctx.copy()       # what renew() starts the next launch from
+        # renew's copy of it into ctx, as memoryviews (a third of numpy's slice copy)
+        self._ctx_views = (memoryview(ctx), memoryview(self._ctx_start))
         self._ctx_params = self.params     # the parameters _ctx_start points at
         warp_bank_counts.for_run(self, fresh=True)
 
@@ -208,7 +210,8 @@ class LaunchRun:
         if params is not self._ctx_params:      # a new buffer (the same one: launch_cache)
             self._ctx_start[abi.C_PARAMS] = params.ctypes.data
             self._ctx_params = params
-        self.ctx[:] = self._ctx_start      # its bounds table, trace buffer and parameters
+        into, start = self._ctx_views
+        into[:] = start                    # ctx = _ctx_start: its bounds table, trace buffer, parameters
         self._bind_bounds()
         if self.want_stats:                # without counters nothing reads them
             self.stats = Stats()

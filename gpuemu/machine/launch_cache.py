@@ -21,10 +21,8 @@ was checked by that first launch. A later call with the key:
   then ends as LaunchRun.run does (LaunchRun.finish: with counters on, it
   charges the rest of the trace and collects the counters); the run's
   memory system is reused, reset to cold caches (LaunchRun.renew);
-- builds the Launch as the full path does (RawKernel._launch_of); without
-  counters, every launch of a key gives the same Launch but for its
-  findings, seconds and place on the host timeline, so from the second on
-  it is a copy of the first's fields (_off_launch).
+- builds the Launch as the full path does (RawKernel._launch_of, the one
+  constructor of a launch's result).
 
 Plain: functional mode, the default warp and block schedulers, one block
 worker (the option, else $GPUEMU_WORKERS, read on every call), no progress
@@ -41,7 +39,6 @@ import time
 from gpuemu.check.shadow_memory import forget_args
 from gpuemu.device_memory import device_memory
 from gpuemu.errors import KernelError
-from gpuemu.host.streams import place_kernel
 
 from . import block_runner
 from .block_workers import default_workers
@@ -97,12 +94,6 @@ def _one_worker(options: dict) -> bool:
     return options.get("workers") is not None or default_workers() == 1
 
 
-# Launch fields that change from launch to launch (the others a call key fixes
-# when counters are off: a kept launch copies them from its key's first one)
-_PER_LAUNCH = frozenset({"findings", "seconds", "timeline"})
-_IMMUTABLE = (str, int, float, tuple, type(None))
-
-
 class KeptLaunch:
     """The prepared runs kept for one call key, and the argument layout."""
 
@@ -110,45 +101,6 @@ class KeptLaunch:
         self.layout = layout            # launch_plan.layout_of's
         self.idle: list = []
         self.blocks = blocks            # blocks in the grid
-        # counters off: what the Launches of this key share (_off_fields; None: not
-        # known yet, False: built by RawKernel._launch_of every time)
-        self.fields = None
-
-
-def _off_fields(launch):
-    """(class, fields, mutable fields, modelled seconds) of a counters-off
-    Launch, what every launch with its call key shares (no counters, so the
-    same modelled time): the mutable fields are (name, value) pairs of flat
-    dicts, copied for each launch; False when a field is of a kind not
-    known to copy."""
-    fields, mutable = dict(vars(launch)), []
-    for name, v in fields.items():
-        if name in _PER_LAUNCH or isinstance(v, _IMMUTABLE):
-            continue
-        if type(v) is not dict or not all(isinstance(x, _IMMUTABLE) for x in v.values()):
-            return False
-        mutable.append((name, dict(v)))      # the caller may change the launch's own
-    return type(launch), fields, tuple(mutable), launch.timeline["seconds"]
-
-
-def _off_launch(kernel, got, run, seconds: float, stream):
-    """The Launch of a counters-off launch with got's key: the fields of its
-    first (each dict a copy), this launch's findings (the run's own list:
-    renew gives the next launch a new one), seconds and place on the host
-    timeline."""
-    cls, fields, mutable, modelled = got.fields
-    out = fields.copy()
-    for name, v in mutable:
-        out[name] = v.copy()
-    out["findings"] = run.findings
-    out["seconds"] = seconds
-    out["timeline"] = place_kernel(kernel.name, modelled, stream)
-    launch = _new(cls)
-    launch.__dict__ = out
-    return launch
-
-
-_new = object.__new__
 
 
 def launch(kernel, key, args, stream, options: dict):
@@ -184,15 +136,11 @@ def launch(kernel, key, args, stream, options: dict):
     except KernelError as err:          # the run is not reused
         raise kernel._worded(err) from None
     seconds = time.perf_counter() - t0
-    if run.want_stats or copies or not got.fields:
-        result = kernel._launch_of(run, run.stats if run.want_stats else None, run.findings,
-                                   run.shape, seconds, stream, copies)
-        if got.fields is None and not (run.want_stats or copies):
-            got.fields = _off_fields(result)
-    else:
-        result = _off_launch(kernel, got, run, seconds, stream)
+    counted = run.want_stats
+    result = kernel._launch_of(run, run.stats if counted else None, run.findings, run.shape,
+                               seconds, stream, copies)
     del hold
-    if run.want_stats:                  # what only the finished launch needed
+    if counted:                         # what only the finished launch needed
         run.stats = None
         keep_memory_system(run)
     if len(got.idle) < RUNS_PER_PLAN:

@@ -9,7 +9,10 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
 (the default):
 
 1. speed-up: seconds of a warm launch (compiled and run once first), the
-   minimum of --repeats runs, at 1 and N workers; before timing, each
+   minimum of --repeats runs, at 1 and N workers, and the median; the runs
+   at 1 and N workers take turns, and "median of paired ratios" is the
+   median of each pair's 1-worker / N-worker ratio (steadier on a noisy
+   machine than the ratio of the medians); before timing, each
    kernel runs once with every counter on at 1 and at N workers and the
    outputs and counters must be identical ("identical" in the last column).
 2. serial share (`--serial` prints only this one): on one worker, what
@@ -37,7 +40,12 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
    ordered chain, the ranges' grain), fair on a loaded machine; on idle
    cores the measured speed-up falls short of it by the GIL waits and
    the slower memory of two threads at once.
-5. waits (`--waits` prints only this one; Linux): per thread of the
+5. CPU (`--cpu` prints only this one; Unix): per launch at 1 and N workers,
+   taking turns, the CPU of all threads (process time) and the minor page
+   faults, min and median, and the median of the pairs' N-worker / 1-worker
+   CPU ratios: what running on N threads adds to one worker's work, which
+   a loaded machine measures as well as an idle one (wall times it cannot).
+6. waits (`--waits` prints only this one; Linux): per thread of the
    launch of least wall time, ms: CPU in native code and in Python, and
    the time blocked waiting for the GIL (as a native call returns, and
    elsewhere), waiting for batches to charge, and waiting for a CPU (other
@@ -49,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import threading
 import time
@@ -371,11 +380,49 @@ def _waits_table(args) -> None:
                                    for c in cols) + " |")
 
 
+def cpu_of_launches(launch, nworkers: int, repeats: int, **opt) -> dict:
+    """Per launch at 1 and `nworkers` workers, taking turns (after a warm
+    launch of each): the CPU seconds of all the process's threads, of the
+    calling thread, and the minor page faults. {workers: [(all, calling,
+    faults), ...]}."""
+    for w in (1, nworkers):
+        launch(workers=w, **opt)
+    out: dict = {1: [], nworkers: []}
+    for _ in range(repeats):
+        for w in (1, nworkers):
+            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            c0, t0 = time.process_time(), time.thread_time()
+            launch(workers=w, **opt)
+            c, t = time.process_time() - c0, time.thread_time() - t0
+            out[w].append((c, t, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0))
+    return out
+
+
+def _cpu_table(args) -> None:
+    n = args.workers
+    print(f"\nCPU of all threads per launch, ms, and minor page faults ({args.repeats} launches at 1 and at "
+          f"{n} workers, taking turns): what running on {n} threads adds to one worker's work, fair on a "
+          "loaded machine (the CPU, not the wall time)")
+    _head(("kernel", "threads", "counters", "1 worker, min", "1 worker, median", f"{n} workers, min",
+           f"{n} workers, median", "median of paired ratios", "calling thread, min",
+           "faults, 1 worker (median / max)", f"faults, {n} workers (median / max)"))
+    for k in _kernels(args):
+        for stats in (False, True):
+            got = cpu_of_launches(k.launch, n, args.repeats, stats=stats)
+            one, many = (np.array(got[w], dtype=float) for w in (1, n))
+            print(f"| {k.name} | {k.threads:,} | {'on' if stats else 'off'} | {1e3 * one[:, 0].min():.1f} | "
+                  f"{1e3 * np.median(one[:, 0]):.1f} | {1e3 * many[:, 0].min():.1f} | "
+                  f"{1e3 * np.median(many[:, 0]):.1f} | {paired_ratio(many[:, 0], one[:, 0]):.3f} | "
+                  f"{1e3 * many[:, 1].min():.1f} | {np.median(one[:, 2]):.0f} / {one[:, 2].max():.0f} | "
+                  f"{np.median(many[:, 2]):.0f} / {many[:, 2].max():.0f} |")
+
+
 def _speed_table(args) -> None:
     n = args.workers
     print(f"| kernel | threads | counters | 1 worker (s), min | {n} workers (s), min | speed-up | "
-          f"1 worker, median | {n} workers, median | speed-up of medians | outputs and counters |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          f"1 worker, median | {n} workers, median | speed-up of medians | median of paired ratios | "
+          f"outputs and counters |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, blocks, tpb, launch, get, want in _kernels(args):
         threads = blocks * tpb
         runs = {}
@@ -397,7 +444,15 @@ def _speed_table(args) -> None:
             med = {w: float(np.median(v)) for w, v in ts.items()}
             print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {lo[1]:.4f} | {lo[n]:.4f} | "
                   f"{lo[1] / lo[n]:.2f}x | {med[1]:.4f} | {med[n]:.4f} | {med[1] / med[n]:.2f}x | "
-                  f"{same} |")
+                  f"{paired_ratio(ts[1], ts[n]):.2f}x | {same} |")
+
+
+def paired_ratio(one: list, many: list) -> float:
+    """The median of the pairs' ratios one[i] / many[i]: each pair ran back to
+    back (interleaved), so a slow spell of the machine (another process, a
+    busy memory bus) slows both of a pair and cancels out of its ratio,
+    where the ratio of the two medians mixes pairs from different spells."""
+    return float(np.median(np.asarray(one, dtype=float) / np.asarray(many, dtype=float)))
 
 
 def main() -> None:
@@ -413,6 +468,8 @@ def main() -> None:
                     help="print only the time per phase (CPU and idle per thread) at 1 and N workers")
     ap.add_argument("--model", action="store_true",
                     help="print only the model of N workers' schedule from one worker's thread CPU")
+    ap.add_argument("--cpu", action="store_true",
+                    help="print only the CPU of all threads and the page faults per launch, 1 and N workers")
     ap.add_argument("--waits", action="store_true",
                     help="print only where each thread's time goes: native, Python, GIL waits (Linux)")
     ap.add_argument("--switch-interval", type=float, default=None,
@@ -422,7 +479,9 @@ def main() -> None:
         sys.setswitchinterval(args.switch_interval / 1e3)
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     print(f"cores allowed: {cores}; load average: {os.getloadavg()}")
-    if args.serial or args.phases or args.model or args.waits:
+    if args.serial or args.phases or args.model or args.waits or args.cpu:
+        if args.cpu:
+            _cpu_table(args)
         if args.waits:
             _waits_table(args)
         if args.model:

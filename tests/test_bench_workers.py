@@ -27,3 +27,16 @@ def test_vecadd_runs_one_thread_per_element_in_blocks_of_256():
     b = bench_workers._vecadd(1024)
     assert (b.blocks, b.tpb, b.threads) == (4, 256, 1024)
     assert _launched_threads(b) == b.threads
+
+
+def test_the_median_of_paired_ratios_takes_each_pair_s_ratio_not_the_ratio_of_the_medians():
+    # pairs (2, 1), (4, 1), (9, 3): ratios 2, 4, 3 -> 3; the medians' ratio would be 4 / 1
+    assert bench_workers.paired_ratio([2.0, 4.0, 9.0], [1.0, 1.0, 3.0]) == 3.0
+
+
+def test_the_cpu_table_times_both_worker_counts_in_turns():
+    calls = []
+    got = bench_workers.cpu_of_launches(lambda **opt: calls.append(opt["workers"]), 2, 3)
+    assert calls == [1, 2] + [1, 2] * 3
+    assert [len(got[w]) for w in (1, 2)] == [3, 3]
+    assert all(len(row) == 3 and row[2] >= 0 for w in (1, 2) for row in got[w])

@@ -27,7 +27,7 @@ from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.memory.native_batch import NativeBatch
 from gpuemu.stats import Stats
 
-from . import block_runner, block_workers, weak_memory
+from . import block_runner, block_workers, static_tags, weak_memory
 from .block_scheduler import BlockBatch, RoundRobinBlockScheduler
 from .findings import (barrier_divergence_finding, barrier_mismatch_finding, fault_finding,
                        spin_finding, thread_of)
@@ -94,38 +94,18 @@ class LaunchRun:
             self.options.get("memory_model"))
 
     # ------------------------------------------------------------------ setup
-    def _bind_bounds(self) -> int:
-        """The kernel's shared/local/param objects into the device's bounds
-        table (other kernels reuse those tags); the dynamic shared pointer."""
-        rows = self.__dict__.get("_bounds_rows")
-        if rows is None:                   # the entries, worked out once per run
-            meta, shape = self.meta, self.shape
-            tags, vals, dyn_ptr = [], [], 0
-            for tag, _name, space, lo, hi, dynamic in meta.objects:
-                if dynamic:
-                    lo, hi = meta.dynamic_offset, meta.dynamic_offset + shape.shared_dynamic
-                    dyn_ptr = abi.tagged(tag, lo)
-                tags.append(tag)
-                vals.append((lo, hi, 0, {"shared": 1, "local": 2, "param": 4}[space], 0))
-            tags = np.array(tags, dtype=np.int64)
-            others = np.ones(abi.N_TAGS - abi.FIRST_STATIC_TAG, dtype=bool)   # the static tags not its own
-            others[tags - abi.FIRST_STATIC_TAG] = False
-            rows = self._bounds_rows = (tags, np.array(vals, dtype=abi.BOUNDS_DTYPE), dyn_ptr, others)
-        tags, vals, dyn_ptr, others = rows
-        if getattr(self.memory, "_static_tags", None) is not tags:   # else this run bound them last
-            # This kernel's entries are written before the other static tags are
-            # freed, never freed in between: a run of the same kernel on another
-            # thread reads them meanwhile (the same values).
-            b = self.memory.bounds
-            b[tags] = vals
-            b["space"][abi.FIRST_STATIC_TAG:][others] = -1
-            self.memory._static_tags = tags
-        return dyn_ptr
+    def _static_entries(self) -> static_tags.Entries:
+        """The kernel's shared/local/param objects' bounds entries (static tags,
+        shared with other kernels: written when a run holds them, `run`)."""
+        entries = self.__dict__.get("_bounds_entries")
+        if entries is None:                # worked out once per run
+            entries = self._bounds_entries = static_tags.Entries(self.meta, self.shape.shared_dynamic, self.memory)
+        return entries
 
     def _setup(self):
         meta, shape = self.meta, self.shape
         ctx = self.ctx = np.zeros(abi.CTX_FIELDS, dtype=np.int64)
-        dyn_ptr = self._bind_bounds()
+        dyn_ptr = self._static_entries().dyn_ptr
         ctx[abi.C_BOUNDS] = self.memory.bounds.ctypes.data     # one table per device memory
         if self._tracing:
             self.trace = np.empty(TRACE_CAPACITY, dtype=abi.TRACE_DTYPE)   # read up to C_TRACE_LEN
@@ -212,7 +192,6 @@ class LaunchRun:
             self._ctx_params = params
         into, start = self._ctx_views
         into[:] = start                    # ctx = _ctx_start: its bounds table, trace buffer, parameters
-        self._bind_bounds()
         if self.want_stats:                # without counters nothing reads them
             self.stats = Stats()
             if self.memsys is None:
@@ -314,6 +293,15 @@ class LaunchRun:
 
     # -------------------------------------------------------------------- run
     def run(self) -> RunResult:
+        """Run the launch, holding the device's static tags with this kernel's
+        entries meanwhile (static_tags.py)."""
+        held = self._static_entries().hold()
+        try:
+            return self._run()
+        finally:
+            held.let_go()
+
+    def _run(self) -> RunResult:
         t0 = time.perf_counter()
         if getattr(self, "ctx", None) is None:     # a renewed run keeps its buffers
             self._setup()
@@ -325,7 +313,7 @@ class LaunchRun:
         if "issue" not in self.__dict__:   # a renewed run's was set to zero by renew()
             self.issue = np.zeros(self.preset.num_sms, dtype=np.int64)
         self._wi_total = 0
-        progress = self.options.get("progress")
+        progress = static_tags.in_callback(self.options.get("progress"))
         workers = workers_of(self.options)
         if self._order_rng is not None and self.recorder is None:
             # functional mode with a seed: blocks in a seeded-random order, as a

@@ -130,11 +130,14 @@ def launch(kernel, key, args, stream, options: dict):
         run.params[:] = params
     run.renew(run.params, run.options)
     t0 = time.perf_counter()
+    held = run._bounds_entries.hold()   # the static tags, as LaunchRun.run holds them
     try:
         block_runner.run_range(run, 0, got.blocks)
         run.finish()                    # as LaunchRun.run ends
     except KernelError as err:          # the run is not reused
         raise kernel._worded(err) from None
+    finally:
+        held.let_go()
     seconds = time.perf_counter() - t0
     counted = run.want_stats
     result = kernel._launch_of(run, run.stats if counted else None, run.findings, run.shape,

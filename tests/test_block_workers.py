@@ -272,30 +272,36 @@ def test_the_worker_copies_a_run_keeps_are_counted_in_its_kept_bytes():
     k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2)
     run = next(r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(block_workers.KEPT))
     copies = run.__dict__[block_workers.KEPT]
-    traces = sum(wk.run.trace.nbytes + sum(b.nbytes + nb.nbytes for b, nb in wk.spare) for wk in copies)
-    assert block_workers.kept_bytes(run) > traces > 0
+    natives = sum(nb.nbytes for wk in copies for nb in wk.natives)
+    assert block_workers.kept_bytes(run) > natives > 0
     without = launch_plan._kept_bytes(run) - block_workers.kept_bytes(run)
     run.__dict__[block_workers.KEPT] = []
     assert launch_plan._kept_bytes(run) == without
 
 
-def test_the_workers_of_a_launch_share_their_spare_trace_buffers_and_keep_one_each_after():
-    # a buffer one worker's batch gave back is taken by another worker before a new one is made
-    from gpuemu.machine.block_workers import SPARE_KEPT, _Worker
+def test_the_workers_of_a_launch_share_their_spare_trace_buffers_and_keep_their_native_batches_after():
+    # a buffer one worker's batch gave back is taken by another worker before a new one is made;
+    # at the end the buffers go (back to record_pool), their NativeBatches stay for the next launch
+    from gpuemu.jit import abi
+    from gpuemu.machine.block_workers import NATIVES_KEPT, _Worker
+
+    class Run(_Recorder):
+        trace, ctx = None, np.zeros(abi.CTX_FIELDS, dtype=np.int64)
     one, two = _Worker.__new__(_Worker), _Worker.__new__(_Worker)
     for wk in (one, two):
-        wk.run, wk.chunks, wk.held = _Recorder(), [], []
-    bufs = [np.empty(8) for _ in range(4)]
-    one.spare, two.spare = [bufs[0]], [bufs[1]]
-    shared: list = []
-    one.share_spares(shared)
-    two.share_spares(shared)
-    assert one.spare is two.spare is shared and {id(b) for b in shared} == {id(bufs[0]), id(bufs[1])}
-    one.release([bufs[2], bufs[3]])               # one's batches charged
-    taken = [two.spare.pop() for _ in range(4)]   # two runs ahead: every buffer is there for it
-    assert {id(b) for b in taken} == {id(b) for b in bufs}
+        wk.run, wk.chunks, wk.held, wk.native, wk.natives = Run(), [], [], None, []
+    pairs = [(np.empty(8), object()) for _ in range(NATIVES_KEPT + 3)]
+    one.spare, two.spare = [pairs[0]], [pairs[1]]
+    shared, natives = [], []
+    one.share_spares(shared, natives)
+    two.share_spares(shared, natives)
+    assert one.spare is two.spare is shared and {id(p) for p in shared} == {id(pairs[0]), id(pairs[1])}
+    one.release(pairs[2:])                        # one's batches charged
+    taken = [two.spare.pop() for _ in range(len(pairs))]   # two runs ahead: every buffer is there for it
+    assert {id(p) for p in taken} == {id(p) for p in pairs}
     shared.extend(taken)
     one.idle()
     two.idle()
-    assert len(one.spare) == len(two.spare) == SPARE_KEPT and one.spare is not two.spare
-    assert not {id(b) for b in one.spare} & {id(b) for b in two.spare}
+    assert one.spare == two.spare == [] and one.spare is not two.spare
+    assert len(one.natives) == NATIVES_KEPT and len(two.natives) == len(pairs) - NATIVES_KEPT
+    assert {id(nb) for nb in one.natives + two.natives} == {id(nb) for _, nb in pairs}

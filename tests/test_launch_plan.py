@@ -238,5 +238,6 @@ def test_a_kept_runs_bytes_count_its_warp_bank_counts_issue_and_native_batch():
                                                                   nb.sums, nb.table]) + run.issue.nbytes
     if ls is not None:
         want += sum(a.nbytes for a in (ls.table, ls.batch_of, ls.masks, ls.addrs))
+    want += nb._sectors.nbytes                 # the coalescer's sectors: the pages its batches wrote
     assert run.buffer_bytes() == want
     assert launch_plan._kept_bytes(run) == want + run.memsys.state_bytes()

@@ -98,15 +98,23 @@ class _Worker:
     thread gives the buffer back (`release`) once the batch is charged.
     During a launch its workers share one list of spares (`share_spares`):
     a buffer charged is free to any of them, so a worker that runs ahead
-    takes one another worker's batch gave back rather than a new one (a
-    fresh buffer is 600 pages to fault in, and to unmap at the end); a
-    new one comes from record_pool (the spares let go at the end of a
-    launch go back there when they die, for the next launch's). A buffer's
-    batch is prepared by the native passes as one worker's are
-    (native_batch.NativeBatch.prepare, into the buffer's own NativeBatch)
-    and applied in order (NativeBatch.apply: the caches, cycle sums, the
-    fold of the launch's sums); where they do not serve it, by
-    MemorySystem.prepare and apply."""
+    takes one another worker's batch gave back rather than a new one; a
+    new one comes from record_pool (storage already mapped: a fresh buffer
+    is 600 pages to fault in). A buffer's batch is prepared by the native
+    passes as one worker's are (native_batch.NativeBatch.prepare, into the
+    buffer's own NativeBatch) and applied in order (NativeBatch.apply: the
+    caches, cycle sums, the fold of the launch's sums); where they do not
+    serve it, by MemorySystem.prepare and apply.
+
+    At the end of a launch (`idle`) the trace buffers go back to
+    record_pool (its next launch takes them again, mapped) and their
+    NativeBatches stay with the copy (`natives`, up to NATIVES_KEPT; 0.8 MB
+    each for a buffer of 8,192 records, a third of the buffer): a new
+    NativeBatch is 0.3 ms of Python and numpy and some 60 pages of fresh
+    memory to fault in, and a launch of two workers ran 1 to 6 of them
+    when its copies kept one spare buffer each (the worker that runs
+    ahead holds several batches the ordered step has not charged yet),
+    while a kept buffer is 2.4 MB of launch_plan's byte budget for a run."""
 
     def __init__(self, run, own: bool = False, start: Optional[np.ndarray] = None) -> None:
         self.chunks: list = []
@@ -115,6 +123,7 @@ class _Worker:
         self.held: list = []     # (buffer, NativeBatch) the last batch's chunks point into
         self.spare: list = []    # (buffer, NativeBatch) free to write (list.pop/append: atomic)
         self.native = None      # the current trace buffer's
+        self.natives: list = []  # NativeBatches kept from the last launch, for new buffers
         self.records = 0        # trace records of the last batch
         if own:
             self.run = run
@@ -140,6 +149,9 @@ class _Worker:
         w._divergent_barriers = set()
         w.__dict__.pop("_merged_divergence", None)
         w.ctx[:] = start
+        if w._tracing and w.trace is None:      # let go at the last launch's end (idle)
+            w.trace = _new_trace(run.trace)
+            self.native = self.natives.pop() if self.natives else None
         if w.trace is not None:
             w.ctx[abi.C_TRACE], w.ctx[abi.C_TRACE_CAP] = w.trace.ctypes.data, len(w.trace)
         w.ctx[abi.C_COUNTERS] = w.counters.ctypes.data
@@ -173,9 +185,9 @@ class _Worker:
                 nxt, self.native = self.spare.pop()      # (the launch's workers share their spares)
             except IndexError:
                 nxt = self.native = None
-            if nxt is None or len(nxt) != len(buf):   # storage already mapped, if the pool has it
-                nxt = record_pool.records(len(buf), buf.dtype.itemsize, np.uint8).view(buf.dtype)[:, 0]
-                self.native = None
+            if nxt is None or len(nxt) != len(buf):
+                nxt = _new_trace(buf)
+                self.native = self.natives.pop() if self.natives else None
             w.trace = nxt
             ctx[abi.C_TRACE] = nxt.ctypes.data
         ctx[abi.C_TRACE_LEN] = 0
@@ -184,11 +196,14 @@ class _Worker:
         """(Trace buffer, NativeBatch) whose chunks are charged: free to write again."""
         self.spare.extend(buffers)
 
-    def share_spares(self, shared: list) -> None:
+    def share_spares(self, shared: list, natives: list) -> None:
         """Take spares from, and give them back to, `shared` (the launch's
-        list) from now on; this copy's own spares go into it."""
+        list) from now on, and kept NativeBatches from `natives` (the
+        launch's); this copy's own go into them."""
         shared.extend(self.spare)
         self.spare = shared
+        natives.extend(self.natives)
+        self.natives = natives
 
     def run_batch(self, blocks):
         """Run the blocks; (trace chunks, findings, error) of this batch (the
@@ -208,18 +223,33 @@ class _Worker:
 
     def idle(self) -> None:
         """The launch is over: drop what only it needed (its memory model,
-        counters), keep a few spare trace buffers for the next."""
+        counters); the trace buffers go back to record_pool, NativeBatches
+        (this copy's, the launch's unused ones and its spares') are kept for
+        the next launch's buffers, up to NATIVES_KEPT."""
         w = self.run
         w.memsys = w.stats = w.params = w.options = None
         w.findings = []
-        shared, self.spare = self.spare, []
-        for _ in range(min(SPARE_KEPT, len(shared))):   # (the rest of a shared list: the next copy's)
-            self.spare.append(shared.pop())
+        natives, shared = self.natives, self.spare      # (the launch's lists: the next copy takes the rest)
+        kept = [self.native] if self.native is not None else []
+        while len(kept) < NATIVES_KEPT and (natives or shared):
+            nb = natives.pop() if natives else shared.pop()[1]
+            if nb is not None:
+                kept.append(nb)
+        self.natives, self.spare, self.native = kept, [], None
+        if w.trace is not None:
+            w.trace = None                 # back to record_pool (its pages mapped)
+            w.ctx[abi.C_TRACE] = 0
         self.chunks, self.held = [], []
 
 
 KEPT = "_worker_copies"   # a run's worker copies, kept for its next launch
-SPARE_KEPT = 1            # spare trace buffers a kept copy holds on to
+NATIVES_KEPT = 6          # NativeBatches a kept copy holds on to (without their buffers)
+
+
+def _new_trace(like: np.ndarray) -> np.ndarray:
+    """A trace buffer of `like`'s length and records, from record_pool
+    (storage already mapped, when the pool has it)."""
+    return record_pool.records(len(like), like.dtype.itemsize, np.uint8).view(like.dtype)[:, 0]
 
 
 def _take(run, start: np.ndarray) -> _Worker:
@@ -234,11 +264,10 @@ def _take(run, start: np.ndarray) -> _Worker:
 
 def kept_bytes(run) -> int:
     """Bytes of the worker copies `run` keeps for its next launch (their
-    buffers and spare trace buffers): launch_plan counts them with the run's."""
+    buffers and NativeBatches): launch_plan counts them with the run's."""
     n = 0
     for wk in run.__dict__.get(KEPT, ()):
-        n += wk.run.buffer_bytes() + sum(b.nbytes + nb.nbytes for b, nb in wk.spare)
-        n += wk.native.nbytes if wk.native is not None else 0
+        n += wk.run.buffer_bytes() + sum(nb.nbytes for nb in wk.natives)
     return n
 
 
@@ -295,8 +324,9 @@ def run_parallel(run, batches: Iterable, nworkers: int,
     charge = _OrderedCharge(run, source)
     start = run.ctx.copy()       # what every worker's ctx starts from
     spares: list = []            # trace buffers free to any worker (_Worker.share_spares)
+    natives: list = []           # NativeBatches kept from the last launch, free to any worker
     mine = _take(run, start)
-    mine.share_spares(spares)
+    mine.share_spares(spares, natives)
     workers = [mine]             # and each pool thread's, taken on its own thread
 
     def work(wk: _Worker, nxt) -> None:
@@ -311,7 +341,7 @@ def run_parallel(run, batches: Iterable, nworkers: int,
 
     def loop() -> None:
         wk = _take(run, start)
-        wk.share_spares(spares)
+        wk.share_spares(spares, natives)
         workers.append(wk)       # list.append is atomic
         while True:
             charge.ready()       # the ordered step first: it is the longest chain

@@ -35,6 +35,7 @@ from gpuemu.jit.engine import address
 
 from . import launch_sums, native_banks, native_cache_walk, native_coalescer, native_cycle_sums, request_table
 from .request_table import BATCH_ARGS, NSP
+from .sector_store import SectorStore
 from .trace import SPACE_CODES
 from .trace_columns import TraceColumns
 
@@ -67,6 +68,7 @@ class NativeBatch:
     def __init__(self, ms, instrs, capacity: int) -> None:
         self.cols = TraceColumns(capacity)
         self.capacity = 0
+        self._sectors = SectorStore()     # the coalescer's output (_coalesce)
         self.bind(ms, instrs)
 
     def bind(self, ms, instrs) -> None:
@@ -123,7 +125,7 @@ class NativeBatch:
         run's budget counts them; it keeps those sums when its memory system goes)."""
         sums = self.__dict__.get("_fold_into")
         return (self.cols.nbytes + sum(a.nbytes for a in (self._cl, self.start, self._ks, self.table))
-                + (sums.nbytes if sums is not None else 0))
+                + (sums.nbytes if sums is not None else 0) + self._sectors.nbytes)
 
     def _build(self, capacity: int) -> None:
         """The buffers for batches of `capacity` records (kept if they are
@@ -254,11 +256,12 @@ class NativeBatch:
     def _coalesce(self, traced: int) -> None:
         """The coalescer for the batch's `traced` global and local requests
         (as native_coalescer.coalesce_pass, with the run's arrays)."""
-        ms = self.ms
-        sec = self._sec = np.empty(traced * 2 * WARP * max(1, ms._max_words), dtype=np.int64)   # its bound
+        store = self._sectors          # kept: its pages mapped as written (sector_store.py)
+        sec = self._sec = store.for_batch(self.capacity * 2 * WARP * max(1, self.ms._max_words))   # the bound
         at = address(sec)
         self.coalesce.argv[self._coalesce_sec] = at
         self.coalesce()
+        store.wrote(int(self.start[self._n]))
         self.walk.argv[self._walk_sec] = at
 
     def _walk(self, n: int) -> None:

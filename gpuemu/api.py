@@ -512,33 +512,39 @@ class RawKernel:
             placed = place_launch(self.name, st, self.module.preset, stream)   # before the copies back
         for host, dev in copies:
             host[...] = dev.get().reshape(host.shape)
+        config = None
         if ms is not None:
             worst = {(sp, key(row) if key else row): w for (sp, row), w in ms.worst.by_line.items()}
             config = ms.mem
         else:
-            worst, config = {}, None
+            worst = {}
         out = fixed.copy()             # in Launch's field order; the per-launch ones set here
         out["stats"] = st
         out["stats_by_line"] = by_line
         out["findings"] = list(findings)
         out["seconds"] = seconds
-        out["printed"] = printed
         out["worst_requests"] = worst
-        out["memory_config"] = config
-        out["timing"] = report
         out["timeline"] = placed
+        if printed:                    # (the others' defaults are in fixed)
+            out["printed"] = printed
+        if config is not None:
+            out["memory_config"] = config
+        if report is not None:
+            out["timing"] = report
         launch = _new(Launch)          # Launch(**out) without its __init__'s keyword parsing
         launch.__dict__ = out
         return launch
 
     def _fixed_fields(self, shape) -> dict:
         """A Launch's fields in field order: those the kernel and launch shape
-        fix, the per-launch ones None until _launch_of sets them."""
+        fix, the printed text, memory configuration and timing report their
+        defaults, the other per-launch ones None until _launch_of sets them."""
         mod = self.module
         got = dict.fromkeys(_LAUNCH_FIELDS)
         got.update(kernel=self.name, grid=shape.grid, block=shape.block,
                    shared_mem=shape.shared_dynamic, compile_seconds=self.compiled.meta.compile_seconds,
-                   arch=mod.arch, source=mod.code, filename=mod.filename)
+                   arch=mod.arch, source=mod.code, filename=mod.filename, printed="",
+                   memory_config=None, timing=None)
         return got
 
     def _uses_printf(self) -> bool:

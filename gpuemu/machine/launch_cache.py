@@ -103,6 +103,9 @@ class KeptLaunch:
         self.blocks = blocks            # blocks in the grid
 
 
+_clock = time.perf_counter
+
+
 def launch(kernel, key, args, stream, options: dict):
     """The Launch of a call whose key has a kept run, or None (the full path
     runs it). Errors are those of the full path: an argument it cannot take
@@ -129,7 +132,7 @@ def launch(kernel, key, args, stream, options: dict):
             raise
         run.params[:] = params
     run.renew(run.params, run.options)
-    t0 = time.perf_counter()
+    t0 = _clock()
     held = run._bounds_entries.hold()   # the static tags, as LaunchRun.run holds them
     try:
         block_runner.run_range(run, 0, got.blocks)
@@ -138,7 +141,7 @@ def launch(kernel, key, args, stream, options: dict):
         raise kernel._worded(err) from None
     finally:
         held.let_go()
-    seconds = time.perf_counter() - t0
+    seconds = _clock() - t0
     counted = run.want_stats
     result = kernel._launch_of(run, run.stats if counted else None, run.findings, run.shape,
                                seconds, stream, copies)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import gpuemu
+from gpuemu.jit import abi
 from gpuemu.errors import KernelError, LaunchError
 from kernel_launch import launch
 
@@ -282,7 +283,6 @@ def test_the_worker_copies_a_run_keeps_are_counted_in_its_kept_bytes():
 def test_the_workers_of_a_launch_share_their_spare_trace_buffers_and_keep_their_native_batches_after():
     # a buffer one worker's batch gave back is taken by another worker before a new one is made;
     # at the end the buffers go (back to record_pool), their NativeBatches stay for the next launch
-    from gpuemu.jit import abi
     from gpuemu.machine.block_workers import NATIVES_KEPT, _Worker
 
     class Run(_Recorder):
@@ -305,3 +305,19 @@ def test_the_workers_of_a_launch_share_their_spare_trace_buffers_and_keep_their_
     assert one.spare == two.spare == [] and one.spare is not two.spare
     assert len(one.natives) == NATIVES_KEPT and len(two.natives) == len(pairs) - NATIVES_KEPT
     assert {id(nb) for nb in one.natives + two.natives} == {id(nb) for _, nb in pairs}
+
+
+def test_the_calling_thread_s_copy_traces_into_the_run_s_own_buffer():
+    # a two-worker run traces nothing itself: its trace buffer is the calling thread's copy's
+    # first (the others take theirs from record_pool); kept copies hold no trace buffer
+    from gpuemu.machine.block_workers import KEPT, _take
+    n = 256
+    k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
+    a = np.random.default_rng(5).random((n, n), dtype=np.float32)
+    k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2)
+    [run] = [r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(KEPT)]
+    assert all(wk.run.trace is None for wk in run.__dict__[KEPT])
+    mine, other = _take(run, run.ctx, lend=True), _take(run, run.ctx)
+    assert mine.run.trace is run.trace
+    assert other.run.trace is not None and other.run.trace is not run.trace
+    assert mine.run.ctx[abi.C_TRACE] == run.trace.ctypes.data

@@ -106,15 +106,17 @@ class _Worker:
     caches, cycle sums, the fold of the launch's sums); where they do not
     serve it, by MemorySystem.prepare and apply.
 
-    At the end of a launch (`idle`) the trace buffers go back to
-    record_pool (its next launch takes them again, mapped) and their
-    NativeBatches stay with the copy (`natives`, up to NATIVES_KEPT; 0.8 MB
-    each for a buffer of 8,192 records, a third of the buffer): a new
-    NativeBatch is 0.3 ms of Python and numpy and some 60 pages of fresh
-    memory to fault in, and a launch of two workers ran 1 to 6 of them
-    when its copies kept one spare buffer each (the worker that runs
-    ahead holds several batches the ordered step has not charged yet),
-    while a kept buffer is 2.4 MB of launch_plan's byte budget for a run."""
+    The calling thread's copy starts in the run's own trace buffer (the run
+    traces nothing itself meanwhile). At the end of a launch (`idle`) the
+    trace buffers go back to record_pool (its next launch takes them again,
+    mapped) and their NativeBatches stay with the copy (`natives`, up to
+    NATIVES_KEPT; 0.8 MB each for a buffer of 8,192 records, a third of
+    the buffer): a new NativeBatch is 0.3 ms of Python and numpy and some
+    60 pages of fresh memory to fault in, and a launch of two workers made
+    1 to 6 of them when its copies kept one spare buffer each (the worker
+    that runs ahead holds several batches the ordered step has not charged
+    yet), while a kept buffer is 2.4 MB of launch_plan's byte budget for a
+    run."""
 
     def __init__(self, run, own: bool = False, start: Optional[np.ndarray] = None) -> None:
         self.chunks: list = []
@@ -137,7 +139,7 @@ class _Worker:
         self.run = w
         self._renew(run, run.ctx if start is None else start)
 
-    def _renew(self, run, start: np.ndarray) -> None:
+    def _renew(self, run, start: np.ndarray, lend: bool = False) -> None:
         """Ready for a launch of `run` (this copy's run, maybe renewed since):
         its parameters, options and memory model; fresh counters and
         findings; the ctx the launch starts from (`start`, the run's) but
@@ -150,7 +152,7 @@ class _Worker:
         w.__dict__.pop("_merged_divergence", None)
         w.ctx[:] = start
         if w._tracing and w.trace is None:      # let go at the last launch's end (idle)
-            w.trace = _new_trace(run.trace)
+            w.trace = run.trace if lend else _new_trace(run.trace)
             self.native = self.natives.pop() if self.natives else None
         if w.trace is not None:
             w.ctx[abi.C_TRACE], w.ctx[abi.C_TRACE_CAP] = w.trace.ctypes.data, len(w.trace)
@@ -252,13 +254,15 @@ def _new_trace(like: np.ndarray) -> np.ndarray:
     return record_pool.records(len(like), like.dtype.itemsize, np.uint8).view(like.dtype)[:, 0]
 
 
-def _take(run, start: np.ndarray) -> _Worker:
-    """A worker copy of `run` for this launch: a kept one renewed, else a new one."""
+def _take(run, start: np.ndarray, lend: bool = False) -> _Worker:
+    """A worker copy of `run` for this launch: a kept one renewed, else a new
+    one. `lend`: one that needs a trace buffer takes the run's own (the
+    calling thread's copy: the run does not trace itself meanwhile)."""
     try:
         wk = run.__dict__.get(KEPT, []).pop()
     except IndexError:
         return _Worker(run, start=start)
-    wk._renew(run, start)
+    wk._renew(run, start, lend)
     return wk
 
 
@@ -325,9 +329,15 @@ def run_parallel(run, batches: Iterable, nworkers: int,
     start = run.ctx.copy()       # what every worker's ctx starts from
     spares: list = []            # trace buffers free to any worker (_Worker.share_spares)
     natives: list = []           # NativeBatches kept from the last launch, free to any worker
-    mine = _take(run, start)
-    mine.share_spares(spares, natives)
-    workers = [mine]             # and each pool thread's, taken on its own thread
+    workers: list = []           # each thread's copy, taken on its own thread
+    merged = threading.Lock()
+
+    def finished(wk: _Worker) -> None:
+        """The worker ran its last blocks: its counts go into the launch's
+        (sums, and the first costliest request: any order gives the same),
+        on its own thread, while the others finish."""
+        with merged:
+            _merge_counts(run, [wk])
 
     def work(wk: _Worker, nxt) -> None:
         seq, blocks = nxt
@@ -350,11 +360,17 @@ def run_parallel(run, batches: Iterable, nworkers: int,
                 break
             work(wk, nxt)
         charge.ready()
+        finished(wk)
+        charge.ready()
 
     pool = _threads(nworkers - 1)
-    futures = [pool.submit(loop) for _ in range(nworkers - 1)]
+    futures = [pool.submit(loop) for _ in range(nworkers - 1)]   # (they start while this thread takes its copy)
     reported = 0
+    finished_mine = False
     try:
+        mine = _take(run, start, lend=True)
+        mine.share_spares(spares, natives)
+        workers.append(mine)
         while True:
             charge.ready()
             if progress is not None and charge.blocks > reported:
@@ -363,7 +379,11 @@ def run_parallel(run, batches: Iterable, nworkers: int,
             nxt = source.take()
             if nxt is not None:
                 work(mine, nxt)
-            elif not charge.wait(source):
+                continue
+            if not finished_mine:
+                finished(mine)
+                finished_mine = True
+            if not charge.wait(source):
                 break                    # every batch handed out is charged, or one failed
     finally:
         source.close()
@@ -373,7 +393,6 @@ def run_parallel(run, batches: Iterable, nworkers: int,
         progress(charge.blocks - reported)
     if charge.error is not None:
         raise charge.error
-    _merge_counts(run, workers)
     _keep(run, workers)
 
 
@@ -391,15 +410,18 @@ class _OrderedCharge:
         self.error: Optional[BaseException] = None
         self._done: dict = {}
         self._lock = threading.Lock()          # held by the thread charging
-        self._cond = threading.Condition()     # guards _done and seq
+        self._mutex = threading.Lock()         # guards _done, seq and _waiting
+        self._cond = threading.Condition(self._mutex)   # the calling thread waits on it (wait)
+        self._waiting = 0                      # threads waiting (notified only then)
 
     def put(self, seq: int, nblocks: int, result: tuple, worker: Optional[_Worker] = None,
             buffers: tuple = ()) -> None:
         """A finished batch: (trace chunks, findings, error) of run_batch;
         the trace buffers its chunks read go back to `worker` once charged."""
-        with self._cond:
+        with self._mutex:
             self._done[seq] = (nblocks, result, worker, buffers)
-            self._cond.notify_all()
+            if self._waiting:
+                self._cond.notify_all()
 
     def ready(self) -> None:
         """Charge the batches ready in order, unless another thread is charging
@@ -407,14 +429,14 @@ class _OrderedCharge:
         while self._lock.acquire(blocking=False):
             try:
                 while self.error is None:
-                    with self._cond:
+                    with self._mutex:
                         got = self._done.pop(self.seq, None)
                     if got is None:
                         break
                     self._charge(*got)
             finally:
                 self._lock.release()
-            with self._cond:
+            with self._mutex:
                 if self.error is not None or self.seq not in self._done:
                     return
 
@@ -431,25 +453,30 @@ class _OrderedCharge:
             err = e
         if worker is not None and err is None:
             worker.release(buffers)
-        with self._cond:
+        with self._mutex:
             if err is not None:
                 self.error = err
                 self.source.close()
             else:
                 self.blocks += nblocks
             self.seq += 1
-            self._cond.notify_all()
+            if self._waiting:
+                self._cond.notify_all()
 
     def wait(self, source) -> bool:
         """`source` handed out everything: wait until a batch is ready to charge
         (True) or every batch is charged or one failed (False)."""
-        with self._cond:
+        with self._mutex:
             while True:
                 if self.error is not None or self.seq >= source.handed:
                     return False
                 if self.seq in self._done and not self._lock.locked():
                     return True      # (a thread charging takes it itself)
-                self._cond.wait()
+                self._waiting += 1
+                try:
+                    self._cond.wait()
+                finally:
+                    self._waiting -= 1
 
 
 class _InOrder:
@@ -553,7 +580,10 @@ def _report(progress: Callable[[int], None], finished: list, reported: int) -> i
 
 
 def _merge_counts(run, workers: list) -> None:
-    """Add the workers' per-line counters and issue cycles to the launch's."""
+    """Add the workers' per-line counters, issue cycles and shared-request
+    counts to the launch's (in any order: sums, and the first costliest
+    request by block; run_parallel's workers each add their own as they
+    finish, under a lock)."""
     for wk in workers:
         w = wk.run
         run.counters += w.counters
@@ -565,6 +595,8 @@ def _merge_counts(run, workers: list) -> None:
 def _merge_findings(run, findings: list) -> None:
     """Barrier divergence is reported once per line, a barrier mismatch once per
     set of barrier lines (as one worker keys them): keep the first in block order."""
+    if not findings:
+        return
     seen = run.__dict__.setdefault("_merged_divergence", set())
     for f in findings:
         if f.kind == "barrier_divergence":

@@ -129,6 +129,9 @@ def _function():
     return engine.native_function(SYMBOL, _build_ir, prototype(len(WALK_ARGS)))
 
 
+GROWN: dict = {}    # (sets, ways) -> the most rows a state of that geometry grew to (LruState.reserve)
+
+
 class LruState:
     """The state arrays of one cache (see the module docstring): row_of, and
     tags/valid/last as the three planes of one array, grown by doubling when
@@ -153,11 +156,30 @@ class LruState:
         and the kernel's zeroing per page (3 us a page on our machine) where
         the storage of the last launch's caches, given back to the pool when
         they died, is already mapped. (One worker's malloc happens to reuse
-        it; on two workers' threads it did not: up to 1,000 faults a launch.)"""
+        it; on two workers' threads it did not: up to 1,000 faults a launch.)
+
+        They grow by doubling (at least to what is needed), or at once to
+        the most rows a state of this geometry grew to before (GROWN) when
+        the rows needed are a sixteenth of that or more: a launch like an
+        earlier one needs its rows again, and each growth copies the rows in
+        use. Block workers charge small batches first (their first ranges
+        are short), so an H100's L2 and L1s grew three times a launch, 2-3
+        ms of copying and fresh pages on the ordered step, where one
+        worker's first batch took every set at once. (A launch of a
+        sixteenth of the rows or more keeps a large state: launch_plan then
+        keeps no memory system with its run; vecadd launches of 4K to 64K
+        threads after one of 1M took the same CPU here either way.)"""
         n, cap = int(self.meta[0]), self.planes.shape[1]
         need = min(n + m, self.num_sets)
         if need > cap:
-            cap = max(cap, min(max(2 * cap, need, 64), self.num_sets))
+            key = (self.num_sets, self.assoc)
+            grown_to = GROWN.get(key, 0)
+            want = max(2 * cap, need, 64)
+            if 16 * need >= grown_to:
+                want = max(want, grown_to)
+            cap = max(cap, min(want, self.num_sets))
+            if cap > grown_to:
+                GROWN[key] = cap
             # a row is set when its set is first used: the storage's old contents never show
             grown = record_pool.records(3 * cap, self.assoc, np.int64).reshape(3, cap, self.assoc)
             grown[:, :n] = self.planes[:, :n]

@@ -44,7 +44,7 @@ def record(bench, size: int) -> list:
     k, _, _ = compare.compile_kernel(bench)
     msm.MemorySystem.prepare = keep
     in_warps, msm.MemorySystem.count_shared_in_warps = msm.MemorySystem.count_shared_in_warps, False
-    charge, NativeBatch.charge = NativeBatch.charge, lambda self, records: False   # every batch prepared
+    charge, NativeBatch.charge = NativeBatch.charge, lambda self, records, at=None: False   # every batch prepared
     try:
         compare.gpuemu_launch(bench, k, bench.make_inputs(size), True, 1)
     finally:

@@ -39,7 +39,6 @@ from contextlib import contextmanager
 
 from gpuemu.jit import packed_call
 from gpuemu.machine import block_runner, block_workers
-from gpuemu.memory import native_batch
 from gpuemu.memory.trace_columns import TraceColumns
 
 PARTS = ("native", "range", "charge", "wait", "launch")
@@ -77,7 +76,7 @@ def available() -> bool:
 @contextmanager
 def wait_clock():
     """Time the native calls (block loops, memory-model passes, also those
-    native_batch makes with kept arguments, and the copy of records into
+    made with kept arguments (packed_call.PackedCall, Chain), and the copy of records into
     columns, TraceColumns.fill), the workers'
     batches and charges and the calling thread's waits for batches. Yields
     (spent, timed): spent {thread ident: {part: [cpu, run_queue, blocked,
@@ -113,7 +112,8 @@ def wait_clock():
         packed_call._callers[k] = timed(v, "native")
     patches = [(block_runner, n, lambda get: (lambda: timed(get(), "native")))
                for n in ("_function", "_range_function") if hasattr(block_runner, n)]
-    patches += [(native_batch._Pass, "__call__", lambda f: timed(f, "native")),   # kept-argument passes
+    patches += [(packed_call.PackedCall, "__call__", lambda f: timed(f, "native")),   # kept-argument passes
+                (packed_call.Chain, "__call__", lambda f: timed(f, "native")),        # and their chains
                 (TraceColumns, "fill", lambda f: timed(f, "native")),
                 (packed_call, "native", lambda _: native),
                 (block_workers._Worker, "run_batch", lambda f: timed(f, "range")),

@@ -17,6 +17,7 @@ import shlex
 import sys
 import time
 from dataclasses import dataclass, field, fields
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
@@ -36,7 +37,7 @@ from .check.shadow_memory import forget_args
 from .host.streams import place_kernel, place_launch
 from .machine import DEFAULT_BUDGET, LaunchRun, launch_cache, launch_plan
 from .machine.weak_memory import parse_memory_model
-from .stats import Stats
+from .stats import Deferred, Stats, deferred_field
 
 _NP = {("int", 8, True): np.int8, ("int", 8, False): np.uint8, ("int", 16, True): np.int16,
        ("int", 16, False): np.uint16, ("int", 32, True): np.int32, ("int", 32, False): np.uint32,
@@ -227,6 +228,37 @@ class Launch:
         .to_dict(), .to_html() or .save_html(path)."""
         from .report import Report
         return Report.from_launch(self, top=top)
+
+
+# made when first read (RawKernel._launch_of holds a Deferred until then)
+Launch.stats = deferred_field("stats", """The launch's counters (DESIGN section 6 names), in a fixed
+    order: every name of gpuemu.stats.COUNTERS in that order (0 where not
+    counted), then the other counters in the order the machine first adds
+    them (the memory model's, then the per-line ones), then
+    active_lanes_per_instruction.""")
+Launch.stats_by_line = deferred_field("stats_by_line", """The counters per source line (a line
+    number, or "file:line" for an included file), lines ascending; a line
+    holds the counters it counted.""")
+Launch.worst_requests = deferred_field("worst_requests", """Per (space, stats_by_line key): the
+    costliest warp request of the line (gpuemu/memory/worst_requests.py).""")
+
+
+def _totals_of(stats: Stats) -> dict:
+    """launch.stats of a launch's Stats (Launch.stats says the order)."""
+    st = stats.as_dict()
+    wi = st["warp_instructions"]
+    st["active_lanes_per_instruction"] = (st["thread_instructions"] / wi) if wi else 0.0
+    return st
+
+
+def _lines_of(stats: Stats, key) -> dict:
+    """launch.stats_by_line: per line (key(row), else the row), lines ascending."""
+    return {key(row) if key else row: c for row, c in stats.lines_dict().items()}
+
+
+def _worst_of(worst, key) -> dict:
+    """launch.worst_requests: per (space, line key) the kept request."""
+    return {(sp, key(row) if key else row): w for (sp, row), w in worst.by_line.items()}
 
 
 _LAUNCH_FIELDS = tuple(f.name for f in fields(Launch))
@@ -504,17 +536,14 @@ class RawKernel:
         if stats is None:
             st, by_line = dict(NO_COUNTS), {}
             placed = place_kernel(self.name, 0.0, stream)    # no cycles: kernel_seconds is 0
-        else:
-            st = stats.as_dict()
-            by_line = {key(row) if key else row: c for row, c in stats.lines_dict().items()}
-            wi = st["warp_instructions"]
-            st["active_lanes_per_instruction"] = (st["thread_instructions"] / wi) if wi else 0.0
-            placed = place_launch(self.name, st, self.module.preset, stream)   # before the copies back
+        else:                          # the counter dicts made when first read (Launch.stats)
+            st, by_line = Deferred(partial(_totals_of, stats)), Deferred(partial(_lines_of, stats, key))
+            placed = place_launch(self.name, stats, self.module.preset, stream)   # before the copies back
         for host, dev in copies:
             host[...] = dev.get().reshape(host.shape)
         config = None
         if ms is not None:
-            worst = {(sp, key(row) if key else row): w for (sp, row), w in ms.worst.by_line.items()}
+            worst = Deferred(partial(_worst_of, ms.worst, key))
             config = ms.mem
         else:
             worst = {}

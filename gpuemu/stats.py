@@ -31,6 +31,7 @@ COUNTERS = (
 
 
 _ZEROS = dict.fromkeys(COUNTERS, 0)
+_ADD, _NAMED, _TABLE = range(3)   # Stats._log entries: add(name, value), defer_named, defer_table
 _PENDING_MAX = 1 << 18         # values held back before they are summed
 _DENSE_MAX = 1 << 16           # (counter, line) cells summed in a dense table
 _REDUCE_AT = 1024              # an add_lines batch this long is summed per line at once
@@ -49,6 +50,19 @@ def _dense_sums(keys: np.ndarray, values: np.ndarray) -> tuple:
     return at, (hi << 32) + lo
 
 
+_NAME_SETS: dict = {}      # id(names) -> (names, frozenset(names)): Stats.get's look-ups
+
+
+def _name_set(names) -> frozenset:
+    """The names of a deferred entry as a set (a counter plan's list, made once)."""
+    got = _NAME_SETS.get(id(names))
+    if got is None or got[0] is not names:
+        if len(_NAME_SETS) >= 256:
+            _NAME_SETS.clear()
+        got = _NAME_SETS[id(names)] = (names, frozenset(names))
+    return got[1]
+
+
 class Stats:
     """Counter totals plus the same counters keyed by source line.
 
@@ -56,7 +70,13 @@ class Stats:
     (the batch path of the memory model). Batches are held back and summed
     together when `totals` or `by_line` is read (or 256K values wait):
     a launch that charges a few requests pays one numpy reduction, not one
-    per counter."""
+    per counter.
+
+    `defer_named` holds back a launch's (counter, line, value) sums as the
+    int64 array the native settle wrote (and `add`s after it, in order):
+    they are added, in the order they came, only when the counters are
+    read, so a launch whose counters nobody reads pays no Python per
+    counter (RawKernel._launch_of builds the Launch's dicts on first read)."""
 
     def __init__(self) -> None:
         self._totals: dict = defaultdict(int)
@@ -65,11 +85,12 @@ class Stats:
         self._pending: list = []         # add_lines: (name index, lines int64[M], values int64[M])
         self._tables: list = []          # add_table: (name index[M], lines[M], values[M])
         self._held = 0
+        self._log: list = []             # defer_named / add after it: (names, rows) or (name, value), in order
 
     @property
     def empty(self) -> bool:
         """Nothing added yet (nor held back)."""
-        return not (self._totals or self._by_line or self._pending or self._tables)
+        return not (self._totals or self._by_line or self._pending or self._tables or self._log)
 
     @property
     def totals(self) -> dict:
@@ -82,12 +103,17 @@ class Stats:
         return self._by_line
 
     def add(self, name: str, value: int, line: int | None = None) -> None:
+        if self._log and line is None:     # after deferred sums: deferred too, in order
+            self._log.append((_ADD, name, int(value)))
+            return
         self._flush()
         self._totals[name] += int(value)
         if line is not None:
             self._by_line[int(line)][name] += int(value)
 
     def add_lines(self, name: str, lines: np.ndarray, values: np.ndarray) -> None:
+        if self._log:
+            self._replay()
         lines = np.asarray(lines, dtype=np.int64)
         if lines.size == 0:
             return
@@ -105,18 +131,20 @@ class Stats:
         would add them: the total of every name given (even by 0), the line's
         count where the value is not 0 (the memory model's per-row sums,
         gpuemu/memory/request_table.py)."""
-        totals, by_line = self._totals, self._by_line
-        for name, line, v in items:
-            totals[name] += v
-            if v:
-                by_line[line][name] += v
+        self._add_rows(items, None)
 
-    def add_named(self, names: list, items: list) -> None:
-        """add_sums of (names[i], line, value) for each [i, line, value] of `items`."""
+    def add_named(self, names, items) -> None:
+        """add_sums of (names[i], line, value) for each (i, line, value) of `items`."""
+        self._add_rows(items, names)
+
+    def _add_rows(self, items, names) -> None:
+        if self._log:
+            self._replay()
         totals, by_line = self._totals, self._by_line
         at, counts = None, None
-        for i, line, v in items:
-            name = names[i]
+        for name, line, v in items:
+            if names is not None:
+                name = names[name]
             totals[name] += v
             if v:
                 if line != at:             # (a row's counters come together: one look-up)
@@ -127,6 +155,8 @@ class Stats:
         """table int64[len(lines), len(names)]: column j adds to counter names[j]
         per line, as add_lines of its nonzero entries would (a counter with
         no nonzero entry is not added)."""
+        if self._log:
+            self._replay()
         table = np.asarray(table, dtype=np.int64)
         r, c = np.nonzero(table)
         if r.size == 0:
@@ -137,6 +167,50 @@ class Stats:
         if self._held >= _PENDING_MAX:
             self._flush()
 
+    def defer_named(self, names, rows: np.ndarray) -> None:
+        """add_named(names, rows.tolist()) when the counters are first read
+        (rows int64[M, 3]: name index, line, value; kept as given, so the
+        caller hands over its own copy). What was added before comes first."""
+        if self._pending or self._tables:
+            self._flush()
+        self._log.append((_NAMED, names, rows))
+
+    def defer_table(self, names, table: np.ndarray) -> None:
+        """add_named of table int64[lines, len(names)]'s nonzero entries,
+        counter by counter, line by line (the order a summed table gives
+        them), when the counters are first read (`table` kept as given)."""
+        if self._pending or self._tables:
+            self._flush()
+        self._log.append((_TABLE, names, table))
+
+    def get(self, name: str, default: int = 0) -> int:
+        """The total of one counter (as totals.get), the deferred sums
+        added only if they hold that counter (streams.place_launch reads
+        cycles and page faults this way, before anyone reads the rest)."""
+        later = None
+        for kind, names, v in self._log:
+            if kind == _ADD:
+                if names == name:
+                    later = v if later is None else later + v
+            elif name in _name_set(names):
+                self._replay()
+                return self._totals.get(name, default)
+        if later is None:
+            return self._totals.get(name, default)
+        return self._totals.get(name, 0) + later
+
+    def _replay(self) -> None:
+        """Add the deferred sums, in the order they came."""
+        log, self._log = self._log, []
+        for kind, names, data in log:
+            if kind == _ADD:
+                self.add(names, data)
+            elif kind == _NAMED:
+                self.add_named(names, data.tolist())
+            else:
+                cols, rows = np.nonzero(data.T)      # counter by counter, line by line
+                self.add_named(names, zip(cols.tolist(), rows.tolist(), data[rows, cols].tolist()))
+
     def flush(self) -> None:
         """Sum the held-back batches now (a block worker does, on its own
         thread, before the Stats of a batch it prepared is merged)."""
@@ -144,6 +218,8 @@ class Stats:
 
     def _flush(self) -> None:
         """Sum the held-back batches into totals and by_line, in one pass."""
+        if self._log:                     # (never together with held-back batches)
+            self._replay()
         if not (self._pending or self._tables):
             return
         pending, tables = self._pending, self._tables
@@ -178,6 +254,10 @@ class Stats:
     def merge(self, other: "Stats") -> None:
         """Add another Stats' counters (e.g. a batch counted on another thread);
         its held-back batches join this one's, summed when read."""
+        if self._log:
+            self._replay()
+        if other._log:
+            other._replay()
         names = list(other._names)
         for idx, lines, values in other._pending:
             self._pending.append((self._names.setdefault(names[idx], len(self._names)),
@@ -205,3 +285,44 @@ class Stats:
 
     def lines_dict(self) -> dict:
         return {ln: dict(c) for ln, c in sorted(self.by_line.items())}
+
+
+
+class Deferred:
+    """A value made when first read: `make()` returns it (a fresh one on
+    every call). A launch's counter dicts are held this way until read
+    (api.Launch: a launch of a thousand threads whose counters nobody
+    reads pays no Python per counter)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make) -> None:
+        self.make = make
+
+    # seen through the instance's __dict__ (vars(launch)), it compares and prints as its value
+    def __eq__(self, other) -> bool:
+        return self.make() == (other.make() if type(other) is Deferred else other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(self.make())
+
+
+def deferred_field(name: str, doc: str = "") -> property:
+    """A property for the instance attribute `name` whose value may be a
+    Deferred: made (and kept) when first read."""
+    def get(self):
+        d = self.__dict__
+        try:
+            v = d[name]
+        except KeyError:
+            raise AttributeError(name) from None
+        if type(v) is Deferred:
+            v = d[name] = v.make()
+        return v
+
+    def put(self, value) -> None:
+        self.__dict__[name] = value
+    get.__doc__ = doc or f"The {name} (made when first read)."
+    return property(get, put)

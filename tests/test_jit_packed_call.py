@@ -120,3 +120,87 @@ def test_threads_calling_at_once_each_get_their_own_result():
     for th in threads:
         th.join()
     assert got == {} and len(want) == 4
+
+
+def _build_step() -> str:
+    """step(x, p, r): p[0] = p[0] * 10 + x; returns r (a chain step that leaves its mark in order)."""
+    m = ll.Module(name="packed_call_step")
+    f = Fn(m, "gpuemu_test_chain_step", ("x", "p", "r"))
+    b = f.b
+    p = f.ptr("p")
+    f.st(p, 0, b.add(b.mul(f.ld(p, 0), ll.Constant(ll.IntType(64), 10)), f.arg["x"]))
+    f.ret(f.arg["r"])
+    f.finish()
+    return str(m)
+
+
+def _steps(out: np.ndarray, results) -> list:
+    return [packed_call.PackedCall("gpuemu_test_chain_step", _build_step, ("x", "p", "r"),
+                                   dict(x=k + 1, p=out.ctypes.data, r=r)) for k, r in enumerate(results)]
+
+
+def test_a_packed_call_keeps_its_arguments_by_name():
+    out = np.zeros(1, dtype=np.int64)
+    call = _steps(out, [5])[0]
+    assert call() == 5 and out[0] == 1
+    call["x"], call["r"] = 7, -3
+    assert call() == -3 and out[0] == 17 and call["x"] == 7
+
+
+def test_a_packed_call_needs_a_value_for_every_argument():
+    with pytest.raises(ValueError, match="no value for p"):
+        packed_call.PackedCall("gpuemu_test_chain_step", _build_step, ("x", "p", "r"), dict(x=1, r=0))
+
+
+def test_a_packed_call_moved_into_a_row_keeps_its_values():
+    out = np.zeros(1, dtype=np.int64)
+    call = _steps(out, [4])[0]
+    rows = np.zeros((2, 5), dtype=np.int64)
+    call.move_to(rows[1])
+    rows[1, 0] = 9                        # set through the row, as native_batch sets its passes' n
+    assert call() == 4 and out[0] == 9 and rows[1, 2] == 4
+
+
+def test_a_chain_calls_its_steps_in_order_in_one_call():
+    out = np.zeros(1, dtype=np.int64)
+    chain = packed_call.Chain(_steps(out, [0, 0, 0]))
+    assert chain() == 0 and out[0] == 123
+    assert [chain.result(k) for k in range(3)] == [0, 0, 0]
+
+
+def test_a_chain_runs_the_steps_asked_for_and_not_skipped_ones():
+    out = np.zeros(1, dtype=np.int64)
+    chain = packed_call.Chain(_steps(out, [0, 0, 0, 0]), [packed_call.CALL, packed_call.SKIP,
+                                                          packed_call.CALL, packed_call.CALL])
+    assert chain(0, 3) == 0 and out[0] == 13
+    out[0] = 0
+    assert chain(2) == 0 and out[0] == 34
+
+
+def test_a_guard_below_zero_stops_the_chain_and_it_goes_on_from_there():
+    out = np.zeros(1, dtype=np.int64)
+    g = packed_call.GUARD
+    chain = packed_call.Chain(_steps(out, [0, -1, 0]), [packed_call.CALL, g, packed_call.CALL])
+    assert chain() == 2 and out[0] == 12           # step 1 stopped it: step 2 not run
+    assert chain.result(1) == -1
+    assert chain(2) == 0 and out[0] == 123
+
+
+def test_a_guards_result_skips_the_steps_it_names():
+    out = np.zeros(1, dtype=np.int64)
+    # step 0 (a guard) returns 0b101: the first and third steps after it are skipped
+    chain = packed_call.Chain(_steps(out, [0b101, 0, 0, 0, 0]), [packed_call.GUARD] + [packed_call.CALL] * 4)
+    assert chain() == 0 and out[0] == 135
+    out[0] = 0
+    assert chain(0) == 0 and out[0] == 135         # started again at step 0: its skips start afresh
+    chain.steps[0]["r"] = 0
+    out[0] = 0
+    assert chain() == 0 and out[0] == 12345
+
+
+def test_a_chain_step_must_take_as_many_arguments_as_the_one_it_replaces():
+    out = np.zeros(1, dtype=np.int64)
+    chain = packed_call.Chain(_steps(out, [0]))
+    with pytest.raises(ValueError, match="takes 3 arguments"):
+        chain.set_step(0, packed_call.PackedCall("gpuemu_test_packed_call", _build, tuple(f"a{i}" for i in range(NARGS)),
+                                                 {f"a{i}": 0 for i in range(NARGS)}))

@@ -21,6 +21,28 @@ def _arrays(addrs, masks):
     return request_table.batch_arrays(b, np.zeros(2, np.int8), np.full(2, 4, np.int64), np.zeros(2, np.int8))
 
 
+def _worst_of(sums, used: list, space_code: int, space: str, rank, op, size, line, worst) -> None:
+    """The readable rule of the settle's kept requests: keep in `worst` each
+    line's costliest request of the rows of `space_code` among `used`
+    (request_table.used_or_seen of the folded table): the highest cost, the
+    earliest batch, the lowest rank(instr), the first in its batch."""
+    from gpuemu.memory.worst_requests import WorstRequest
+    NSP = request_table.NSP
+    best: dict = {}
+    for row, v in used:
+        if row % NSP != space_code or not v[COL["requests"]]:
+            continue
+        i = row // NSP
+        ln = int(line[i])
+        key = (-v[COL["best"]], int(sums.batch_of[row]), rank(i), v[COL["best_at"]])
+        if ln not in best or key < best[ln][0]:
+            best[ln] = (key, i, row)
+    for ln, (key, i, row) in best.items():
+        worst.by_line[(space, ln)] = WorstRequest(
+            space=space, row=ln, op=request_table.OPS[int(op[i])], size=int(size[i]), cost=-key[0],
+            mask=int(sums.masks[row]), addrs=tuple(sums.addrs[row].tolist()))
+
+
 def _table(requests, cost, best, at):
     t = request_table.new_table(2)
     t[0, COL["requests"]], t[0, COL["cost"]], t[0, COL["best"]], t[0, COL["best_at"]] = requests, cost, best, at
@@ -124,8 +146,8 @@ def test_the_native_settle_gives_the_plans_counters_and_worst_ofs_kept_requests(
     want_stats, want_worst = Stats(), WorstRequests({("global", 2): earlier})     # an earlier batch's
     want_stats.add_sums(plan.counters_of(used))
     later = WorstRequests()
-    sums.worst_of(used, 1, "shared", lambda i: 0, t["op"], t["size"], t["line"], later)
-    sums.worst_of(used, 0, "global", rank, t["op"], t["size"], t["line"], later)
+    _worst_of(sums, used, 1, "shared", lambda i: 0, t["op"], t["size"], t["line"], later)
+    _worst_of(sums, used, 0, "global", rank, t["op"], t["size"], t["line"], later)
     want_worst.merge(later)
     got_stats, got_worst = Stats(), WorstRequests({("global", 2): earlier})
     sums.settle(plan, got_stats, got_worst, t["op"], t["size"], {1: "shared", 0: "global"})

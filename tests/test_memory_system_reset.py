@@ -11,6 +11,7 @@ from gpuemu.arch import get_preset
 from gpuemu.memory.cache import SectoredCache
 from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.stats import Stats
+from test_cache import invalidate
 from test_request_table import _instrs, random_batch
 
 
@@ -32,7 +33,7 @@ def test_a_reset_cache_hits_what_a_new_one_hits(partitions, seed):
     first, second = (_accesses(rng, 3000, 400, partitions) for _ in range(2))
     used = SectoredCache(8192, 128, 32, 4, "L", partitions=partitions)
     _walk(used, first)
-    used.invalidate(first[0][:50], first[3][:50] if partitions > 1 else None)
+    invalidate(used, first[0][:50], first[3][:50] if partitions > 1 else None)
     assert used.sets_in_use > 0
     used.reset()
     assert (used.sets_in_use, used.hits, used.misses) == (0, 0, 0)

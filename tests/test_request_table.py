@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+import request_table_reference as reference
 from conftest import PROGRAMS
 from gpuemu import manifest as mf
 from gpuemu.arch import get_preset
@@ -138,9 +139,9 @@ def test_native_passes_count_what_the_numpy_path_counts_on_gallery_kernels(name,
 def test_a_table_row_is_one_instruction_in_one_space():
     t = request_table.new_table(3)
     assert t.shape == (3 * request_table.NSP, request_table.NC)
-    assert (t[:, request_table.COL["best"]] == -1).all() and request_table.used_rows(t) == []
+    assert (t[:, request_table.COL["best"]] == -1).all() and reference.used_rows(t) == []
     t[2 * request_table.NSP + 1, 0] = 5
-    assert [r for r, _ in request_table.used_rows(t)] == [17]
+    assert [r for r, _ in reference.used_rows(t)] == [17]
 
 
 def test_addresses_read_in_place_from_trace_records_count_as_a_copy_of_them():
@@ -158,13 +159,13 @@ def test_addresses_read_in_place_from_trace_records_count_as_a_copy_of_them():
 
 
 def _reference_counters(table, t, kind, ro_on, l1_present, readonly_path) -> list:
-    """The counters of a table as request_table's readable functions give them, in settle's order."""
+    """The counters of a table as the readable rule gives them (request_table_reference), in settle's order."""
     sp = (SPACE_CODES["global"], SPACE_CODES["local"])
-    used = request_table.used_rows(table)
-    return (request_table.shared_counters(used, t["op"], t["line"], SPACE_CODES["shared"])
-            + request_table.global_counters(used, t, sp, ro_on, l1_present)
-            + request_table.cache_counters(used, t, sp, kind, readonly_path)
-            + request_table.cycle_counters(table, t["line"]))
+    used = reference.used_rows(table)
+    return (reference.shared_counters(used, t["op"], t["line"], SPACE_CODES["shared"])
+            + reference.global_counters(used, t, sp, ro_on, l1_present)
+            + reference.cache_counters(used, t, sp, kind, readonly_path)
+            + reference.cycle_counters(table, t["line"]))
 
 
 @pytest.mark.parametrize("readonly_path", ["l1", "separate", "none"])

@@ -45,8 +45,9 @@ def test_a_native_batch_coalesces_every_batch_into_the_same_store(monkeypatch):
     seen = []
     for n in (200, 300, 100):
         r = _records(random_batch(rng, instrs, n))
-        assert nb.prepare(r) and nb._traced
+        assert nb.prepare(r) and nb.cols.counts[native_batch.GLOBAL] + nb.cols.counts[native_batch.LOCAL] > 0
         seen.append(address(nb._sectors.array))
-        assert nb._sectors.most >= int(nb.start[n]) > 0
+        assert nb.coalesce["sec"] == seen[-1]        # the coalescer writes there
         nb.apply()
+        assert nb._sectors.most >= int(nb.start[n]) > 0
     assert seen[0] == seen[1] == seen[2]

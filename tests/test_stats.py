@@ -103,3 +103,78 @@ def test_merge_adds_held_back_and_summed_counters_alike():
     a.merge(b)
     assert a.lines_dict() == {1: {"barriers": 12, "fences": 3}, 4: {"fences": 5}}
     assert a.totals["cycles"] == 7 and a.totals["fences"] == 8
+
+
+def _eager_and_deferred(steps) -> tuple:
+    """Two Stats given the same steps, one adding each named batch at once
+    (add_named / add_sums of a table), the other deferring it."""
+    eager, lazy = Stats(), Stats()
+    for step in steps:
+        kind, args = step[0], step[1:]
+        if kind == "named":
+            names, rows = args
+            eager.add_named(names, rows.tolist())
+            lazy.defer_named(names, rows.copy())
+        elif kind == "table":
+            names, table = args
+            eager.add_named(names, [(c, r, v) for c, col in enumerate(table.T.tolist())
+                                    for r, v in enumerate(col) if v])
+            lazy.defer_table(names, table.copy())
+        else:
+            getattr(eager, kind)(*args)
+            getattr(lazy, kind)(*args)
+    return eager, lazy
+
+
+def test_deferred_sums_read_as_the_sums_added_at_once_in_the_same_order():
+    names = ["global_load_requests", "memory_cycles", "shared_conflict_ways_3"]
+    steps = [("add_lines", "l1_hits", np.array([2, 2]), np.array([1, 4])),
+             ("named", names, np.array([[0, 7, 3], [2, 7, 1], [1, 5, 0], [1, 9, 2]])),
+             ("add", "cycles", 12),
+             ("table", ("warp_instructions", "barriers"), np.array([[0, 0], [4, 1], [0, 2]])),
+             ("add", "fences", 2, 1)]
+    eager, lazy = _eager_and_deferred(steps)
+    assert list(lazy.as_dict()) == list(eager.as_dict()) and lazy.as_dict() == eager.as_dict()
+    assert lazy.lines_dict() == eager.lines_dict()
+    assert [list(c) for c in lazy.lines_dict().values()] == [list(c) for c in eager.lines_dict().values()]
+
+
+def test_get_reads_a_total_without_adding_the_deferred_sums_that_lack_it():
+    s = Stats()
+    s.add("page_faults", 3)
+    s.defer_named(["global_load_requests"], np.array([[0, 4, 9]]))
+    s.add("cycles", 40)
+    assert (s.get("cycles"), s.get("page_faults"), s.get("managed_migrated_bytes")) == (40, 3, 0)
+    assert s._log                            # still deferred
+    assert s.get("global_load_requests") == 9 and not s._log
+    assert s.totals["cycles"] == 40 and s.by_line == {4: {"global_load_requests": 9}}
+
+
+def test_sums_added_after_deferred_ones_come_after_them():
+    s = Stats()
+    s.defer_named(["l2_hits"], np.array([[0, 3, 5]]))
+    s.add_lines("l1_hits", np.array([3]), np.array([2]))
+    assert list(s.by_line[3]) == ["l2_hits", "l1_hits"]
+
+
+def test_a_deferred_value_compares_and_prints_as_the_value_it_makes():
+    made = []
+
+    def make():
+        made.append(1)
+        return {"cycles": 3}
+    d = stats_mod.Deferred(make)
+    assert d == {"cycles": 3} and d == stats_mod.Deferred(make) and repr(d) == "{'cycles': 3}"
+
+
+def test_a_deferred_field_is_made_once_when_first_read_and_then_kept():
+    class Holder:
+        value = stats_mod.deferred_field("value")
+    made = []
+    h = Holder()
+    h.value = stats_mod.Deferred(lambda: made.append(1) or {"n": len(made)})
+    assert made == []
+    first = h.value
+    assert first == {"n": 1} and h.value is first and made == [1]
+    h.value = {"n": 7}
+    assert h.value == {"n": 7}

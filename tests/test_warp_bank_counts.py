@@ -31,8 +31,8 @@ def launched(name: str, monkeypatch, native: bool, in_warps: bool = True, **opti
         traced.append(int((np.asarray(batch.space) == SHARED).sum()))
         return prepare(self, batch, instrs)
 
-    def keep_charge(self, records):    # the launch's batches charged at once (native_batch.py)
-        served = charge(self, records)
+    def keep_charge(self, records, at=None):    # the launch's batches charged at once (native_batch.py)
+        served = charge(self, records, at)
         if served:
             traced.append(int((records["space"] == SHARED).sum()))
         return served

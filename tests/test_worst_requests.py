@@ -57,3 +57,15 @@ def test_memory_system_records_the_worst_shared_and_global_request_of_a_line():
     assert (shared.cost, shared.op, shared.size) == (32, "ld", 4)     # stride 32 words: 32-way
     assert glob.cost == 32                                           # 64 B apart: a sector per lane
     assert glob.addrs == tuple(4096 + LANES * 64)
+
+
+def test_deferred_requests_are_taken_in_in_order_before_anything_reads_or_adds():
+    w = WorstRequests()
+    order = []
+    w.defer(lambda kept: order.append(("first", dict(kept))))
+    w.defer(lambda kept: order.append(("second", len(kept))) or kept.__setitem__(("global", 3), "kept"))
+    assert order == []                       # nothing made until read
+    w.note("global", np.array([4]), np.array(["ld"]), np.array([4]), np.array([2]),
+           np.array([0xFFFFFFFF]), (LANES * 4)[None])
+    assert order == [("first", {}), ("second", 0)]
+    assert w.by_line[("global", 3)] == "kept" and w.get("global", 4).cost == 2

@@ -15,6 +15,12 @@ function's, bit for bit (tests/test_jit_packed_call.py).
 
 Each call builds its own argument array (block workers call the passes on
 their own threads); ctypes releases the GIL for the call.
+
+A caller that calls a helper again and again keeps its arguments instead
+(`PackedCall`: the argument array by name, set where they change), and a
+caller of several helpers in a row calls them in one native call (`Chain`:
+each helper, unless skipped, then the next; a guard step may stop the
+chain, which is resumed later from a given step, or skip later steps).
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ import ctypes
 from array import array as _int64s
 
 import llvmlite.ir as ll
+import numpy as np
 
 from . import engine
 
@@ -45,14 +52,17 @@ def _build_ir(nargs: int) -> str:
 _callers: dict = {}
 
 
+def _function(symbol: str, build_ir, nargs: int):
+    """engine.native_function's helper `symbol` of nargs int64 arguments returning int64."""
+    return engine.native_function(symbol, build_ir, ctypes.CFUNCTYPE(ctypes.c_int64, *([ctypes.c_int64] * nargs)))
+
+
 def native(symbol: str, build_ir, nargs: int):
     """The packed caller (`caller`) of engine.native_function's helper
     `symbol` of nargs int64 arguments, made once per process."""
     call = _callers.get(symbol)
     if call is None:
-        fn = engine.native_function(symbol, build_ir, ctypes.CFUNCTYPE(ctypes.c_int64,
-                                                                         *([ctypes.c_int64] * nargs)))
-        call = _callers[symbol] = caller(fn, nargs)
+        call = _callers[symbol] = caller(_function(symbol, build_ir, nargs), nargs)
     return call
 
 
@@ -65,8 +75,166 @@ def entry(symbol: str, build_ir, nargs: int) -> tuple:
     """(trampoline, address) of engine.native_function's helper `symbol`
     of nargs int64 arguments, for a caller that keeps its own argument
     array: trampoline(address, argv address) calls it with argv[0..nargs-1]."""
-    fn = engine.native_function(symbol, build_ir, ctypes.CFUNCTYPE(ctypes.c_int64, *([ctypes.c_int64] * nargs)))
-    return trampoline(nargs), ctypes.cast(fn, ctypes.c_void_p).value
+    return trampoline(nargs), ctypes.cast(_function(symbol, build_ir, nargs), ctypes.c_void_p).value
+
+
+class PackedCall:
+    """A native helper `symbol` (engine.native_function's, of the int64
+    arguments `names`) with its argument array kept: set an argument by
+    name (`call["n"] = 5`) where it changes, call it with `call()`. Every
+    argument must be given a value (`values`, by name) when it is made.
+    The array may be moved into a row of a larger one (`move_to`: several
+    calls' common arguments are then set for all at once)."""
+
+    def __init__(self, symbol: str, build_ir, names: tuple, values: dict) -> None:
+        missing = [name for name in names if name not in values]
+        if missing:
+            raise ValueError(f"{symbol}: no value for {', '.join(missing)}")
+        self.symbol, self.names = symbol, tuple(names)
+        self.tramp, self.fn = entry(symbol, build_ir, len(names))
+        self.at = {name: k for k, name in enumerate(names)}
+        self.argv = np.array([values[name] for name in names], dtype=np.int64)
+        self.argv_at = self.argv.ctypes.data
+
+    def move_to(self, row: np.ndarray) -> None:
+        """Keep the arguments in `row` (int64, C-contiguous, at least as
+        long; its first values become these), from now on."""
+        row[:self.argv.size] = self.argv
+        self.argv, self.argv_at = row, row.ctypes.data
+
+    def __setitem__(self, name: str, value: int) -> None:
+        self.argv[self.at[name]] = value
+
+    def __getitem__(self, name: str) -> int:
+        return int(self.argv[self.at[name]])
+
+    def __call__(self) -> int:
+        return self.tramp(self.fn, self.argv_at)
+
+
+# Chain step modes
+SKIP, CALL, GUARD = 0, 1, 2
+_CHAIN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)
+
+
+def _build_chain_ir(symbol: str, arities: tuple) -> str:
+    """chain(table) calls steps first..stop-1 (table[0], table[1]) in order:
+    step k (fn, argv, mode at table[3 + 3k..]; its result at
+    table[3 + 3K + k]) unless its mode is SKIP or bit k of table[2] (the
+    skipped steps) is set. A GUARD step's result r < 0 stops the chain:
+    it returns k + 1; r >= 0 sets table[2] |= r << (k + 1) (it skips later
+    steps). Returns 0 when every step ran. table[2] is cleared when the
+    chain starts at step 0. First, the links: table[3 + 4K] of them at
+    table[4 + 4K], each (destination, source, add): *destination =
+    *source + add (a value set once, copied into the steps' arguments)."""
+    i64 = _I64
+    m = ll.Module(name=symbol)
+    f = ll.Function(m, ll.FunctionType(i64, [i64]), symbol)
+    entry = f.append_basic_block("entry")
+    b = ll.IRBuilder(entry)
+    t = b.inttoptr(f.args[0], i64.as_pointer())
+    slot = lambda k: b.gep(t, [ll.Constant(i64, k)])  # noqa: E731
+    n = len(arities)
+    count = b.load(slot(3 + 4 * n))
+    links = b.inttoptr(b.load(slot(4 + 4 * n)), i64.as_pointer())
+    i = b.alloca(i64)
+    b.store(ll.Constant(i64, 0), i)
+    head, body, done = (f.append_basic_block(name) for name in ("links", "link", "steps"))
+    b.branch(head)
+    b.position_at_end(head)
+    b.cbranch(b.icmp_signed("<", b.load(i), count), body, done)
+    b.position_at_end(body)
+    at = b.mul(b.load(i), ll.Constant(i64, 3))
+    field = lambda q: b.load(b.gep(links, [b.add(at, ll.Constant(i64, q))]))  # noqa: E731
+    dest, src, add = (b.inttoptr(field(0), i64.as_pointer()), b.inttoptr(field(1), i64.as_pointer()), field(2))
+    b.store(b.add(b.load(src), add), dest)
+    b.store(b.add(b.load(i), ll.Constant(i64, 1)), i)
+    b.branch(head)
+    b.position_at_end(done)
+    first, stop = b.load(slot(0)), b.load(slot(1))
+    with b.if_then(b.icmp_signed("==", first, ll.Constant(i64, 0))):
+        b.store(ll.Constant(i64, 0), slot(2))
+    for k, nargs in enumerate(arities):
+        base = 3 + 3 * k
+        mode = b.load(slot(base + 2))
+        skipped = b.and_(b.lshr(b.load(slot(2)), ll.Constant(i64, k)), ll.Constant(i64, 1))
+        run = b.and_(b.and_(b.icmp_signed("<=", first, ll.Constant(i64, k)),
+                            b.icmp_signed(">", stop, ll.Constant(i64, k))),
+                     b.and_(b.icmp_signed("!=", mode, ll.Constant(i64, SKIP)),
+                            b.icmp_signed("==", skipped, ll.Constant(i64, 0))))
+        with b.if_then(run):
+            argv = b.inttoptr(b.load(slot(base + 1)), i64.as_pointer())
+            args = [b.load(b.gep(argv, [ll.Constant(i64, i)])) for i in range(nargs)]
+            target = b.inttoptr(b.load(slot(base)), ll.FunctionType(i64, [i64] * nargs).as_pointer())
+            r = b.call(target, args)
+            b.store(r, slot(3 + 3 * n + k))
+            with b.if_then(b.icmp_signed("==", mode, ll.Constant(i64, GUARD))):
+                with b.if_then(b.icmp_signed("<", r, ll.Constant(i64, 0))):
+                    b.ret(ll.Constant(i64, k + 1))
+                b.store(b.or_(b.load(slot(2)), b.shl(r, ll.Constant(i64, k + 1))), slot(2))
+    b.ret(ll.Constant(i64, 0))
+    return str(m)
+
+
+class Chain:
+    """PackedCalls called one after the other in one native call (the
+    module docstring): `chain()` runs them all, `chain(first, stop)` steps
+    first..stop-1; the result is 0, or k + 1 where guard step k stopped
+    it. `result(k)`: what step k returned (when it ran).
+
+    links: {value name: [(step, argument name, add), ...]}: the value,
+    `values[slot(name)]`, set once per call, is copied (plus `add`) into
+    each of those arguments at the start of every call (a batch's length
+    and address go to every pass this way: one numpy store, not one a pass)."""
+
+    def __init__(self, steps: list, modes: list | None = None, links: dict | None = None) -> None:
+        self.steps = list(steps)
+        arities = tuple(len(s.names) for s in self.steps)
+        symbol = "gpuemu_packed_chain_" + "_".join(map(str, arities))
+        self._fn = engine.native_function(symbol, lambda: _build_chain_ir(symbol, arities), _CHAIN)
+        k = len(self.steps)
+        self.table = np.zeros(5 + 4 * k, dtype=np.int64)
+        self._results = self.table[3 + 3 * k:3 + 4 * k]
+        self._at = self.table.ctypes.data
+        self._links = [(name, step, arg, add) for name, targets in (links or {}).items()
+                       for step, arg, add in targets]
+        self._slots = {name: i for i, name in enumerate(links or {})}
+        self.values = np.zeros(max(len(self._slots), 1), dtype=np.int64)
+        for i, (step, mode) in enumerate(zip(self.steps, modes or [CALL] * k)):
+            self.set_step(i, step, mode)
+
+    def slot(self, name: str) -> int:
+        """The index in `values` of the link value `name`."""
+        return self._slots[name]
+
+    def set_step(self, k: int, step: PackedCall, mode: int | None = None) -> None:
+        """Step k is `step` (of the same number of arguments as the one it replaces) from now on."""
+        if len(step.names) != len(self.steps[k].names):
+            raise ValueError(f"chain step {k} takes {len(self.steps[k].names)} arguments, "
+                             f"{step.symbol} {len(step.names)}")
+        self.steps[k] = step
+        t = self.table
+        t[3 + 3 * k], t[4 + 3 * k] = step.fn, step.argv_at
+        if mode is not None:
+            t[5 + 3 * k] = mode
+        base = self.values.ctypes.data
+        links = [(s.argv_at + 8 * s.at[arg], base + 8 * self._slots[name], add)
+                 for name, s, arg, add in ((name, self.steps[j], arg, add) for name, j, arg, add in self._links)
+                 if arg in s.at]
+        self._link_rows = np.array(links, dtype=np.int64).reshape(-1, 3)      # (kept: the chain reads it)
+        n = len(self.steps)
+        t[3 + 4 * n], t[4 + 4 * n] = len(links), self._link_rows.ctypes.data
+
+    def set_mode(self, k: int, mode: int) -> None:
+        self.table[5 + 3 * k] = mode
+
+    def result(self, k: int) -> int:
+        return int(self._results[k])
+
+    def __call__(self, first: int = 0, stop: int | None = None) -> int:
+        t = self.table
+        t[0], t[1] = first, len(self.steps) if stop is None else stop
+        return self._fn(self._at)
 
 
 def caller(fn, nargs: int):

@@ -37,7 +37,7 @@ from .warp_scheduler import get_warp_scheduler
 
 DEFAULT_BUDGET = 10_000_000     # loop back-edges per warp
 TRACE_CAPACITY = 8192           # records per drain
-SMALL_TABLE = 256               # nonzero per-line counters added one by one, not in numpy
+SMALL_TABLE = 256               # per-line counters (or nonzero ones) added one by one, not in numpy
 
 READY, WAITING, EXITED = 0, 1, 2
 _CUR, _VALID, _EXITED = abi.F_CUR // 4, abi.F_VALID // 4, abi.F_EXITED // 4
@@ -259,6 +259,7 @@ class LaunchRun:
         n = int(ctx[abi.C_TRACE_LEN])
         if n:
             r = self.trace[:n]
+            at = int(ctx[abi.C_TRACE])      # its address (numpy is slow to tell a structured array's)
             if self.weak is not None:
                 self.weak.observe(r)
             if self.checker is not None:
@@ -266,12 +267,13 @@ class LaunchRun:
             if self.checker is not None or self.weak is not None:
                 sync = r["space"] == abi.SYNC_SPACE
                 if sync.any():
-                    r = r[~sync]
-            self._charge_records(r)
+                    r, at = r[~sync], None
+            self._charge_records(r, at)
         ctx[abi.C_TRACE_LEN] = 0
 
-    def _charge_records(self, r: np.ndarray) -> None:
-        """Charge trace records (abi.TRACE_DTYPE, issue order) to the memory model."""
+    def _charge_records(self, r: np.ndarray, at: int | None = None) -> None:
+        """Charge trace records (abi.TRACE_DTYPE, issue order; at: their
+        address, where known) to the memory model."""
         if self.memsys is None:
             return
         ms = self.memsys
@@ -280,10 +282,12 @@ class LaunchRun:
             nb = self._native_batch = NativeBatch(ms, self.meta.instrs, max(len(r), 64))
         elif not nb.serves(ms, self.meta.instrs):    # a new memory system (launch_plan.keep_memory_system)
             nb.bind(ms, self.meta.instrs)
-        if self.recorder is None and nb.charge(r):
+        cols = nb.cols
+        cols.holds = None
+        if self.recorder is None and nb.charge(r, at):
             return
-        cols = nb.cols                  # else prepare and apply, from the same columns
-        self._charge_prepared(ms.prepare(cols.batch(r, ms._op, ms._size, ms._skip), self.meta.instrs), r)
+        batch = cols.batch(r, ms._op, ms._size, ms._skip, filled=True)    # else prepare and apply, from them
+        self._charge_prepared(ms.prepare(batch, self.meta.instrs), r)
 
     def _charge_prepared(self, prepared, r: np.ndarray | None = None) -> None:
         """Charge a prepared batch, the next in issue order (MemorySystem.apply)."""
@@ -494,23 +498,16 @@ class LaunchRun:
 
     def _collect(self, issue):
         """The native per-line counters into the launch's Stats, then cycles.
-        A few nonzero entries are added as sums (Stats.add_sums), counter by
-        counter and line by line, the order a summed table gives them; a
-        large table is summed in numpy (Stats.add_table)."""
+        A table of few nonzero entries is added as sums (Stats.defer_table:
+        when the counters are read), counter by counter and line by line,
+        the order a summed table gives them; a large one is summed in numpy
+        (Stats.add_table)."""
         self.memsys.settle(self.stats)     # the memory counters first, as charged
-        if self.counters.size <= SMALL_TABLE:      # a small table: read in Python, in the same order
-            self.stats.flush()             # what came before stays first
-            self.stats.add_named(abi.LINE_COUNTERS, [(c, r, v) for c, col in enumerate(self.counters.T.tolist())
-                                                     for r, v in enumerate(col) if v])
+        counters = self.counters
+        if counters.size <= SMALL_TABLE or np.count_nonzero(counters) <= SMALL_TABLE:
+            self.stats.defer_table(abi.LINE_COUNTERS, counters.copy())    # read in Python when read
         else:
-            cols, rows = np.nonzero(self.counters.T)
-            if cols.size <= SMALL_TABLE:
-                self.stats.flush()
-                names = abi.LINE_COUNTERS
-                self.stats.add_sums(zip([names[c] for c in cols.tolist()], rows.tolist(),
-                                        self.counters[rows, cols].tolist()))
-            else:
-                self.stats.add_table(abi.LINE_COUNTERS, np.arange(len(self.counters)), self.counters)
+            self.stats.add_table(abi.LINE_COUNTERS, np.arange(len(counters)), counters)
         per_sched = max(int(getattr(self.preset, "warp_schedulers_per_sm", 1)), 1)
         if self.warp_counts is not None:
             self.memsys.add_warp_counts(self.warp_counts, self.meta.instrs, self.stats)

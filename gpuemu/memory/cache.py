@@ -52,9 +52,30 @@ def _build_reset_ir() -> str:
     return str(m)
 
 
+def _kept_count(name: str, doc: str) -> property:
+    """SectoredCache's counter `name`, brought up to date first where a
+    native batch walked the cache last (SectoredCache.counted_in)."""
+    def get(self):
+        if self._counted_in is not None:
+            self._sync()
+        return self.__dict__[name]
+
+    def put(self, value) -> None:
+        if self._counted_in is not None:
+            self._sync()
+        self.__dict__[name] = value
+    get.__doc__ = doc
+    return property(get, put)
+
+
 class SectoredCache:
     """partitions: independent copies of the cache in one object (one L1 per
     SM): entry keys are line * partitions + partition."""
+
+    hits = _kept_count("hits", "Sectors looked up that hit (since the last reset).")
+    misses = _kept_count("misses", "Sectors looked up that missed (since the last reset).")
+    _t = _kept_count("_t", "The access clock (LRU order): accesses since the last reset.")
+    _counted_in = None       # (clock array, index): a native batch's walk counted last (counted_in)
 
     def __init__(self, size_bytes: int, line_bytes: int, sector_bytes: int, assoc: int,
                  name: str = "cache", partitions: int = 1) -> None:
@@ -76,6 +97,21 @@ class SectoredCache:
         self._t = 0                        # access clock (LRU order)
         self.hits = 0                      # sectors
         self.misses = 0
+
+    def counted_in(self, clock: np.ndarray, i: int) -> None:
+        """A native walk (native_batch.py) looked this cache up last: its
+        hits and misses are the state's counts (meta: sectors hit, asked;
+        every lookup adds to both, a reset zeroes them with these) and its
+        clock is clock[i]; they are read from there when next used, not
+        after every batch."""
+        self._counted_in = (clock, i)
+
+    def _sync(self) -> None:
+        clock, i = self._counted_in
+        self._counted_in = None
+        h, asked = self._state.meta[1:3].tolist()
+        d = self.__dict__
+        d["hits"], d["misses"], d["_t"] = h, asked - h, int(clock[i])
 
     def split(self, sector_ids: np.ndarray):
         """Sector ids (addr // sector_bytes) -> (line ids, sector bit in the line)."""
@@ -108,15 +144,14 @@ class SectoredCache:
         is forgotten."""
         st = self._state
         if st is not None and st.meta[0]:    # _set_of(key) is key % (sets * partitions) for a key line * P + p
-            got = self.__dict__.get("_reset_call")
-            if got is None:                  # its arguments, kept: only the rows' address moves
-                argv = np.array([0, self.assoc, st._fixed[0], st._fixed[1], self.num_sets * self.partitions],
-                                dtype=np.int64)
-                got = self._reset_call = (*packed_call.entry(RESET_SYMBOL, _build_reset_ir, len(RESET_ARGS)),
-                                          argv, argv.ctypes.data)
-            tramp, fn, argv, at = got
-            argv[0] = st._ptrs[0]
-            tramp(fn, at)
+            call = self.__dict__.get("_reset_call")
+            if call is None:                 # its arguments, kept: only the rows' address moves
+                call = self._reset_call = packed_call.PackedCall(RESET_SYMBOL, _build_reset_ir, RESET_ARGS, dict(
+                    tags=0, assoc=self.assoc, row_of=st._fixed[0], meta=st._fixed[1],
+                    sets=self.num_sets * self.partitions))
+            call["tags"] = st._ptrs[0]
+            call()
+        self._counted_in = None
         self._t = 0
         self.hits = self.misses = 0
 
@@ -174,30 +209,6 @@ class SectoredCache:
         part = None if partition is None else np.asarray(partition)[new]
         hit = self.access(lines[new], gbits, allocate, part)
         return (hit[gid] & bits) != 0
-
-    def invalidate(self, lines: np.ndarray, partition: np.ndarray | None = None) -> None:
-        """Drop these lines (e.g. L1 lines a store wrote around)."""
-        keys = np.asarray(lines, dtype=np.int64)
-        if partition is not None:
-            keys = keys * self.partitions + np.asarray(partition, dtype=np.int64)
-        if keys.size == 0:
-            return
-        st = self._lru()
-        tags = st.planes[0]
-        for key, s in zip(keys.tolist(), self._set_of(keys).tolist()):
-            row = int(st.row_of[s]) - 1
-            if row < 0:                          # a set never used holds nothing
-                continue
-            used = self.assoc
-            for w in range(self.assoc):          # the ways in use come first (native_lru)
-                if tags[row, w] == -1:
-                    used = w
-                    break
-            hit = np.flatnonzero(tags[row, :used] == key)
-            if hit.size:                          # close the gap: the ways in use stay first
-                w = int(hit[0])
-                st.planes[:, row, w:used - 1] = st.planes[:, row, w + 1:used].copy()
-                tags[row, used - 1] = -1
 
 
 _POP16 = np.array([bin(i).count("1") for i in range(1 << 16)], dtype=np.int64)

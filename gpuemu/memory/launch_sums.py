@@ -12,17 +12,19 @@ many batches pays the Python of its counters once, not per batch.
 The kept requests. Folding keeps per row the first costliest request of
 its batches (the highest cost; among equals the earlier batch's), with its
 batch number, mask and 32 addresses copied out of the batch (its arrays
-are reused by the next batch). Per line, `worst_of` then keeps what
+are reused by the next batch). Per line, the settle then keeps what
 keeping each batch's costliest request of the line (the lowest rank, then
 the first, among equals) and merging them in issue order keeps
 (WorstRequests.merge: a later batch's request replaces a kept one only
 when it costs more): the highest cost, then the earliest batch, then the
 lowest rank, then the first in its batch.
 tests/test_launch_sums.py checks the fold and the kept requests against
-batch-by-batch sums; tests/test_request_table.py checks whole launches
-against the numpy path.
+batch-by-batch sums and a readable keeping of them; tests/test_request_table.py
+checks whole launches against the numpy path.
 """
 from __future__ import annotations
+
+from functools import partial
 
 import llvmlite.ir as ll
 import numpy as np
@@ -73,16 +75,19 @@ def _build_ir() -> str:
 
 SETTLE_SYMBOL = "gpuemu_settle_sums"
 SETTLE_ARGS = ("table", "entries", "n_entries", "via", "n_via", "out", "batch_of", "rank", "line", "n_instrs",
-               "shared", "glob", "winners")
-WINNER_FIELDS = 7        # space, row, line, cost, batch, rank, index in its batch
+               "shared", "glob", "winners", "masks", "addrs", "rows")
+WINNER_KEY = 7           # space, row, line, cost, batch, rank, index in its batch
+WINNER_FIELDS = WINNER_KEY + 1 + WARP      # then the request's mask and 32 addresses
 
 
 def _build_settle_ir() -> str:
     """settle: the counters of a folded table as request_table.CounterPlan.
     counters_of gives them (out: name id, line, value per counter, in
     order), and per space (shared, then global) and line the kept request
-    as LaunchSums.worst_of keeps it (winners: WINNER_FIELDS each, lines in
-    the order of their first row). Returns counters + (winners << 32)."""
+    (the highest cost, the earliest batch, the lowest rank, the first in
+    its batch; winners: WINNER_FIELDS each, its mask and addresses last,
+    lines in the order of their first row); then the table is left as
+    new_table makes it. Returns counters + (winners << 32)."""
     m = ll.Module(name="settle_sums")
     f = Fn(m, SETTLE_SYMBOL, SETTLE_ARGS)
     A, b = f.arg, f.b
@@ -139,6 +144,16 @@ def _build_settle_ir() -> str:
                     base = b.mul(f.get(slot), c(WINNER_FIELDS))
                     for q, v in enumerate((A[space], row, ln) + key):
                         f.st(win, b.add(base, c(q)), v)
+    with f.loop(0, f.get(w)) as j:                # each kept request's mask and addresses
+        base = b.mul(j, c(WINNER_FIELDS))
+        row = f.ld(win, b.add(base, c(1)))
+        f.st(win, b.add(base, c(WINNER_KEY)), f.ld(f.ptr("masks"), row))
+        with f.loop(0, WARP) as q:
+            f.st(win, b.add(base, b.add(q, c(WINNER_KEY + 1))), f.ld(f.ptr("addrs"), b.add(b.mul(row, c(WARP)), q)))
+    with f.loop(0, A["rows"]) as r:               # cleared (LaunchSums.clear)
+        rb = b.mul(r, c(NC))
+        for col in range(NC):
+            f.st(table, b.add(rb, c(col)), -1 if col == _BEST else 0)
     f.ret(b.add(f.get(n), b.shl(f.get(w), c(32))))
     f.finish()
     return str(m)
@@ -202,49 +217,39 @@ class LaunchSums:
     def settle(self, plan, stats, worst, op: np.ndarray, size: np.ndarray, spaces: dict) -> None:
         """Add this table's counters (`plan`: request_table.CounterPlan of its
         kernel and rules, counters_of's) into `stats` and its kept requests
-        (worst_of's, shared then global; spaces: {space code: name}) into
-        `worst` (a WorstRequests, merged as a later batch's), in one native
-        pass; then clear."""
+        (per space and line the costliest: shared then global; spaces:
+        {space code: name}) into `worst` (a WorstRequests, merged as a later
+        batch's), in one native pass that also clears the table; both are
+        added when first read (Stats.defer_named, WorstRequests.defer)."""
         got = self._settle
         if got is None or got[0] is not plan:
             shared, glob = spaces
             out = np.zeros((max(len(plan.entries), 1), 3), dtype=np.int64)
             win = np.zeros((2 * max(len(plan.line), 1), WINNER_FIELDS), dtype=np.int64)
-            argv = np.array([address(self.table), address(plan.entries), len(plan.entries),
-                             address(plan.via_rows), len(plan.via_rows), address(out), address(self.batch_of),
-                             address(plan.rank), address(plan.line), len(plan.line), shared, glob,
-                             address(win)], dtype=np.int64)
-            got = self._settle = (plan, out, win, argv, address(argv),
-                                  packed_call.entry(SETTLE_SYMBOL, _build_settle_ir, len(SETTLE_ARGS)))
-        _, out, win, _argv, at, (tramp, fn) = got
-        r = tramp(fn, at)
-        stats.add_named(plan.names, out[:r & 0xFFFFFFFF].tolist())
-        kept = worst.by_line
-        for sp, row, ln, cost, _batch, _rank, _at in win[:r >> 32].tolist():
-            key = (spaces[sp], ln)
-            old = kept.get(key)
-            if old is None or cost > old.cost:
-                i = row // NSP
-                kept[key] = WorstRequest(space=key[0], row=ln, op=OPS[int(op[i])], size=int(size[i]), cost=cost,
-                                         mask=int(self.masks[row]), addrs=tuple(self.addrs[row].tolist()))
-        self.clear()
+            call = packed_call.PackedCall(SETTLE_SYMBOL, _build_settle_ir, SETTLE_ARGS, dict(
+                table=address(self.table), entries=address(plan.entries), n_entries=len(plan.entries),
+                via=address(plan.via_rows), n_via=len(plan.via_rows), out=address(out),
+                batch_of=address(self.batch_of), rank=address(plan.rank), line=address(plan.line),
+                n_instrs=len(plan.line), shared=shared, glob=glob, winners=address(win),
+                masks=address(self.masks), addrs=address(self.addrs), rows=self.rows))
+            got = self._settle = (plan, out, win, call)
+        _, out, win, call = got
+        r = call()
+        self.batches = 0
+        stats.defer_named(plan.names, out[:r & 0xFFFFFFFF].copy())
+        if r >> 32:
+            worst.defer(partial(_keep, win[:r >> 32].copy(), spaces, op, size))
 
-    def worst_of(self, used: list, space_code: int, space: str, rank, op: np.ndarray, size: np.ndarray,
-                 line: np.ndarray, worst) -> None:
-        """Keep in `worst` (a WorstRequests) each line's costliest request of
-        the rows of `space_code` among `used` (request_table.used_or_seen of
-        this table): the highest cost, the earliest batch, the lowest
-        rank(instr), the first in its batch (module docstring)."""
-        best: dict = {}
-        for row, v in used:
-            if row % NSP != space_code or not v[_REQ]:
-                continue
+
+def _keep(winners: np.ndarray, spaces: dict, op: np.ndarray, size: np.ndarray, kept: dict) -> None:
+    """Merge the settle's kept requests (`winners`, WINNER_FIELDS each) into
+    `kept` (WorstRequests.by_line), as a later batch's: a request replaces
+    a kept one of its line only when it costs more."""
+    for w in winners.tolist():
+        sp, row, ln, cost = w[:4]
+        key = (spaces[sp], ln)
+        old = kept.get(key)
+        if old is None or cost > old.cost:
             i = row // NSP
-            ln = int(line[i])
-            key = (-v[_BEST], int(self.batch_of[row]), rank(i), v[_AT])
-            if ln not in best or key < best[ln][0]:
-                best[ln] = (key, i, row)
-        for ln, (key, i, row) in best.items():
-            worst.by_line[(space, ln)] = WorstRequest(
-                space=space, row=ln, op=OPS[int(op[i])], size=int(size[i]), cost=-key[0],
-                mask=int(self.masks[row]), addrs=tuple(self.addrs[row].tolist()))
+            kept[key] = WorstRequest(space=key[0], row=ln, op=OPS[int(op[i])], size=int(size[i]), cost=cost,
+                                     mask=w[WINNER_KEY], addrs=tuple(w[WINNER_KEY + 1:]))

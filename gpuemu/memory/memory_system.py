@@ -242,7 +242,7 @@ class MemorySystem:
                                        partitions=self.preset.num_sms)
                          if self.readonly_path == "separate" else None)
         self.sm_cycles = np.zeros(self.preset.num_sms, dtype=np.int64)
-        self._warp_parts: list = []     # per batch: (block * 4096 + warp keys, their cycles)
+        self._warp_parts: list = []     # per batch: (block * 4096 + warp keys, their cycles), or int64[2, N] of them
         self._tables_for = None
         self._sums = None              # the folded native sums not settled yet (launch_sums.py)
         self._shared_native = None     # per MemInstr id: its shared requests go native

@@ -7,34 +7,47 @@ launch_sums.LaunchSums.fold), each of which builds its argument list,
 allocates its outputs and checks its inputs: about a tenth of a
 millisecond of Python a batch, more than the warps of a launch of a
 thousand threads cost. A batch charged at once on the launching thread
-(LaunchRun._charge_records) takes this path instead: the records are
-copied into the run's columns (trace_columns.py, counting the requests
-per space), and each pass is called through its trampoline
-(packed_call.entry) with an argument array built once for the run, where
-only the batch's length and the trace's address (and the caches' row
-arrays, which grow) are set per batch. The batch's table is folded into
-the launch's sums and cleared for the next batch natively; the counters
-come from the launch's sums at its end (MemorySystem.settle), as on the
-other path, so every counter, kept request, cycle and cache state is what
-prepare and apply give (tests/test_native_batch.py).
+(LaunchRun._charge_records) takes this path instead, in one native call:
+a packed_call.Chain of the steps, each a packed_call.PackedCall whose
+argument array is built once for the run (the caches' row arrays set
+again when they grow). The chain copies the records into the run's
+columns (trace_columns.py, counting the requests per space), asks a
+guard whether the passes serve the batch (below; it also skips the
+passes the batch has no request for), zeroes the batch's cycles, runs
+the bank pass and the coalescer, asks a second guard whether the caches'
+rows hold the walk's lookups (if not, it stops: `_make_room` grows them
+and the chain goes on from the walk), walks the caches, sums the cycles
+and folds the batch's table into the launch's sums, clearing it for the
+next batch. Per batch only its length, its records' address, whether
+host memory is in use and its number among the launch's batches are set
+(the chain's link values, copied into every step that reads them). The
+counters come from the launch's sums at its end (MemorySystem.settle),
+as on the other path, so every counter, kept request, cycle and cache
+state is what prepare and apply give (tests/test_native_batch.py).
+Block workers prepare a batch (the steps up to the second guard) on
+their own threads and apply it (the rest) in issue order.
 
 It applies where the passes serve the whole batch: the native passes on
 (MemorySystem.native), global and local requests through
 native_coalescer and native_cache_walk (MemorySystem._global_native), the
 kernel's shared requests all native, no host memory in use and no
-constant request in the batch; else `charge` returns False and the
-caller takes prepare and apply.
+constant request in the batch; else `charge` returns False (the columns
+hold the records) and the caller takes prepare and apply.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from gpuemu.host.buffers import host_memory_in_use
-from gpuemu.jit import abi, packed_call
+import llvmlite.ir as ll
+
+from gpuemu.jit import abi
 from gpuemu.jit.engine import address
+from gpuemu.jit.packed_call import CALL, SKIP, Chain, PackedCall
+from gpuemu.jit.packed_call import GUARD as GUARD_MODE
 
 from . import launch_sums, native_banks, native_cache_walk, native_coalescer, native_cycle_sums, request_table
-from .request_table import BATCH_ARGS, NSP
+from .native_ir import Fn, c
 from .sector_store import SectorStore
 from .trace import SPACE_CODES
 from .trace_columns import TraceColumns
@@ -44,21 +57,72 @@ _ADDR_OFFSET = abi.TRACE_DTYPE.fields["addr"][1]
 WARP = 32
 
 
-class _Pass:
-    """One native pass: its trampoline and address, its argument array (by
-    name; every argument given, those set per batch as 0)."""
+ZERO_SYMBOL, ZERO_ARGS = "gpuemu_batch_zero", ("p", "n", "rows", "stride")
+GUARD_SYMBOL = "gpuemu_batch_guard"
+GUARD_ARGS = ("counts", "shared_native", "global_native", "host", "no_shared", "no_traced")
+ROOM_SYMBOL = "gpuemu_batch_room"
+ROOM_ARGS = ("start", "n") + tuple(f"{c}_{a}" for c in ("l1", "l2") for a in ("meta", "cap", "sets"))
 
-    def __init__(self, symbol: str, build_ir, names: tuple, values: dict) -> None:
-        missing = [name for name in names if name not in values]
-        if missing:
-            raise ValueError(f"native_batch: no value for {symbol}'s {', '.join(missing)}")
-        self.tramp, self.fn = packed_call.entry(symbol, build_ir, len(names))
-        self.at = {name: k for k, name in enumerate(names)}
-        self.argv = np.array([values[name] for name in names], dtype=np.int64)
-        self.argv_at = address(self.argv)
 
-    def __call__(self) -> int:
-        return self.tramp(self.fn, self.argv_at)
+def _build_zero_ir() -> str:
+    """zero(p, n, rows, stride): p[r * stride + i] = 0 for r < rows, i < n
+    (a batch's cycles and latency, before the passes add to them)."""
+    m = ll.Module(name="batch_zero")
+    f = Fn(m, ZERO_SYMBOL, ZERO_ARGS)
+    A, b = f.arg, f.b
+    with f.loop(0, A["rows"]) as r:
+        base = b.mul(r, A["stride"])
+        with f.loop(0, A["n"]) as i:
+            f.st(f.ptr("p"), b.add(base, i), 0)
+    f.finish()
+    return str(m)
+
+
+def _build_guard_ir() -> str:
+    """guard(counts, ...): -1 where the passes do not serve the batch (a
+    constant request; shared requests not all native; global or local
+    requests not served natively, or global ones with host memory in use),
+    else the chain steps to skip: no_shared without shared requests, plus
+    no_traced without global and local requests."""
+    m = ll.Module(name="batch_guard")
+    f = Fn(m, GUARD_SYMBOL, GUARD_ARGS)
+    A, b = f.arg, f.b
+    counts = f.ptr("counts")
+    shared, glob, const = (f.ld(counts, c(k)) for k in (SHARED, GLOBAL, CONST))
+    traced = b.add(glob, f.ld(counts, c(LOCAL)))
+    some = lambda v: f.cmp("!=", v, 0)  # noqa: E731
+    refuse = b.or_(some(const), b.and_(some(shared), f.cmp("==", A["shared_native"], 0)))
+    refuse = b.or_(refuse, b.and_(some(traced), b.or_(f.cmp("==", A["global_native"], 0),
+                                                      b.and_(some(glob), some(A["host"])))))
+    with f.if_(refuse):
+        f.ret(-1)
+    skip = b.select(some(shared), c(0), A["no_shared"])
+    f.ret(b.or_(skip, b.select(some(traced), c(0), A["no_traced"])))
+    f.finish()
+    return str(m)
+
+
+def _build_room_ir() -> str:
+    """room(start, n, caches): -1 where a cache's rows might not hold the
+    walk's start[n] lookups (native_lru.LruState.reserve would grow them:
+    min(rows in use + start[n], sets) > rows it holds), else 0. A cache
+    whose meta is 0 is absent."""
+    m = ll.Module(name="batch_room")
+    f = Fn(m, ROOM_SYMBOL, ROOM_ARGS)
+    A, b = f.arg, f.b
+    asked = f.ld(f.ptr("start"), A["n"])
+    for cache in ("l1", "l2"):
+        with f.if_(f.cmp("!=", A[f"{cache}_meta"], 0)):
+            need = f.min(b.add(f.ld(f.ptr(f"{cache}_meta"), c(0)), asked), A[f"{cache}_sets"])
+            with f.if_(f.cmp(">", need, A[f"{cache}_cap"])):
+                f.ret(-1)
+    f.ret(0)
+    f.finish()
+    return str(m)
+
+
+# the chain's steps (NativeBatch._chain), in order; prepare runs them up to ROOM, apply from ROOM
+FILL, GUARD, ZERO, SHARED_PASS, COALESCE, ROOM, WALK, CYCLES, FOLD = range(9)
 
 
 class NativeBatch:
@@ -68,7 +132,7 @@ class NativeBatch:
     def __init__(self, ms, instrs, capacity: int) -> None:
         self.cols = TraceColumns(capacity)
         self.capacity = 0
-        self._sectors = SectorStore()     # the coalescer's output (_coalesce)
+        self._sectors = SectorStore()     # the coalescer's output (_build)
         self.bind(ms, instrs)
 
     def bind(self, ms, instrs) -> None:
@@ -96,9 +160,8 @@ class NativeBatch:
         self.ms, self.sm_cycles = ms, ms.sm_cycles
         for p in self._batch_passes:
             for name, value in (("skip_t", address(ms._skip)), ("sm_cycles", address(ms.sm_cycles))):
-                k = p.at.get(name)
-                if k is not None:
-                    p.argv[k] = value
+                if name in p.at:
+                    p[name] = value
         if self.global_native:
             self._bind_caches(ms)
         sums = self.__dict__.get("_fold_into")
@@ -106,13 +169,21 @@ class NativeBatch:
             ms._sums = sums                # the launch's sums (settled, clear) serve the new one
 
     def _bind_caches(self, ms) -> None:
-        """The walk's cache arguments: `ms`'s L1 (if any) and L2, their states made now."""
-        self._cache_slots = [(cc, self.walk.at[f"{name}_row_of"]) for name, cc in (("l1", ms.l1), ("l2", ms.l2))
-                             if cc is not None]
-        self._ptrs = [None] * len(self._cache_slots)
-        for cc, slot in self._cache_slots:
+        """The walk's cache arguments: `ms`'s L1 (if any) and L2, their states
+        made now; the room guard's."""
+        self._cache_slots = []
+        self.room["l1_meta"] = 0
+        for name, cc in (("l1", ms.l1), ("l2", ms.l2)):
+            if cc is None:
+                continue
+            slot = self.walk.at[f"{name}_row_of"]
             args = native_cache_walk._cache_args(cc, 0)
             self.walk.argv[slot:slot + len(args)] = args
+            st = cc._state
+            self.room[f"{name}_meta"], self.room[f"{name}_sets"] = st._fixed[1], st.num_sets
+            self.room[f"{name}_cap"] = st.planes.shape[1]
+            self._cache_slots.append((cc, slot, name))
+        self._ptrs = [cc._state._ptrs for cc, _, _ in self._cache_slots]
 
     def serves(self, ms, instrs) -> bool:
         """Whether this serves `ms` charging `instrs` (the run's memory system may be new)."""
@@ -129,7 +200,7 @@ class NativeBatch:
 
     def _build(self, capacity: int) -> None:
         """The buffers for batches of `capacity` records (kept if they are
-        that size) and the passes' argument arrays."""
+        that size), the passes' argument arrays and their chain."""
         ms, m = self.ms, self.ms.mem
         if capacity != self.capacity:
             self.capacity = capacity
@@ -143,19 +214,23 @@ class NativeBatch:
                       warp=a["warp"], op_t=address(ms._op), size_t=address(ms._size), skip_t=address(ms._skip),
                       addr_stride=abi.TRACE_DTYPE.itemsize // 8, cycles=address(self.cycles),
                       latency=address(self.latency), table=address(self.table))
-        self.shared = _Pass(native_banks.PASS_SYMBOL, native_banks._build_pass, native_banks.PASS_ARGS, dict(
+        self.shared = PackedCall(native_banks.PASS_SYMBOL, native_banks._build_pass, native_banks.PASS_ARGS, dict(
             common, shared=SHARED, bank_shift=m.shared_bank_bytes.bit_length() - 1, banks=m.banks,
             row_shift=m.shared_row_bytes.bit_length() - 1, cycles_per_wavefront=m.cycles_per_shared_wavefront,
             cycles_per_atomic=m.cycles_per_atomic_serialization, latency0=m.shared_latency))
         passes = [self.shared]
+        self.zero = PackedCall(ZERO_SYMBOL, _build_zero_ir, ZERO_ARGS, dict(p=address(self._cl), n=0, rows=2,
+                                                                             stride=capacity))
+        self.room = PackedCall(ROOM_SYMBOL, _build_room_ir, ROOM_ARGS, dict(
+            {f"{c}_{a}": 0 for c in ("l1", "l2") for a in ("meta", "cap", "sets")}, start=address(self.start), n=0))
         if self.global_native:
-            self.coalesce = _Pass(native_coalescer.SYMBOL, native_coalescer._build_ir, native_coalescer.ARGS, dict(
+            self.coalesce = PackedCall(native_coalescer.SYMBOL, native_coalescer._build_ir, native_coalescer.ARGS, dict(
                 common, glob=GLOBAL, local=LOCAL, ib=m.local_interleave_bytes,
                 ib_log=m.local_interleave_bytes.bit_length() - 1, window=m.local_bytes_per_thread_window * WARP,
                 cycles_per_atomic=m.cycles_per_atomic_serialization, start=address(self.start), sec=0))
             l1 = ms.l1
             self.clock = np.zeros(2, dtype=np.int64)
-            self.walk = _Pass(native_cache_walk.SYMBOL, native_cache_walk._build_ir, native_cache_walk.ARGS, dict(
+            self.walk = PackedCall(native_cache_walk.SYMBOL, native_cache_walk._build_ir, native_cache_walk.ARGS, dict(
                 common, glob=GLOBAL, local=LOCAL, start=address(self.start), kind=address(ms._row_kind),
                 nsm=ms.preset.num_sms,
                 k1_log=(m.l1_sector_bytes // 32 if l1 is not None else 1).bit_length() - 1,
@@ -165,39 +240,71 @@ class NativeBatch:
                 lat1=m.l1_hit_latency, lat2=m.l2_hit_latency, latdram=m.dram_latency, clock=address(self.clock),
                 sec=0, **{f"{c}_{a}": 0 for c in ("l1", "l2") for a in native_cache_walk.CACHE_ARGS}))
             passes += [self.coalesce, self.walk]
-            self._coalesce_sec, self._walk_sec = self.coalesce.at["sec"], self.walk.at["sec"]
+            # kept: its pages mapped as written (sector_store.py); its bound, the batch's
+            sec = self._sectors.for_batch(capacity * 2 * WARP * max(1, ms._max_words))
+            self.coalesce["sec"] = self.walk["sec"] = address(sec)
             self._bind_caches(ms)
-        self.cycle_sums = _Pass(native_cycle_sums.SYMBOL, native_cycle_sums._build_ir, native_cycle_sums.ARGS,
-                                dict(common, nsm=self.sm_cycles.size, sm_cycles=address(self.sm_cycles),
-                                     keys=address(self.keys), sums=address(self.sums)))
+        self.cycle_sums = PackedCall(native_cycle_sums.SYMBOL, native_cycle_sums._build_ir, native_cycle_sums.ARGS,
+                                     dict(common, nsm=self.sm_cycles.size, sm_cycles=address(self.sm_cycles),
+                                          keys=address(self.keys), sums=address(self.sums)))
         passes.append(self.cycle_sums)
-        self._fold = None
         self._batch_passes = passes
-        # their argument arrays as the rows of one, whose BATCH_ARGS n and addr are set per batch at once
-        rows = np.zeros((len(passes), max(p.argv.size for p in passes)), dtype=np.int64)
-        for p, row in zip(passes, rows):
-            row[:p.argv.size] = p.argv
-            p.argv, p.argv_at = row, address(row)
-        self._argvs = rows
-        self._n_at, self._addr_at = BATCH_ARGS.index("n"), BATCH_ARGS.index("addr")
+        self.guard = PackedCall(GUARD_SYMBOL, _build_guard_ir, GUARD_ARGS, dict(
+            counts=address(self.cols.counts), shared_native=int(self.shared_native),
+            global_native=int(self.global_native), host=0,
+            no_shared=1 << (SHARED_PASS - GUARD - 1),
+            no_traced=sum(1 << (k - GUARD - 1) for k in (COALESCE, ROOM, WALK))))
+        self._fold = None
+        # one native call a batch: the steps a batch without shared, or
+        # global and local, requests skips (the guard's no_shared,
+        # no_traced), and those without a pass here, are not called; the
+        # fold is set per batch (_folder: the memory system's launch sums)
+        stand_in = PackedCall(launch_sums.SYMBOL, launch_sums._build_ir, launch_sums.ARGS,
+                              dict.fromkeys(launch_sums.ARGS, 0))
+        g = self.global_native
+        steps = [self.cols.call, self.guard, self.zero, self.shared, self.coalesce if g else self.shared,
+                 self.room, self.walk if g else self.shared, self.cycle_sums, stand_in]
+        modes = [CALL, GUARD_MODE, CALL, CALL, CALL if g else SKIP, GUARD_MODE if g else SKIP,
+                 CALL if g else SKIP, CALL, SKIP]
+        # per batch: its length and records' address (into every step that reads them), host
+        # memory in use (the guard's), the batch's number among the launch's (the fold's)
+        passes = (SHARED_PASS, COALESCE, WALK, CYCLES)
+        self._chain = chain = Chain(steps, modes, links=dict(
+            n=[(k, "n", 0) for k in (FILL, ZERO, ROOM) + passes],
+            records=[(FILL, "records", 0)] + [(k, "addr", _ADDR_OFFSET) for k in passes + (FOLD,)],
+            host=[(GUARD, "host", 0)], number=[(FOLD, "number", 0)]))
+        self._values = chain.values
+        self._n_at, self._records_at, self._host_at, self._number_at = (
+            chain.slot(name) for name in ("n", "records", "host", "number"))
 
-    def _folder(self, sums: launch_sums.LaunchSums) -> _Pass:
-        """The fold of the batch's table into `sums` (the memory system's, kept until it changes)."""
-        if self._fold is None or self._fold_into is not sums:
+    def _folder(self, sums: launch_sums.LaunchSums) -> PackedCall:
+        """The fold of the batch's table into `sums` (the memory system's,
+        kept until it changes), the chain's last step."""
+        if self._fold is None or self.__dict__.get("_fold_into") is not sums:
             names = launch_sums.ARGS
-            self._fold = _Pass(launch_sums.SYMBOL, launch_sums._build_ir, names,
-                               dict(zip(names, sums.fold_args(self.table)), mask=self.cols.addrs["mask"],
-                                    addr_stride=abi.TRACE_DTYPE.itemsize // 8))
+            self._fold = PackedCall(launch_sums.SYMBOL, launch_sums._build_ir, names,
+                                    dict(zip(names, sums.fold_args(self.table)), mask=self.cols.addrs["mask"],
+                                         addr_stride=abi.TRACE_DTYPE.itemsize // 8))
             self._fold_into = sums
+            self._chain.set_step(FOLD, self._fold, CALL)
         return self._fold
 
-    def charge(self, records: np.ndarray) -> bool:
+    def charge(self, records: np.ndarray, at: int | None = None) -> bool:
         """Charge trace records (abi.TRACE_DTYPE, the next in issue order) to
-        the memory system, as prepare and apply would; False (nothing
-        charged) where this path does not serve the batch (module docstring)."""
-        if not self.prepare(records):
+        the memory system, as prepare and apply would (in one native call);
+        False (nothing charged; the columns hold the records) where this
+        path does not serve the batch (module docstring). at: the records'
+        address where the caller knows it (a trace buffer's: numpy takes
+        microseconds to tell that of a structured array)."""
+        if not self._start(records, at):
             return False
-        self.apply()
+        if self._n == 0:
+            return True
+        self._before_apply()
+        stopped = self._chain()
+        if stopped == GUARD + 1:
+            return False
+        self._after(stopped)
         return True
 
     def prepare(self, records: np.ndarray) -> bool:
@@ -206,83 +313,90 @@ class NativeBatch:
         workers prepare their batches in parallel, each in its own
         NativeBatch, and `apply` them in issue order. False: this path does
         not serve the batch (the caller prepares and applies it the
-        MemorySystem way). The records stay in use until `apply`."""
-        ms = self.ms
+        MemorySystem way; the columns hold the records). The records stay
+        in use until `apply`."""
+        if not self._start(records):
+            return False
+        if self._n == 0:
+            return True
+        return self._chain(0, ROOM) != GUARD + 1
+
+    def _start(self, records: np.ndarray, at: int | None = None) -> bool:
+        """Set the chain's arguments for a batch of `records` at address
+        `at` (None: not known) (False: the native passes are off)."""
+        ms, cols = self.ms, self.cols
         if not ms.native:
+            cols.fill(records)             # (the caller's batch reads them there)
             return False
         n = records.shape[0]
-        records = self.cols.fill(records)
-        if self.cols.capacity != self.capacity:    # grown: new columns, larger buffers
-            self._build(self.cols.capacity)
-        counts = self.cols.counts.tolist()
-        traced = counts[GLOBAL] + counts[LOCAL]
-        if (counts[CONST] or (counts[SHARED] and not self.shared_native)
-                or (traced and (not self.global_native or (counts[GLOBAL] and host_memory_in_use())))):
-            return False
-        self._n, self._traced, self._records = n, traced, records
+        cols.holds = records               # (the chain's first step copies them into the columns)
+        if records.dtype != abi.TRACE_DTYPE or not records.flags.c_contiguous:
+            records, at = np.ascontiguousarray(records, dtype=abi.TRACE_DTYPE), None
+        if n > cols.capacity:              # grown: new columns, larger buffers, a new chain
+            cols._grow(max(n, 2 * cols.capacity))
+        if cols.capacity != self.capacity:  # (or grown by a batch charged the other way)
+            self._build(cols.capacity)
+        self._n, self._records = n, records
+        if at is None:
+            at = address(records)
+        cols.records_at = at
         if n == 0:
+            fill = cols.call.argv
+            fill[0], fill[1] = n, at
+            cols.call()                    # (counts: zero)
             return True
-        addr = self._addr = self.cols.records_at + _ADDR_OFFSET
-        argvs = self._argvs
-        argvs[:, self._n_at] = n
-        argvs[:, self._addr_at] = addr
-        self._cl[:, :n] = 0
-        if counts[SHARED]:
-            self.shared()
-        if traced:
-            self._coalesce(traced)
+        v = self._values                   # (the chain copies them into its steps' arguments)
+        v[self._n_at] = n
+        v[self._records_at] = at
+        v[self._host_at] = host_memory_in_use()
         return True
+
+    def _before_apply(self) -> None:
+        """The arguments of the apply steps: the caches' clocks, the fold's."""
+        ms = self.ms
+        if self.global_native:
+            l1, l2, clock = ms.l1, ms.l2, self.clock
+            if l2._counted_in is None or l2._counted_in[0] is not clock:     # (else clock holds theirs)
+                clock[0] = l1._t if l1 is not None else 0
+                clock[1] = l2._t
+        sums = ms.launch_sums()
+        self._folder(sums)
+        self._values[self._number_at] = sums.batches
 
     def apply(self) -> None:
         """The rest of `charge` for the batch `prepare` took, the next in issue
         order: the caches, the cycles per SM and warp, the fold into the
         launch's sums."""
-        n, ms = self._n, self.ms
-        self._records = None
-        if n == 0:
+        if self._n == 0:
+            self._records = None
             return
-        if self._traced:
-            self._walk(n)
-        runs = self.cycle_sums()
-        keys, sums = self._ks[:, :runs].copy()
-        ms._warp_parts.append((keys, sums))
-        sums = ms.launch_sums()
-        fold = self._folder(sums)
-        fold.argv[fold.at["number"]] = sums.batches
-        fold.argv[fold.at["addr"]] = self._addr
-        fold()
-        sums.batches += 1
+        self._before_apply()
+        self._after(self._chain(ROOM))
 
-    def _coalesce(self, traced: int) -> None:
-        """The coalescer for the batch's `traced` global and local requests
-        (as native_coalescer.coalesce_pass, with the run's arrays)."""
-        store = self._sectors          # kept: its pages mapped as written (sector_store.py)
-        sec = self._sec = store.for_batch(self.capacity * 2 * WARP * max(1, self.ms._max_words))   # the bound
-        at = address(sec)
-        self.coalesce.argv[self._coalesce_sec] = at
-        self.coalesce()
-        store.wrote(int(self.start[self._n]))
-        self.walk.argv[self._walk_sec] = at
+    def _after(self, stopped: int) -> None:
+        """After the chain ran up to its end or to the room guard (`stopped`):
+        the caches grown and the rest run; the caches' counts, the warps'
+        cycles, the batch counted as folded."""
+        chain, ms = self._chain, self.ms
+        if stopped == ROOM + 1:
+            self._make_room(int(self.start[self._n]))
+            chain(WALK)
+        self._records = None
+        if self.global_native and not chain.table[2] >> WALK & 1:     # the walk ran: its caches' counts
+            self._sectors.wrote(int(self.start[self._n]))
+            if ms.l1 is not None:
+                ms.l1.counted_in(self.clock, 0)
+            ms.l2.counted_in(self.clock, 1)
+        ms._warp_parts.append(self._ks[:, :chain.result(CYCLES)].copy())     # (keys, sums) of the warps' runs
+        self._fold_into.batches += 1
 
-    def _walk(self, n: int) -> None:
-        """The caches for the coalesced requests (as native_cache_walk.cache_walk)."""
-        ms = self.ms
-        m = int(self.start[n])
+    def _make_room(self, m: int) -> None:
+        """Room in the caches' rows for m more lookups (their planes may move)."""
         w = self.walk.argv
-        before = []
-        for k, (cc, slot) in enumerate(self._cache_slots):
+        for k, (cc, slot, name) in enumerate(self._cache_slots):
             st = cc._state
-            st.reserve(m)                  # room for m more rows: its planes may move
+            st.reserve(m)
             if st._ptrs is not self._ptrs[k]:
                 w[slot + 1:slot + 4] = st._ptrs
                 self._ptrs[k] = st._ptrs
-            before.append(st.meta[1:3].tolist())
-        l1, l2 = ms.l1, ms.l2
-        self.clock[:] = (l1._t if l1 is not None else 0, l2._t)
-        self.walk()
-        self._sec = None                   # (its sectors: read by the walk, now done)
-        for (cc, _), (h0, a0), t in zip(self._cache_slots, before, self.clock.tolist()[2 - len(before):]):
-            h1, a1 = cc._state.meta[1:3].tolist()
-            cc.hits += h1 - h0
-            cc.misses += a1 - a0 - (h1 - h0)
-            cc._t = t
+                self.room[f"{name}_cap"] = st.planes.shape[1]

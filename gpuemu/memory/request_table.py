@@ -5,13 +5,13 @@ native_coalescer, native_cache_walk) add each request into one row of a
 small int64 table: row = instruction id * NSP + space code. Everything a
 counter needs besides these sums is static per row (the instruction's line,
 op, size, read-only / spill / texture flags, the space), so the counters of
-a batch are a few Python additions per row, not numpy passes per request.
-`shared_counters`, `global_counters`, `cache_counters` and `cycle_counters`
-(and launch_sums.LaunchSums.worst_of) turn the table into the counters and
-kept requests the numpy path (MemorySystem._charge_shared / _prepare_global /
-_apply_global) gives; tests/test_request_table.py and
-tests/test_memory_system.py check the two paths agree on random and real
-traces.
+a table come from a plan worked out once per kernel and rules
+(`CounterPlan`; launch_sums.py's native settle reads it), not numpy passes
+per request. They are the counters and kept requests the numpy path
+(MemorySystem._charge_shared / _prepare_global / _apply_global) gives:
+tests/request_table_reference.py writes the rule row by row, and
+tests/test_request_table.py and tests/test_memory_system.py check the
+paths agree on random and real traces.
 
 Columns: requests; cost (wavefronts of a shared request, sectors of a
 global or local one); conflicts (wavefronts - ideal); lanes (active lanes);
@@ -104,110 +104,18 @@ def new_table(n_instrs: int) -> np.ndarray:
     return t
 
 
-def used_rows(table: np.ndarray) -> list:
-    """The rows that counted a request: (row, its sums as a list)."""
-    rows = np.flatnonzero(table[:, 0])
-    return list(zip(rows.tolist(), table[rows].tolist()))
-
-
-def shared_counters(used: list, op: np.ndarray, line: np.ndarray, shared: int) -> list:
-    """(counter, line, value) of the shared rows among `used`, as
-    MemorySystem._charge_shared adds them (a counter is added, maybe with 0,
-    when a request of its kind was made; conflict degrees only where seen)."""
-    out = []
-    for row, v in used:
-        if row % NSP != shared:
-            continue
-        i = row // NSP
-        ln, code = int(line[i]), int(op[i])
-        if code >= 2:
-            out.append(("shared_atomic_requests", ln, v[0]))
-            continue
-        name = OPS[code].replace("ld", "load").replace("st", "store")
-        conflicts = v[COL["conflicts"]]
-        out += [(f"shared_{name}_requests", ln, v[0]), (f"shared_{name}_wavefronts", ln, v[COL["cost"]]),
-                (f"shared_{name}_bank_conflicts", ln, conflicts), ("shared_bank_conflicts", ln, conflicts)]
-        w0 = COL["ways_0"]
-        out += [(f"shared_conflict_ways_{w}", ln, v[w0 + w]) for w in range(2, MAX_WAYS + 1) if v[w0 + w]]
-    return out
-
-
 NAMES = ("load", "store", "atomic", "reduction")
 ENTRY_FIELDS = 9         # CounterPlan.entries' columns
-
-
-def global_counters(used: list, t: dict, spaces: tuple, ro_on: bool, l1_present: bool) -> list:
-    """(counter, line, value) of the global and local rows among `used`, as
-    MemorySystem._prepare_global adds them: requests and sectors by kind,
-    transactions (= sectors under the 'sectors' rule), writes at L2, the
-    read-only, texture and spill counts. t: per MemInstr id op, size, line,
-    ro, spill, tex arrays; spaces: the (global, local) space codes; ro_on:
-    the read-only path is in use."""
-    glob, local = spaces
-    out = []
-    for row, v in used:
-        sp = row % NSP
-        if sp != glob and sp != local:
-            continue
-        i = row // NSP
-        code, ln = int(t["op"][i]), int(t["line"][i])
-        name, prefix = NAMES[code], "global" if sp == glob else "local"
-        req, sectors = v[0], v[COL["cost"]]
-        if sp == glob and ro_on and code == 0 and t["ro"][i]:
-            out += [("readonly_load_requests", ln, req), ("readonly_load_sectors", ln, sectors)]
-            if t["tex"][i]:
-                out += [("texture_requests", ln, req), ("texture_sectors", ln, sectors)]
-        if sp == local and t["spill"][i]:
-            out += [(f"spill_{name}_requests", ln, req), ("spill_bytes", ln, v[COL["lanes"]] * int(t["size"][i]))]
-        out += [(f"{prefix}_{name}_requests", ln, req), (f"{prefix}_{name}_sectors", ln, sectors)]
-        if code <= 1:
-            out.append((f"{prefix}_{name}_transactions", ln, sectors))
-        if code == 1 and not (sp == local and l1_present):
-            out.append(("l2_write_sectors", ln, sectors))
-    return out
-
-
-def cache_counters(used: list, t: dict, spaces: tuple, kind: np.ndarray, readonly_path: str) -> list:
-    """(counter, line, value) of the caches for the global and local loads
-    among `used`, as MemorySystem._apply_global adds them (l1_hits and
-    l1_misses only when some request of the batch went through L1)."""
-    glob, local = spaces
-    rows = [(row, v) for row, v in used if row % NSP in (glob, local)]
-    via_l1 = any(v[COL["cost"]] and kind[row] in (0, 3) for row, v in rows)
-    out = []
-    for row, v in rows:
-        i = row // NSP
-        if t["op"][i] != 0:
-            continue
-        ln = int(t["line"][i])
-        hits, dram = v[COL["l1_hits"]], v[COL["dram"]]
-        if via_l1:
-            out += [("l1_hits", ln, hits), ("l1_misses", ln, v[COL["l1_misses"]])]
-        out += [("l2_read_sectors", ln, v[COL["l2_read"]]), ("l2_hits", ln, v[COL["l2_hits"]]),
-                ("l2_misses", ln, dram), ("dram_read_sectors", ln, dram)]
-        if row % NSP == glob and readonly_path != "none" and t["ro"][i]:
-            ro_hit = hits if readonly_path == "l1" else 0
-            out += [("readonly_hits", ln, ro_hit), ("readonly_misses", ln, v[COL["cost"]] - ro_hit)]
-            if t["tex"][i]:
-                out += [("texture_hits", ln, ro_hit), ("texture_misses", ln, v[COL["cost"]] - ro_hit)]
-    return out
-
-
-def cycle_counters(table: np.ndarray, line: np.ndarray) -> list:
-    """("memory_cycles", line, cycles) of every row a request of the batch
-    fell in (MemorySystem.apply adds it for every line of the batch)."""
-    rows = np.flatnonzero(table[:, COL["seen"]])
-    return [("memory_cycles", int(line[r // NSP]), v)
-            for r, v in zip(rows.tolist(), table[rows, COL["cycles"]].tolist())]
 
 
 class CounterPlan:
     """The counters of one kernel's request tables under one memory
     system's rules, worked out per row once: `counters_of(used)` gives what
-    shared_counters, global_counters, cache_counters and cycle_counters
-    give of a table's used rows, in that order, without working out per row
-    which counters it has (MemorySystem.settle, add_warp_counts;
-    tests/test_request_table.py checks the two agree).
+    the row-by-row rule (tests/request_table_reference.py: shared, global
+    and local, cache and cycle counters) gives of a table's used rows, in
+    that order, without working out per row which counters it has
+    (MemorySystem.settle, add_warp_counts; tests/test_request_table.py
+    checks the two agree).
 
     Per section (shared, global and local, caches) and row, the row's
     entries: (counter, line, col, scale, minus, gate, L1 only): the value
@@ -230,7 +138,7 @@ class CounterPlan:
         for i in range(n):
             ln, code = int(line[i]), int(op[i])
             name = NAMES[code]
-            row = i * NSP + shared                   # shared_counters
+            row = i * NSP + shared                   # as the reference's shared_counters (tests/)
             if code >= 2:
                 add(0, row, "shared_atomic_requests", ln, req)
             else:
@@ -240,7 +148,7 @@ class CounterPlan:
                 add(0, row, "shared_bank_conflicts", ln, conf)
                 for w in range(2, MAX_WAYS + 1):
                     add(0, row, f"shared_conflict_ways_{w}", ln, w0 + w, gate=w0 + w)
-            for sp in sorted((glob, local)):        # global_counters
+            for sp in sorted((glob, local)):        # global_counters'
                 row, prefix = i * NSP + sp, "global" if sp == glob else "local"
                 if sp == glob and ro_on and code == 0 and t["ro"][i]:
                     add(1, row, "readonly_load_requests", ln, req)
@@ -257,7 +165,7 @@ class CounterPlan:
                     add(1, row, f"{prefix}_{name}_transactions", ln, cost)
                 if code == 1 and not (sp == local and l1_present):
                     add(1, row, "l2_write_sectors", ln, cost)
-                if code != 0:                        # cache_counters: loads
+                if code != 0:                        # cache_counters': loads
                     continue
                 hits = COL["l1_hits"]
                 add(2, row, "l1_hits", ln, hits, l1=True)

@@ -62,16 +62,15 @@ class TraceColumns:
         self.capacity = 0
         self.counts = np.zeros(request_table.NSP, dtype=np.int64)   # requests per space code (`fill`)
         self.records_at = 0              # the address of the records `fill` read last
-        self._call = packed_call.entry(SYMBOL, _build_ir, len(ARGS))
+        self.holds = None                # the records array they were given as (`batch(filled=)`)
         self._grow(capacity)
 
     def _grow(self, capacity: int) -> None:
         self.capacity = capacity
         self.cols = {name: np.empty(capacity, dtype=t) for name, t in _COLUMNS}
         self.addrs = {name: address(a) for name, a in self.cols.items()}
-        self._argv = np.array([0, 0, address(self.counts)] + [self.addrs[name] for name, _ in _COLUMNS],
-                              dtype=np.int64)
-        self._argv_at = address(self._argv)
+        self.call = packed_call.PackedCall(SYMBOL, _build_ir, ARGS, dict(self.addrs, n=0, records=0,
+                                                                         counts=address(self.counts)))
 
     @property
     def nbytes(self) -> int:
@@ -85,22 +84,29 @@ class TraceColumns:
         n = records.shape[0]
         if n > self.capacity:
             self._grow(max(n, 2 * self.capacity))
+        given = records
         if records.dtype != abi.TRACE_DTYPE or not records.flags.c_contiguous:
             records = np.ascontiguousarray(records, dtype=abi.TRACE_DTYPE)
-        argv = self._argv
+        argv = self.call.argv
         argv[0] = n
         argv[1] = self.records_at = address(records)
-        tramp, fn = self._call
-        tramp(fn, self._argv_at)
+        self.call()
+        self.holds = given
         return records
 
     def batch(self, records: np.ndarray, op_t: np.ndarray, size_t: np.ndarray,
-              skip_t: np.ndarray) -> AccessBatch:
+              skip_t: np.ndarray, filled: bool = False) -> AccessBatch:
         """The AccessBatch of `records` (abi.TRACE_DTYPE, C-contiguous), its
         columns views of the kept buffers (valid until the next call), with
         `arrays` set: what request_table.batch_arrays(batch, op_t, size_t,
-        skip_t) gives. The tables are the memory system's (MemorySystem._tables)."""
-        records = self.fill(records)
+        skip_t) gives. The tables are the memory system's (MemorySystem._tables).
+        filled: the columns may hold these records already (a batch
+        native_batch did not serve): they are not copied again where they
+        do (`holds`: the records the columns were last given)."""
+        if not (filled and self.holds is records):
+            records = self.fill(records)
+        elif records.dtype != abi.TRACE_DTYPE or not records.flags.c_contiguous:
+            records = np.ascontiguousarray(records, dtype=abi.TRACE_DTYPE)
         n = records.shape[0]
         cols = {name: self.cols[name][:n] for name, _t in _COLUMNS}
         addr = records["addr"]

@@ -28,8 +28,9 @@ readable rule), so the counters are those of the trace path. The common
 request, all of whose words lie in one row (`one_row`, or `one_row_spread`
 for a whole warp: then no bank holds two of them, one wavefront), is counted inline in the helper, without a
 call (`emit_charge`, the same code as this module's function). MemorySystem
-.add_warp_counts turns the state into the counters (request_table.shared_counters,
-cycle_counters), tests/test_warp_bank_counts.py checks launches against the
+.add_warp_counts turns the state into the counters (the rows of a request
+table, `row_cycles`, through the kernel's request_table.CounterPlan, as a
+traced batch's), tests/test_warp_bank_counts.py checks launches against the
 numpy path (every counter, per line, worst requests, per-SM and per-warp
 cycles, one and two block workers).
 
@@ -295,7 +296,7 @@ class WarpBankCounts:
         return self.sm_wavefronts * self.state[CPW]
 
     def row_cycles(self) -> np.ndarray:
-        """The table with each row's seen (= requests) and cycles (request_table.cycle_counters reads them)."""
+        """The table with each row's seen (= requests) and cycles (the counter plan's memory_cycles reads them)."""
         t = self.table.copy()
         t[:, COL["seen"]] = t[:, COL["requests"]]
         t[:, COL["cycles"]] = t[:, COL["cost"]] * self.state[CPW]
@@ -316,6 +317,9 @@ def for_run(run, fresh: bool = False):
     block worker's copy): a state of its own."""
     ms = run.memsys
     counts = None if fresh else run.__dict__.get("warp_counts")
+    key = (ms, _flags(ms))
+    if counts is None and not fresh and run.__dict__.get("_warp_counts_off") == key:
+        return None                        # off for this memory system before: the ctxs hold 0
     on = (ms is not None and ms.native and ms.count_shared_in_warps
           and getattr(run, "recorder", None) is None and getattr(run, "checker", None) is None
           and getattr(run, "weak", None) is None and not run._weak_mode()
@@ -334,4 +338,10 @@ def for_run(run, fresh: bool = False):
         if ctx is not None:
             ctx[abi.C_WARP_COUNTS] = address
     run.warp_counts = counts
+    run._warp_counts_off = key if counts is None else None
     return counts
+
+
+def _flags(ms) -> tuple | None:
+    """What for_run's answer depends on in a memory system beside the kernel (tests switch them)."""
+    return (ms.native, ms.count_shared_in_warps) if ms is not None else None

@@ -68,3 +68,28 @@ class WorstRequests:
     def get(self, space: str, row: int):
         """The kept request of (space, counter row), or None."""
         return self.by_line.get((space, row))
+
+    def defer(self, merge) -> None:
+        """merge(by_line) takes in requests kept later (launch_sums' settle:
+        they are made into WorstRequest when `by_line` is first read), in
+        the order deferred, before anything else reads or changes them."""
+        later = self.__dict__.get("_later")
+        if later:
+            later.append(merge)
+        else:
+            self.__dict__["_later"] = [merge]
+
+
+def _by_line(self) -> dict:
+    """Per (space, counter row): the kept request (the deferred ones merged in first)."""
+    d = self.__dict__
+    later = d.get("_later")
+    if later:
+        d["_later"] = None
+        for merge in later:
+            merge(d["by_line"])
+    return d["by_line"]
+
+
+WorstRequests.by_line = property(_by_line, lambda self, v: self.__dict__.__setitem__("by_line", v),
+                                 doc=_by_line.__doc__)

@@ -96,3 +96,19 @@ def test_a_kernel_of_known_seconds_is_placed_as_place_launch_places_it():
     assert one["seconds"] == two["seconds"] == pytest.approx(14100 / link_for("sm_90").sm_clock_hz)
     assert two["start"] == one["end"] and two["end"] == one["end"] + one["seconds"]
     assert [op.name for op in tl.ops] == ["k", "k"]
+
+
+def test_a_kernel_on_the_default_stream_waits_for_a_blocking_streams_copy():
+    from gpuemu.host.streams import place_kernel
+    tl = gpuemu.timeline().reset("sm_90")
+    copy = tl.copy(BIG, "h2d", pinned=True, stream=gpuemu.Stream())   # async: the host goes on
+    placed = place_kernel("k", 1e-6)
+    assert tl.host_time == placed["end"] and placed["start"] == copy.end > 0
+
+
+def test_a_kernel_on_the_default_stream_does_not_wait_for_a_non_blocking_streams_copy():
+    from gpuemu.host.streams import place_kernel
+    tl = gpuemu.timeline().reset("sm_90")
+    copy = tl.copy(BIG, "h2d", pinned=True, stream=gpuemu.Stream(non_blocking=True))
+    placed = place_kernel("k", 1e-6)
+    assert copy.end > 0 and placed["start"] == 0.0 and placed["end"] == 1e-6

@@ -134,11 +134,14 @@ class Timeline:
     def schedule(self, name: str, engine: str, seconds: float, stream: Optional[Stream] = None,
                  sync: bool = False, nbytes: int = 0) -> Op:
         """Place one operation; returns it with its start and end."""
-        if stream is not None:
-            self.streams[stream.id] = stream
         # start = max(stream ready, engine free, host time), with ifs (every launch: a
         # fifth of a microsecond less than max())
-        start = self._stream_ready(stream)
+        if stream is None and not self.streams:     # the default stream, no other seen:
+            start = self.default_ready               # its own ready time (a call less)
+        else:
+            if stream is not None:
+                self.streams[stream.id] = stream
+            start = self._stream_ready(stream)
         free = self.engine_free
         if free[engine] > start:
             start = free[engine]

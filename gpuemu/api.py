@@ -17,7 +17,6 @@ import shlex
 import sys
 import time
 from dataclasses import dataclass, field, fields
-from functools import partial
 from pathlib import Path
 from typing import Optional
 
@@ -537,13 +536,13 @@ class RawKernel:
             st, by_line = dict(NO_COUNTS), {}
             placed = place_kernel(self.name, 0.0, stream)    # no cycles: kernel_seconds is 0
         else:                          # the counter dicts made when first read (Launch.stats)
-            st, by_line = Deferred(partial(_totals_of, stats)), Deferred(partial(_lines_of, stats, key))
+            st, by_line = Deferred(_totals_of, stats), Deferred(_lines_of, stats, key)
             placed = place_launch(self.name, stats, self.module.preset, stream)   # before the copies back
         for host, dev in copies:
             host[...] = dev.get().reshape(host.shape)
         config = None
         if ms is not None:
-            worst = Deferred(partial(_worst_of, ms.worst, key))
+            worst = Deferred(_worst_of, ms.worst, key)
             config = ms.mem
         else:
             worst = {}

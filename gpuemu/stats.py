@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from types import MappingProxyType
 
 import numpy as np
 
@@ -53,6 +54,11 @@ def _dense_sums(keys: np.ndarray, values: np.ndarray) -> tuple:
 _NAME_SETS: dict = {}      # id(names) -> (names, frozenset(names)): Stats.get's look-ups
 
 
+def _line_counts() -> defaultdict:
+    """One line's counters (Stats._by_line's values)."""
+    return defaultdict(int)
+
+
 def _name_set(names) -> frozenset:
     """The names of a deferred entry as a set (a counter plan's list, made once)."""
     got = _NAME_SETS.get(id(names))
@@ -78,14 +84,17 @@ class Stats:
     read, so a launch whose counters nobody reads pays no Python per
     counter (RawKernel._launch_of builds the Launch's dicts on first read)."""
 
+    _log_sets: tuple | list = ()         # the name sets of the deferred sums (get)
+    _log_adds = MappingProxyType({})     # the deferred adds' totals by name (get)
+
     def __init__(self) -> None:
         self._totals: dict = defaultdict(int)
-        self._by_line: dict = defaultdict(lambda: defaultdict(int))
+        self._by_line: dict = defaultdict(_line_counts)
         self._names: dict = {}           # counter name -> index in _pending keys
         self._pending: list = []         # add_lines: (name index, lines int64[M], values int64[M])
         self._tables: list = []          # add_table: (name index[M], lines[M], values[M])
         self._held = 0
-        self._log: list = []             # defer_named / add after it: (names, rows) or (name, value), in order
+        self._log: list = []             # defer_named / defer_table / add after them, in order
 
     @property
     def empty(self) -> bool:
@@ -104,7 +113,9 @@ class Stats:
 
     def add(self, name: str, value: int, line: int | None = None) -> None:
         if self._log and line is None:     # after deferred sums: deferred too, in order
-            self._log.append((_ADD, name, int(value)))
+            value = int(value)
+            self._log.append((_ADD, name, value))
+            self._log_adds[name] = self._log_adds.get(name, 0) + value
             return
         self._flush()
         self._totals[name] += int(value)
@@ -171,30 +182,31 @@ class Stats:
         """add_named(names, rows.tolist()) when the counters are first read
         (rows int64[M, 3]: name index, line, value; kept as given, so the
         caller hands over its own copy). What was added before comes first."""
-        if self._pending or self._tables:
-            self._flush()
-        self._log.append((_NAMED, names, rows))
+        self._defer((_NAMED, names, rows))
 
     def defer_table(self, names, table: np.ndarray) -> None:
         """add_named of table int64[lines, len(names)]'s nonzero entries,
         counter by counter, line by line (the order a summed table gives
         them), when the counters are first read (`table` kept as given)."""
+        self._defer((_TABLE, names, table))
+
+    def _defer(self, entry: tuple) -> None:
         if self._pending or self._tables:
             self._flush()
-        self._log.append((_TABLE, names, table))
+        if not self._log:                 # (the look-ups of a new log: get)
+            self._log_sets, self._log_adds = [], {}
+        self._log.append(entry)
+        self._log_sets.append(_name_set(entry[1]))
 
     def get(self, name: str, default: int = 0) -> int:
         """The total of one counter (as totals.get), the deferred sums
         added only if they hold that counter (streams.place_launch reads
         cycles and page faults this way, before anyone reads the rest)."""
-        later = None
-        for kind, names, v in self._log:
-            if kind == _ADD:
-                if names == name:
-                    later = v if later is None else later + v
-            elif name in _name_set(names):
+        for names in self._log_sets:
+            if name in names:
                 self._replay()
-                return self._totals.get(name, default)
+                break
+        later = self._log_adds.get(name)
         if later is None:
             return self._totals.get(name, default)
         return self._totals.get(name, 0) + later
@@ -202,6 +214,7 @@ class Stats:
     def _replay(self) -> None:
         """Add the deferred sums, in the order they came."""
         log, self._log = self._log, []
+        del self._log_sets, self._log_adds    # (the class's empty ones)
         for kind, names, data in log:
             if kind == _ADD:
                 self.add(names, data)
@@ -289,15 +302,18 @@ class Stats:
 
 
 class Deferred:
-    """A value made when first read: `make()` returns it (a fresh one on
-    every call). A launch's counter dicts are held this way until read
-    (api.Launch: a launch of a thousand threads whose counters nobody
+    """A value made when first read: `make()` returns fn(*args) (a fresh
+    one on every call). A launch's counter dicts are held this way until
+    read (api.Launch: a launch of a thousand threads whose counters nobody
     reads pays no Python per counter)."""
 
-    __slots__ = ("make",)
+    __slots__ = ("fn", "args")
 
-    def __init__(self, make) -> None:
-        self.make = make
+    def __init__(self, fn, *args) -> None:
+        self.fn, self.args = fn, args
+
+    def make(self):
+        return self.fn(*self.args)
 
     # seen through the instance's __dict__ (vars(launch)), it compares and prints as its value
     def __eq__(self, other) -> bool:

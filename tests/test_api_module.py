@@ -71,6 +71,26 @@ def test_a_launch_holds_exactly_the_fields_the_launch_dataclass_declares(stats):
     assert [la.stats["warp_instructions"] > 0 for la in got] == [stats] * 3
 
 
+def test_a_launchs_counters_made_when_first_read_are_those_of_a_launch_read_at_once():
+    """Launch.stats, stats_by_line and worst_requests are made from the run's
+    counters when first read (stats.Deferred): after other launches ran,
+    through a pickle or a copy, they are what reading them at once gives."""
+    import copy
+    import pickle
+    k = gpuemu.RawModule(code=r"""
+    extern "C" __global__ void st(float *x, int s) { x[threadIdx.x * s] = threadIdx.x; }""").get_function("st")
+    x = gpuemu.asarray(np.zeros(64 * 8, np.float32))
+    read_now = k((1,), (64,), (x, np.int32(1)))
+    now = (dict(read_now.stats), read_now.stats_by_line, dict(read_now.worst_requests))
+    later = [k((1,), (64,), (x, np.int32(s))) for s in (1, 8)]   # the kept run, launched again
+    assert type(vars(later[0])["stats"]) is gpuemu.stats.Deferred
+    unread = pickle.loads(pickle.dumps(later[0]))
+    for la in (later[0], unread, copy.copy(later[0])):
+        assert (la.stats, la.stats_by_line, la.worst_requests) == now
+        assert type(la.stats) is dict and list(la.stats) == list(now[0])
+    assert later[1].stats["global_store_sectors"] == 64 > now[0]["global_store_sectors"] == 8   # a sector a lane
+
+
 def test_unknown_kernel_name_lists_the_kernels():
     mod = gpuemu.RawModule(code='extern "C" __global__ void a(int* p) { p[0] = 1; }')
     with pytest.raises(KeyError, match="kernels: a"):

@@ -204,3 +204,12 @@ def test_a_chain_step_must_take_as_many_arguments_as_the_one_it_replaces():
     with pytest.raises(ValueError, match="takes 3 arguments"):
         chain.set_step(0, packed_call.PackedCall("gpuemu_test_packed_call", _build, tuple(f"a{i}" for i in range(NARGS)),
                                                  {f"a{i}": 0 for i in range(NARGS)}))
+
+
+def test_a_chains_link_values_reach_every_argument_they_are_linked_to():
+    out = np.zeros(1, dtype=np.int64)
+    steps = _steps(out, [0, 0])
+    chain = packed_call.Chain(steps, links={"x": [(0, "x", 0), (1, "x", 2)]})
+    chain.values[chain.slot("x")] = 3
+    assert chain() == 0 and out[0] == 35          # step 0 got x = 3, step 1 x = 3 + 2
+    assert (steps[0]["x"], steps[1]["x"]) == (3, 5)

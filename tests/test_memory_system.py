@@ -514,3 +514,23 @@ def test_a_bank_mode_gets_the_rule_tables_of_its_own_rules():
     for ms in (four, eight, MemorySystem("cc3x")):
         ms._tables(instrs)
     assert four._shared_native.tolist() == [False] and eight._shared_native.tolist() == [True]
+
+
+def test_two_kernels_batches_applied_in_turn_count_as_each_kernels_own():
+    # a direct user of prepare and apply: kernel B's batch after kernel A's (same number of
+    # memory instructions, other lines) is not summed with A's; A's are settled under A's plan
+    a_instrs = [MemInstr(0, "ld", 4, 5, "global")]
+    b_instrs = [MemInstr(0, "st", 4, 9, "global")]
+    lanes = np.arange(32)
+    a = concat([warp_requests(0, 4096 + lanes * 4, "global"), warp_requests(0, 8192 + lanes * 8, "global")])
+    b = concat([warp_requests(0, 1 << 20 | lanes * 128, "global")])
+    want = Stats()
+    for batch, instrs in ((a, a_instrs), (b, b_instrs)):
+        one = MemorySystem("sm_90")
+        one.charge(batch, instrs, want)
+    ms, got = MemorySystem("sm_90"), Stats()
+    ms.apply(ms.prepare(a, a_instrs), got)
+    ms.apply(ms.prepare(b, b_instrs), got)
+    ms.settle(got)
+    assert got.lines_dict() == want.lines_dict() and dict(got.totals) == dict(want.totals)
+    assert got.by_line[5]["global_load_sectors"] == 4 + 8 and got.by_line[9]["global_store_sectors"] == 32

@@ -1,5 +1,6 @@
 """native_cycle_sums: a batch's cycles per SM, per table row and per warp run."""
 import numpy as np
+import pytest
 
 from gpuemu.memory import request_table
 from gpuemu.memory.native_cycle_sums import cycle_sums
@@ -19,3 +20,20 @@ def test_cycles_add_up_per_sm_row_and_warp_run():
     seen, cyc, row1 = request_table.COL["seen"], request_table.COL["cycles"], request_table.NSP + 1
     assert (table[0, seen], table[0, cyc], table[row1, seen], table[row1, cyc]) == (3, 25, 1, 11)
     assert keys.tolist() == [2, 4096, 2] and sums.tolist() == [12, 11, 13]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_launchs_cycles_are_its_busiest_sms_issue_and_memory_cycles(seed):
+    # MemorySystem.finish: cycles = max over SMs of issue + memory cycles (one native call)
+    from gpuemu.memory.memory_system import MemorySystem
+    from gpuemu.stats import Stats
+    rng = np.random.default_rng(seed)
+    ms = MemorySystem("sm_90")
+    ms.sm_cycles[:] = rng.integers(0, 1 << 40, ms.sm_cycles.size)
+    issue = rng.integers(0, 1 << 40, ms.sm_cycles.size)
+    st = Stats()
+    ms.finish(st, issue)
+    assert st.totals["cycles"] == int((ms.sm_cycles + issue).max())
+    short = Stats()                       # fewer issue entries than SMs: the rest add nothing
+    ms.finish(short, issue[:5])
+    assert short.totals["cycles"] == max(int((ms.sm_cycles[:5] + issue[:5]).max()), int(ms.sm_cycles[5:].max()))

@@ -170,6 +170,7 @@ class LaunchSums:
         self.masks = np.zeros(rows, dtype=np.int64)
         self.addrs = np.zeros((rows, WARP), dtype=np.int64)
         self.batches = 0              # folded since the last clear
+        self.kernel = None            # (counter plan, op, size tables) of the folded batches' kernel
         self._settle = None           # the native settle's plan, buffers and arguments
         self._args = [rows, 0, address(self.table), address(self.batch_of), address(self.masks),
                       address(self.addrs)]

@@ -66,7 +66,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpuemu.arch import get_preset
-from gpuemu.memory import (bank_arbiter, coalescer, constant_cache, launch_sums, native_banks,
+from gpuemu.jit import packed_call
+from gpuemu.jit.engine import address
+from gpuemu.memory import (bank_arbiter, coalescer, constant_cache, launch_sums, native_banks, native_batch,
                            native_cache_walk, native_coalescer, native_cycle_sums, request_table,
                            warp_bank_counts)
 from gpuemu.memory.cache import SectoredCache
@@ -253,14 +255,24 @@ class MemorySystem:
         memory cycles, no kept requests (a renewed launch reuses its memory
         system this way: gpuemu/machine/executor.py LaunchRun.renew). What
         depends only on the kernel and the rules (`_tables`) is kept."""
-        for cache in (self.l1, self.l2, self.ro_cache):
-            if cache is not None:
-                cache.reset()
+        # the resets of the caches that hold a state (a cache never looked up holds none)
+        # and the cycles' zeroing, in one native call
+        caches = tuple(c for c in (self.l1, self.l2, self.ro_cache) if c is not None and c._state is not None)
+        got = self.__dict__.get("_reset_chain")
+        if got is None or got[0] != caches:
+            zero = packed_call.PackedCall(native_batch.ZERO_SYMBOL, native_batch._build_zero_ir, native_batch.ZERO_ARGS,
+                                          dict(p=address(self.sm_cycles), n=self.sm_cycles.size, rows=1, stride=0))
+            got = self._reset_chain = (caches, packed_call.Chain([c.reset_call() for c in caches] + [zero]))
+        for c in caches:
+            c.reset_call()                 # (its rows' address set)
+        got[1]()
+        for c in (self.l1, self.l2, self.ro_cache):
+            if c is not None:
+                c.reset_fields()
         if self.const._per_sm:
             self.const = constant_cache.ConstantCache(self.mem)
-        self.sm_cycles.fill(0)
         self._warp_parts = []
-        self.worst = WorstRequests()
+        self.worst = WorstRequests.empty()
         if self._sums is not None:
             self._sums.clear()
 
@@ -509,7 +521,7 @@ class MemorySystem:
         if p.warp_keys is None:
             self._warp_parts.append(native_cycle_sums.cycle_sums(self._arrays(p), cycles, self.sm_cycles,
                                                                  p.table))
-            self.launch_sums().fold(p.table, p.arrays)
+            self.launch_sums(stats).fold(p.table, p.arrays)
             return ChargeResult(cycles, latency)
         sm = p.sm
         nsm = self.preset.num_sms
@@ -519,24 +531,35 @@ class MemorySystem:
         stats.add_lines("memory_cycles", *_per_line(p.lines, cycles))
         return ChargeResult(cycles, latency)
 
-    def launch_sums(self) -> launch_sums.LaunchSums:
-        """The sums the batches of this kernel (`_tables`) are folded into until `settle`."""
+    def launch_sums(self, stats=None) -> launch_sums.LaunchSums:
+        """The sums the batches of this kernel (`_tables`) are folded into
+        until `settle`. Sums of another kernel's batches (a direct user of
+        prepare and apply) are settled into `stats` first, under that
+        kernel's counter plan: two kernels' batches are never summed
+        together (without `stats`, ValueError)."""
         sums = self._sums
-        if sums is None or sums.rows != request_table.NSP * max(len(self._op), 1):
-            if sums is not None and sums.batches:
+        if sums is not None and sums.batches and sums.kernel[0] is not self._counter_plan:
+            if stats is None:
                 raise ValueError("settle a kernel's sums before charging another's")
+            self.settle(stats)
+        if sums is None or sums.rows != request_table.NSP * max(len(self._op), 1):
             sums = self._sums = launch_sums.LaunchSums(len(self._op))
+        if not sums.batches:
+            sums.kernel = (self._counter_plan, self._op, self._size)
         return sums
 
     def settle(self, stats) -> None:
         """The counters and kept requests of the batches folded since the last
         settle (launch_sums.py) into `stats` and `worst`, as adding each
-        batch's would: request_table's counters of the summed rows, in the
-        order a batch adds them (shared, global and local, caches, cycles)."""
+        batch's would: request_table's counters of the summed rows (under
+        their kernel's plan), in the order a batch adds them (shared, global
+        and local, caches, cycles). A direct user of prepare and apply calls
+        it before reading `stats` (charge, finish and the machine do)."""
         sums = self._sums
         if sums is None or not sums.batches:
             return
-        sums.settle(self._counter_plan, stats, self.worst, self._op, self._size, _WORST_SPACES)
+        plan, op, size = sums.kernel
+        sums.settle(plan, stats, self.worst, op, size, _WORST_SPACES)
 
     def add_warp_counts(self, counts, instrs, stats) -> None:
         """Charge the shared requests the warps counted themselves
@@ -834,9 +857,22 @@ class MemorySystem:
         total = self.sm_cycles
         if issue_cycles_per_sm is not None:
             issue = np.asarray(issue_cycles_per_sm, dtype=np.int64)   # (an int64 array as is)
-            if issue.size == total.size:
-                total = total + issue
-            else:
-                total = total.copy()
-                total[: issue.size] += issue[: total.size]
+            if issue.size == total.size and total.size and issue.flags.c_contiguous:
+                stats.add("cycles", self._busiest(issue))
+                return
+            total = total.copy()
+            total[: issue.size] += issue[: total.size]
         stats.add("cycles", int(total.max()) if total.size else 0)
+
+    def _busiest(self, issue: np.ndarray) -> int:
+        """max over SMs of sm_cycles + issue (int64, one per SM), in one native call."""
+        call = self.__dict__.get("_busiest_call")
+        if call is None:
+            call = self._busiest_call = packed_call.PackedCall(
+                native_cycle_sums.BUSIEST_SYMBOL, native_cycle_sums._build_busiest_ir, native_cycle_sums.BUSIEST_ARGS,
+                dict(sm_cycles=address(self.sm_cycles), issue=0, n=self.sm_cycles.size))
+            self._busiest_of = None
+        if issue is not self._busiest_of:  # (a run hands the same array every launch)
+            call.argv[1] = address(issue)
+            self._busiest_of = issue
+        return call()

@@ -62,3 +62,22 @@ def cycle_sums(arrays: tuple, cycles: np.ndarray, sm_cycles: np.ndarray, table: 
         *batch_addresses(arrays), address(cycles), sm_cycles.size, address(sm_cycles),
         address(table), address(keys), address(sums)))
     return keys[:runs], sums[:runs]
+
+
+BUSIEST_SYMBOL = "gpuemu_busiest_sm"
+BUSIEST_ARGS = ("sm_cycles", "issue", "n")
+
+
+def _build_busiest_ir() -> str:
+    """busiest(sm_cycles, issue, n): max over i < n of sm_cycles[i] +
+    issue[i] (n >= 1): a launch's functional-mode cycles (MemorySystem.finish)."""
+    m = ll.Module(name="busiest_sm")
+    f = Fn(m, BUSIEST_SYMBOL, BUSIEST_ARGS)
+    A, b = f.arg, f.b
+    at = lambda i: b.add(f.ld(f.ptr("sm_cycles"), i), f.ld(f.ptr("issue"), i))  # noqa: E731
+    best = f.var(at(c(0)))
+    with f.loop(1, A["n"]) as i:
+        f.set(best, f.max(f.get(best), at(i)))
+    f.ret(f.get(best))
+    f.finish()
+    return str(m)

@@ -69,6 +69,14 @@ class WorstRequests:
         """The kept request of (space, counter row), or None."""
         return self.by_line.get((space, row))
 
+    @classmethod
+    def empty(cls) -> "WorstRequests":
+        """A new one holding nothing (as WorstRequests(), without the
+        dataclass's __init__: a memory system makes one every launch)."""
+        w = _new(cls)
+        w.__dict__["by_line"] = {}
+        return w
+
     def defer(self, merge) -> None:
         """merge(by_line) takes in requests kept later (launch_sums' settle:
         they are made into WorstRequest when `by_line` is first read), in
@@ -91,5 +99,6 @@ def _by_line(self) -> dict:
     return d["by_line"]
 
 
+_new = object.__new__
 WorstRequests.by_line = property(_by_line, lambda self, v: self.__dict__.__setitem__("by_line", v),
                                  doc=_by_line.__doc__)

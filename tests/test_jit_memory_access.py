@@ -100,7 +100,7 @@ def test_a_whole_warp_store_to_shared_words_leaves_each_words_highest_lane(monke
     out = np.zeros(4, np.int32)
     launch(src, "k", 1, 32, out)
     np.testing.assert_array_equal(out, [7, 15, 23, 31])
-    assert counts == [(1, 0)]
+    assert counts == [(0, 0)]       # not moved lane by lane
 
 
 SAME_ADDRESS_STORE = r"""
@@ -125,13 +125,14 @@ def test_same_address_store_winner_is_seeded_random():
 
 
 def _ctx_counts(monkeypatch) -> list:
-    """Per launch (whole-warp gathers and scatters, requests checked lane by
-    lane): ctx's C_WHOLE_WARP and C_LANE_CHECKS, read when each run finishes."""
+    """Per launch (loads and stores moved lane by lane, not as one whole-warp
+    gather or scatter; requests checked lane by lane): ctx's C_LANE_MOVES and
+    C_LANE_CHECKS, read when each run finishes."""
     seen = []
     finish = executor.LaunchRun.finish
 
     def keep(self):
-        seen.append((int(self.ctx[abi.C_WHOLE_WARP]), int(self.ctx[abi.C_LANE_CHECKS])))
+        seen.append((int(self.ctx[abi.C_LANE_MOVES]), int(self.ctx[abi.C_LANE_CHECKS])))
         return finish(self)
     monkeypatch.setattr(executor.LaunchRun, "finish", keep)
     return seen
@@ -167,8 +168,9 @@ def test_whole_warp_and_partial_loads_of_4_and_8_byte_lanes_read_every_space(mon
         np.testing.assert_array_equal(out[64:], np.where(t % 3 != 0, gl[r] + gi[r] + gd[::-1][r].astype(np.int64),
                                                          -1))
     # per warp (2) the whole-warp loads gd, gf, gi, gl, sd[t], loc[t % 2] and stores sd, loc twice, out
-    # twice; the three loads under t % 3 none; every request passes the vector checks, whole or partial
-    assert counts == [(2 * (6 + 5), 0), (2 * (6 + 5), 0)]
+    # twice move as one; the three loads under t % 3 lane by lane; every request passes the vector
+    # checks, whole or partial
+    assert counts == [(2 * 3, 0), (2 * 3, 0)]
 
 
 def test_a_whole_warp_load_with_a_lane_in_another_array_reads_each_lanes_own(monkeypatch):
@@ -183,7 +185,7 @@ def test_a_whole_warp_load_with_a_lane_in_another_array_reads_each_lanes_own(mon
     out = np.zeros(32, np.float32)
     launch(src, "k", 1, 32, a, b, out)
     np.testing.assert_array_equal(out, np.where(np.isin(np.arange(32), [5, 30]), b, a))
-    assert counts == [(2, 1)]       # the load checked lane by lane (two objects); a gather, a scatter
+    assert counts == [(0, 1)]       # the load checked lane by lane (two objects); a gather, a scatter
 
 
 def test_a_whole_warp_load_with_one_misaligned_lane_faults_at_that_lane():

@@ -66,6 +66,8 @@ SHAPES = [  # (warps per block, blocks, SMs, schedulers, blocks per SM, issue in
     (1, 3, 1, 1, 1, 1), (2, 5, 2, 1, 2, 4), (4, 9, 3, 4, 2, 1), (3, 7, 2, 2, 3, 2),
     (8, 8, 4, 4, 1, 1), (5, 6, 8, 4, 4, 1), (6, 10, 3, 2, 2, 4),
     (16, 6, 2, 2, 2, 1),    # 16 warps per scheduler, as the 512x512 matmul: most wait, few issue
+    (16, 6, 1, 1, 4, 1),    # 64 slots per scheduler: every place of the list marks (MAX_LIST)
+    (8, 10, 1, 1, 9, 1),    # 72 slots: more than the marks hold, the numpy engine's rules
 ]
 
 

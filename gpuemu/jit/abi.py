@@ -76,8 +76,8 @@ C_STORE_ORDER = 25   # host address of u8[32]: the order plain stores visit lane
 C_CHECK = 26         # nonzero: record warp-sync operations in the trace (check mode)
 C_WARP_COUNTS = 27   # host address of a memory.warp_bank_counts state (0: none): shared
                      # loads and stores are counted there by its function, not traced
-C_WHOLE_WARP = 28    # whole-warp loads and stores moved as one gather or scatter (jit/memory_access.py;
-                     # tests read it)
+C_LANE_MOVES = 28    # loads and stores moved lane by lane, not as one whole-warp gather or scatter
+                     # (jit/memory_access.py; tests read it)
 C_PRINTF = 29        # host address of the printf buffer (int64 words; 0: none)
 C_PRINTF_LEN = 30    # words written (entries: nwords, block, thread, format id, args...)
 C_PRINTF_CAP = 31    # capacity in words

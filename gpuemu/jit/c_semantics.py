@@ -30,6 +30,14 @@ def intrinsic(module: ll.Module, name: str, ret: ll.Type, args: list) -> ll.Func
     return fn
 
 
+def vector_reduce(b: ll.IRBuilder, op: str, v):
+    """llvm.vector.reduce.OP ('or', 'umin', 'smax', ...) of an integer vector v:
+    one value of its element type (declared once per module)."""
+    t = v.type
+    fn = intrinsic(b.module, f"llvm.vector.reduce.{op}.v{t.count}i{t.element.width}", t.element, [t])
+    return b.call(fn, [v])
+
+
 def vname(t: ll.Type) -> str:
     """LLVM's overload suffix for a 32-lane vector of t (v32f32, v32i64)."""
     if isinstance(t, ll.IntType):

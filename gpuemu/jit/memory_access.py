@@ -27,6 +27,7 @@ import llvmlite.ir as ll
 
 from . import abi
 from .lane_types import I1, I32, I64, VOIDP, AlignedBuilder
+from .c_semantics import intrinsic, vector_reduce, vname
 
 # space codes (gpuemu.memory.trace.SPACE_CODES)
 SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_CONSTANT, SP_PARAM = 0, 1, 2, 3, 4
@@ -230,16 +231,9 @@ def _whole_warp_check(b, pv, p0, tagbits0, lo0, hi0, space0, size: int, align: i
     over the lanes, then one test; branches to `ok` or `bad`.
     Returns the OR of (pv xor p0): the address bits where some lane differs
     from lane 0 (warp_bank_counts.one_row_spread reads the row from it)."""
-    v64 = ll.VectorType(I64, abi.WARP)
-
-    def reduce_or(v):
-        name = f"llvm.vector.reduce.or.v{abi.WARP}i64"
-        f = b.module.globals.get(name) or ll.Function(b.module, ll.FunctionType(I64, [v64]), name)
-        return b.call(f, [v])
-
-    spread = reduce_or(b.xor(pv, _vsplat(b, p0)))
+    spread = vector_reduce(b, "or", b.xor(pv, _vsplat(b, p0)))
     d = b.sub(pv, _vsplat(b, b.add(tagbits0, lo0)))
-    out = reduce_or(b.or_(d, b.sub(_vsplat(b, b.sub(b.sub(hi0, lo0), _c(size))), d)))
+    out = vector_reduce(b, "or", b.or_(d, b.sub(_vsplat(b, b.sub(b.sub(hi0, lo0), _c(size))), d)))
     wrong = b.or_(b.and_(spread, _c(~abi.ADDR_MASK | (align - 1))),
                   b.or_(b.and_(out, _c(-1 << 63)), b.and_(p0, _c(align - 1))))
     good = b.and_(b.icmp_unsigned("==", wrong, _c(0)), b.icmp_signed(">=", space0, _c(0, I32)))
@@ -271,8 +265,8 @@ def _store_whole(b, vals, dat) -> None:
 def _whole_warp_move(e, b, ctx, kind: str, mask, hosts, dat, et, align: int, order, done) -> None:
     """A load or plain store by every lane of the warp (the common case), of
     4- or 8-byte lanes: one gather of the 32 host addresses into the 32 data
-    slots, or one scatter of the slots to them, no per-lane test (counted in
-    ctx's C_WHOLE_WARP, which tests read). A scatter writes lanes in lane
+    slots, or one scatter of the slots to them, no per-lane test (nothing
+    counted: ctx's C_LANE_MOVES counts the others). A scatter writes lanes in lane
     order (of lanes storing to one address the highest wins: LLVM's
     masked.scatter), so a store takes it only while the store-order table
     is the identity (no seed). Anything else goes on lane by lane, where the
@@ -290,20 +284,17 @@ def _whole_warp_move(e, b, ctx, kind: str, mask, hosts, dat, et, align: int, ord
     b.cbranch(whole, full, part)
     b.position_at_end(full)
     vt, pt = ll.VectorType(et, abi.WARP), ll.VectorType(et.as_pointer(), abi.WARP)
+    v1 = ll.VectorType(I1, abi.WARP)
     code = f"i{width}" if isinstance(et, ll.IntType) else f"f{width}"
-    every = ll.Constant(ll.VectorType(I1, abi.WARP), [1] * abi.WARP)
+    over = f"{vname(et)}.v{abi.WARP}p0{code}"                # the overload: v32i32.v32p0i32
+    every = ll.Constant(v1, [1] * abi.WARP)
     ptrs = b.inttoptr(b.load(b.bitcast(hosts, ll.VectorType(I64, abi.WARP).as_pointer()), align=8), pt)
     if kind == "ld":
-        name = f"llvm.masked.gather.v{abi.WARP}{code}.v{abi.WARP}p0{code}"
-        gather = b.module.globals.get(name) or ll.Function(
-            b.module, ll.FunctionType(vt, [pt, I32, ll.VectorType(I1, abi.WARP), vt]), name)
+        gather = intrinsic(b.module, f"llvm.masked.gather.{over}", vt, [pt, I32, v1, vt])
         _store_whole(b, b.call(gather, [ptrs, _c(align, I32), every, ll.Constant(vt, ll.Undefined)]), dat)
     else:
-        name = f"llvm.masked.scatter.v{abi.WARP}{code}.v{abi.WARP}p0{code}"
-        scatter = b.module.globals.get(name) or ll.Function(
-            b.module, ll.FunctionType(ll.VoidType(), [vt, pt, I32, ll.VectorType(I1, abi.WARP)]), name)
+        scatter = intrinsic(b.module, f"llvm.masked.scatter.{over}", ll.VoidType(), [vt, pt, I32, v1])
         b.call(scatter, [b.load(b.bitcast(dat, vt.as_pointer()), align=32), ptrs, _c(align, I32), every])
-    e.ctx_store(ctx, abi.C_WHOLE_WARP, b.add(e.ctx_field(ctx, abi.C_WHOLE_WARP), _c(1)))
     b.branch(done)
     b.position_at_end(part)
 
@@ -365,8 +356,7 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     slow_bb = fn.append_basic_block("slow")
     v64 = ll.VectorType(I64, abi.WARP)
     pv = b.load(b.bitcast(ptrs, v64.as_pointer()), align=32)     # (the warp's 64-byte aligned ptrbuf)
-    cttz = b.module.globals.get("llvm.cttz.i32") or ll.Function(
-        b.module, ll.FunctionType(I32, [I32, I1]), "llvm.cttz.i32")
+    cttz = intrinsic(b.module, "llvm.cttz.i32", I32, [I32, I1])
     p0 = b.load(b.gep(ptrs64, [b.call(cttz, [mask, ll.Constant(I1, 1)])]))   # the first active lane's
     tag0 = b.lshr(p0, _c(abi.ADDR_BITS))
     tagbits0 = b.and_(p0, _c(~abi.ADDR_MASK))
@@ -507,6 +497,8 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     done = fn.append_basic_block("done")
     if kind in ("ld", "st"):
         _whole_warp_move(e, b, ctx, kind, mask, hosts, dat, et, align, order if kind == "st" else None, done)
+        # moved lane by lane (tests read the count: the common whole warp's path stays uncounted)
+        e.ctx_store(ctx, abi.C_LANE_MOVES, b.add(e.ctx_field(ctx, abi.C_LANE_MOVES), _c(1)))
     pre = b.block
     b.branch(act_loop)
     b.position_at_end(act_loop)

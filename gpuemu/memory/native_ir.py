@@ -15,6 +15,7 @@ import functools
 import llvmlite.ir as ll
 
 from gpuemu.jit.ir_writer import IRWriter, _v, c  # noqa: F401 (c: the passes' constants)
+from gpuemu.jit.c_semantics import vector_reduce
 
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
 
@@ -107,10 +108,7 @@ class Fn(IRWriter):
     def reduce(self, op: str, v):
         """llvm.vector.reduce.OP ('or', 'umin', 'smax', ...) of an integer
         vector v: one value of its element type."""
-        t = v.type
-        name = f"llvm.vector.reduce.{op}.v{t.count}i{t.element.width}"
-        fn = self.module.globals.get(name) or ll.Function(self.module, ll.FunctionType(t.element, [t]), name)
-        return self.b.call(fn, [v])
+        return vector_reduce(self.b, op, v)
 
     def call(self, other: "Fn", *args):
         return self.b.call(other.fn, [_v(a) for a in args])

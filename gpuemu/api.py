@@ -36,7 +36,7 @@ from .check.shadow_memory import forget_args
 from .host.streams import place_kernel, place_launch
 from .machine import DEFAULT_BUDGET, LaunchRun, launch_cache, launch_plan
 from .machine.weak_memory import parse_memory_model
-from .stats import Deferred, Stats, deferred_field
+from .stats import Deferred, Stats, deferred_field, made
 
 _NP = {("int", 8, True): np.int8, ("int", 8, False): np.uint8, ("int", 16, True): np.int16,
        ("int", 16, False): np.uint16, ("int", 32, True): np.int32, ("int", 32, False): np.uint32,
@@ -220,6 +220,12 @@ class Launch:
     # the modelled GPU time on the host timeline (gpuemu/host/streams.py):
     # start, end, seconds (cycles at the SM clock + managed page faults), stream
     timeline: dict = field(default_factory=dict)
+
+    def __getstate__(self) -> dict:
+        """Pickled and copied with its counters made (stats, stats_by_line and
+        worst_requests are made when first read; vars() shows a placeholder,
+        stats.Deferred, until then: dataclasses.asdict gives plain dicts)."""
+        return made(self)
 
     def report(self, top: int = 3):
         """A Report of this launch (gpuemu/report/): counter tables and the source

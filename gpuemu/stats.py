@@ -1,8 +1,10 @@
 """Per-launch counters, in total and per source line (DESIGN section 6 names)."""
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from types import MappingProxyType
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -144,7 +146,7 @@ class Stats:
         gpuemu/memory/request_table.py)."""
         self._add_rows(items, None)
 
-    def add_named(self, names, items) -> None:
+    def add_named(self, names: Sequence[str], items: Iterable) -> None:
         """add_sums of (names[i], line, value) for each (i, line, value) of `items`."""
         self._add_rows(items, names)
 
@@ -178,13 +180,13 @@ class Stats:
         if self._held >= _PENDING_MAX:
             self._flush()
 
-    def defer_named(self, names, rows: np.ndarray) -> None:
+    def defer_named(self, names: Sequence[str], rows: np.ndarray) -> None:
         """add_named(names, rows.tolist()) when the counters are first read
         (rows int64[M, 3]: name index, line, value; kept as given, so the
         caller hands over its own copy). What was added before comes first."""
         self._defer((_NAMED, names, rows))
 
-    def defer_table(self, names, table: np.ndarray) -> None:
+    def defer_table(self, names: Sequence[str], table: np.ndarray) -> None:
         """add_named of table int64[lines, len(names)]'s nonzero entries,
         counter by counter, line by line (the order a summed table gives
         them), when the counters are first read (`table` kept as given)."""
@@ -301,6 +303,11 @@ class Stats:
 
 
 
+# One Deferred is made at a time: making one replays a Stats' log or merges
+# a WorstRequests' later requests, which another thread must not see half done.
+_MAKING = threading.RLock()
+
+
 class Deferred:
     """A value made when first read: `make()` returns fn(*args) (a fresh
     one on every call). A launch's counter dicts are held this way until
@@ -309,11 +316,12 @@ class Deferred:
 
     __slots__ = ("fn", "args")
 
-    def __init__(self, fn, *args) -> None:
+    def __init__(self, fn: Callable, *args) -> None:
         self.fn, self.args = fn, args
 
-    def make(self):
-        return self.fn(*self.args)
+    def make(self) -> Any:
+        with _MAKING:
+            return self.fn(*self.args)
 
     # seen through the instance's __dict__ (vars(launch)), it compares and prints as its value
     def __eq__(self, other) -> bool:
@@ -335,10 +343,31 @@ def deferred_field(name: str, doc: str = "") -> property:
         except KeyError:
             raise AttributeError(name) from None
         if type(v) is Deferred:
-            v = d[name] = v.make()
+            with _MAKING:                 # made once, though two threads read it at once
+                v = d[name]
+                if type(v) is Deferred:
+                    v = d[name] = v.make()
         return v
 
     def put(self, value) -> None:
         self.__dict__[name] = value
+
+    def drop(self) -> None:
+        try:
+            del self.__dict__[name]
+        except KeyError:
+            raise AttributeError(name) from None
     get.__doc__ = doc or f"The {name} (made when first read)."
-    return property(get, put)
+    return property(get, put, drop)
+
+
+def made(obj) -> dict:
+    """obj's __dict__ with every Deferred in it made and kept (what pickle
+    and copy see: plain values, never a Deferred)."""
+    d = obj.__dict__
+    if any(type(v) is Deferred for v in d.values()):
+        with _MAKING:
+            for k, v in d.items():
+                if type(v) is Deferred:
+                    d[k] = v.make()
+    return d

@@ -91,6 +91,64 @@ def test_a_launchs_counters_made_when_first_read_are_those_of_a_launch_read_at_o
     assert later[1].stats["global_store_sectors"] == 64 > now[0]["global_store_sectors"] == 8   # a sector a lane
 
 
+def _unread_launches(count: int) -> tuple:
+    """A kernel's launch read at once, and `count` launches of it whose counters nobody read yet."""
+    k = gpuemu.RawModule(code=r"""
+    extern "C" __global__ void va(const float *a, float *c) { c[threadIdx.x] = a[threadIdx.x] + 1.0f; }""").get_function("va")
+    a, c = gpuemu.asarray(np.ones(256, np.float32)), gpuemu.asarray(np.zeros(256, np.float32))
+    ref = k((1,), (256,), (a, c))
+    return ref, [k((1,), (256,), (a, c)) for _ in range(count)]
+
+
+def test_two_threads_reading_a_launchs_counters_at_once_both_get_them_whole():
+    """Making the counters replays the launch's sums once, under one lock:
+    a thread reading stats while another reads stats_by_line sees neither
+    half-made dict (threads switched as often as Python allows)."""
+    import sys
+    import threading
+    ref, launches = _unread_launches(60)
+    want = (dict(ref.stats), ref.stats_by_line, dict(ref.worst_requests))
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for la in launches:
+            got, bar = {}, threading.Barrier(3)
+
+            def read(field):
+                bar.wait()
+                got[field] = getattr(la, field)
+            ts = [threading.Thread(target=read, args=(f,)) for f in ("stats", "stats_by_line", "worst_requests")]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            assert (got["stats"], got["stats_by_line"], got["worst_requests"]) == want
+            assert (la.stats, la.stats_by_line, la.worst_requests) == want
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def test_a_launch_pickles_and_copies_with_plain_counter_dicts():
+    """Every pickle protocol (0 and 1 too) and copy.copy see the counters
+    made: plain dicts, shared by a shallow copy, never the placeholder."""
+    import copy
+    import pickle
+    ref, launches = _unread_launches(7)
+    for proto, la in zip(range(pickle.HIGHEST_PROTOCOL + 1), launches):
+        back = pickle.loads(pickle.dumps(la, proto))
+        assert type(vars(back)["stats"]) is dict and back.stats == ref.stats
+        assert back.stats_by_line == ref.stats_by_line
+    la = launches[-1]
+    assert copy.copy(la).stats is la.stats
+
+
+def test_a_launchs_counters_can_be_deleted_like_any_attribute():
+    _, (la,) = _unread_launches(1)
+    del la.stats
+    with pytest.raises(AttributeError):
+        la.stats
+
+
 def test_unknown_kernel_name_lists_the_kernels():
     mod = gpuemu.RawModule(code='extern "C" __global__ void a(int* p) { p[0] = 1; }')
     with pytest.raises(KeyError, match="kernels: a"):

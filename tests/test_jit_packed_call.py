@@ -152,15 +152,6 @@ def test_a_packed_call_needs_a_value_for_every_argument():
         packed_call.PackedCall("gpuemu_test_chain_step", _build_step, ("x", "p", "r"), dict(x=1, r=0))
 
 
-def test_a_packed_call_moved_into_a_row_keeps_its_values():
-    out = np.zeros(1, dtype=np.int64)
-    call = _steps(out, [4])[0]
-    rows = np.zeros((2, 5), dtype=np.int64)
-    call.move_to(rows[1])
-    rows[1, 0] = 9                        # set through the row, as native_batch sets its passes' n
-    assert call() == 4 and out[0] == 9 and rows[1, 2] == 4
-
-
 def test_a_chain_calls_its_steps_in_order_in_one_call():
     out = np.zeros(1, dtype=np.int64)
     chain = packed_call.Chain(_steps(out, [0, 0, 0]))

@@ -82,9 +82,7 @@ class PackedCall:
     """A native helper `symbol` (engine.native_function's, of the int64
     arguments `names`) with its argument array kept: set an argument by
     name (`call["n"] = 5`) where it changes, call it with `call()`. Every
-    argument must be given a value (`values`, by name) when it is made.
-    The array may be moved into a row of a larger one (`move_to`: several
-    calls' common arguments are then set for all at once)."""
+    argument must be given a value (`values`, by name) when it is made."""
 
     def __init__(self, symbol: str, build_ir, names: tuple, values: dict) -> None:
         missing = [name for name in names if name not in values]
@@ -95,12 +93,6 @@ class PackedCall:
         self.at = {name: k for k, name in enumerate(names)}
         self.argv = np.array([values[name] for name in names], dtype=np.int64)
         self.argv_at = self.argv.ctypes.data
-
-    def move_to(self, row: np.ndarray) -> None:
-        """Keep the arguments in `row` (int64, C-contiguous, at least as
-        long; its first values become these), from now on."""
-        row[:self.argv.size] = self.argv
-        self.argv, self.argv_at = row, row.ctypes.data
 
     def __setitem__(self, name: str, value: int) -> None:
         self.argv[self.at[name]] = value
@@ -224,9 +216,6 @@ class Chain:
         self._link_rows = np.array(links, dtype=np.int64).reshape(-1, 3)      # (kept: the chain reads it)
         n = len(self.steps)
         t[3 + 4 * n], t[4 + 4 * n] = len(links), self._link_rows.ctypes.data
-
-    def set_mode(self, k: int, mode: int) -> None:
-        self.table[5 + 3 * k] = mode
 
     def result(self, k: int) -> int:
         return int(self._results[k])

@@ -62,6 +62,7 @@ busiest SM's sum, the definition of functional-mode cycles.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -531,7 +532,7 @@ class MemorySystem:
         stats.add_lines("memory_cycles", *_per_line(p.lines, cycles))
         return ChargeResult(cycles, latency)
 
-    def launch_sums(self, stats=None) -> launch_sums.LaunchSums:
+    def launch_sums(self, stats: Optional[Stats] = None) -> launch_sums.LaunchSums:
         """The sums the batches of this kernel (`_tables`) are folded into
         until `settle`. Sums of another kernel's batches (a direct user of
         prepare and apply) are settled into `stats` first, under that

@@ -380,7 +380,7 @@ def _waits_table(args) -> None:
                                    for c in cols) + " |")
 
 
-def cpu_of_launches(launch, nworkers: int, repeats: int, **opt) -> dict:
+def cpu_of_launches(launch: Callable, nworkers: int, repeats: int, **opt) -> dict:
     """Per launch at 1 and `nworkers` workers, taking turns (after a warm
     launch of each): the CPU seconds of all the process's threads, of the
     calling thread, and the minor page faults. {workers: [(all, calling,

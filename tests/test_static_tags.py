@@ -143,3 +143,51 @@ def test_a_launch_of_another_kernel_from_a_running_launch_s_progress_callback_ra
         narrow((1,), (32,), (out, np.int32(1)))
     with pytest.raises(gpuemu.LaunchError, match="another kernel"):
         wide((2,), (256,), (gpuemu.zeros(512, dtype=np.float32), np.int32(1)), progress=progress)
+
+
+def test_a_launch_of_another_kernel_that_a_progress_callback_waits_for_on_another_thread_raises_not_hangs(
+        monkeypatch):
+    """The callback holds its launch's tags while it waits; the launch it
+    waits for gives up with LaunchError once every holder has been in its
+    callback for CALLBACK_WAIT_S, and the callback's own launch ends."""
+    monkeypatch.setattr(static_tags, "CALLBACK_WAIT_S", 0.2)
+    wide = gpuemu.RawModule(code=WIDE).get_function("wide")
+    narrow = gpuemu.RawModule(code=NARROW).get_function("narrow")
+    out = gpuemu.zeros(32, dtype=np.float32)
+    got = []
+
+    def launch_narrow():
+        try:
+            narrow((1,), (32,), (out, np.int32(1)))
+        except gpuemu.LaunchError as err:
+            got.append(err)
+
+    def progress(blocks):
+        t = threading.Thread(target=launch_narrow, daemon=True)
+        t.start()
+        t.join(30)
+        got.append(t.is_alive())
+    x = gpuemu.zeros(512, dtype=np.float32)
+    wide((2,), (256,), (x, np.int32(1)), progress=progress, workers=1)
+    errors, alive = got[0::2], got[1::2]          # each call of the callback: its thread's error, alive?
+    assert errors and alive == [False] * len(errors)
+    assert all("progress callback" in str(e) for e in errors)
+    narrow((1,), (32,), (out, np.int32(1)))           # the tags are free again
+
+
+def test_a_kept_run_stays_kept_when_its_launch_is_refused_the_static_tags():
+    wide = gpuemu.RawModule(code=WIDE).get_function("wide")
+    narrow = gpuemu.RawModule(code=NARROW).get_function("narrow")
+    out = gpuemu.zeros(32, dtype=np.float32)
+    for _ in range(2):
+        narrow((1,), (32,), (out, np.int32(1)), stats=False, workers=1)
+
+    def idle() -> int:
+        return sum(len(g.idle) for g in narrow.__dict__.get("_kept_launches", {}).values())
+    before = idle()
+
+    def progress(blocks):
+        narrow((1,), (32,), (out, np.int32(1)), stats=False, workers=1)
+    with pytest.raises(gpuemu.LaunchError, match="another kernel"):
+        wide((2,), (256,), (gpuemu.zeros(512, dtype=np.float32), np.int32(1)), progress=progress, workers=1)
+    assert before >= 1 and idle() == before

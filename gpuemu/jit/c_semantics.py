@@ -30,7 +30,7 @@ def intrinsic(module: ll.Module, name: str, ret: ll.Type, args: list) -> ll.Func
     return fn
 
 
-def vector_reduce(b: ll.IRBuilder, op: str, v):
+def vector_reduce(b: ll.IRBuilder, op: str, v: ll.Value) -> ll.Value:
     """llvm.vector.reduce.OP ('or', 'umin', 'smax', ...) of an integer vector v:
     one value of its element type (declared once per module)."""
     t = v.type

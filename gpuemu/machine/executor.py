@@ -317,7 +317,7 @@ class LaunchRun:
         if "issue" not in self.__dict__:   # a renewed run's was set to zero by renew()
             self.issue = np.zeros(self.preset.num_sms, dtype=np.int64)
         self._wi_total = 0
-        progress = static_tags.in_callback(self.options.get("progress"))
+        progress = static_tags.in_callback(self.options.get("progress"), self._static_entries().table)
         workers = workers_of(self.options)
         if self._order_rng is not None and self.recorder is None:
             # functional mode with a seed: blocks in a seeded-random order, as a

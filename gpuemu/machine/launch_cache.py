@@ -133,7 +133,11 @@ def launch(kernel, key, args, stream, options: dict):
         run.params[:] = params
     run.renew(run.params, run.options)
     t0 = _clock()
-    held = run._bounds_entries.hold()   # the static tags, as LaunchRun.run holds them
+    try:
+        held = run._bounds_entries.hold()   # the static tags, as LaunchRun.run holds them
+    except BaseException:               # (LaunchError: it would wait for ever) the run stays kept
+        got.idle.append(run)
+        raise
     try:
         block_runner.run_range(run, 0, got.blocks)
         run.finish()                    # as LaunchRun.run ends

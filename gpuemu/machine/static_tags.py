@@ -17,7 +17,9 @@ them, then writes its own and frees the other static tags. Launches of two
 kernels from two Python threads so take turns, each with its own arrays'
 bounds. A launch of another kernel from a running launch's progress
 callback would wait for that launch, on its own thread: it raises
-LaunchError instead (`in_callback` marks the callback).
+LaunchError instead (`in_callback` marks the callback); made on another
+thread that the callback waits for, it raises LaunchError once every
+holder has been in its callback for CALLBACK_WAIT_S.
 
 A hold is a lock taken twice, a few hundred nanoseconds: a small launch
 with counters off costs some 18 us here (gpuemu/machine/launch_cache.py).
@@ -25,14 +27,25 @@ with counters off costs some 18 us here (gpuemu/machine/launch_cache.py).
 from __future__ import annotations
 
 import threading
-from typing import Callable, Optional
+import time
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 
 from gpuemu.errors import LaunchError
 from gpuemu.jit import abi
 
+if TYPE_CHECKING:
+    from gpuemu.device_memory import DeviceMemory
+    from gpuemu.jit.compiler import KernelMeta
+
 _SPACE = {"shared": 1, "local": 2, "param": 4}
+# A run waiting for the tags gives up (LaunchError) once every holder has
+# been inside its progress callback this long: a callback waiting for a
+# launch of another kernel on another thread would otherwise wait forever
+# (a progress callback reports and returns; it does not take seconds).
+CALLBACK_WAIT_S = 2.0
+_POLL_S = 0.05
 _made = threading.Lock()        # makes a device memory's StaticTags once
 _local = threading.local()      # .callback: inside how many running launches' progress callbacks
 
@@ -48,9 +61,10 @@ class StaticTags:
         self.key = None          # the entries the table holds now
         self.users = 0           # runs holding them
         self.waiting = 0         # runs waiting for the holders to let go
+        self.calling = 0         # holders now inside their launch's progress callback
 
 
-def of(memory) -> StaticTags:
+def of(memory: "DeviceMemory") -> StaticTags:
     """The StaticTags of a device memory (made on first use)."""
     st = memory.__dict__.get("_static_tags")
     if st is None:
@@ -68,7 +82,7 @@ class Entries:
     memory's StaticTags (`table`)."""
     __slots__ = ("tags", "rows", "dyn_ptr", "others", "key", "table")
 
-    def __init__(self, meta, shared_dynamic: int, memory) -> None:
+    def __init__(self, meta: "KernelMeta", shared_dynamic: int, memory: "DeviceMemory") -> None:
         tags, rows, self.dyn_ptr = [], [], 0
         for tag, _name, space, lo, hi, dynamic in meta.objects:
             if dynamic:
@@ -118,8 +132,18 @@ class Entries:
             return
         t.waiting += 1
         try:
+            since = None
             while t.users:
-                t.turn.wait()
+                t.turn.wait(_POLL_S)
+                if not (t.users and t.calling >= t.users):
+                    since = None
+                elif since is None:
+                    since = time.monotonic()
+                elif time.monotonic() - since > CALLBACK_WAIT_S:
+                    raise LaunchError(
+                        f"the device's static tags are held by a launch whose progress callback has run "
+                        f"for over {CALLBACK_WAIT_S:g} s: a launch of another kernel (or shape) that this "
+                        f"callback waits for, on another thread, would never start")
         finally:
             t.waiting -= 1
 
@@ -133,16 +157,23 @@ class Entries:
         t.lock.release()
 
 
-def in_callback(progress: Optional[Callable[[int], None]]) -> Optional[Callable[[int], None]]:
-    """A running launch's progress callback, marked while it runs (a launch
-    it makes must not wait for the tags its own launch holds)."""
+def in_callback(progress: Optional[Callable[[int], None]],
+                table: StaticTags) -> Optional[Callable[[int], None]]:
+    """A running launch's progress callback, marked while it runs: a launch
+    it makes on its own thread must not wait for the tags its own launch
+    holds, and one it waits for on another thread waits at most
+    CALLBACK_WAIT_S while every holder of `table` is in its callback."""
     if progress is None:
         return None
 
     def marked(blocks: int) -> None:
         _local.callback = getattr(_local, "callback", 0) + 1
+        with table.lock:
+            table.calling += 1
         try:
             progress(blocks)
         finally:
             _local.callback -= 1
+            with table.lock:
+                table.calling -= 1
     return marked

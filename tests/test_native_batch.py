@@ -9,7 +9,7 @@ import pytest
 
 from gpuemu.jit import abi
 from gpuemu.memory.memory_system import MemorySystem
-from gpuemu.memory import native_batch
+from gpuemu.memory import native_batch, native_lru
 from gpuemu.memory.native_batch import NativeBatch
 from gpuemu.memory.trace import MemInstr
 from gpuemu.stats import Stats
@@ -140,3 +140,89 @@ def test_batches_prepared_apart_out_of_order_and_applied_in_order_charge_as_one_
     for nb in parts:
         nb.apply()
     assert _outcome(ms, Stats()) == want
+
+
+def _line_batches(first: int, second: int):
+    """One request of line `first`, then 200 lookups of line `second` (the
+    caches' rows grow), then both lines again: the last batch hits both.
+    (Each test its own lines: rows given back to record_pool by an earlier
+    test must not hold them by chance.)"""
+    from gpuemu.memory.synthetic import concat, warp_requests
+    lanes = np.arange(32) * 4
+    one = lambda line: warp_requests(0, (line << 20) + lanes, "global")  # noqa: E731
+    return [concat([one(first)]), concat([one(second)] * 200), concat([one(second), one(first)])]
+
+
+def test_caches_grown_by_a_batch_left_to_prepare_and_apply_are_walked_in_their_new_rows(monkeypatch):
+    # the middle batch (host memory in use) grows the caches' rows through MemorySystem.apply:
+    # the next batch charged natively walks the rows the caches hold now (not the ones they gave back)
+    monkeypatch.setattr(native_lru, "GROWN", {})
+    instrs = [MemInstr(0, "ld", 4, 3, "global")]
+    batches = _line_batches(1, 2)
+
+    def charged(fast: bool):
+        ms, st = MemorySystem("sm_90"), Stats()
+        nb = NativeBatch(ms, instrs, 16)
+        served = []
+        for b, host in zip(batches, (False, True, False)):
+            monkeypatch.setattr(native_batch, "host_memory_in_use", lambda h=host: h)
+            r = _records(b)
+            ok = fast and nb.charge(r)
+            if not ok:
+                ms.apply(ms.prepare(nb.cols.batch(r, ms._op, ms._size, ms._skip), instrs), st)
+            served.append(ok)
+        return _outcome(ms, st), served
+
+    want, _ = charged(False)
+    got, served = charged(True)
+    assert served == [True, False, True]
+    assert got == want
+    assert got["caches"][1][:2] == (0, 8)    # L2: the 4 sectors of each line missed once (then L1 hits)
+
+
+def test_caches_grown_by_another_native_batch_are_walked_in_their_new_rows(monkeypatch):
+    # block workers: two NativeBatches on one memory system; the second grows the caches' rows,
+    # the first then walks the rows the caches hold now
+    monkeypatch.setattr(native_lru, "GROWN", {})
+    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
+    instrs = [MemInstr(0, "ld", 4, 3, "global")]
+    batches = _line_batches(3, 4)
+
+    def charged(which: list):
+        ms, st = MemorySystem("sm_90"), Stats()
+        parts = [NativeBatch(ms, instrs, 16) for _ in range(2)]
+        for b, k in zip(batches, which):
+            assert parts[k].prepare(_records(b))
+            parts[k].apply()
+        return _outcome(ms, st)
+
+    one = charged([0, 0, 0])
+    assert charged([0, 1, 0]) == one
+    assert one["caches"][1][:2] == (0, 8)    # L2: the 4 sectors of each line missed once (then L1 hits)
+
+
+def test_a_launch_whose_constant_requests_grow_the_caches_counts_as_prepare_and_apply(monkeypatch):
+    # end to end: the blocks with a __constant__ request take prepare and apply and grow the
+    # caches' rows; the later blocks' batches, charged natively, walk the rows as they are now
+    import gpuemu
+    monkeypatch.setattr(native_lru, "GROWN", {})
+    src = r'''
+__constant__ float cdata[4];
+extern "C" __global__ void k(const float *x, float *out, int a, int b) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int heavy = (int)blockIdx.x >= a && (int)blockIdx.x < b;
+  float v = x[heavy ? (threadIdx.x % 32) * 8 : ((int)blockIdx.x >= b ? (blockIdx.x % 8) * 32 : 2048 + (blockIdx.x % 7) * 64)];
+  if (heavy) v += cdata[0];
+  if (v == 12345.0f) out[i] = v; }'''
+    a, b, blocks = 1024, 1536, 1636
+    x = gpuemu.asarray(np.zeros(4096, np.float32))
+    out = gpuemu.asarray(np.zeros(blocks * 256, np.float32))
+    k = gpuemu.RawModule(code=src).get_function("k")
+
+    def stats() -> dict:
+        return dict(k((blocks,), (256,), (x, out, np.int32(a), np.int32(b))).stats)
+
+    got = stats()
+    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: True)   # every batch the other way
+    monkeypatch.setattr(native_lru, "GROWN", {})
+    assert got == stats()

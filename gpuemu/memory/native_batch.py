@@ -10,7 +10,8 @@ thousand threads cost. A batch charged at once on the launching thread
 (LaunchRun._charge_records) takes this path instead, in one native call:
 a packed_call.Chain of the steps, each a packed_call.PackedCall whose
 argument array is built once for the run (the caches' row arrays set
-again when they grow). The chain copies the records into the run's
+again before a walk where they grew, by this path or another:
+`_follow_planes`). The chain copies the records into the run's
 columns (trace_columns.py, counting the requests per space), asks a
 guard whether the passes serve the batch (below; it also skips the
 passes the batch has no request for), zeroes the batch's cycles, runs
@@ -183,7 +184,8 @@ class NativeBatch:
             self.room[f"{name}_meta"], self.room[f"{name}_sets"] = st._fixed[1], st.num_sets
             self.room[f"{name}_cap"] = st.planes.shape[1]
             self._cache_slots.append((cc, slot, name))
-        self._ptrs = [cc._state._ptrs for cc, _, _ in self._cache_slots]
+        self._states = [cc._state for cc, _, _ in self._cache_slots]
+        self._ptrs = [st._ptrs for st in self._states]
 
     def serves(self, ms, instrs) -> bool:
         """Whether this serves `ms` charging `instrs` (the run's memory system may be new)."""
@@ -352,9 +354,11 @@ class NativeBatch:
         return True
 
     def _before_apply(self) -> None:
-        """The arguments of the apply steps: the caches' clocks, the fold's."""
+        """The arguments of the apply steps: the caches' planes and clocks,
+        the fold's."""
         ms = self.ms
         if self.global_native:
+            self._follow_planes()
             l1, l2, clock = ms.l1, ms.l2, self.clock
             if l2._counted_in is None or l2._counted_in[0] is not clock:     # (else clock holds theirs)
                 clock[0] = l1._t if l1 is not None else 0
@@ -392,11 +396,21 @@ class NativeBatch:
 
     def _make_room(self, m: int) -> None:
         """Room in the caches' rows for m more lookups (their planes may move)."""
-        w = self.walk.argv
-        for k, (cc, slot, name) in enumerate(self._cache_slots):
-            st = cc._state
+        for st in self._states:
             st.reserve(m)
-            if st._ptrs is not self._ptrs[k]:
-                w[slot + 1:slot + 4] = st._ptrs
-                self._ptrs[k] = st._ptrs
+        self._follow_planes()
+
+    def _follow_planes(self) -> None:
+        """The walk's plane pointers and the room guard's capacities made the
+        caches' own again where their planes moved: grown by this object's
+        `_make_room`, or by a batch charged another way since (prepare and
+        apply: a __constant__ request, host memory in use; another
+        NativeBatch on the same memory system: block workers), which gave the
+        old planes back to record_pool."""
+        k, ptrs = 0, self._ptrs            # (a loop of no calls: it runs before every walk)
+        for st in self._states:
+            if st._ptrs is not ptrs[k]:
+                _, slot, name = self._cache_slots[k]
+                self.walk.argv[slot + 1:slot + 4] = ptrs[k] = st._ptrs
                 self.room[f"{name}_cap"] = st.planes.shape[1]
+            k += 1

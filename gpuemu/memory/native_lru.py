@@ -23,13 +23,14 @@ gets the next row, every way empty):
 meta[1] += sectors that hit (bits of out), meta[2] += sectors asked (bits).
 
 Since a miss fills the first empty way and no access empties one, the
-ways in use are always a row's first ones (SectoredCache.invalidate, which
-does empty ways, closes the gap): a lookup reads the keys only up to the
-first empty way and the times only of a full row's ways when it misses; a
-fresh row has only its keys set (an empty way's valid bits and time are
-never read). A vecadd of 1M threads, whose 98K requests each open a fresh
-L2 row, walks its caches in about 35% less CPU than when every lookup read
-all 16 ways' keys and times and a fresh row wrote all three planes.
+ways in use are always a row's first ones (a helper that empties ways,
+as tests/test_cache.py's invalidate does, must close the gap): a lookup
+reads the keys only up to the first empty way and the times only of a
+full row's ways when it misses; a fresh row has only its keys set (an
+empty way's valid bits and time are never read). A vecadd of 1M threads,
+whose 98K requests each open a fresh L2 row, walks its caches in about
+35% less CPU than when every lookup read all 16 ways' keys and times and
+a fresh row wrote all three planes.
 
 `emit_lru_access` writes the rule for one entry; the batch walk here and
 native_cache_walk (the caches of a whole batch of requests) call it. Built
@@ -72,8 +73,8 @@ def emit_lru_access(module) -> Fn:
     base = b.mul(b.sub(f.ld(row_of, A["set"]), c(1)), assoc)
     f.add_to(meta, 2, f.popcount(bits))
     # the ways in use are the row's first ones (a miss fills the first empty
-    # way, nothing empties one but `invalidate`, which closes the gap): the
-    # key is among them or nowhere, and the row is full when no way is empty
+    # way, and nothing here empties one): the key is among them or nowhere,
+    # and the row is full when no way is empty
     w = f.var(0)
 
     def passing():

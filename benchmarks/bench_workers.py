@@ -447,12 +447,12 @@ def _speed_table(args) -> None:
                   f"{paired_ratio(ts[1], ts[n]):.2f}x | {same} |")
 
 
-def paired_ratio(one: list, many: list) -> float:
-    """The median of the pairs' ratios one[i] / many[i]: each pair ran back to
+def paired_ratio(num: list, den: list) -> float:
+    """The median of the pairs' ratios num[i] / den[i]: each pair ran back to
     back (interleaved), so a slow spell of the machine (another process, a
     busy memory bus) slows both of a pair and cancels out of its ratio,
     where the ratio of the two medians mixes pairs from different spells."""
-    return float(np.median(np.asarray(one, dtype=float) / np.asarray(many, dtype=float)))
+    return float(np.median(np.asarray(num, dtype=float) / np.asarray(den, dtype=float)))
 
 
 def main() -> None:

@@ -125,6 +125,8 @@ class Timeline:
     def _stream_ready(self, stream: Optional[Stream]) -> float:
         if stream is None:         # the default stream waits for every blocking stream
             ready = self.default_ready
+            if not self.streams:
+                return ready
             for s in self.streams.values():
                 if not s.non_blocking and s.ready > ready:
                     ready = s.ready
@@ -136,12 +138,9 @@ class Timeline:
         """Place one operation; returns it with its start and end."""
         # start = max(stream ready, engine free, host time), with ifs (every launch: a
         # fifth of a microsecond less than max())
-        if stream is None and not self.streams:     # the default stream, no other seen:
-            start = self.default_ready               # its own ready time (a call less)
-        else:
-            if stream is not None:
-                self.streams[stream.id] = stream
-            start = self._stream_ready(stream)
+        if stream is not None:
+            self.streams[stream.id] = stream
+        start = self._stream_ready(stream)
         free = self.engine_free
         if free[engine] > start:
             start = free[engine]

@@ -220,6 +220,10 @@ class Chain:
     def result(self, k: int) -> int:
         return int(self._results[k])
 
+    def skipped(self, k: int) -> bool:
+        """Whether the last call skipped step k (a guard's skip bits)."""
+        return bool(self.table[2] >> k & 1)
+
     def __call__(self, first: int = 0, stop: int | None = None) -> int:
         t = self.table
         t[0], t[1] = first, len(self.steps) if stop is None else stop

@@ -299,11 +299,8 @@ class LaunchRun:
     def run(self) -> RunResult:
         """Run the launch, holding the device's static tags with this kernel's
         entries meanwhile (static_tags.py)."""
-        held = self._static_entries().hold()
-        try:
+        with self._static_entries().hold():
             return self._run()
-        finally:
-            held.let_go()
 
     def _run(self) -> RunResult:
         t0 = time.perf_counter()

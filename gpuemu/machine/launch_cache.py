@@ -112,8 +112,8 @@ def launch(kernel, key, args, stream, options: dict):
     raises launch_plan.pack's LaunchError, a faulty kernel the KernelError."""
     kept = kernel.__dict__.get("_kept_launches")
     got = kept.get(key) if kept is not None else None
-    if got is None or (options.get("workers") is None and default_workers() != 1):
-        return None                     # (not _one_worker, without a call)
+    if got is None or not _one_worker(options):
+        return None
     try:
         run = got.idle.pop()
     except IndexError:                  # none idle (another thread has it)
@@ -134,17 +134,16 @@ def launch(kernel, key, args, stream, options: dict):
     run.renew(run.params, run.options)
     t0 = _clock()
     try:
-        held = run._bounds_entries.hold()   # the static tags, as LaunchRun.run holds them
+        held = run._static_entries().hold()   # the static tags, as LaunchRun.run holds them
     except BaseException:               # (LaunchError: it would wait for ever) the run stays kept
         got.idle.append(run)
         raise
-    try:
-        block_runner.run_range(run, 0, got.blocks)
-        run.finish()                    # as LaunchRun.run ends
-    except KernelError as err:          # the run is not reused
-        raise kernel._worded(err) from None
-    finally:
-        held.let_go()
+    with held:
+        try:
+            block_runner.run_range(run, 0, got.blocks)
+            run.finish()                # as LaunchRun.run ends
+        except KernelError as err:      # the run is not reused
+            raise kernel._worded(err) from None
     seconds = _clock() - t0
     counted = run.want_stats
     result = kernel._launch_of(run, run.stats if counted else None, run.findings, run.shape,

@@ -147,6 +147,12 @@ class Entries:
         finally:
             t.waiting -= 1
 
+    def __enter__(self) -> "Entries":
+        return self                      # (`with entries.hold():` held until the block ends)
+
+    def __exit__(self, *exc) -> None:
+        self.let_go()
+
     def let_go(self) -> None:
         """The run that held the tags has stopped running warps."""
         t = self.table

@@ -160,7 +160,7 @@ class SectoredCache:
             call = self._reset_call = packed_call.PackedCall(RESET_SYMBOL, _build_reset_ir, RESET_ARGS, dict(
                 tags=0, assoc=self.assoc, row_of=st._fixed[0], meta=st._fixed[1],
                 sets=self.num_sets * self.partitions))
-        call.argv[0] = st._ptrs[0] if st._ptrs is not None else 0
+        call["tags"] = st._ptrs[0] if st._ptrs is not None else 0
         return call
 
     def reset_fields(self) -> None:

@@ -343,8 +343,7 @@ class NativeBatch:
             at = address(records)
         cols.records_at = at
         if n == 0:
-            fill = cols.call.argv
-            fill[0], fill[1] = n, at
+            cols.call["n"], cols.call["records"] = n, at
             cols.call()                    # (counts: zero)
             return True
         v = self._values                   # (the chain copies them into its steps' arguments)
@@ -386,7 +385,7 @@ class NativeBatch:
             self._make_room(int(self.start[self._n]))
             chain(WALK)
         self._records = None
-        if self.global_native and not chain.table[2] >> WALK & 1:     # the walk ran: its caches' counts
+        if self.global_native and not chain.skipped(WALK):     # the walk ran: its caches' counts
             self._sectors.wrote(int(self.start[self._n]))
             if ms.l1 is not None:
                 ms.l1.counted_in(self.clock, 0)

@@ -2,7 +2,10 @@
 
 Every allocation (a global buffer, a `__device__` or `__constant__` symbol)
 gets a tag (bits 48-63 of a pointer) and an entry in the bounds table that
-native code checks on every access. Global allocations are 256-byte aligned
+native code checks on every access. A kernel's static tags (FIRST_STATIC_TAG
+and up: its shared arrays and local objects) are looked up in its run's own
+table instead (gpuemu/machine/static_tags.py); their rows here stay free
+(space -1), so a static tag beyond the run's table names nothing. Global allocations are 256-byte aligned
 in a 47-bit device address range starting at 0x7f0000000000, as
 cudaMalloc and CuPy's pool align them; the coalescer's counts depend on it.
 Constant symbols live in a per-module 64 KB bank (CUDA C Programming Guide,
@@ -40,7 +43,7 @@ class Allocation:
 
 
 class DeviceMemory:
-    """The device's allocations and the bounds table native code reads."""
+    """The device's allocations and the bounds table of their tags that native code reads."""
 
     def __init__(self) -> None:
         self.bounds = np.zeros(abi.N_TAGS, dtype=abi.BOUNDS_DTYPE)

@@ -1,10 +1,10 @@
 """Static tags (gpuemu/machine/static_tags.py): runs of kernels whose
-__shared__ arrays share tags never see one another's bounds."""
+__shared__ arrays share tags never see one another's bounds, and hold or
+wait for nothing."""
 import threading
 
 import numpy as np
 import pytest
-
 import gpuemu
 from gpuemu.jit import abi
 from gpuemu.machine import static_tags
@@ -89,105 +89,111 @@ def test_one_kernel_at_two_dynamic_shared_sizes_at_once_sees_each_launch_s_own_s
     assert _in_threads([(k, 16, 256, 256 * 4, SUM), (k, 16, 32, 32 * 4, SUM)]) == []
 
 
-class _Memory:
-    """A device memory's bounds table alone."""
-    def __init__(self) -> None:
-        self.bounds = np.zeros(abi.N_TAGS, dtype=abi.BOUNDS_DTYPE)
+FORGED = r"""
+extern "C" __global__ void forged(float *out, unsigned long long step) {
+    __shared__ float a[32];
+    a[threadIdx.x] = 1.0f;
+    float *p = (float *)((unsigned long long)a + (step << 48));
+    out[threadIdx.x] = p[threadIdx.x];
+}"""
 
 
-def _entries(memory: _Memory, meta_objects: list) -> static_tags.Entries:
+def _meta(meta_objects: list, dynamic_offset: int = 0):
     class Meta:
         objects = meta_objects
-        dynamic_offset = 0
-    return static_tags.Entries(Meta, 0, memory)
+    Meta.dynamic_offset = dynamic_offset
+    return Meta
 
 
-def test_a_run_with_other_entries_waits_until_the_holders_let_go_then_writes_its_own():
+def test_a_run_s_table_holds_its_static_tags_entries_in_tag_order_reached_from_ctx():
     first = abi.FIRST_STATIC_TAG
-    memory = _Memory()
-    table = memory.bounds
-    one = _entries(memory, [(first, "a", "shared", 0, 1024, False), (first + 1, "b", "shared", 1024, 2048, False)])
-    other = _entries(memory, [(first, "c", "shared", 0, 128, False)])
-    one.hold()
-    assert (table["hi"][first], table["hi"][first + 1]) == (1024, 2048)
-    got = []
-    t = threading.Thread(target=lambda: got.append(other.hold()))
-    t.start()
-    t.join(0.2)
-    assert t.is_alive() and got == []          # waits: `one` is held
-    assert table["hi"][first] == 1024
-    one.let_go()
-    t.join(5)
-    assert got == [other]
-    assert table["hi"][first] == 128 and table["space"][first + 1] == -1   # `one`'s second array freed
+    e = static_tags.Entries(_meta([(first, "a", "shared", 0, 1024, False),
+                                   (first + 1, "t", "local", 0, 8, False)]), 0)
+    ctx = np.zeros(abi.CTX_FIELDS, dtype=np.int64)
+    e.bind(ctx)
+    assert ctx[abi.C_STATIC_TAGS] == 2
+    size = abi.BOUNDS_DTYPE.itemsize
+    for tag, row in ((first, (0, 1024, 1)), (first + 1, (0, 8, 2))):   # (lo, hi, space code)
+        at = int(ctx[abi.C_STATIC_BOUNDS]) + tag * size            # as the jitted lookup finds it
+        i = (at - e.table.ctypes.data) // size
+        assert (e.table["lo"][i], e.table["hi"][i], e.table["space"][i]) == row
 
 
-def test_runs_with_the_same_entries_hold_the_tags_together():
-    memory = _Memory()
-    objects = [(abi.FIRST_STATIC_TAG, "a", "shared", 0, 1024, False)]
-    one, again = _entries(memory, objects), _entries(memory, objects)
-    one.hold()
-    done = []
-    t = threading.Thread(target=lambda: done.append(again.hold()))
-    t.start()
-    t.join(5)
-    assert done == [again] and static_tags.of(memory).users == 2
+def test_the_dynamic_shared_entry_spans_this_launch_s_dynamic_size():
+    first = abi.FIRST_STATIC_TAG
+    objects = [(first, "s", "shared", 0, 100, False), (first + 1, "extern shared", "shared", 112, 112, True)]
+    small, large = static_tags.Entries(_meta(objects, 112), 64), static_tags.Entries(_meta(objects, 112), 4096)
+    assert (small.table["lo"][1], small.table["hi"][1]) == (112, 112 + 64)
+    assert (large.table["lo"][1], large.table["hi"][1]) == (112, 112 + 4096)
+    assert small.dyn_ptr == abi.tagged(first + 1, 112)
 
 
-def test_a_launch_of_another_kernel_from_a_running_launch_s_progress_callback_raises_not_hangs():
+def test_two_kernels_runs_give_one_static_tag_each_its_own_bounds():
+    first = abi.FIRST_STATIC_TAG
+    wide = static_tags.Entries(_meta([(first, "a", "shared", 0, 1024, False)]), 0)
+    narrow = static_tags.Entries(_meta([(first, "c", "shared", 0, 128, False)]), 0)
+    assert (wide.table["hi"][0], narrow.table["hi"][0]) == (1024, 128)
+    assert wide.base != narrow.base
+
+
+def test_a_static_tag_the_kernel_does_not_have_names_nothing():
+    """Tag FIRST_STATIC_TAG + 1 lies beyond this kernel's table (it has one
+    array): the lookup finds the device table's free row, an out_of_bounds
+    fault naming no object."""
+    k = gpuemu.RawModule(code=FORGED).get_function("forged")
+    out = gpuemu.zeros(32, dtype=np.float32)
+    k((1,), (32,), (out, np.uint64(0)))
+    assert np.array_equal(out.get(), np.ones(32, np.float32))
+    with pytest.raises(gpuemu.KernelError, match="out_of_bounds") as err:
+        k((1,), (32,), (out, np.uint64(1)))
+    assert "points to no object" in str(err.value) and "'a'" not in str(err.value)
+
+
+def test_a_launch_of_another_kernel_from_a_running_launch_s_progress_callback_completes():
     wide = gpuemu.RawModule(code=WIDE).get_function("wide")
     narrow = gpuemu.RawModule(code=NARROW).get_function("narrow")
-    out = gpuemu.zeros(32, dtype=np.float32)
+    small, calls = gpuemu.zeros(32, dtype=np.float32), []
 
     def progress(blocks):
-        narrow((1,), (32,), (out, np.int32(1)))
-    with pytest.raises(gpuemu.LaunchError, match="another kernel"):
-        wide((2,), (256,), (gpuemu.zeros(512, dtype=np.float32), np.int32(1)), progress=progress)
-
-
-def test_a_launch_of_another_kernel_that_a_progress_callback_waits_for_on_another_thread_raises_not_hangs(
-        monkeypatch):
-    """The callback holds its launch's tags while it waits; the launch it
-    waits for gives up with LaunchError once every holder has been in its
-    callback for CALLBACK_WAIT_S, and the callback's own launch ends."""
-    monkeypatch.setattr(static_tags, "CALLBACK_WAIT_S", 0.2)
-    wide = gpuemu.RawModule(code=WIDE).get_function("wide")
-    narrow = gpuemu.RawModule(code=NARROW).get_function("narrow")
-    out = gpuemu.zeros(32, dtype=np.float32)
-    got = []
-
-    def launch_narrow():
-        try:
-            narrow((1,), (32,), (out, np.int32(1)))
-        except gpuemu.LaunchError as err:
-            got.append(err)
-
-    def progress(blocks):
-        t = threading.Thread(target=launch_narrow, daemon=True)
-        t.start()
-        t.join(30)
-        got.append(t.is_alive())
+        narrow((1,), (32,), (small, np.int32(REPS)))
+        calls.append(small.get().copy())
     x = gpuemu.zeros(512, dtype=np.float32)
-    wide((2,), (256,), (x, np.int32(1)), progress=progress, workers=1)
-    errors, alive = got[0::2], got[1::2]          # each call of the callback: its thread's error, alive?
-    assert errors and alive == [False] * len(errors)
-    assert all("progress callback" in str(e) for e in errors)
-    narrow((1,), (32,), (out, np.int32(1)))           # the tags are free again
+    wide((2,), (256,), (x, np.int32(REPS)), progress=progress, workers=1)
+    assert calls and all(np.array_equal(c, np.full(32, SUM, np.float32)) for c in calls)
+    assert np.array_equal(x.get(), np.full(512, 2 * SUM, np.float32))
 
 
-def test_a_kept_run_stays_kept_when_its_launch_is_refused_the_static_tags():
+def test_a_launch_of_another_kernel_that_a_progress_callback_waits_for_on_another_thread_completes():
     wide = gpuemu.RawModule(code=WIDE).get_function("wide")
     narrow = gpuemu.RawModule(code=NARROW).get_function("narrow")
-    out = gpuemu.zeros(32, dtype=np.float32)
+    small, got = gpuemu.zeros(32, dtype=np.float32), []
+
+    def progress(blocks):
+        t = threading.Thread(target=lambda: narrow((1,), (32,), (small, np.int32(REPS))), daemon=True)
+        t.start()
+        t.join(60)
+        got.append((t.is_alive(), small.get().copy()))
+    x = gpuemu.zeros(512, dtype=np.float32)
+    wide((2,), (256,), (x, np.int32(REPS)), progress=progress, workers=1)
+    assert got and all(not alive and np.array_equal(c, np.full(32, SUM, np.float32)) for alive, c in got)
+    assert np.array_equal(x.get(), np.full(512, 2 * SUM, np.float32))
+
+
+def test_a_kept_launch_from_a_progress_callback_runs_on_its_kept_run_and_keeps_it():
+    wide = gpuemu.RawModule(code=WIDE).get_function("wide")
+    narrow = gpuemu.RawModule(code=NARROW).get_function("narrow")
+    small = gpuemu.zeros(32, dtype=np.float32)
     for _ in range(2):
-        narrow((1,), (32,), (out, np.int32(1)), stats=False, workers=1)
+        narrow((1,), (32,), (small, np.int32(1)), stats=False, workers=1)
 
     def idle() -> int:
         return sum(len(g.idle) for g in narrow.__dict__.get("_kept_launches", {}).values())
-    before = idle()
+    before, seen = idle(), []
 
     def progress(blocks):
-        narrow((1,), (32,), (out, np.int32(1)), stats=False, workers=1)
-    with pytest.raises(gpuemu.LaunchError, match="another kernel"):
-        wide((2,), (256,), (gpuemu.zeros(512, dtype=np.float32), np.int32(1)), progress=progress, workers=1)
+        narrow((1,), (32,), (small, np.int32(REPS)), stats=False, workers=1)
+        seen.append(small.get().copy())
+    x = gpuemu.zeros(512, dtype=np.float32)
+    wide((2,), (256,), (x, np.int32(REPS)), progress=progress, workers=1)
     assert before >= 1 and idle() == before
+    assert seen and all(np.array_equal(c, np.full(32, SUM, np.float32)) for c in seen)

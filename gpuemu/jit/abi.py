@@ -51,7 +51,7 @@ F_WSYNC = 468        # i32 __syncwarp passed (warp-sync interval; check tools)
 HEADER_BYTES = 512   # register/mask slots start here
 
 # ------------------------------------------------------ ctx fields (int64 index)
-C_BOUNDS = 0         # host address of the bounds table
+C_BOUNDS = 0         # host address of the device's bounds table (allocation tags)
 C_TRACE = 1          # host address of the trace buffer (0: no tracing)
 C_TRACE_LEN = 2      # records in the trace buffer
 C_TRACE_CAP = 3      # capacity in records
@@ -83,7 +83,11 @@ C_PRINTF_LEN = 30    # words written (entries: nwords, block, thread, format id,
 C_PRINTF_CAP = 31    # capacity in words
 C_LANE_CHECKS = 32   # requests the vector checks did not pass, checked lane by lane (jit/memory_access.py;
                      # tests read it)
-CTX_FIELDS = 33
+C_STATIC_BOUNDS = 33 # host address of the run's static table (its static tags' entries, in tag
+                     # order) minus FIRST_STATIC_TAG entries: + tag * entry size = a static tag's entry
+C_STATIC_TAGS = 34   # entries of that table: tags FIRST_STATIC_TAG up to FIRST_STATIC_TAG + this
+                     # are looked up there, every other tag in C_BOUNDS's (jit/memory_access.py)
+CTX_FIELDS = 35
 
 FAULT_KINDS = {1: "out_of_bounds", 2: "misaligned_access", 3: "assert"}
 
@@ -95,12 +99,17 @@ N_LINE_COUNTERS = len(LINE_COUNTERS)
 # ------------------------------------------------------------- bounds table
 # One entry per tag: [lo, hi) device addresses the tag may touch, the host
 # address of `lo` (global/constant), and the space code (-1: no object).
+# Allocation tags index the device's table (gpuemu/device_memory.py); a
+# kernel's static tags (its shared arrays, local objects and parameters,
+# numbered per kernel from FIRST_STATIC_TAG) index its run's own small table
+# (gpuemu/machine/static_tags.py), so kernels never share them; a static tag
+# beyond the run's table finds the device table's entry, which names nothing.
 BOUNDS_DTYPE = np.dtype([("lo", "<i8"), ("hi", "<i8"), ("host", "<i8"),
                          ("space", "<i4"), ("pad", "<i4")])
 N_TAGS = 1 << 16
 FIRST_ALLOC_TAG = 1            # global allocations and module symbols
 LAST_ALLOC_TAG = 0xEFFF
-FIRST_STATIC_TAG = 0xF000      # a kernel's shared arrays and local objects
+FIRST_STATIC_TAG = 0xF000      # a kernel's shared arrays and local objects (its run's table)
 
 # ------------------------------------------------------------- trace records
 TRACE_DTYPE = np.dtype([("instr", "<i4"), ("mask", "<u4"), ("space", "<i4"),

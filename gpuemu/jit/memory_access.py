@@ -1,7 +1,8 @@
 """Native helpers that perform one warp-wide memory instruction, checked.
 
 For each active lane (in lane order) a helper decodes the fat pointer (tag in
-bits 48-63, device address below), looks the tag up in the bounds table and
+bits 48-63, device address below), looks the tag up in its bounds table (the
+run's own for the kernel's static tags, else the device's: _BoundsTables) and
 checks [addr, addr+size) inside the object's [lo, hi) and natural alignment.
 Only when every active lane passes does it record the request in the trace
 buffer (MemInstr id, mask, space, 32 addresses as gpuemu.memory.trace says;
@@ -299,6 +300,25 @@ def _whole_warp_move(e, b, ctx, kind: str, mask, hosts, dat, et, align: int, ord
     b.position_at_end(part)
 
 
+class _BoundsTables:
+    """Where a tag's bounds entry lies: a static tag of this run (ctx's
+    C_STATIC_TAGS of them from FIRST_STATIC_TAG) in the run's own table
+    (C_STATIC_BOUNDS, biased so that + tag * entry size is the entry), any
+    other tag in the device's (C_BOUNDS): one compare and one select per
+    lookup, so kernels never share static tags (abi.py, bounds table)."""
+
+    def __init__(self, e: _Emitter, ctx) -> None:
+        self.device = e.ctx_field(ctx, abi.C_BOUNDS)
+        self.static = e.ctx_field(ctx, abi.C_STATIC_BOUNDS)
+        self.n_static = e.ctx_field(ctx, abi.C_STATIC_TAGS)
+
+    def entry(self, b: ll.IRBuilder, tag):
+        """The i8* of `tag`'s entry (tag: i64, 0 to N_TAGS - 1)."""
+        own = b.icmp_unsigned("<", b.sub(tag, _c(abi.FIRST_STATIC_TAG)), self.n_static)
+        base = b.select(own, self.static, self.device)
+        return b.inttoptr(b.add(base, b.mul(tag, _c(abi.BOUNDS_DTYPE.itemsize))), VOIDP)
+
+
 def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
                atomic_op: str = "", is_float: bool = False, signed: bool = True) -> ll.Function:
     """The helper for kind 'ld' | 'st' | 'atom' on lanes of element type et.
@@ -323,7 +343,7 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     counted = b.alloca(I1)              # counted already, on the fast path (_count_or_keep)
     b.store(ll.Constant(I1, 0), counted)
     ptrs64 = b.bitcast(ptrs, I64.as_pointer())
-    bounds = b.inttoptr(e.ctx_field(ctx, abi.C_BOUNDS), VOIDP)
+    tables = _BoundsTables(e, ctx)
     trace = e.ctx_field(ctx, abi.C_TRACE)
     tlen = e.ctx_field(ctx, abi.C_TRACE_LEN)
     tcap = e.ctx_field(ctx, abi.C_TRACE_CAP)
@@ -361,7 +381,7 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     tag0 = b.lshr(p0, _c(abi.ADDR_BITS))
     tagbits0 = b.and_(p0, _c(~abi.ADDR_MASK))
     addrs = lambda: b.and_(pv, _splat(abi.ADDR_MASK))  # noqa: E731  (the lanes' device addresses, where used)
-    ent0 = b.gep(bounds, [b.mul(tag0, _c(abi.BOUNDS_DTYPE.itemsize))])
+    ent0 = tables.entry(b, tag0)
     lo0 = b.load(e.byte_ptr(ent0, _c(0), I64))
     hi0 = b.load(e.byte_ptr(ent0, _c(8), I64))
     hbase0 = b.load(e.byte_ptr(ent0, _c(16), I64))
@@ -419,7 +439,7 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     p = b.load(b.gep(ptrs64, [lane]))
     tag = b.lshr(p, _c(abi.ADDR_BITS))
     a = b.and_(p, _c(abi.ADDR_MASK))
-    ent = b.gep(bounds, [b.mul(tag, _c(abi.BOUNDS_DTYPE.itemsize))])
+    ent = tables.entry(b, tag)
     lo = b.load(e.byte_ptr(ent, _c(0), I64))
     hi = b.load(e.byte_ptr(ent, _c(8), I64))
     hbase = b.load(e.byte_ptr(ent, _c(16), I64))

@@ -3,7 +3,8 @@
 Filled in while the warp function is generated (slots are handed out as
 variables are met) and then frozen into the compiled kernel's metadata, which
 the machine uses to size frames and to fill the bounds-table entries of the
-kernel's static objects (tags FIRST_STATIC_TAG and up).
+kernel's static objects (tags FIRST_STATIC_TAG and up, numbered per kernel:
+each run looks them up in its own table, gpuemu/machine/static_tags.py).
 """
 from __future__ import annotations
 

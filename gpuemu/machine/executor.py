@@ -95,18 +95,20 @@ class LaunchRun:
 
     # ------------------------------------------------------------------ setup
     def _static_entries(self) -> static_tags.Entries:
-        """The kernel's shared/local/param objects' bounds entries (static tags,
-        shared with other kernels: written when a run holds them, `run`)."""
+        """The kernel's shared/local/param objects' bounds entries: the run's
+        own table of its static tags (static_tags.py), named in ctx."""
         entries = self.__dict__.get("_bounds_entries")
         if entries is None:                # worked out once per run
-            entries = self._bounds_entries = static_tags.Entries(self.meta, self.shape.shared_dynamic, self.memory)
+            entries = self._bounds_entries = static_tags.Entries(self.meta, self.shape.shared_dynamic)
         return entries
 
     def _setup(self):
         meta, shape = self.meta, self.shape
         ctx = self.ctx = np.zeros(abi.CTX_FIELDS, dtype=np.int64)
-        dyn_ptr = self._static_entries().dyn_ptr
-        ctx[abi.C_BOUNDS] = self.memory.bounds.ctypes.data     # one table per device memory
+        entries = self._static_entries()
+        dyn_ptr = entries.dyn_ptr
+        ctx[abi.C_BOUNDS] = self.memory.bounds.ctypes.data     # allocations: one table per device memory
+        entries.bind(ctx)                                      # static tags: the run's own table
         if self._tracing:
             self.trace = np.empty(TRACE_CAPACITY, dtype=abi.TRACE_DTYPE)   # read up to C_TRACE_LEN
             ctx[abi.C_CHECK] = int(self.checker is not None or self._weak_mode())
@@ -297,12 +299,7 @@ class LaunchRun:
 
     # -------------------------------------------------------------------- run
     def run(self) -> RunResult:
-        """Run the launch, holding the device's static tags with this kernel's
-        entries meanwhile (static_tags.py)."""
-        with self._static_entries().hold():
-            return self._run()
-
-    def _run(self) -> RunResult:
+        """Run the launch."""
         t0 = time.perf_counter()
         if getattr(self, "ctx", None) is None:     # a renewed run keeps its buffers
             self._setup()
@@ -314,7 +311,7 @@ class LaunchRun:
         if "issue" not in self.__dict__:   # a renewed run's was set to zero by renew()
             self.issue = np.zeros(self.preset.num_sms, dtype=np.int64)
         self._wi_total = 0
-        progress = static_tags.in_callback(self.options.get("progress"), self._static_entries().table)
+        progress = self.options.get("progress")
         workers = workers_of(self.options)
         if self._order_rng is not None and self.recorder is None:
             # functional mode with a seed: blocks in a seeded-random order, as a

@@ -134,16 +134,10 @@ def launch(kernel, key, args, stream, options: dict):
     run.renew(run.params, run.options)
     t0 = _clock()
     try:
-        held = run._static_entries().hold()   # the static tags, as LaunchRun.run holds them
-    except BaseException:               # (LaunchError: it would wait for ever) the run stays kept
-        got.idle.append(run)
-        raise
-    with held:
-        try:
-            block_runner.run_range(run, 0, got.blocks)
-            run.finish()                # as LaunchRun.run ends
-        except KernelError as err:      # the run is not reused
-            raise kernel._worded(err) from None
+        block_runner.run_range(run, 0, got.blocks)
+        run.finish()                    # as LaunchRun.run ends
+    except KernelError as err:          # the run is not reused
+        raise kernel._worded(err) from None
     seconds = _clock() - t0
     counted = run.want_stats
     result = kernel._launch_of(run, run.stats if counted else None, run.findings, run.shape,

@@ -290,7 +290,12 @@ def test_the_workers_of_a_launch_share_their_spare_trace_buffers_and_keep_their_
     one, two = _Worker.__new__(_Worker), _Worker.__new__(_Worker)
     for wk in (one, two):
         wk.run, wk.chunks, wk.held, wk.native, wk.natives = Run(), [], [], None, []
-    pairs = [(np.empty(8), object()) for _ in range(NATIVES_KEPT + 3)]
+    class Native:                                 # a NativeBatch: kept ones let go of their memory system
+        served = True
+
+        def let_go(self):
+            self.served = False
+    pairs = [(np.empty(8), Native()) for _ in range(NATIVES_KEPT + 3)]
     one.spare, two.spare = [pairs[0]], [pairs[1]]
     shared, natives = [], []
     one.share_spares(shared, natives)
@@ -305,6 +310,7 @@ def test_the_workers_of_a_launch_share_their_spare_trace_buffers_and_keep_their_
     assert one.spare == two.spare == [] and one.spare is not two.spare
     assert len(one.natives) == NATIVES_KEPT and len(two.natives) == len(pairs) - NATIVES_KEPT
     assert {id(nb) for nb in one.natives + two.natives} == {id(nb) for _, nb in pairs}
+    assert not any(nb.served for nb in one.natives + two.natives)
 
 
 def test_the_calling_thread_s_copy_traces_into_the_run_s_own_buffer():
@@ -321,3 +327,34 @@ def test_the_calling_thread_s_copy_traces_into_the_run_s_own_buffer():
     assert mine.run.trace is run.trace
     assert other.run.trace is not None and other.run.trace is not run.trace
     assert mine.run.ctx[abi.C_TRACE] == run.trace.ctypes.data
+
+
+def test_a_kept_run_s_next_launch_folds_into_its_last_sums_and_kept_native_batches_serve_no_memory_system():
+    # kept NativeBatches let go of the launch's memory system (its caches' states go back to
+    # record_pool); the next launch's memory system takes the last launch's settled sums,
+    # which those NativeBatches fold into already, and its caches' rows
+    from gpuemu.machine.block_workers import KEPT, LAST
+    n = 256
+    k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
+    a = np.random.default_rng(6).random((n, n), dtype=np.float32)
+    first = k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2).stats
+    [run] = [r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(KEPT)]
+    sums, rows = run.__dict__[LAST]
+    natives = [nb for wk in run.__dict__[KEPT] for nb in wk.natives]
+    assert natives and all(nb.ms is None for nb in natives)
+    assert rows and all(r > 0 for r in rows)
+    run.memsys = None            # as launch_plan.keep_memory_system drops a large one: the next is new
+    seen = []
+    real_run = type(run).run
+
+    def spy(self):
+        got = real_run(self)
+        seen.append((self, self.memsys.launch_sums()))
+        return got
+    type(run).run = spy
+    try:
+        again = k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2).stats
+    finally:
+        type(run).run = real_run
+    assert seen == [(run, sums)] and run.__dict__[LAST][0] is sums
+    assert again == first

@@ -534,3 +534,24 @@ def test_two_kernels_batches_applied_in_turn_count_as_each_kernels_own():
     ms.settle(got)
     assert got.lines_dict() == want.lines_dict() and dict(got.totals) == dict(want.totals)
     assert got.by_line[5]["global_load_sectors"] == 4 + 8 and got.by_line[9]["global_store_sectors"] == 32
+
+
+def test_shared_by_workers_it_takes_an_earlier_launchs_settled_sums_and_its_caches_rows():
+    # block workers: what two threads must not make at once is made by share, on one thread
+    instrs = [MemInstr(0, "ld", 4, 3, "global"), MemInstr(1, "st", 4, 4, "global")]
+    first = MemorySystem("sm_90")
+    l1, l2 = first.share(instrs)
+    assert (l1, l2) == (first.l1._state, first.l2._state) and l2.rows == 0
+    lanes = np.arange(32)
+    first.charge(concat([warp_requests(0, (1 << 20) + lanes * 128 * k, "global") for k in (1, 2)]), instrs, Stats())
+    sums = first.launch_sums()
+    assert sums.batches == 0 and l1.rows > 0 and l2.rows > 0    # settled by charge; rows used
+    again = MemorySystem("sm_90")
+    states = again.share(instrs, sums, (l1.rows, l2.rows))
+    assert again.launch_sums() is sums
+    assert [st.planes.shape[1] >= n for st, n in zip(states, (l1.rows, l2.rows))] == [True, True]
+    assert [st.rows for st in states] == [0, 0]   # room only: cold caches
+    sums.batches = 1                          # folded into, not settled: not taken
+    other = MemorySystem("sm_90")
+    other.share(instrs, sums)
+    assert other.launch_sums() is not sums

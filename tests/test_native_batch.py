@@ -102,16 +102,28 @@ def test_shared_requests_the_bank_pass_does_not_serve_are_left_to_prepare_and_ap
     assert got == want and served == [False]
 
 
-def test_rebound_to_a_new_memory_system_it_counts_what_a_new_one_counts(monkeypatch):
-    # a run whose memory system is not kept (launch_plan.keep_memory_system) keeps its NativeBatch
+@pytest.mark.parametrize("let_go", [False, True])
+def test_rebound_to_a_new_memory_system_it_counts_what_a_new_one_counts(let_go, monkeypatch):
+    # a run whose memory system is not kept (launch_plan.keep_memory_system) keeps its NativeBatch;
+    # let go (a block worker's kept one between launches), it holds nothing of the old memory
+    # system (its caches' states can go back to record_pool) and serves no other until bound
+    import gc
+    import weakref
     monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
     rng = np.random.default_rng(7)
     instrs = _no_constant(_instrs(rng, 8, narrow_shared=True))
     batches = list(_pieces(random_batch(rng, instrs, 1500), [700, 800]))
     want, _ = _charged("sm_90", batches, instrs, fast=True)
-    nb = NativeBatch(MemorySystem("sm_90"), instrs, 16)
+    old = MemorySystem("sm_90")
+    nb = NativeBatch(old, instrs, 16)
     for b in batches:                      # a first launch, on another memory system
         assert nb.charge(_records(b))
+    if let_go:
+        gone = weakref.ref(old.l2._state)
+        nb.let_go()
+        del old
+        gc.collect()
+        assert gone() is None and not nb.serves(MemorySystem("sm_90"), instrs)
     ms, st = MemorySystem("sm_90"), Stats()
     nb.bind(ms, instrs)
     for b in batches:

@@ -131,7 +131,7 @@ class _Worker:
             self.run = run
             return
         w = copy.copy(run)
-        for k in ("_block_runner_scratch", "_block_range_scratch", KEPT, "_native_batch"):   # one per worker
+        for k in ("_block_runner_scratch", "_block_range_scratch", KEPT, LAST, "_native_batch"):   # one per worker
             w.__dict__.pop(k, None)
         w._setup()
         w.issue = np.zeros(run.preset.num_sms, dtype=np.int64)
@@ -237,6 +237,8 @@ class _Worker:
             nb = natives.pop() if natives else shared.pop()[1]
             if nb is not None:
                 kept.append(nb)
+        for nb in kept:
+            nb.let_go()                    # (its memory system's cache states back to record_pool)
         self.natives, self.spare, self.native = kept, [], None
         if w.trace is not None:
             w.trace = None                 # back to record_pool (its pages mapped)
@@ -245,6 +247,7 @@ class _Worker:
 
 
 KEPT = "_worker_copies"   # a run's worker copies, kept for its next launch
+LAST = "_worker_last"     # a run's last traced launch on workers: its sums, its caches' rows
 NATIVES_KEPT = 6          # NativeBatches a kept copy holds on to (without their buffers)
 
 
@@ -318,12 +321,12 @@ def run_parallel(run, batches: Iterable, nworkers: int,
     if not run._tracing:
         _run_untraced(run, list(batches), nworkers, progress)
         return
-    run.memsys._tables(run.meta.instrs)   # built once here; workers only read them
     ms = run.memsys
-    ms.launch_sums()                      # made here (a worker's NativeBatch.bind may offer its own)
-    for cache in (ms.l1, ms.l2, ms.ro_cache):
-        if cache is not None:             # their states made here, not by two threads at once
-            cache._lru()                  # (a worker's NativeBatch.bind reads them)
+    # made here, not by two threads at once (a worker's NativeBatch.bind reads
+    # them): the tables, the sums (the last launch's, settled: the kept
+    # NativeBatches fold into them), the caches' states as large as the last launch's
+    sums, rows = run.__dict__.get(LAST, (None, ()))
+    states = ms.share(run.meta.instrs, sums, rows)
     source = _source(batches, nworkers, run.shape.threads_per_block, even=True)
     charge = _OrderedCharge(run, source)
     start = run.ctx.copy()       # what every worker's ctx starts from
@@ -393,6 +396,7 @@ def run_parallel(run, batches: Iterable, nworkers: int,
         progress(charge.blocks - reported)
     if charge.error is not None:
         raise charge.error
+    run.__dict__[LAST] = (ms.launch_sums(), tuple(st.rows for st in states))
     _keep(run, workers)
 
 

@@ -549,6 +549,27 @@ class MemorySystem:
             sums.kernel = (self._counter_plan, self._op, self._size)
         return sums
 
+    def share(self, instrs, sums: Optional[launch_sums.LaunchSums] = None, rows: tuple = ()) -> tuple:
+        """Ready to be charged from several threads (block workers prepare
+        batches of `instrs` on theirs and apply them in order on any): what
+        two threads must not make at once made now, on this one: the
+        kernel's tables, the launch's sums (`sums`, an earlier launch's
+        settled ones where they fit: the workers' NativeBatches fold into
+        them already, so they keep their fold) and the caches' states, with
+        room for `rows` (per state, the rows an earlier launch used: taken
+        from record_pool now, before the workers take their trace buffers,
+        and not grown on the ordered step). Returns the states (L1, L2,
+        read-only cache, those present; native_lru.LruState)."""
+        self._tables(instrs)
+        if (self._sums is None and sums is not None and not sums.batches
+                and sums.rows == request_table.NSP * max(len(self._op), 1)):
+            self._sums = sums
+        self.launch_sums()
+        states = tuple(c._lru() for c in (self.l1, self.l2, self.ro_cache) if c is not None)
+        for st, m in zip(states, rows):
+            st.reserve(m)
+        return states
+
     def settle(self, stats) -> None:
         """The counters and kept requests of the batches folded since the last
         settle (launch_sums.py) into `stats` and `worst`, as adding each

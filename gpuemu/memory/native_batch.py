@@ -122,6 +122,18 @@ def _build_room_ir() -> str:
     return str(m)
 
 
+def _rules(ms) -> tuple:
+    """What a NativeBatch's passes take from a memory system beside its own
+    arrays: two with equal rules differ only in those (NativeBatch._rebind)."""
+    return (ms.mem, ms.preset, ms._row_kind, ms._op, ms.native, ms.l1_global_loads, ms.l1_present,
+            ms.readonly_path)
+
+
+def _same_rules(a: tuple, b: tuple) -> bool:
+    """_rules(...) of two memory systems alike: the same objects, equal flags."""
+    return all(x is y for x, y in zip(a[:4], b[:4])) and a[4:] == b[4:]
+
+
 # the chain's steps (NativeBatch._chain), in order; prepare runs them up to ROOM, apply from ROOM
 FILL, GUARD, ZERO, SHARED_PASS, COALESCE, ROOM, WALK, CYCLES, FOLD = range(9)
 
@@ -142,12 +154,10 @@ class NativeBatch:
         `ms` has the rules of the one before, only its own arrays' set)."""
         old = self.__dict__.get("ms")
         ms._tables(instrs)
-        if (old is not None and instrs is self.instrs and self.capacity == self.cols.capacity
-                and ms.mem is old.mem and ms.preset is old.preset and ms.native == old.native
-                and (ms.l1_global_loads, ms.l1_present, ms.readonly_path)
-                == (old.l1_global_loads, old.l1_present, old.readonly_path)
-                and ms._row_kind is old._row_kind and ms._op is old._op):
-            return self._rebind(ms, old)
+        rules = self.__dict__.get("_rules") if old is None else _rules(old)
+        if (rules is not None and instrs is self.instrs and self.capacity == self.cols.capacity
+                and _same_rules(_rules(ms), rules)):
+            return self._rebind(ms)
         self.ms, self.instrs = ms, instrs
         if getattr(self, "table", None) is None or self.table.shape[0] != request_table.NSP * max(len(ms._op), 1):
             self.table = request_table.new_table(len(ms._op))      # the batch's, cleared by the fold
@@ -156,8 +166,24 @@ class NativeBatch:
         self.shared_native = bool(ms._shared_all_native)
         self._build(self.cols.capacity)
 
-    def _rebind(self, ms, old) -> None:
-        """bind to `ms`, whose rules, kernel tables and cache geometry are `old`'s."""
+    def let_go(self) -> None:
+        """Idle (a block worker's kept NativeBatch between launches): drop the
+        memory system it served, so its caches' states (megabytes of
+        record_pool storage) go back to the pool when the launch's memory
+        system dies and the next launch's caches take them, already
+        mapped; kept, they made the next launch's states fresh memory (a
+        burst of page faults, about one launch of two workers in four).
+        `bind` then rebinds as to a memory system of the same rules."""
+        ms = self.__dict__.get("ms")
+        if ms is None:
+            return
+        self._rules = _rules(ms)
+        self.ms = self.sm_cycles = None
+        self._states, self._ptrs, self._cache_slots = [], [], []
+
+    def _rebind(self, ms) -> None:
+        """bind to `ms`, whose rules, kernel tables and cache geometry are
+        those of the memory system served before."""
         self.ms, self.sm_cycles = ms, ms.sm_cycles
         for p in self._batch_passes:
             for name, value in (("skip_t", address(ms._skip)), ("sm_cycles", address(ms.sm_cycles))):
@@ -196,14 +222,18 @@ class NativeBatch:
     def nbytes(self) -> int:
         """Bytes of its buffers and of the launch sums it folds into (a kept
         run's budget counts them; it keeps those sums when its memory system goes)."""
-        sums = self.__dict__.get("_fold_into")
-        return (self.cols.nbytes + sum(a.nbytes for a in (self._cl, self.start, self._ks, self.table))
-                + (sums.nbytes if sums is not None else 0) + self._sectors.nbytes)
+        d = self.__dict__
+        sums, own = d.get("_fold_into"), d.get("_own_bytes")
+        if own is None or self.cols.capacity != self.capacity:    # (set once per _build)
+            own = self.cols.nbytes + sum(a.nbytes for a in (self._cl, self.start, self._ks, self.table))
+            d["_own_bytes"] = own if self.cols.capacity == self.capacity else None
+        return own + (sums.nbytes if sums is not None else 0) + self._sectors.nbytes
 
     def _build(self, capacity: int) -> None:
         """The buffers for batches of `capacity` records (kept if they are
         that size), the passes' argument arrays and their chain."""
         ms, m = self.ms, self.ms.mem
+        self._own_bytes = None             # (nbytes: its buffers may change here)
         if capacity != self.capacity:
             self.capacity = capacity
             self._cl = np.zeros((2, capacity), dtype=np.int64)     # cycles, latency: zeroed together

@@ -271,6 +271,9 @@ _new = object.__new__
 
 # the counters of a launch with stats=False
 NO_COUNTS = dict(Stats().as_dict(), active_lanes_per_instruction=0.0)
+# launch.stats of such a launch: a fresh copy made when first read (one Deferred
+# serves every launch: it holds nothing of any)
+_NO_COUNTS_LATER = Deferred(dict, NO_COUNTS)
 
 # Launch keywords handed to the machine / memory system besides budget,
 # stats and scheduler: l1 (False: global loads bypass L1, as -dlcm=cg; True:
@@ -539,7 +542,7 @@ class RawKernel:
             meta = self.compiled.meta
             key = meta.line_key if meta.line_files else None    # else a counter row is its line
         if stats is None:
-            st, by_line = dict(NO_COUNTS), {}
+            st, by_line = _NO_COUNTS_LATER, {}
             placed = place_kernel(self.name, 0.0, stream)    # no cycles: kernel_seconds is 0
         else:                          # the counter dicts made when first read (Launch.stats)
             st, by_line = Deferred(_totals_of, stats), Deferred(_lines_of, stats, key)

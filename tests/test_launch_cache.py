@@ -343,3 +343,17 @@ def test_a_launch_asking_for_one_worker_takes_its_kept_run():
     args[2].set(np.zeros(1024, np.float32))
     k((4,), (256,), args, stats=False, workers=1)
     assert _kept(k) == {key: [run]} and np.array_equal(args[2].get(), a + b)
+
+
+def test_a_kept_launch_starts_from_the_ctx_its_run_was_made_with():
+    from gpuemu.jit import abi
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd(1024)
+    for _ in range(2):
+        k((4,), (256,), args, stats=False)
+    [[run]] = _kept(k).values()
+    nothing = np.zeros_like(run.params)              # n = 0: the kernel would store nothing
+    run.ctx[abi.C_PARAMS] = nothing.ctypes.data      # as a launch may leave its ctx
+    args[2].set(np.zeros(1024, np.float32))
+    k((4,), (256,), args, stats=False)
+    assert np.array_equal(args[2].get(), a + b)

@@ -373,22 +373,39 @@ def _build_range_ir() -> str:
 
 
 # gpuemu_run_range_packed(argv): gpuemu_run_range with its arguments in one int64
-# array, in this order (a ctypes call of ten arguments cost a small launch ~1 us)
-RANGE_ARGS = ("fn", "fptrs", "nw", "ctx", "st", "lin0", "lin1", "launch", "ev_buf", "ev_state")
+# array, in this order (a ctypes call of ten arguments cost a small launch ~1 us),
+# then ctx_start and ctx_words: when ctx_start is not 0, ctx_words int64 words
+# from there are first copied to ctx (a kept launch's ctx made anew, kept_range)
+RANGE_ARGS = ("fn", "fptrs", "nw", "ctx", "st", "lin0", "lin1", "launch", "ev_buf", "ev_state",
+              "ctx_start", "ctx_words")
 PACKED_RANGE_SYMBOL = "gpuemu_run_range_packed"
-A_LIN0, A_LIN1, A_EV_BUF, A_EV_STATE = (RANGE_ARGS.index(n) for n in ("lin0", "lin1", "ev_buf",
-                                                                     "ev_state"))
+A_LIN0, A_LIN1, A_EV_BUF, A_EV_STATE, A_CTX_START, A_CTX_WORDS = (
+    RANGE_ARGS.index(n) for n in ("lin0", "lin1", "ev_buf", "ev_state", "ctx_start", "ctx_words"))
 
 
 def _build_packed_entry(m: ll.Module, target: ll.Function) -> None:
     """gpuemu_run_range_packed(argv) = target(argv[0], ..., argv[9]), each
-    argument cast from int64 to target's parameter type."""
+    argument cast from int64 to target's parameter type, after copying
+    argv[ctx_words] words from argv[ctx_start] to ctx when that is not 0."""
     f = ll.Function(m, ll.FunctionType(I32, [I64]), PACKED_RANGE_SYMBOL)
     b = ll.IRBuilder(f.append_basic_block("entry"))
     argv = b.inttoptr(f.args[0], I64.as_pointer())
+
+    def arg(i):
+        return b.load(b.gep(argv, [ll.Constant(I64, i)]))
+    i8p = I8.as_pointer()
+    start = arg(A_CTX_START)
+    copy, run = f.append_basic_block("copy"), f.append_basic_block("run")
+    b.cbranch(b.icmp_unsigned("!=", start, ll.Constant(I64, 0)), copy, run)
+    b.position_at_end(copy)
+    memcpy = m.declare_intrinsic("llvm.memcpy", [i8p, i8p, I64])
+    b.call(memcpy, [b.inttoptr(arg(RANGE_ARGS.index("ctx")), i8p), b.inttoptr(start, i8p),
+                    b.mul(arg(A_CTX_WORDS), ll.Constant(I64, 8)), ll.Constant(I1, 0)])
+    b.branch(run)
+    b.position_at_end(run)
     vals = []
     for i, t in enumerate(target.function_type.args):
-        v = b.load(b.gep(argv, [ll.Constant(I64, i)]))
+        v = arg(i)
         vals.append(v if t == I64 else b.inttoptr(v, t))
     b.ret(b.call(target, vals))
 
@@ -469,7 +486,7 @@ def _range_scratch(run) -> tuple:
     lau[L_COUNTERS], lau[L_NLINES] = run.counters.ctypes.data, len(run.counters)
     argv = (ctypes.c_int64 * len(RANGE_ARGS))(     # items set in a third of numpy's time
         run.ck.address, run._fptr_array.ctypes.data, nw, run._ctxp, st.ctypes.data,
-        0, 0, lau.ctypes.data, 0, 0)
+        0, 0, lau.ctypes.data, 0, 0, 0, 0)
     # the address as a c_int64: ctypes passes it without converting an int (0.15 us a call)
     scratch = run._block_range_scratch = (st, lau, argv, ctypes.c_int64(ctypes.addressof(argv)))
     return scratch
@@ -500,6 +517,32 @@ def run_range(run, lin0: int, lin1: int) -> None:
         if code == DONE:
             return
         lin = _range_event(run, code, st, lau) + 1
+
+
+def kept_range(run, blocks: int) -> ctypes.c_int64:
+    """The address (as a c_int64) of run_kept's argument array, made once per
+    kept run: gpuemu_run_range_packed's for blocks 0..blocks-1 that first
+    makes the run's ctx anew from its _ctx_start (what LaunchRun.renew does
+    with ctx=True; launch_cache keeps runs that reach this)."""
+    scratch = run.__dict__.get("_block_range_scratch")
+    if scratch is None:
+        scratch = _range_scratch(run)
+    argv = (ctypes.c_int64 * len(RANGE_ARGS))(*scratch[2])
+    argv[A_LIN0], argv[A_LIN1] = 0, blocks
+    argv[A_EV_BUF] = argv[A_EV_STATE] = 0
+    argv[A_CTX_START], argv[A_CTX_WORDS] = run._ctx_start.ctypes.data, len(run._ctx_start)
+    run._kept_range_argv = argv          # (kept alive with the run)
+    return ctypes.c_int64(ctypes.addressof(argv))
+
+
+def run_kept(run, argv_p: ctypes.c_int64, blocks: int) -> None:
+    """A kept launch's blocks: the run's ctx made anew from _ctx_start, then
+    run_range(run, 0, blocks), in one native call unless a block needs Python
+    (argv_p: kept_range's for this run and `blocks`; no timing recorder)."""
+    code = _range_function()(argv_p)     # looked up per call: benchmarks/bench_workers.py wraps it
+    if code != DONE:
+        scratch = run._block_range_scratch
+        run_range(run, _range_event(run, code, scratch[0], scratch[1]) + 1, blocks)
 
 
 def _range_event(run, code: int, st: np.ndarray, lau: np.ndarray) -> int:

@@ -179,12 +179,15 @@ class LaunchRun:
         self._ctx_params = self.params     # the parameters _ctx_start points at
         warp_bank_counts.for_run(self, fresh=True)
 
-    def renew(self, params: np.ndarray, options: dict) -> None:
+    def renew(self, params: np.ndarray, options: dict, ctx: bool = True) -> None:
         """Make this (finished) run ready for another launch of the same
         kernel, shape and options with new parameters: fresh counters,
         findings and memory model (its caches cold, MemorySystem.reset),
         the buffers of `_setup` kept (gpuemu/machine/launch_plan.py and
-        launch_cache.py reuse runs this way)."""
+        launch_cache.py reuse runs this way). ctx=False: the ctx is made
+        anew from _ctx_start by the caller, as the run starts
+        (block_runner.run_kept, in its native call), so what a launch must
+        find in its ctx goes into _ctx_start too."""
         self.params, self.options = params, options
         self.findings = []
         if self._divergent_barriers:
@@ -192,8 +195,9 @@ class LaunchRun:
         if params is not self._ctx_params:      # a new buffer (the same one: launch_cache)
             self._ctx_start[abi.C_PARAMS] = params.ctypes.data
             self._ctx_params = params
-        into, start = self._ctx_views
-        into[:] = start                    # ctx = _ctx_start: its bounds table, trace buffer, parameters
+        if ctx:
+            into, start = self._ctx_views
+            into[:] = start                # ctx = _ctx_start: its bounds table, trace buffer, parameters
         if self.want_stats:                # without counters nothing reads them
             self.stats = Stats()
             if self.memsys is None:
@@ -212,8 +216,10 @@ class LaunchRun:
             del self._merged_divergence
         if self._order_rng is not None:    # a seeded launch shuffled it
             self.store_order[:] = np.arange(abi.WARP, dtype=np.uint8)
+            self._order_rng = None
         seed = options.get("seed")
-        self._order_rng = np.random.default_rng(seed) if seed is not None else None
+        if seed is not None:
+            self._order_rng = np.random.default_rng(seed)
 
     # the arrays a finished run keeps for its next launch (buffer_bytes)
     KEPT_ARRAYS = ("frames", "shared", "header_template", "trace", "counters", "issue")

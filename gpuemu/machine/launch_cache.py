@@ -17,10 +17,11 @@ was checked by that first launch. A later call with the key:
   the buffer holds from the run's last launch; any other argument (a numpy
   array to copy in and back, a float for an int, a wrong count) takes the
   full path, with its conversions and errors;
-- runs every block of the grid in one native call (block_runner.run_range),
-  then ends as LaunchRun.run does (LaunchRun.finish: with counters on, it
-  charges the rest of the trace and collects the counters); the run's
-  memory system is reused, reset to cold caches (LaunchRun.renew);
+- makes the run's ctx anew and runs every block of the grid in one native
+  call (block_runner.run_kept), then ends as LaunchRun.run does
+  (LaunchRun.finish: with counters on, it charges the rest of the trace
+  and collects the counters); the run's memory system is reused, reset to
+  cold caches (LaunchRun.renew);
 - builds the Launch as the full path does (RawKernel._launch_of, the one
   constructor of a launch's result).
 
@@ -56,17 +57,21 @@ _ONE_WORKER = (("workers", int, 1),)     # call_key's options part of workers=1
 def call_key(grid, block, shared_mem, budget, stats, mode, scheduler, block_scheduler,
              options: dict, max_dynamic):
     """The key a plain launch call is kept under, or None when it is not plain."""
-    if mode != "functional" or scheduler is not None or block_scheduler is not None:
+    if (mode != "functional" or scheduler is not None or block_scheduler is not None
+            or type(stats) is not bool or type(budget) is not int or type(shared_mem) is not int):
         return None
-    if type(stats) is not bool or type(budget) is not int or type(shared_mem) is not int:
+    if type(grid) is tuple:             # (grid and block written out: a loop over both costs more)
+        for v in grid:
+            if type(v) is not int:
+                return None
+    elif type(grid) is not int:
         return None
-    for dims in (grid, block):
-        if type(dims) is tuple:
-            for v in dims:
-                if type(v) is not int:
-                    return None
-        elif type(dims) is not int:
-            return None
+    if type(block) is tuple:
+        for v in block:
+            if type(v) is not int:
+                return None
+    elif type(block) is not int:
+        return None
     if not options:
         opts = ()
     elif len(options) == 1 and "workers" in options:    # workers=1 alone (benchmarks/scale.py)
@@ -111,8 +116,11 @@ def launch(kernel, key, args, stream, options: dict):
     runs it). Errors are those of the full path: an argument it cannot take
     raises launch_plan.pack's LaunchError, a faulty kernel the KernelError."""
     kept = kernel.__dict__.get("_kept_launches")
-    got = kept.get(key) if kept is not None else None
-    if got is None or not _one_worker(options):
+    if kept is None:
+        return None
+    got = kept.get(key)
+    # (not _one_worker(options): the same test without a call)
+    if got is None or (options.get("workers") is None and default_workers() != 1):
         return None
     try:
         run = got.idle.pop()
@@ -131,15 +139,16 @@ def launch(kernel, key, args, stream, options: dict):
             got.idle.append(run)
             raise
         run.params[:] = params
-    run.renew(run.params, run.options)
+    run.renew(run.params, run.options, False)     # (ctx=False: run_kept makes the ctx anew)
+    counted = run.want_stats
     t0 = _clock()
     try:
-        block_runner.run_range(run, 0, got.blocks)
-        run.finish()                    # as LaunchRun.run ends
+        block_runner.run_kept(run, run._kept_range, got.blocks)
+        if counted:                     # as LaunchRun.run ends (without counters a kept run,
+            run.finish()                # which has no check tools or weak memory, has no more to do)
     except KernelError as err:          # the run is not reused
         raise kernel._worded(err) from None
     seconds = _clock() - t0
-    counted = run.want_stats
     result = kernel._launch_of(run, run.stats if counted else None, run.findings, run.shape,
                                seconds, stream, copies)
     del hold
@@ -161,6 +170,7 @@ def keep(kernel, key, run) -> bool:
         return False
     run._params_view = memoryview(run.params)     # before another thread can take it
     run._args_written = new_written(layout_of(kernel))   # launch_plan.write_args(written=)
+    run._kept_range = block_runner.kept_range(run, grid_blocks(run.shape))   # block_runner.run_kept's
     keep_memory_system(run)            # renewed (cold caches) by the next launch
     if run.want_stats:                 # what only the finished launch needed
         run.stats = None

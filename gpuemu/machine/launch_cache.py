@@ -116,11 +116,8 @@ def launch(kernel, key, args, stream, options: dict):
     runs it). Errors are those of the full path: an argument it cannot take
     raises launch_plan.pack's LaunchError, a faulty kernel the KernelError."""
     kept = kernel.__dict__.get("_kept_launches")
-    if kept is None:
-        return None
-    got = kept.get(key)
-    # (not _one_worker(options): the same test without a call)
-    if got is None or (options.get("workers") is None and default_workers() != 1):
+    got = kept.get(key) if kept is not None else None
+    if got is None or not _one_worker(options):
         return None
     try:
         run = got.idle.pop()

@@ -329,11 +329,14 @@ def test_the_calling_thread_s_copy_traces_into_the_run_s_own_buffer():
     assert mine.run.ctx[abi.C_TRACE] == run.trace.ctypes.data
 
 
-def test_a_kept_run_s_next_launch_folds_into_its_last_sums_and_kept_native_batches_serve_no_memory_system():
+def test_a_kept_run_s_next_launch_folds_into_its_last_sums_and_kept_native_batches_serve_no_memory_system(
+        monkeypatch):
     # kept NativeBatches let go of the launch's memory system (its caches' states go back to
     # record_pool); the next launch's memory system takes the last launch's settled sums,
     # which those NativeBatches fold into already, and its caches' rows
+    from gpuemu.machine import block_workers
     from gpuemu.machine.block_workers import KEPT, LAST
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (small: on the workers)
     n = 256
     k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
     a = np.random.default_rng(6).random((n, n), dtype=np.float32)
@@ -358,3 +361,34 @@ def test_a_kept_run_s_next_launch_folds_into_its_last_sums_and_kept_native_batch
         type(run).run = real_run
     assert seen == [(run, sums)] and run.__dict__[LAST][0] is sums
     assert again == first
+
+
+@pytest.mark.parametrize("stats", [True, False])
+def test_a_run_whose_last_launch_was_small_runs_its_next_on_the_calling_thread_alone(stats, monkeypatch):
+    # two workers gain nothing where a launch's blocks cost less than the workers' fixed part:
+    # the run's next launch runs on the calling thread, measured, and goes back to the workers
+    # once its blocks cost more; results and counters are one worker's either way
+    from gpuemu.machine import block_workers
+    pools = []
+    real = block_workers._threads
+    monkeypatch.setattr(block_workers, "_threads", lambda n: pools.append(n) or real(n))
+    n = 256
+    k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
+    a = np.random.default_rng(7).random((n, n), dtype=np.float32)
+
+    def transpose(workers):
+        t = np.zeros_like(a)
+        lau = k((n // 32, n // 32), (32, 8), (t, a, np.int32(n)), workers=workers, stats=stats)
+        assert np.array_equal(t, a.T)
+        return lau.stats if stats else None
+    one = transpose(1)
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 1e9, False: 1e9})     # every launch small
+    used = []
+    for _ in range(3):                        # the first: nothing known, on the workers
+        pools.clear()
+        assert transpose(2) == one
+        used.append(len(pools))
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})     # every launch large
+    pools.clear()
+    assert transpose(2) == one
+    assert used == [1, 0, 0] and pools == [1]

@@ -34,7 +34,9 @@ counters on, they are even, so the ordered step gets them at a steady pace.
 Launches with a seed (seeded-random store order per warp run), a warp
 scheduler other than the default, printf (one output buffer, filled in
 the order the warps run), check mode or the weak memory model (both follow
-blocks in order) run on one worker.
+blocks in order) run on one worker. So does the next launch of a run
+whose last launch's blocks took less CPU than the workers' fixed part
+could pay for (SERIAL_BELOW: a launch of a few thousand threads).
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ import copy
 import itertools
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, Optional
 
@@ -131,7 +134,7 @@ class _Worker:
             self.run = run
             return
         w = copy.copy(run)
-        for k in ("_block_runner_scratch", "_block_range_scratch", KEPT, LAST, "_native_batch"):   # one per worker
+        for k in ("_block_runner_scratch", "_block_range_scratch", KEPT, LAST, WORK, "_native_batch"):   # one per worker
             w.__dict__.pop(k, None)
         w._setup()
         w.issue = np.zeros(run.preset.num_sms, dtype=np.int64)
@@ -317,10 +320,48 @@ def run_parallel(run, batches: Iterable, nworkers: int,
                  progress: Optional[Callable[[int], None]] = None) -> None:
     """Run `batches` (lists of blocks or ranges of linear indices, in schedule
     order) on `nworkers` threads, the calling thread one of them; charge
-    traces, merge counters and findings into `run`."""
-    if not run._tracing:
-        _run_untraced(run, list(batches), nworkers, progress)
+    traces, merge counters and findings into `run`. A run whose last launch's
+    blocks took less CPU than SERIAL_BELOW runs them on the calling thread
+    alone (`_run_serial`)."""
+    d = run.__dict__
+    if d.get(WORK, SERIAL_BELOW[True]) < SERIAL_BELOW[bool(run._tracing)]:
+        _run_serial(run, batches, progress)
         return
+    spent: list = []             # CPU seconds of each thread in the launch's blocks
+    if not run._tracing:
+        _run_untraced(run, list(batches), nworkers, progress, spent)
+    else:
+        _run_traced(run, batches, nworkers, progress, spent)
+    d[WORK] = sum(spent)
+
+
+WORK = "_worker_work"      # the CPU seconds of its last launch's blocks, all threads (ranges, charging)
+# A launch on N workers costs its calling thread a fixed part besides its
+# share of the blocks (the pool thread's start, the worker copies renewed,
+# the memory system shared, the copies kept; about 0.4 ms with counters on,
+# 0.1-0.2 ms off, measured on our 2-core machine from launches of vecadd of
+# 4K to 256K threads at 1 and 2 workers: the calling thread's CPU at 2 workers
+# minus half one worker's), so two workers gain only where the blocks take
+# more than about twice that on one: below these (counters on, off), a run's
+# next launch runs on the calling thread alone, measured again, so a
+# launch that grows goes back to the workers.
+SERIAL_BELOW = {True: 1.0e-3, False: 0.3e-3}
+
+
+def _run_serial(run, batches: Iterable, progress: Optional[Callable[[int], None]]) -> None:
+    """The batches on the calling thread in order, as one worker runs them
+    (LaunchRun._run's loop), their CPU measured (WORK)."""
+    t0 = time.thread_time()
+    for blocks in batches:
+        run._run_batch(blocks)
+        if progress is not None:
+            progress(len(blocks))
+    run.__dict__[WORK] = time.thread_time() - t0
+
+
+def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callable[[int], None]],
+                spent: list) -> None:
+    """run_parallel of a traced launch (counters on): the ordered step."""
     ms = run.memsys
     # made here, not by two threads at once (a worker's NativeBatch.bind reads
     # them): the tables, the sums (the last launch's, settled: the kept
@@ -356,6 +397,7 @@ def run_parallel(run, batches: Iterable, nworkers: int,
         wk = _take(run, start)
         wk.share_spares(spares, natives)
         workers.append(wk)       # list.append is atomic
+        t0 = time.thread_time()
         while True:
             charge.ready()       # the ordered step first: it is the longest chain
             nxt = source.take()
@@ -365,6 +407,7 @@ def run_parallel(run, batches: Iterable, nworkers: int,
         charge.ready()
         finished(wk)
         charge.ready()
+        spent.append(time.thread_time() - t0)
 
     pool = _threads(nworkers - 1)
     futures = [pool.submit(loop) for _ in range(nworkers - 1)]   # (they start while this thread takes its copy)
@@ -374,6 +417,7 @@ def run_parallel(run, batches: Iterable, nworkers: int,
         mine = _take(run, start, lend=True)
         mine.share_spares(spares, natives)
         workers.append(mine)
+        t0 = time.thread_time()
         while True:
             charge.ready()
             if progress is not None and charge.blocks > reported:
@@ -388,6 +432,7 @@ def run_parallel(run, batches: Iterable, nworkers: int,
                 finished_mine = True
             if not charge.wait(source):
                 break                    # every batch handed out is charged, or one failed
+        spent.append(time.thread_time() - t0)
     finally:
         source.close()
         for f in futures:
@@ -524,7 +569,7 @@ def _source(batches: Iterable, nworkers: int, threads_per_block: int, even: bool
 
 
 def _run_untraced(run, batches: list, nworkers: int,
-                  progress: Optional[Callable[[int], None]]) -> None:
+                  progress: Optional[Callable[[int], None]], spent: list) -> None:
     """Nothing to charge in order (counters off): the calling thread works as
     one of the workers, each takes the next batch until none is left, and
     findings and the first error are merged in batch order at the end."""
@@ -542,6 +587,13 @@ def _run_untraced(run, batches: list, nworkers: int,
         if wk is None:
             wk = _take(run, start)
             workers.append(wk)
+        t0 = time.thread_time()
+        try:
+            _loop(wk)
+        finally:
+            spent.append(time.thread_time() - t0)
+
+    def _loop(wk: _Worker) -> None:
         while not stop.is_set():
             seq = next(nxt)
             if seq >= len(batches):

@@ -566,7 +566,9 @@ class MemorySystem:
             self._sums = sums
         self.launch_sums()
         states = tuple(c._lru() for c in (self.l1, self.l2, self.ro_cache) if c is not None)
-        for st, m in zip(states, rows):
+        # the largest first: record_pool hands out the smallest free block that holds
+        # a request, so a smaller state first could take the block a larger one needs
+        for m, st in sorted(zip(rows, states), key=lambda p: -p[0] * p[1].assoc):
             st.reserve(m)
         return states
 

@@ -185,10 +185,9 @@ class NativeBatch:
         """bind to `ms`, whose rules, kernel tables and cache geometry are
         those of the memory system served before."""
         self.ms, self.sm_cycles = ms, ms.sm_cycles
-        for p in self._batch_passes:
-            for name, value in (("skip_t", address(ms._skip)), ("sm_cycles", address(ms.sm_cycles))):
-                if name in p.at:
-                    p[name] = value
+        skip, cycles = address(ms._skip), address(ms.sm_cycles)
+        for argv, k, of_cycles in self._ms_arrays:
+            argv[k] = cycles if of_cycles else skip
         if self.global_native:
             self._bind_caches(ms)
         sums = self.__dict__.get("_fold_into")
@@ -280,7 +279,9 @@ class NativeBatch:
                                      dict(common, nsm=self.sm_cycles.size, sm_cycles=address(self.sm_cycles),
                                           keys=address(self.keys), sums=address(self.sums)))
         passes.append(self.cycle_sums)
-        self._batch_passes = passes
+        # where the passes take the memory system's own arrays (_rebind sets them)
+        self._ms_arrays = [(p.argv, p.at[name], name == "sm_cycles") for p in passes
+                           for name in ("skip_t", "sm_cycles") if name in p.at]
         self.guard = PackedCall(GUARD_SYMBOL, _build_guard_ir, GUARD_ARGS, dict(
             counts=address(self.cols.counts), shared_native=int(self.shared_native),
             global_native=int(self.global_native), host=0,

@@ -89,6 +89,14 @@ def test_one_kernel_at_two_dynamic_shared_sizes_at_once_sees_each_launch_s_own_s
     assert _in_threads([(k, 16, 256, 256 * 4, SUM), (k, 16, 32, 32 * 4, SUM)]) == []
 
 
+OVER = r"""
+extern "C" __global__ void over(float *out, int k) {
+    __shared__ float c[32];
+    c[threadIdx.x + k] = 1.0f;
+    __syncthreads();
+    out[threadIdx.x] = c[threadIdx.x];
+}"""
+
 FORGED = r"""
 extern "C" __global__ void forged(float *out, unsigned long long step) {
     __shared__ float a[32];
@@ -96,6 +104,34 @@ extern "C" __global__ void forged(float *out, unsigned long long step) {
     float *p = (float *)((unsigned long long)a + (step << 48));
     out[threadIdx.x] = p[threadIdx.x];
 }"""
+
+
+def test_an_overrun_names_its_own_kernel_s_array_while_another_kernel_runs():
+    """`over` writes one past its 128-byte array while `wide`, whose first
+    array (the same tag) is 1 KB, runs on another thread: every launch
+    faults, naming `over`'s array and bounds, checked or not."""
+    wide = gpuemu.RawModule(code=WIDE).get_function("wide")
+    over = gpuemu.RawModule(code=OVER).get_function("over")
+    stop, errors = threading.Event(), []
+
+    def keep_wide_running():
+        x = gpuemu.zeros(16 * 256, dtype=np.float32)
+        while not stop.is_set():
+            wide((16,), (256,), (x, np.int32(REPS)), stats=False)
+    t = threading.Thread(target=keep_wide_running)
+    t.start()
+    try:
+        out = gpuemu.zeros(32, dtype=np.float32)
+        for r in range(30):
+            try:
+                over((1,), (32,), (out, np.int32(1)), stats=r % 3 == 0, check=r % 5 == 0)
+                errors.append("no fault")
+            except gpuemu.KernelError as e:
+                errors.append(str(e).split(": ", 1)[1])
+    finally:
+        stop.set()
+        t.join()
+    assert errors == ["write of 4 bytes at shared address 0x80 outside the shared array 'c' [0, 128)"] * 30
 
 
 def _meta(meta_objects: list, dynamic_offset: int = 0):

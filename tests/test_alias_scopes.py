@@ -34,7 +34,8 @@ def _launch(n: int, **options):
 def test_tagged_and_untagged_code_compute_and_count_the_same(monkeypatch):
     want = [_launch(0), _launch(7), _launch(7, mode="timing")]
     monkeypatch.setattr(alias_scopes, "tag", lambda fn, frame, counters: None)
-    monkeypatch.setattr(compiler, "_REVISION", "untagged")     # not the tagged code from the caches
+    # not the tagged code from the caches, nor untagged code of an older compiler
+    monkeypatch.setattr(compiler, "_REVISION", "untagged-" + compiler._jit_revision())
     got = [_launch(0), _launch(7), _launch(7, mode="timing")]
     assert got == want
     assert want[1][1]["warp_instructions"] > want[0][1]["warp_instructions"] > 0

@@ -44,8 +44,14 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
    taking turns, the CPU of all threads (process time) and the minor page
    faults, min and median, and the median of the pairs' N-worker / 1-worker
    CPU ratios: what running on N threads adds to one worker's work, which
-   a loaded machine measures as well as an idle one (wall times it cannot).
-6. waits (`--waits` prints only this one; Linux): per thread of the
+   a loaded machine measures as well as an idle one (wall times it cannot);
+   and the faults of the N-worker launches after the first WARM, and how
+   many of them had a burst (more than 100: a fresh 2.4 MB trace buffer
+   is some 600).
+6. calls (`--calls` prints only this one): Python calls (and calls into
+   C) per launch at 1 and N workers, on the calling thread and the others:
+   what the GIL serialises, a count a loaded machine measures exactly.
+7. waits (`--waits` prints only this one; Linux): per thread of the
    launch of least wall time, ms: CPU in native code and in Python, and
    the time blocked waiting for the GIL (as a native call returns, and
    elsewhere), waiting for batches to charge, and waiting for a CPU (other
@@ -398,6 +404,9 @@ def cpu_of_launches(launch: Callable, nworkers: int, repeats: int, **opt) -> dic
     return out
 
 
+WARM = 8     # launches of a kind a run needs before record_pool holds the storage its launches use at most
+
+
 def _cpu_table(args) -> None:
     n = args.workers
     print(f"\nCPU of all threads per launch, ms, and minor page faults ({args.repeats} launches at 1 and at "
@@ -405,7 +414,8 @@ def _cpu_table(args) -> None:
           "loaded machine (the CPU, not the wall time)")
     _head(("kernel", "threads", "counters", "1 worker, min", "1 worker, median", f"{n} workers, min",
            f"{n} workers, median", "median of paired ratios", "calling thread, min",
-           "faults, 1 worker (median / max)", f"faults, {n} workers (median / max)"))
+           "faults, 1 worker (median / max)", f"faults, {n} workers (median / max)",
+           f"faults of the {n}-worker launches after the {WARM}th: sum (launches with > 100)"))
     for k in _kernels(args):
         for stats in (False, True):
             got = cpu_of_launches(k.launch, n, args.repeats, stats=stats)
@@ -414,7 +424,48 @@ def _cpu_table(args) -> None:
                   f"{1e3 * np.median(one[:, 0]):.1f} | {1e3 * many[:, 0].min():.1f} | "
                   f"{1e3 * np.median(many[:, 0]):.1f} | {paired_ratio(many[:, 0], one[:, 0]):.3f} | "
                   f"{1e3 * many[:, 1].min():.1f} | {np.median(one[:, 2]):.0f} / {one[:, 2].max():.0f} | "
-                  f"{np.median(many[:, 2]):.0f} / {many[:, 2].max():.0f} |")
+                  f"{np.median(many[:, 2]):.0f} / {many[:, 2].max():.0f} | "
+                  f"{many[WARM:, 2].sum():.0f} ({int((many[WARM:, 2] > 100).sum())} of {len(many[WARM:])}) |")
+
+
+def calls_per_launch(launch: Callable, nworkers: int, repeats: int, where: Callable | None = None,
+                     **opt) -> tuple:
+    """Python calls per launch at `nworkers` workers (after a warm launch):
+    (on the calling thread, on the other threads), the mean of `repeats`
+    launches, counted by a profile function on every thread (the pool's
+    threads are started afresh so that they have it); `where(code)` picks
+    the functions counted (default: all, and every call into C)."""
+    launch(workers=nworkers, **opt)
+    counts = [0, 0]
+    me = threading.get_ident()
+
+    def count(frame, event, arg):
+        if event == "call" and (where is None or where(frame.f_code)) or event == "c_call" and where is None:
+            counts[threading.get_ident() != me] += 1
+    block_workers._forget_pool()         # (its old threads idle on; new ones are profiled)
+    threading.setprofile(count)
+    sys.setprofile(count)
+    try:
+        for _ in range(repeats):
+            launch(workers=nworkers, **opt)
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+    return counts[0] / repeats, counts[1] / repeats
+
+
+def _calls_table(args) -> None:
+    n = args.workers
+    print(f"\nPython calls per launch (and calls into C), the mean of {args.repeats}: what the GIL "
+          "serialises, counted exactly on a loaded machine")
+    _head(("kernel", "threads", "counters", "1 worker", f"{n} workers, calling thread",
+           f"{n} workers, other threads", f"{n} workers, all"))
+    for k in _kernels(args):
+        for stats in (False, True):
+            one = calls_per_launch(k.launch, 1, args.repeats, stats=stats)
+            mine, others = calls_per_launch(k.launch, n, args.repeats, stats=stats)
+            print(f"| {k.name} | {k.threads:,} | {'on' if stats else 'off'} | {sum(one):.0f} | {mine:.0f} | "
+                  f"{others:.0f} | {mine + others:.0f} |")
 
 
 def _speed_table(args) -> None:
@@ -470,6 +521,8 @@ def main() -> None:
                     help="print only the model of N workers' schedule from one worker's thread CPU")
     ap.add_argument("--cpu", action="store_true",
                     help="print only the CPU of all threads and the page faults per launch, 1 and N workers")
+    ap.add_argument("--calls", action="store_true",
+                    help="only the Python calls per launch, at 1 and N workers")
     ap.add_argument("--waits", action="store_true",
                     help="print only where each thread's time goes: native, Python, GIL waits (Linux)")
     ap.add_argument("--switch-interval", type=float, default=None,
@@ -479,9 +532,11 @@ def main() -> None:
         sys.setswitchinterval(args.switch_interval / 1e3)
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     print(f"cores allowed: {cores}; load average: {os.getloadavg()}")
-    if args.serial or args.phases or args.model or args.waits or args.cpu:
+    if args.serial or args.phases or args.model or args.waits or args.cpu or args.calls:
         if args.cpu:
             _cpu_table(args)
+        if args.calls:
+            _calls_table(args)
         if args.waits:
             _waits_table(args)
         if args.model:

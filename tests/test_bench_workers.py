@@ -40,3 +40,18 @@ def test_the_cpu_table_times_both_worker_counts_in_turns():
     assert calls == [1, 2] + [1, 2] * 3
     assert [len(got[w]) for w in (1, 2)] == [3, 3]
     assert all(len(row) == 3 and row[2] >= 0 for w in (1, 2) for row in got[w])
+
+
+def test_the_calls_are_counted_on_the_calling_thread_and_on_the_others():
+    import threading
+
+    def f():
+        pass
+
+    def launch(**opt):
+        f()
+        f()
+        t = threading.Thread(target=f)
+        t.start()
+        t.join()
+    assert bench_workers.calls_per_launch(launch, 2, 3, where=lambda code: code is f.__code__) == (2.0, 1.0)

@@ -339,13 +339,13 @@ WORK = "_worker_work"      # the CPU seconds of its last launch's blocks, all th
 # A launch on N workers costs its calling thread a fixed part besides its
 # share of the blocks (the pool thread's start, the worker copies renewed,
 # the memory system shared, the copies kept; about 0.4 ms with counters on,
-# 0.1-0.2 ms off, measured on our 2-core machine from launches of vecadd of
-# 4K to 256K threads at 1 and 2 workers: the calling thread's CPU at 2 workers
+# 0.05-0.1 ms off, measured on our 2-core machine from launches of vecadd of
+# 4K to 64K threads at 1 and 2 workers: the calling thread's CPU at 2 workers
 # minus half one worker's), so two workers gain only where the blocks take
 # more than about twice that on one: below these (counters on, off), a run's
 # next launch runs on the calling thread alone, measured again, so a
 # launch that grows goes back to the workers.
-SERIAL_BELOW = {True: 1.0e-3, False: 0.3e-3}
+SERIAL_BELOW = {True: 1.0e-3, False: 0.15e-3}
 
 
 def _run_serial(run, batches: Iterable, progress: Optional[Callable[[int], None]]) -> None:

@@ -53,22 +53,9 @@ def _dense_sums(keys: np.ndarray, values: np.ndarray) -> tuple:
     return at, (hi << 32) + lo
 
 
-_NAME_SETS: dict = {}      # id(names) -> (names, frozenset(names)): Stats.get's look-ups
-
-
 def _line_counts() -> defaultdict:
     """One line's counters (Stats._by_line's values)."""
     return defaultdict(int)
-
-
-def _name_set(names) -> frozenset:
-    """The names of a deferred entry as a set (a counter plan's list, made once)."""
-    got = _NAME_SETS.get(id(names))
-    if got is None or got[0] is not names:
-        if len(_NAME_SETS) >= 256:
-            _NAME_SETS.clear()
-        got = _NAME_SETS[id(names)] = (names, frozenset(names))
-    return got[1]
 
 
 class Stats:
@@ -180,25 +167,27 @@ class Stats:
         if self._held >= _PENDING_MAX:
             self._flush()
 
-    def defer_named(self, names: Sequence[str], rows: np.ndarray) -> None:
+    def defer_named(self, names: Sequence[str], rows: np.ndarray, name_set: frozenset | None = None) -> None:
         """add_named(names, rows.tolist()) when the counters are first read
         (rows int64[M, 3]: name index, line, value; kept as given, so the
-        caller hands over its own copy). What was added before comes first."""
-        self._defer((_NAMED, names, rows))
+        caller hands over its own copy). What was added before comes first.
+        name_set: frozenset(names), where the caller keeps one (`get` reads it)."""
+        self._defer((_NAMED, names, rows), name_set)
 
-    def defer_table(self, names: Sequence[str], table: np.ndarray) -> None:
+    def defer_table(self, names: Sequence[str], table: np.ndarray, name_set: frozenset | None = None) -> None:
         """add_named of table int64[lines, len(names)]'s nonzero entries,
         counter by counter, line by line (the order a summed table gives
-        them), when the counters are first read (`table` kept as given)."""
-        self._defer((_TABLE, names, table))
+        them), when the counters are first read (`table` kept as given;
+        name_set as defer_named's)."""
+        self._defer((_TABLE, names, table), name_set)
 
-    def _defer(self, entry: tuple) -> None:
+    def _defer(self, entry: tuple, name_set: frozenset | None) -> None:
         if self._pending or self._tables:
             self._flush()
         if not self._log:                 # (the look-ups of a new log: get)
             self._log_sets, self._log_adds = [], {}
         self._log.append(entry)
-        self._log_sets.append(_name_set(entry[1]))
+        self._log_sets.append(frozenset(entry[1]) if name_set is None else name_set)
 
     def get(self, name: str, default: int = 0) -> int:
         """The total of one counter (as totals.get), the deferred sums

@@ -1,12 +1,13 @@
-"""The machine's per-line counters reach a launch's counters the same way
-however many there are (executor.LaunchRun._collect: one by one when few,
-summed in numpy when many): the same totals, lines and order of keys."""
+"""The machine's per-line counters reach a launch's counters as a summed
+table adds them (executor.LaunchRun: Stats.defer_table, read when the
+counters are; Stats.add_table sums it in numpy at once): the same totals,
+lines and order of keys."""
 from __future__ import annotations
 
 import numpy as np
 
 import gpuemu
-from gpuemu.machine import executor
+from gpuemu.stats import Stats
 
 BRANCHY = r"""
 extern "C" __global__ void k(int *out, const int *x) {
@@ -19,22 +20,27 @@ extern "C" __global__ void k(int *out, const int *x) {
     out[i] = v;
 }
 """
-FEW = executor.SMALL_TABLE              # the launch's own threshold (the test lowers it to 0)
 
 
-def _launch(small_table: int, monkeypatch, preset: str):
-    monkeypatch.setattr(executor, "SMALL_TABLE", small_table)
+def _launch(preset: str):
     k = gpuemu.RawModule(code=BRANCHY, arch=preset).get_function("k")
     x = gpuemu.asarray(np.arange(64, dtype=np.int32))
     return k(1, 64, (gpuemu.zeros(64, np.int32), x))
 
 
-def test_few_line_counters_count_as_a_summed_table_does(monkeypatch):
+def _summed_at_once(self, names, table, name_set=None):
+    """The reference: the table summed in numpy when the launch ends."""
+    self.add_table(names, np.arange(len(table)), table)
+
+
+def test_line_counters_count_as_a_summed_table_does(monkeypatch):
     for preset in ("sm_90", "cc2x"):           # the native memory passes, and numpy's
-        one_by_one = _launch(FEW, monkeypatch, preset)
-        summed = _launch(0, monkeypatch, preset)
-        assert one_by_one.stats == summed.stats and list(one_by_one.stats) == list(summed.stats)
-        assert one_by_one.stats_by_line == summed.stats_by_line
-        assert [list(c) for c in one_by_one.stats_by_line.values()] == \
+        deferred = _launch(preset)
+        with monkeypatch.context() as m:
+            m.setattr(Stats, "defer_table", _summed_at_once)
+            summed = _launch(preset)
+        assert deferred.stats == summed.stats and list(deferred.stats) == list(summed.stats)
+        assert deferred.stats_by_line == summed.stats_by_line
+        assert [list(c) for c in deferred.stats_by_line.values()] == \
                [list(c) for c in summed.stats_by_line.values()]
-        assert one_by_one.stats["divergent_branches"] > 0 and one_by_one.stats["fences"] > 0
+        assert deferred.stats["divergent_branches"] > 0 and deferred.stats["fences"] > 0

@@ -204,3 +204,24 @@ def test_a_chains_link_values_reach_every_argument_they_are_linked_to():
     chain.values[chain.slot("x")] = 3
     assert chain() == 0 and out[0] == 35          # step 0 got x = 3, step 1 x = 3 + 2
     assert (steps[0]["x"], steps[1]["x"]) == (3, 5)
+
+
+def test_a_chains_copies_give_a_step_another_steps_argument_at_every_call():
+    out = np.zeros(1, dtype=np.int64)
+    steps = _steps(out, [0, 0])
+    chain = packed_call.Chain(steps, copies=[(1, "x", 0, "x")])
+    steps[0]["x"] = 4
+    assert chain() == 0 and out[0] == 44          # step 1's x is step 0's, copied as the chain starts
+    out[0] = 0
+    chain.set_step(0, _steps(out, [0])[0])        # a new step 0 (x = 1): the copy reads its arguments
+    steps[0]["x"] = 9                             # (the old step's, no longer read)
+    assert chain() == 0 and out[0] == 11
+
+
+def test_two_chains_may_share_their_link_values():
+    out = np.zeros(1, dtype=np.int64)
+    links = {"x": [(0, "x", 0)]}
+    first = packed_call.Chain(_steps(out, [0]), links=links)
+    second = packed_call.Chain(_steps(out, [0, 0]), links=links, values=first.values)
+    first.values[first.slot("x")] = 6
+    assert second() == 0 and out[0] == 62         # second's step 0 got the value set through first

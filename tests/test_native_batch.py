@@ -55,15 +55,20 @@ def _no_constant(instrs: list) -> list:
     return [replace(i, space="global") if i.space == "constant" else i for i in instrs]
 
 
+def _random_launch(preset, seed: int, monkeypatch) -> tuple:
+    """(preset, instrs, batches) of random requests, all on the device."""
+    # (an earlier test may have made host memory: these requests are all on the device)
+    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
+    rng = np.random.default_rng(seed)
+    instrs = _no_constant(_instrs(rng, 10, narrow_shared=True))
+    return (_tiny() if preset == "tiny" else preset, instrs,
+            list(_pieces(random_batch(rng, instrs, sum(SIZES)), SIZES)))
+
+
 @pytest.mark.parametrize("preset", PRESETS)
 @pytest.mark.parametrize("seed", range(3))
 def test_batches_charge_as_prepare_and_apply_and_the_numpy_path(preset, seed, monkeypatch):
-    # (an earlier test may have made host memory: this one's requests are all on the device)
-    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
-    preset = _tiny() if preset == "tiny" else preset
-    rng = np.random.default_rng(seed)
-    instrs = _no_constant(_instrs(rng, 10, narrow_shared=True))
-    batches = list(_pieces(random_batch(rng, instrs, sum(SIZES)), SIZES))
+    preset, instrs, batches = _random_launch(preset, seed, monkeypatch)
     want, _ = _charged(preset, batches, instrs, fast=False, native=False)
     got, served = _charged(preset, batches, instrs, fast=True)
     assert got == want
@@ -238,3 +243,96 @@ extern "C" __global__ void k(const float *x, float *out, int a, int b) {
     monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: True)   # every batch the other way
     monkeypatch.setattr(native_lru, "GROWN", {})
     assert got == stats()
+
+
+def _ended(preset, batches, instrs, last: bool, reset: bool = False):
+    """A launch's batches charged, then its end (MemorySystem.finish with
+    issue counts and 4 schedulers): the last batch by charge_last where
+    `last`, else as before. Its outcome, and the memory system."""
+    from gpuemu.jit.engine import address
+    ms = MemorySystem(preset)
+    st = Stats()
+    nb = NativeBatch(ms, instrs, 16)
+    issue = np.arange(ms.sm_cycles.size, dtype=np.int64) * 37
+    for b in batches[:-1]:
+        assert nb.charge(_records(b))
+    r = _records(batches[-1])
+    if last:
+        cycles = nb.charge_last(len(r), address(r), st, issue, 4, reset=reset)
+        assert cycles is not None
+        caches = [(c.hits, c.misses, c._t) for c in (ms.l1, ms.l2) if c is not None]
+        st.add("cycles", cycles)
+    else:
+        assert nb.charge(r)
+        ms.finish(st, issue, 4)
+        caches = [(c.hits, c.misses, c._t) for c in (ms.l1, ms.l2) if c is not None]
+    out = dict(totals=dict(st.totals), lines=st.lines_dict(),
+               worst={k: w.as_dict() for k, w in ms.worst.by_line.items()})
+    if not reset:
+        out.update(sm=ms.sm_cycles.tolist(), warps=ms.warp_cycles, caches=caches)
+    return out, nb
+
+
+@pytest.mark.parametrize("preset", ["sm_90", "sm_70", "tiny"])
+@pytest.mark.parametrize("seed", range(2))
+def test_a_launchs_last_batch_charged_with_its_end_counts_as_charge_and_finish(preset, seed, monkeypatch):
+    # LaunchRun.finish: the last batch, the settle and the busiest SM's cycles in one native call
+    preset, instrs, batches = _random_launch(preset, seed, monkeypatch)
+    want, _ = _ended(preset, batches, instrs, last=False)
+    got, _ = _ended(preset, batches, instrs, last=True)
+    assert got == want
+    reset, _ = _ended(preset, batches, instrs, last=True, reset=True)
+    assert reset == {k: want[k] for k in ("totals", "lines", "worst")}
+
+
+@pytest.mark.parametrize("preset", ["sm_90", "tiny"])
+def test_a_memory_system_reset_at_its_launchs_end_counts_the_next_launch_as_a_new_one(preset, monkeypatch):
+    # launch_cache's kept runs: the native half of MemorySystem.reset ran with the last batch
+    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
+    preset = _tiny() if preset == "tiny" else preset
+    rng = np.random.default_rng(4)
+    instrs = _no_constant(_instrs(rng, 10, narrow_shared=True))
+    first = list(_pieces(random_batch(rng, instrs, 1200), [500, 700]))
+    later = list(_pieces(random_batch(rng, instrs, 900), [400, 500]))
+    _, kept = _ended(preset, first, instrs, last=True, reset=True)
+    ms = kept.ms
+    assert not ms.sm_cycles.any() and ms.warp_cycles == {}
+    assert (ms.l2.hits, ms.l2.misses, ms.l2._t, ms.l2.sets_in_use) == (0, 0, 0, 0)
+    ms.reset()
+    fresh = MemorySystem(preset)
+    want, got = Stats(), Stats()
+    for nb, st in ((NativeBatch(fresh, instrs, 16), want), (kept, got)):
+        for b in later:
+            assert nb.charge(_records(b))
+        nb.ms.finish(st)
+    assert dict(got.totals) == dict(want.totals) and got.lines_dict() == want.lines_dict()
+    assert ms.sm_cycles.tolist() == fresh.sm_cycles.tolist() and ms.warp_cycles == fresh.warp_cycles
+    assert [(c.hits, c.misses, c._t) for c in (ms.l1, ms.l2)] == [(c.hits, c.misses, c._t) for c in (fresh.l1, fresh.l2)]
+    assert want.totals["l2_hits"] > 0
+
+
+def test_a_batch_charged_after_the_end_reset_makes_the_next_reset_whole(monkeypatch):
+    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
+    rng = np.random.default_rng(9)
+    instrs = _no_constant(_instrs(rng, 6, narrow_shared=True))
+    batches = list(_pieces(random_batch(rng, instrs, 600), [300, 300]))
+    _, nb = _ended("sm_90", batches, instrs, last=True, reset=True)
+    ms = nb.ms
+    NativeBatch(ms, instrs, 16).charge(_records(batches[0]))    # (not a renewed launch's first)
+    assert ms.l2.sets_in_use > 0
+    ms.reset()
+    assert (ms.l2.sets_in_use, ms.l2.hits, ms.l2._t) == (0, 0, 0) and not ms.sm_cycles.any()
+
+
+def test_a_last_batch_the_passes_do_not_serve_is_left_as_it_was():
+    from gpuemu.jit.engine import address
+    rng = np.random.default_rng(5)
+    instrs = _no_constant(_instrs(rng, 6, narrow_shared=True)) + [MemInstr(6, "ld", 4, 9, "constant")]
+    r = _records(random_batch(rng, instrs, 300))
+    ms = MemorySystem("sm_90")
+    nb = NativeBatch(ms, instrs, 16)
+    st = Stats()
+    issue = np.zeros(ms.sm_cycles.size, dtype=np.int64)
+    assert nb.charge_last(len(r), address(r), st, issue, 4, reset=True) is None
+    assert st.empty and not ms.sm_cycles.any() and ms.l2.sets_in_use == 0
+    assert ms._reset_clock is None

@@ -37,3 +37,20 @@ def test_a_launchs_cycles_are_its_busiest_sms_issue_and_memory_cycles(seed):
     short = Stats()                       # fewer issue entries than SMs: the rest add nothing
     ms.finish(short, issue[:5])
     assert short.totals["cycles"] == max(int((ms.sm_cycles[:5] + issue[:5]).max()), int(ms.sm_cycles[5:].max()))
+
+
+def test_an_sms_issue_cycles_are_its_warp_instructions_over_its_schedulers():
+    # MemorySystem.finish(stats, issue, schedulers): max over SMs of memory cycles + issue // schedulers
+    from gpuemu.memory.memory_system import MemorySystem
+    from gpuemu.stats import Stats
+    ms = MemorySystem("sm_90")
+    ms.sm_cycles[:] = 0
+    ms.sm_cycles[2] = 10
+    issue = np.zeros(ms.sm_cycles.size, dtype=np.int64)
+    issue[1], issue[2] = 47, 3                # SM 1: 47 // 4 = 11; SM 2: 10 + 0
+    st = Stats()
+    ms.finish(st, issue, 4)
+    assert st.totals["cycles"] == 11
+    short = Stats()                           # the numpy way (fewer entries than SMs) rounds down alike
+    ms.finish(short, issue[:3], 4)
+    assert short.totals["cycles"] == 11

@@ -177,9 +177,15 @@ class Chain:
     links: {value name: [(step, argument name, add), ...]}: the value,
     `values[slot(name)]`, set once per call, is copied (plus `add`) into
     each of those arguments at the start of every call (a batch's length
-    and address go to every pass this way: one numpy store, not one a pass)."""
+    and address go to every pass this way: one numpy store, not one a pass).
+    copies: [(step, argument name, from step, its argument name), ...]:
+    also copied at the start of every call, after the links (an address
+    one step's arguments keep up to date, that another step reads too)."""
 
-    def __init__(self, steps: list, modes: list | None = None, links: dict | None = None) -> None:
+    def __init__(self, steps: list, modes: list | None = None, links: dict | None = None,
+                 values: np.ndarray | None = None, copies: list | None = None) -> None:
+        """values: the link values of another chain of the same links, shared
+        (a value set once serves both)."""
         self.steps = list(steps)
         arities = tuple(len(s.names) for s in self.steps)
         symbol = "gpuemu_packed_chain_" + "_".join(map(str, arities))
@@ -191,9 +197,15 @@ class Chain:
         self._links = [(name, step, arg, add) for name, targets in (links or {}).items()
                        for step, arg, add in targets]
         self._slots = {name: i for i, name in enumerate(links or {})}
-        self.values = np.zeros(max(len(self._slots), 1), dtype=np.int64)
+        self._copies = list(copies or ())
+        if values is None:
+            values = np.zeros(max(len(self._slots), 1), dtype=np.int64)
+        elif values.dtype != np.int64 or values.size < len(self._slots):
+            raise ValueError("chain values: int64, one per link value")
+        self.values = values
         for i, (step, mode) in enumerate(zip(self.steps, modes or [CALL] * k)):
-            self.set_step(i, step, mode)
+            self._put(i, step, mode)
+        self._relink()
 
     def slot(self, name: str) -> int:
         """The index in `values` of the link value `name`."""
@@ -204,17 +216,28 @@ class Chain:
         if len(step.names) != len(self.steps[k].names):
             raise ValueError(f"chain step {k} takes {len(self.steps[k].names)} arguments, "
                              f"{step.symbol} {len(step.names)}")
+        self._put(k, step, mode)
+        if any(j == k for _, j, _, _ in self._links) or any(k in (j, i) for j, _, i, _ in self._copies):
+            self._relink()                 # its links point into (or out of) the step's arguments
+
+    def _put(self, k: int, step: PackedCall, mode: int | None) -> None:
         self.steps[k] = step
         t = self.table
         t[3 + 3 * k], t[4 + 3 * k] = step.fn, step.argv_at
         if mode is not None:
             t[5 + 3 * k] = mode
+
+    def _relink(self) -> None:
+        """The link rows, from the steps' argument arrays (made once, and when a linked step changes)."""
         base = self.values.ctypes.data
         links = [(s.argv_at + 8 * s.at[arg], base + 8 * self._slots[name], add)
                  for name, s, arg, add in ((name, self.steps[j], arg, add) for name, j, arg, add in self._links)
                  if arg in s.at]
+        links += [(self.steps[j].argv_at + 8 * self.steps[j].at[arg], self.steps[i].argv_at + 8 * self.steps[i].at[src], 0)
+                  for j, arg, i, src in self._copies]
         self._link_rows = np.array(links, dtype=np.int64).reshape(-1, 3)      # (kept: the chain reads it)
         n = len(self.steps)
+        t = self.table
         t[3 + 4 * n], t[4 + 4 * n] = len(links), self._link_rows.ctypes.data
 
     def result(self, k: int) -> int:

@@ -37,7 +37,7 @@ from .warp_scheduler import get_warp_scheduler
 
 DEFAULT_BUDGET = 10_000_000     # loop back-edges per warp
 TRACE_CAPACITY = 8192           # records per drain
-SMALL_TABLE = 256               # per-line counters (or nonzero ones) added one by one, not in numpy
+_LINE_COUNTER_SET = frozenset(abi.LINE_COUNTERS)     # (Stats.get looks counters up in it)
 
 READY, WAITING, EXITED = 0, 1, 2
 _CUR, _VALID, _EXITED = abi.F_CUR // 4, abi.F_VALID // 4, abi.F_EXITED // 4
@@ -290,11 +290,9 @@ class LaunchRun:
             nb = self._native_batch = NativeBatch(ms, self.meta.instrs, max(len(r), 64))
         elif not nb.serves(ms, self.meta.instrs):    # a new memory system (launch_plan.keep_memory_system)
             nb.bind(ms, self.meta.instrs)
-        cols = nb.cols
-        cols.holds = None
         if self.recorder is None and nb.charge(r, at):
             return
-        batch = cols.batch(r, ms._op, ms._size, ms._skip, filled=True)    # else prepare and apply, from them
+        batch = nb.cols.batch(r, ms._op, ms._size, ms._skip, filled=True)    # else prepare and apply, from them
         self._charge_prepared(ms.prepare(batch, self.meta.instrs), r)
 
     def _charge_prepared(self, prepared, r: np.ndarray | None = None) -> None:
@@ -343,11 +341,17 @@ class LaunchRun:
         self.finish()
         return RunResult(self.stats, self.findings, time.perf_counter() - t0)
 
-    def finish(self) -> None:
+    def finish(self, renewed: bool = False) -> None:
         """After the last block: charge the rest of the trace, release weak
         stores, collect the counters and the check tools' findings (the
-        launch fast path, launch_cache.launch, ends its launches here too)."""
+        launch fast path, launch_cache.launch, ends its launches here too).
+        renewed: the run is renewed for a next launch before anything else
+        reads its memory system (launch_cache's kept runs): its caches and
+        cycles may be reset now, in the native call that charges the last
+        batch (MemorySystem.reset_native_done)."""
         if self._tracing:
+            if self.want_stats and self._charge_last(renewed):
+                return
             self.drain()
         if self.weak is not None:
             self.weak.finish()
@@ -496,22 +500,44 @@ class LaunchRun:
         self.findings.append(barrier_divergence_finding(
             self.meta, idx, w, lane, line, int(np.uint32(row[_CUR])), self.shape.block))
 
+    def _charge_last(self, renewed: bool) -> bool:
+        """finish's one native call, where it applies (the trace charged at
+        once by the run's NativeBatch; no check tool, weak memory model,
+        timing recorder or shared requests counted by the warps): the last
+        trace batch, the memory counters settled, the busiest SM's cycles
+        (NativeBatch.charge_last), then the counters added as _collect adds
+        them. False: nothing done (finish goes the general way)."""
+        nb = self.__dict__.get("_native_batch")
+        if (nb is None or self.warp_counts is not None or self.checker is not None or self.weak is not None
+                or self.recorder is not None):
+            return False
+        ctx, ms = self.ctx, self.memsys
+        n = int(ctx[abi.C_TRACE_LEN])
+        if not n or not nb.serves(ms, self.meta.instrs):
+            return False
+        cycles = nb.charge_last(n, int(ctx[abi.C_TRACE]), self.stats, self.issue, self._schedulers(), renewed)
+        if cycles is None:
+            return False
+        ctx[abi.C_TRACE_LEN] = 0
+        stats = self.stats
+        stats.defer_table(abi.LINE_COUNTERS, self.counters.copy(), _LINE_COUNTER_SET)
+        stats.add("cycles", cycles)
+        return True
+
+    def _schedulers(self) -> int:
+        """Warp schedulers per SM (an SM's issue cycles: its warp instructions over them)."""
+        return max(int(getattr(self.preset, "warp_schedulers_per_sm", 1)), 1)
+
     def _collect(self, issue):
         """The native per-line counters into the launch's Stats, then cycles.
-        A table of few nonzero entries is added as sums (Stats.defer_table:
-        when the counters are read), counter by counter and line by line,
-        the order a summed table gives them; a large one is summed in numpy
-        (Stats.add_table)."""
+        The per-line table is added as sums when the counters are read
+        (Stats.defer_table), counter by counter and line by line, the order
+        a summed table (Stats.add_table) gives them."""
         self.memsys.settle(self.stats)     # the memory counters first, as charged
-        counters = self.counters
-        if counters.size <= SMALL_TABLE or np.count_nonzero(counters) <= SMALL_TABLE:
-            self.stats.defer_table(abi.LINE_COUNTERS, counters.copy())    # read in Python when read
-        else:
-            self.stats.add_table(abi.LINE_COUNTERS, np.arange(len(counters)), counters)
-        per_sched = max(int(getattr(self.preset, "warp_schedulers_per_sm", 1)), 1)
+        self.stats.defer_table(abi.LINE_COUNTERS, self.counters.copy(), _LINE_COUNTER_SET)
         if self.warp_counts is not None:
             self.memsys.add_warp_counts(self.warp_counts, self.meta.instrs, self.stats)
-        self.memsys.finish(self.stats, issue if per_sched == 1 else issue // per_sched)
+        self.memsys.finish(self.stats, issue, self._schedulers())
 
     def _fail(self, ev, idx, w, rows, state):
         meta, shape = self.meta, self.shape

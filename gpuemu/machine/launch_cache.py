@@ -142,7 +142,8 @@ def launch(kernel, key, args, stream, options: dict):
     try:
         block_runner.run_kept(run, run._kept_range, got.blocks)
         if counted:                     # as LaunchRun.run ends (without counters a kept run,
-            run.finish()                # which has no check tools or weak memory, has no more to do)
+            run.finish(renewed=True)    # which has no check tools or weak memory, has no more to do;
+                                        # with them its memory system is reset for the next launch now)
     except KernelError as err:          # the run is not reused
         raise kernel._worded(err) from None
     seconds = _clock() - t0

@@ -248,6 +248,7 @@ class MemorySystem:
         self._warp_parts: list = []     # per batch: (block * 4096 + warp keys, their cycles), or int64[2, N] of them
         self._tables_for = None
         self._sums = None              # the folded native sums not settled yet (launch_sums.py)
+        self._reset_clock = None       # reset's native half ran (reset_native_done): the clock it zeroed
         self._shared_native = None     # per MemInstr id: its shared requests go native
         self.worst = WorstRequests()      # per line, the costliest request (for reports)
 
@@ -256,26 +257,47 @@ class MemorySystem:
         memory cycles, no kept requests (a renewed launch reuses its memory
         system this way: gpuemu/machine/executor.py LaunchRun.renew). What
         depends only on the kernel and the rules (`_tables`) is kept."""
-        # the resets of the caches that hold a state (a cache never looked up holds none)
-        # and the cycles' zeroing, in one native call
-        caches = tuple(c for c in (self.l1, self.l2, self.ro_cache) if c is not None and c._state is not None)
-        got = self.__dict__.get("_reset_chain")
-        if got is None or got[0] != caches:
-            zero = packed_call.PackedCall(native_batch.ZERO_SYMBOL, native_batch._build_zero_ir, native_batch.ZERO_ARGS,
-                                          dict(p=address(self.sm_cycles), n=self.sm_cycles.size, rows=1, stride=0))
-            got = self._reset_chain = (caches, packed_call.Chain([c.reset_call() for c in caches] + [zero]))
-        for c in caches:
-            c.reset_call()                 # (its rows' address set)
-        got[1]()
-        for c in (self.l1, self.l2, self.ro_cache):
-            if c is not None:
-                c.reset_fields()
+        clock = self._reset_clock
+        if clock is not None:              # its native half ran at the end of the last launch
+            self._reset_clock = None
+            for c in (self.l1, self.l2, self.ro_cache):
+                if c is not None and (c._counted_in is None or c._counted_in[0] is not clock):
+                    c.reset_fields()       # (else its counts are read from the zeroed clock and state)
+        else:
+            self._reset_native()
+            for c in (self.l1, self.l2, self.ro_cache):
+                if c is not None:
+                    c.reset_fields()
         if self.const._per_sm:
             self.const = constant_cache.ConstantCache(self.mem)
         self._warp_parts = []
         self.worst = WorstRequests.empty()
         if self._sums is not None:
             self._sums.clear()
+
+    def _reset_native(self) -> None:
+        """The native half of `reset`: the resets of the caches that hold a
+        state (a cache never looked up holds none) and the cycles' zeroing,
+        in one native call."""
+        caches = tuple(c for c in (self.l1, self.l2, self.ro_cache) if c is not None and c._state is not None)
+        got = self.__dict__.get("_reset_chain")
+        if got is None or got[0] != caches:
+            zero = native_batch.zero_call(address(self.sm_cycles), self.sm_cycles.size)
+            got = self._reset_chain = (caches, packed_call.Chain([c.reset_call() for c in caches] + [zero]))
+        for c in caches:
+            c.reset_call()                 # (its rows' address set)
+        got[1]()
+
+    def reset_native_done(self, clock: np.ndarray) -> None:
+        """The native half of `reset` ran, at the end of a launch whose run is
+        renewed next (native_batch.NativeBatch.charge_last): the caches'
+        states are cold, the SMs' cycles zero, and `clock` (where the caches
+        that a native walk counted last read their clocks, SectoredCache.
+        counted_in) zero; the next `reset` does the rest, unless a batch is
+        charged before it (then it resets all). The warps' cycles go now,
+        with the SMs'."""
+        self._reset_clock = clock
+        self._warp_parts = []
 
     def state_bytes(self) -> int:
         """Bytes the caches' state holds (kept between launches by `reset`)."""
@@ -479,6 +501,7 @@ class MemorySystem:
         what depends on earlier batches (caches, host memory, cycles). What
         the native passes counted is folded into the launch's sums
         (launch_sums.py), turned into counters by `settle`."""
+        self._reset_clock = None           # (a batch after reset_native_done: reset does all)
         cycles, latency = p.cycles, p.latency
         if p.n == 0:
             return ChargeResult(cycles, latency)
@@ -585,11 +608,26 @@ class MemorySystem:
         plan, op, size = sums.kernel
         sums.settle(plan, stats, self.worst, op, size, _WORST_SPACES)
 
+    def settle_call(self) -> packed_call.PackedCall:
+        """The native pass of `settle` of the sums folded so far (at least
+        one batch: launch_sums.LaunchSums.settle_call), for a caller that
+        runs it after its last fold (native_batch.NativeBatch.charge_last)
+        and hands its result to `settled`."""
+        sums = self._sums
+        return sums.settle_call(sums.kernel[0], _WORST_SPACES)
+
+    def settled(self, r: int, stats) -> None:
+        """`settle` after settle_call's pass returned r."""
+        sums = self._sums
+        _, op, size = sums.kernel
+        sums.settled(r, stats, self.worst, op, size, _WORST_SPACES)
+
     def add_warp_counts(self, counts, instrs, stats) -> None:
         """Charge the shared requests the warps counted themselves
         (warp_bank_counts.WarpBankCounts) into `stats`, the worst requests
         and the SM and warp cycles, as `charge` would have from their trace."""
         self.settle(stats)                # the traced requests' kept requests first
+        self._reset_clock = None
         if not counts.requests:            # no shared request counted
             return
         op_t, size_t, line_t = self._tables(instrs)
@@ -874,29 +912,35 @@ class MemorySystem:
         """Alias of `charge` for callers that want the per-request cycles."""
         return self.charge(batch, instrs, stats if stats is not None else Stats())
 
-    def finish(self, stats, issue_cycles_per_sm=None) -> None:
+    def finish(self, stats, issue_cycles_per_sm=None, schedulers: int = 1) -> None:
         """End of launch: the counters not settled yet, and stats['cycles'] =
-        max over SMs of issue + memory cycles."""
+        max over SMs of issue + memory cycles (an SM's issue cycles: its warp
+        instructions, `issue_cycles_per_sm`, over its `schedulers` warp
+        schedulers, rounded down)."""
         self.settle(stats)
         total = self.sm_cycles
         if issue_cycles_per_sm is not None:
             issue = np.asarray(issue_cycles_per_sm, dtype=np.int64)   # (an int64 array as is)
             if issue.size == total.size and total.size and issue.flags.c_contiguous:
-                stats.add("cycles", self._busiest(issue))
+                stats.add("cycles", self.busiest_call(issue, schedulers)())
                 return
             total = total.copy()
-            total[: issue.size] += issue[: total.size]
+            total[: issue.size] += issue[: total.size] // schedulers
         stats.add("cycles", int(total.max()) if total.size else 0)
 
-    def _busiest(self, issue: np.ndarray) -> int:
-        """max over SMs of sm_cycles + issue (int64, one per SM), in one native call."""
+    def busiest_call(self, issue: np.ndarray, schedulers: int = 1) -> packed_call.PackedCall:
+        """The native call that gives max over SMs of sm_cycles + issue //
+        schedulers (issue: int64, one per SM, C-contiguous), its arguments
+        set (kept: a run hands the same array every launch)."""
         call = self.__dict__.get("_busiest_call")
         if call is None:
             call = self._busiest_call = packed_call.PackedCall(
                 native_cycle_sums.BUSIEST_SYMBOL, native_cycle_sums._build_busiest_ir, native_cycle_sums.BUSIEST_ARGS,
-                dict(sm_cycles=address(self.sm_cycles), issue=0, n=self.sm_cycles.size))
+                dict(sm_cycles=address(self.sm_cycles), issue=0, n=self.sm_cycles.size, div=1))
             self._busiest_of = None
-        if issue is not self._busiest_of:  # (a run hands the same array every launch)
-            call.argv[1] = address(issue)
+        if issue is not self._busiest_of:
+            call["issue"] = address(issue)
             self._busiest_of = issue
-        return call()
+        if call.argv[3] != schedulers:
+            call["div"] = max(int(schedulers), 1)
+        return call

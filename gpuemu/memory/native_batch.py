@@ -134,8 +134,18 @@ def _same_rules(a: tuple, b: tuple) -> bool:
     return all(x is y for x, y in zip(a[:4], b[:4])) and a[4:] == b[4:]
 
 
+def zero_call(p: int, n: int, rows: int = 1, stride: int = 0) -> PackedCall:
+    """The native zeroing of `rows` rows of n int64 at address p, `stride`
+    int64 apart (a batch's cycles and latency; a memory system's cycles per
+    SM, MemorySystem.reset), its arguments kept: call it to zero them."""
+    return PackedCall(ZERO_SYMBOL, _build_zero_ir, ZERO_ARGS, dict(p=p, n=n, rows=rows, stride=stride))
+
+
 # the chain's steps (NativeBatch._chain), in order; prepare runs them up to ROOM, apply from ROOM
 FILL, GUARD, ZERO, SHARED_PASS, COALESCE, ROOM, WALK, CYCLES, FOLD = range(9)
+# and after them in the chain of a launch's last batch (NativeBatch.charge_last), then the
+# memory system's reset for the next launch: the caches' (L1's first, where there is one), the cycles
+SETTLE, BUSIEST, RESET = FOLD + 1, FOLD + 2, FOLD + 3
 
 
 class NativeBatch:
@@ -210,6 +220,7 @@ class NativeBatch:
             self.room[f"{name}_cap"] = st.planes.shape[1]
             self._cache_slots.append((cc, slot, name))
         self._states = [cc._state for cc, _, _ in self._cache_slots]
+        self._last = None                  # (its resets are those of these caches)
         self._ptrs = [st._ptrs for st in self._states]
 
     def serves(self, ms, instrs) -> bool:
@@ -250,8 +261,7 @@ class NativeBatch:
             row_shift=m.shared_row_bytes.bit_length() - 1, cycles_per_wavefront=m.cycles_per_shared_wavefront,
             cycles_per_atomic=m.cycles_per_atomic_serialization, latency0=m.shared_latency))
         passes = [self.shared]
-        self.zero = PackedCall(ZERO_SYMBOL, _build_zero_ir, ZERO_ARGS, dict(p=address(self._cl), n=0, rows=2,
-                                                                             stride=capacity))
+        self.zero = zero_call(address(self._cl), 0, rows=2, stride=capacity)
         self.room = PackedCall(ROOM_SYMBOL, _build_room_ir, ROOM_ARGS, dict(
             {f"{c}_{a}": 0 for c in ("l1", "l2") for a in ("meta", "cap", "sets")}, start=address(self.start), n=0))
         if self.global_native:
@@ -302,10 +312,13 @@ class NativeBatch:
         # per batch: its length and records' address (into every step that reads them), host
         # memory in use (the guard's), the batch's number among the launch's (the fold's)
         passes = (SHARED_PASS, COALESCE, WALK, CYCLES)
-        self._chain = chain = Chain(steps, modes, links=dict(
+        self._links = dict(
             n=[(k, "n", 0) for k in (FILL, ZERO, ROOM) + passes],
             records=[(FILL, "records", 0)] + [(k, "addr", _ADDR_OFFSET) for k in passes + (FOLD,)],
-            host=[(GUARD, "host", 0)], number=[(FOLD, "number", 0)]))
+            host=[(GUARD, "host", 0)], number=[(FOLD, "number", 0)])
+        self._chain = chain = Chain(steps, modes, links=self._links)
+        self._modes = modes
+        self._last = None                  # the chain of a launch's last batch (charge_last)
         self._values = chain.values
         self._n_at, self._records_at, self._host_at, self._number_at = (
             chain.slot(name) for name in ("n", "records", "host", "number"))
@@ -319,7 +332,10 @@ class NativeBatch:
                                     dict(zip(names, sums.fold_args(self.table)), mask=self.cols.addrs["mask"],
                                          addr_stride=abi.TRACE_DTYPE.itemsize // 8))
             self._fold_into = sums
-            self._chain.set_step(FOLD, self._fold, CALL)
+            self._modes[FOLD] = CALL
+            for chain in (self._chain, self._last):
+                if chain is not None:
+                    chain.set_step(FOLD, self._fold, CALL)
         return self._fold
 
     def charge(self, records: np.ndarray, at: int | None = None) -> bool:
@@ -339,6 +355,67 @@ class NativeBatch:
             return False
         self._after(stopped)
         return True
+
+    def charge_last(self, n: int, at: int, stats, issue: np.ndarray, schedulers: int,
+                    reset: bool = False) -> int | None:
+        """The launch's last batch, n > 0 trace records (abi.TRACE_DTYPE) at
+        address `at`, charged as `charge` charges it, then what the end of
+        the launch adds, as MemorySystem.settle and finish do: the launch's
+        sums settled into `stats` and the memory system's worst requests,
+        and the cycles (returned, not added: max over SMs of the memory
+        cycles + issue // schedulers, MemorySystem.busiest_call's), in one
+        native call. reset: then the native half of MemorySystem.reset too
+        (cold caches, no cycles: the run is renewed for a next launch,
+        whose reset does the rest), where the walk's caches are all the
+        memory system has. None (nothing charged or settled) where this
+        path does not serve the batch: the caller charges it as before."""
+        ms, cols = self.ms, self.cols
+        if not ms.native:
+            return None
+        if n > cols.capacity:              # grown: new columns, larger buffers, a new chain
+            cols._grow(max(n, 2 * cols.capacity))
+        if cols.capacity != self.capacity:  # (or grown by a batch charged the other way)
+            self._build(cols.capacity)
+        cols.holds = None                  # (the columns will hold records no array is known as)
+        v = self._values
+        v[self._n_at] = self._n = n
+        v[self._records_at] = cols.records_at = at
+        v[self._host_at] = host_memory_in_use()
+        self._before_apply()
+        settle, busiest = ms.settle_call(), ms.busiest_call(issue, schedulers)
+        chain = self._last
+        if chain is None:
+            chain = self._last_chain(settle, busiest)
+        steps = chain.steps
+        if steps[SETTLE] is not settle:
+            chain.set_step(SETTLE, settle)
+        if steps[BUSIEST] is not busiest:
+            chain.set_step(BUSIEST, busiest)
+        stop = None if reset and len(steps) > RESET else RESET
+        stopped = chain(0, stop)
+        if stopped == GUARD + 1:
+            return None
+        self._after(stopped, chain, stop, parts=stop is not None)
+        ms.settled(chain.result(SETTLE), stats)
+        if stop is None:
+            ms.reset_native_done(self.clock)
+        return chain.result(BUSIEST)
+
+    def _last_chain(self, settle: PackedCall, busiest: PackedCall) -> Chain:
+        """The chain of charge_last: the batch's steps, the settle, the
+        busiest SM's cycles, and (where the walk's caches are all the memory
+        system holds) the caches' resets, fed the rows' address the walk
+        reads, and the zeroing of the SMs' cycles and the caches' clocks."""
+        ms = self.ms
+        steps, modes, copies = self._chain.steps + [settle, busiest], self._modes + [CALL, CALL], []
+        if self.global_native and ms.ro_cache is None:
+            for cc, slot, name in self._cache_slots:
+                copies.append((len(steps), "tags", WALK, f"{name}_tags"))
+                steps.append(cc.reset_call())
+            steps += [zero_call(address(ms.sm_cycles), ms.sm_cycles.size), zero_call(address(self.clock), 2)]
+            modes += [CALL] * (len(steps) - len(modes))
+        self._last = Chain(steps, modes, links=self._links, values=self._values, copies=copies)
+        return self._last
 
     def prepare(self, records: np.ndarray) -> bool:
         """The part of `charge` that no earlier batch changes (the columns,
@@ -387,6 +464,7 @@ class NativeBatch:
         """The arguments of the apply steps: the caches' planes and clocks,
         the fold's."""
         ms = self.ms
+        ms._reset_clock = None             # (a batch after MemorySystem.reset_native_done: reset does all)
         if self.global_native:
             self._follow_planes()
             l1, l2, clock = ms.l1, ms.l2, self.clock
@@ -407,21 +485,25 @@ class NativeBatch:
         self._before_apply()
         self._after(self._chain(ROOM))
 
-    def _after(self, stopped: int) -> None:
-        """After the chain ran up to its end or to the room guard (`stopped`):
-        the caches grown and the rest run; the caches' counts, the warps'
-        cycles, the batch counted as folded."""
-        chain, ms = self._chain, self.ms
+    def _after(self, stopped: int, chain: Chain | None = None, stop: int | None = None,
+               parts: bool = True) -> None:
+        """After the chain (the batch's, or `chain` up to `stop`) ran up to
+        its end or to the room guard (`stopped`): the caches grown and the
+        rest run; the caches' counts, the warps' cycles (unless not
+        `parts`: the chain reset the memory system's), the batch counted
+        as folded."""
+        chain, ms = chain or self._chain, self.ms
         if stopped == ROOM + 1:
             self._make_room(int(self.start[self._n]))
-            chain(WALK)
+            chain(WALK, stop)
         self._records = None
         if self.global_native and not chain.skipped(WALK):     # the walk ran: its caches' counts
             self._sectors.wrote(int(self.start[self._n]))
             if ms.l1 is not None:
                 ms.l1.counted_in(self.clock, 0)
             ms.l2.counted_in(self.clock, 1)
-        ms._warp_parts.append(self._ks[:, :chain.result(CYCLES)].copy())     # (keys, sums) of the warps' runs
+        if parts:
+            ms._warp_parts.append(self._ks[:, :chain.result(CYCLES)].copy())     # (keys, sums) of the warps' runs
         self._fold_into.batches += 1
 
     def _make_room(self, m: int) -> None:

@@ -65,16 +65,18 @@ def cycle_sums(arrays: tuple, cycles: np.ndarray, sm_cycles: np.ndarray, table: 
 
 
 BUSIEST_SYMBOL = "gpuemu_busiest_sm"
-BUSIEST_ARGS = ("sm_cycles", "issue", "n")
+BUSIEST_ARGS = ("sm_cycles", "issue", "n", "div")
 
 
 def _build_busiest_ir() -> str:
-    """busiest(sm_cycles, issue, n): max over i < n of sm_cycles[i] +
-    issue[i] (n >= 1): a launch's functional-mode cycles (MemorySystem.finish)."""
+    """busiest(sm_cycles, issue, n, div): max over i < n of sm_cycles[i] +
+    issue[i] / div (n >= 1; issue >= 0, div >= 1: floor division): a
+    launch's functional-mode cycles, its issue cycles the warp instructions
+    over the SM's warp schedulers (MemorySystem.finish)."""
     m = ll.Module(name="busiest_sm")
     f = Fn(m, BUSIEST_SYMBOL, BUSIEST_ARGS)
     A, b = f.arg, f.b
-    at = lambda i: b.add(f.ld(f.ptr("sm_cycles"), i), f.ld(f.ptr("issue"), i))  # noqa: E731
+    at = lambda i: b.add(f.ld(f.ptr("sm_cycles"), i), b.sdiv(f.ld(f.ptr("issue"), i), A["div"]))  # noqa: E731
     best = f.var(at(c(0)))
     with f.loop(1, A["n"]) as i:
         f.set(best, f.max(f.get(best), at(i)))

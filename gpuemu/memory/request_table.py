@@ -198,6 +198,7 @@ class CounterPlan:
                 self.names.append(name)
             ent.append((row, col, scale, minus, gate, int(l1), ids[name], ln, used))
         self.entries = np.array(ent, dtype=np.int64).reshape(-1, ENTRY_FIELDS)
+        self.name_set = frozenset(self.names)     # (Stats.get looks counters up in it)
         self.via_rows = np.array(sorted(self.via_l1), dtype=np.int64)
         # the order of a line's global requests when they cost as much (MemorySystem._prepare_global's
         # groups: access size, then load, read-only load, store, atomic, reduction)

@@ -55,14 +55,18 @@ def _no_constant(instrs: list) -> list:
     return [replace(i, space="global") if i.space == "constant" else i for i in instrs]
 
 
-def _random_launch(preset, seed: int, monkeypatch) -> tuple:
-    """(preset, instrs, batches) of random requests, all on the device."""
+def _on_device(preset, seed: int, n_instrs: int, monkeypatch) -> tuple:
+    """(preset, rng, instrs) for random requests all on the device."""
     # (an earlier test may have made host memory: these requests are all on the device)
     monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
     rng = np.random.default_rng(seed)
-    instrs = _no_constant(_instrs(rng, 10, narrow_shared=True))
-    return (_tiny() if preset == "tiny" else preset, instrs,
-            list(_pieces(random_batch(rng, instrs, sum(SIZES)), SIZES)))
+    return _tiny() if preset == "tiny" else preset, rng, _no_constant(_instrs(rng, n_instrs, narrow_shared=True))
+
+
+def _random_launch(preset, seed: int, monkeypatch) -> tuple:
+    """(preset, instrs, batches) of random requests, all on the device."""
+    preset, rng, instrs = _on_device(preset, seed, 10, monkeypatch)
+    return preset, instrs, list(_pieces(random_batch(rng, instrs, sum(SIZES)), SIZES))
 
 
 @pytest.mark.parametrize("preset", PRESETS)
@@ -288,10 +292,7 @@ def test_a_launchs_last_batch_charged_with_its_end_counts_as_charge_and_finish(p
 @pytest.mark.parametrize("preset", ["sm_90", "tiny"])
 def test_a_memory_system_reset_at_its_launchs_end_counts_the_next_launch_as_a_new_one(preset, monkeypatch):
     # launch_cache's kept runs: the native half of MemorySystem.reset ran with the last batch
-    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
-    preset = _tiny() if preset == "tiny" else preset
-    rng = np.random.default_rng(4)
-    instrs = _no_constant(_instrs(rng, 10, narrow_shared=True))
+    preset, rng, instrs = _on_device(preset, 4, 10, monkeypatch)
     first = list(_pieces(random_batch(rng, instrs, 1200), [500, 700]))
     later = list(_pieces(random_batch(rng, instrs, 900), [400, 500]))
     _, kept = _ended(preset, first, instrs, last=True, reset=True)
@@ -336,3 +337,29 @@ def test_a_last_batch_the_passes_do_not_serve_is_left_as_it_was():
     assert nb.charge_last(len(r), address(r), st, issue, 4, reset=True) is None
     assert st.empty and not ms.sm_cycles.any() and ms.l2.sets_in_use == 0
     assert ms._reset_clock is None
+
+
+@pytest.mark.parametrize("preset", ["sm_90", "tiny"])
+def test_launch_after_launch_ended_and_reset_natively_each_counts_as_on_a_new_memory_system(preset, monkeypatch):
+    # launch_cache: one kept run, its NativeBatch and memory system, launch after launch
+    from gpuemu.jit.engine import address
+    preset, rng, instrs = _on_device(preset, 11, 8, monkeypatch)
+    ms = MemorySystem(preset)
+    kept = NativeBatch(ms, instrs, 16)
+    issue = np.arange(ms.sm_cycles.size, dtype=np.int64) * 5
+    for launch in range(4):
+        batches = list(_pieces(random_batch(rng, instrs, 700), [300, 400] if launch % 2 else [700]))
+        fresh = MemorySystem(preset)
+        want, nb = Stats(), NativeBatch(fresh, instrs, 16)
+        for b in batches:
+            assert nb.charge(_records(b))
+        fresh.finish(want, issue, 4)
+        ms.reset()
+        got = Stats()
+        for b in batches[:-1]:
+            assert kept.charge(_records(b))
+        r = _records(batches[-1])
+        got.add("cycles", kept.charge_last(len(r), address(r), got, issue, 4, reset=True))
+        assert dict(got.totals) == dict(want.totals) and got.lines_dict() == want.lines_dict()
+        assert ({k: w.as_dict() for k, w in ms.worst.by_line.items()}
+                == {k: w.as_dict() for k, w in fresh.worst.by_line.items()})

@@ -93,12 +93,13 @@ class PackedCall:
         self.at = {name: k for k, name in enumerate(names)}
         self.argv = np.array([values[name] for name in names], dtype=np.int64)
         self.argv_at = self.argv.ctypes.data
+        self._am = memoryview(self.argv)   # (set and read as Python ints: no numpy scalar)
 
     def __setitem__(self, name: str, value: int) -> None:
-        self.argv[self.at[name]] = value
+        self._am[self.at[name]] = value
 
     def __getitem__(self, name: str) -> int:
-        return int(self.argv[self.at[name]])
+        return self._am[self.at[name]]
 
     def __call__(self) -> int:
         return self.tramp(self.fn, self.argv_at)
@@ -192,7 +193,9 @@ class Chain:
         self._fn = engine.native_function(symbol, lambda: _build_chain_ir(symbol, arities), _CHAIN)
         k = len(self.steps)
         self.table = np.zeros(5 + 4 * k, dtype=np.int64)
-        self._results = self.table[3 + 3 * k:3 + 4 * k]
+        self._results = 3 + 3 * k          # where step results start in the table
+        self._tm = memoryview(self.table)  # (its items read and set as Python ints: no numpy scalar)
+        self._nsteps = k
         self._at = self.table.ctypes.data
         self._links = [(name, step, arg, add) for name, targets in (links or {}).items()
                        for step, arg, add in targets]
@@ -241,15 +244,16 @@ class Chain:
         t[3 + 4 * n], t[4 + 4 * n] = len(links), self._link_rows.ctypes.data
 
     def result(self, k: int) -> int:
-        return int(self._results[k])
+        return self._tm[self._results + k]
 
     def skipped(self, k: int) -> bool:
         """Whether the last call skipped step k (a guard's skip bits)."""
-        return bool(self.table[2] >> k & 1)
+        return bool(self._tm[2] >> k & 1)
 
     def __call__(self, first: int = 0, stop: int | None = None) -> int:
-        t = self.table
-        t[0], t[1] = first, len(self.steps) if stop is None else stop
+        t = self._tm
+        t[0] = first
+        t[1] = self._nsteps if stop is None else stop
         return self._fn(self._at)
 
 

@@ -511,22 +511,25 @@ class LaunchRun:
         if (nb is None or self.warp_counts is not None or self.checker is not None or self.weak is not None
                 or self.recorder is not None):
             return False
-        ctx, ms = self.ctx, self.memsys
-        n = int(ctx[abi.C_TRACE_LEN])
-        if not n or not nb.serves(ms, self.meta.instrs):
+        ctx = self._ctx_views[0]           # (ctx's items as Python ints)
+        n = ctx[abi.C_TRACE_LEN]
+        if not n or not nb.serves(self.memsys, self.meta.instrs):
             return False
-        cycles = nb.charge_last(n, int(ctx[abi.C_TRACE]), self.stats, self.issue, self._schedulers(), renewed)
+        stats = self.stats
+        cycles = nb.charge_last(n, ctx[abi.C_TRACE], stats, self.issue, self._schedulers(), renewed)
         if cycles is None:
             return False
         ctx[abi.C_TRACE_LEN] = 0
-        stats = self.stats
         stats.defer_table(abi.LINE_COUNTERS, self.counters.copy(), _LINE_COUNTER_SET)
         stats.add("cycles", cycles)
         return True
 
     def _schedulers(self) -> int:
         """Warp schedulers per SM (an SM's issue cycles: its warp instructions over them)."""
-        return max(int(getattr(self.preset, "warp_schedulers_per_sm", 1)), 1)
+        n = self.__dict__.get("_per_sm_schedulers")
+        if n is None:
+            n = self._per_sm_schedulers = max(int(getattr(self.preset, "warp_schedulers_per_sm", 1)), 1)
+        return n
 
     def _collect(self, issue):
         """The native per-line counters into the launch's Stats, then cycles.

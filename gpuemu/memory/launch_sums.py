@@ -222,14 +222,14 @@ class LaunchSums:
         {space code: name}) into `worst` (a WorstRequests, merged as a later
         batch's), in one native pass that also clears the table; both are
         added when first read (Stats.defer_named, WorstRequests.defer)."""
-        self.settled(self.settle_call(plan, spaces)(), stats, worst, op, size, spaces)
+        self.settled(self.settle_call(plan, spaces)(), stats, worst, op, size)
 
     def settle_call(self, plan, spaces: dict) -> packed_call.PackedCall:
         """The native pass of `settle` (kept while the plan is the same): a
         caller may chain it after the launch's last fold and hand what it
         returned to `settled`."""
         got = self._settle
-        if got is None or got[0] is not plan:
+        if got is None or got[0] is not plan or got[4] != spaces:
             shared, glob = spaces
             out = np.zeros((max(len(plan.entries), 1), 3), dtype=np.int64)
             win = np.zeros((2 * max(len(plan.line), 1), WINNER_FIELDS), dtype=np.int64)
@@ -239,12 +239,12 @@ class LaunchSums:
                 batch_of=address(self.batch_of), rank=address(plan.rank), line=address(plan.line),
                 n_instrs=len(plan.line), shared=shared, glob=glob, winners=address(win),
                 masks=address(self.masks), addrs=address(self.addrs), rows=self.rows))
-            got = self._settle = (plan, out, win, call)
+            got = self._settle = (plan, out, win, call, spaces)
         return got[3]
 
-    def settled(self, r: int, stats, worst, op: np.ndarray, size: np.ndarray, spaces: dict) -> None:
+    def settled(self, r: int, stats, worst, op: np.ndarray, size: np.ndarray) -> None:
         """`settle` after its native pass (settle_call's, which returned r)."""
-        plan, out, win, _ = self._settle
+        plan, out, win, _, spaces = self._settle
         self.batches = 0
         stats.defer_named(plan.names, out[:r & 0xFFFFFFFF].copy(), plan.name_set)
         if r >> 32:

@@ -562,6 +562,10 @@ class MemorySystem:
         kernel's counter plan: two kernels' batches are never summed
         together (without `stats`, ValueError)."""
         sums = self._sums
+        if sums is not None:
+            kernel = sums.kernel           # (this kernel's, as the last batch left them: as they are)
+            if kernel is not None and kernel[0] is self._counter_plan and kernel[1] is self._op and kernel[2] is self._size:
+                return sums
         if sums is not None and sums.batches and sums.kernel[0] is not self._counter_plan:
             if stats is None:
                 raise ValueError("settle a kernel's sums before charging another's")
@@ -620,7 +624,7 @@ class MemorySystem:
         """`settle` after settle_call's pass returned r."""
         sums = self._sums
         _, op, size = sums.kernel
-        sums.settled(r, stats, self.worst, op, size, _WORST_SPACES)
+        sums.settled(r, stats, self.worst, op, size)
 
     def add_warp_counts(self, counts, instrs, stats) -> None:
         """Charge the shared requests the warps counted themselves
@@ -941,6 +945,6 @@ class MemorySystem:
         if issue is not self._busiest_of:
             call["issue"] = address(issue)
             self._busiest_of = issue
-        if call.argv[3] != schedulers:
+        if call["div"] != schedulers:
             call["div"] = max(int(schedulers), 1)
         return call

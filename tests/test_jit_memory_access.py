@@ -131,9 +131,9 @@ def _ctx_counts(monkeypatch) -> list:
     seen = []
     finish = executor.LaunchRun.finish
 
-    def keep(self):
+    def keep(self, *args, **kwargs):
         seen.append((int(self.ctx[abi.C_LANE_MOVES]), int(self.ctx[abi.C_LANE_CHECKS])))
-        return finish(self)
+        return finish(self, *args, **kwargs)
     monkeypatch.setattr(executor.LaunchRun, "finish", keep)
     return seen
 

@@ -22,10 +22,18 @@ def launched(name: str, monkeypatch, native: bool, in_warps: bool = True, **opti
     and how many shared requests reached the trace and the warps' counts."""
     kept, traced = [], []
     finish, prepare, charge = MemorySystem.finish, MemorySystem.prepare, NativeBatch.charge
+    charge_last = NativeBatch.charge_last
 
-    def keep_finish(self, stats, issue_cycles_per_sm=None):
+    def keep_finish(self, stats, *args):
         kept.append(self)
-        return finish(self, stats, issue_cycles_per_sm)
+        return finish(self, stats, *args)
+
+    def keep_charge_last(self, n, *args):   # the launch's last batch and its end (LaunchRun.finish)
+        cycles = charge_last(self, n, *args)
+        if cycles is not None:
+            kept.append(self.ms)
+            traced.append(int((self.cols.cols["space"][:n] == SHARED).sum()))
+        return cycles
 
     def keep_prepare(self, batch, instrs):
         traced.append(int((np.asarray(batch.space) == SHARED).sum()))
@@ -42,6 +50,7 @@ def launched(name: str, monkeypatch, native: bool, in_warps: bool = True, **opti
     monkeypatch.setattr(MemorySystem, "finish", keep_finish)
     monkeypatch.setattr(MemorySystem, "prepare", keep_prepare)
     monkeypatch.setattr(NativeBatch, "charge", keep_charge)
+    monkeypatch.setattr(NativeBatch, "charge_last", keep_charge_last)
     r = mf.run(PROGRAMS / f"{name}.json", **options)
     ms = kept[-1]
     # global addresses are where this run's buffers happen to lie: compared as offsets

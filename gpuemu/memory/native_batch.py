@@ -447,10 +447,21 @@ class NativeBatch:
                 clock[1] = ms.l2._t
         stop = None if reset and resets else RESET
         stopped = chain(0, stop)
-        if stopped == GUARD + 1:
-            return None
-        self._after(stopped, chain, stop, parts=stop is not None)
-        sums.settled(chain.result(SETTLE), stats, ms.worst, kernel[1], kernel[2])
+        if stopped:
+            if stopped == GUARD + 1:
+                return None
+            self._make_room(self._start_m[n])      # (the room guard stopped it)
+            chain(WALK, stop)
+        self._records = None
+        if self.global_native and not chain.skipped(WALK):     # the walk ran: its caches' counts
+            self._sectors.wrote(self._start_m[n])
+            clock = self.clock
+            for k, cc in enumerate((ms.l1, ms.l2)):
+                if cc is not None and (cc._counted_in is None or cc._counted_in[0] is not clock):
+                    cc.counted_in(clock, k)
+        if stop is not None:
+            ms._warp_parts.append(self._ks[:, :chain.result(CYCLES)].copy())     # (keys, sums) of the warps' runs
+        sums.settled(chain.result(SETTLE), stats, ms.worst, kernel[1], kernel[2])    # (no batch left folded)
         if stop is None:
             ms.reset_native_done(self.clock)
         return chain.result(BUSIEST)

@@ -317,9 +317,11 @@ def for_run(run, fresh: bool = False):
     block worker's copy): a state of its own."""
     ms = run.memsys
     counts = None if fresh else run.__dict__.get("warp_counts")
+    if counts is None and not fresh:
+        off = run.__dict__.get("_warp_counts_off")
+        if off is not None and off[0] is ms and off[1] == _flags(ms):
+            return None                    # off for this memory system before: the ctxs hold 0
     key = (ms, _flags(ms))
-    if counts is None and not fresh and run.__dict__.get("_warp_counts_off") == key:
-        return None                        # off for this memory system before: the ctxs hold 0
     on = (ms is not None and ms.native and ms.count_shared_in_warps
           and getattr(run, "recorder", None) is None and getattr(run, "checker", None) is None
           and getattr(run, "weak", None) is None and not run._weak_mode()

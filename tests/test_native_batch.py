@@ -262,7 +262,7 @@ def _ended(preset, batches, instrs, last: bool, reset: bool = False):
         assert nb.charge(_records(b))
     r = _records(batches[-1])
     if last:
-        cycles = nb.charge_last(len(r), address(r), st, issue, 4, reset=reset)
+        cycles = nb.charge_last(nb.ms, instrs, len(r), address(r), st, issue, 4, reset=reset)
         assert cycles is not None
         caches = [(c.hits, c.misses, c._t) for c in (ms.l1, ms.l2) if c is not None]
         st.add("cycles", cycles)
@@ -334,7 +334,7 @@ def test_a_last_batch_the_passes_do_not_serve_is_left_as_it_was():
     nb = NativeBatch(ms, instrs, 16)
     st = Stats()
     issue = np.zeros(ms.sm_cycles.size, dtype=np.int64)
-    assert nb.charge_last(len(r), address(r), st, issue, 4, reset=True) is None
+    assert nb.charge_last(nb.ms, instrs, len(r), address(r), st, issue, 4, reset=True) is None
     assert st.empty and not ms.sm_cycles.any() and ms.l2.sets_in_use == 0
     assert ms._reset_clock is None
 
@@ -359,7 +359,7 @@ def test_launch_after_launch_ended_and_reset_natively_each_counts_as_on_a_new_me
         for b in batches[:-1]:
             assert kept.charge(_records(b))
         r = _records(batches[-1])
-        got.add("cycles", kept.charge_last(len(r), address(r), got, issue, 4, reset=True))
+        got.add("cycles", kept.charge_last(ms, instrs, len(r), address(r), got, issue, 4, reset=True))
         assert dict(got.totals) == dict(want.totals) and got.lines_dict() == want.lines_dict()
         assert ({k: w.as_dict() for k, w in ms.worst.by_line.items()}
                 == {k: w.as_dict() for k, w in fresh.worst.by_line.items()})

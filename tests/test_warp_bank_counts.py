@@ -28,8 +28,8 @@ def launched(name: str, monkeypatch, native: bool, in_warps: bool = True, **opti
         kept.append(self)
         return finish(self, stats, *args)
 
-    def keep_charge_last(self, n, *args):   # the launch's last batch and its end (LaunchRun.finish)
-        cycles = charge_last(self, n, *args)
+    def keep_charge_last(self, ms, instrs, n, *args):   # the launch's last batch and its end (LaunchRun.finish)
+        cycles = charge_last(self, ms, instrs, n, *args)
         if cycles is not None:
             kept.append(self.ms)
             traced.append(int((self.cols.cols["space"][:n] == SHARED).sum()))

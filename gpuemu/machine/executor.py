@@ -513,10 +513,11 @@ class LaunchRun:
             return False
         ctx = self._ctx_views[0]           # (ctx's items as Python ints)
         n = ctx[abi.C_TRACE_LEN]
-        if not n or not nb.serves(self.memsys, self.meta.instrs):
+        if not n:
             return False
         stats = self.stats
-        cycles = nb.charge_last(n, ctx[abi.C_TRACE], stats, self.issue, self._schedulers(), renewed)
+        cycles = nb.charge_last(self.memsys, self.meta.instrs, n, ctx[abi.C_TRACE], stats, self.issue,
+                                self.__dict__.get("_per_sm_schedulers") or self._schedulers(), renewed)
         if cycles is None:
             return False
         ctx[abi.C_TRACE_LEN] = 0

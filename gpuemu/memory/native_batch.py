@@ -28,6 +28,14 @@ state is what prepare and apply give (tests/test_native_batch.py).
 Block workers prepare a batch (the steps up to the second guard) on
 their own threads and apply it (the rest) in issue order.
 
+A launch's last batch (LaunchRun.finish) goes with the launch's end in
+the same native call (`charge_last`): the chain's steps, then the settle
+of the launch's sums (MemorySystem.settle's), the busiest SM's cycles
+(MemorySystem.finish's) and, for a run renewed next (launch_cache's kept
+runs), the native half of MemorySystem.reset: the caches' resets and the
+SMs' cycles and the caches' clocks zeroed. Where nothing it depends on
+changed since its last call, it sets only the batch's values and calls.
+
 It applies where the passes serve the whole batch: the native passes on
 (MemorySystem.native), global and local requests through
 native_coalescer and native_cache_walk (MemorySystem._global_native), the
@@ -189,7 +197,8 @@ class NativeBatch:
             return
         self._rules = _rules(ms)
         self.ms = self.sm_cycles = None
-        self._states, self._ptrs, self._cache_slots = [], [], []
+        self._states, self._ptrs, self._cache_slots, self._counted_slots = [], [], [], []
+        self._last = self._steady = None   # (its resets, cycles and settle were the old one's)
 
     def _rebind(self, ms) -> None:
         """bind to `ms`, whose rules, kernel tables and cache geometry are
@@ -221,6 +230,7 @@ class NativeBatch:
             self.room[f"{name}_cap"] = st.planes.shape[1]
             self._cache_slots.append((cc, slot, name))
         self._states = [cc._state for cc, _, _ in self._cache_slots]
+        self._counted_slots = [(cc, 0 if name == "l1" else 1) for cc, _, name in self._cache_slots]   # (clock[k])
         self._last = self._steady = None   # (its resets are those of these caches)
         self._ptrs = [st._ptrs for st in self._states]
 
@@ -361,7 +371,7 @@ class NativeBatch:
         self._after(stopped)
         return True
 
-    def charge_last(self, n: int, at: int, stats, issue: np.ndarray, schedulers: int,
+    def charge_last(self, ms, instrs, n: int, at: int, stats, issue: np.ndarray, schedulers: int,
                     reset: bool = False) -> int | None:
         """The launch's last batch, n > 0 trace records (abi.TRACE_DTYPE) at
         address `at`, charged as `charge` charges it, then what the end of
@@ -373,16 +383,18 @@ class NativeBatch:
         (cold caches, no cycles: the run is renewed for a next launch,
         whose reset does the rest), where the walk's caches are all the
         memory system has. None (nothing charged or settled) where this
-        path does not serve the batch: the caller charges it as before."""
-        ms, cols = self.ms, self.cols
+        path does not serve the batch (or does not serve `ms` charging
+        `instrs`, `serves`): the caller charges it as before."""
+        cols = self.cols
         sums = ms._sums
         steady = self._steady              # (what the last call found: nothing changed since?)
         if (steady is not None and steady[0] is ms and steady[1] is sums and sums.kernel is steady[2]
                 and steady[3] is issue and steady[4] == schedulers and sums._settle is steady[5]
-                and cols.capacity == self.capacity and n <= self.capacity and ms.native and self._planes_kept()):
+                and instrs is self.instrs and ms._tables_for is instrs and ms.native
+                and cols.capacity == self.capacity and n <= self.capacity and self._planes_kept()):
             return self._charge_steady(n, at, stats, reset, steady)
         self._steady = None
-        if not ms.native:
+        if not ms.native or not self.serves(ms, instrs):
             return None
         if n > cols.capacity:              # grown: new columns, larger buffers, a new chain
             cols._grow(max(n, 2 * cols.capacity))
@@ -456,8 +468,8 @@ class NativeBatch:
         if self.global_native and not chain.skipped(WALK):     # the walk ran: its caches' counts
             self._sectors.wrote(self._start_m[n])
             clock = self.clock
-            for k, cc in enumerate((ms.l1, ms.l2)):
-                if cc is not None and (cc._counted_in is None or cc._counted_in[0] is not clock):
+            for cc, k in self._counted_slots:
+                if cc._counted_in is None or cc._counted_in[0] is not clock:
                     cc.counted_in(clock, k)
         if stop is not None:
             ms._warp_parts.append(self._ks[:, :chain.result(CYCLES)].copy())     # (keys, sums) of the warps' runs

@@ -167,12 +167,14 @@ class Stats:
         if self._held >= _PENDING_MAX:
             self._flush()
 
-    def defer_named(self, names: Sequence[str], rows: np.ndarray, name_set: frozenset | None = None) -> None:
+    def defer_named(self, names: Sequence[str], rows: np.ndarray, name_set: frozenset | None = None,
+                    count: int | None = None) -> None:
         """add_named(names, rows.tolist()) when the counters are first read
         (rows int64[M, 3]: name index, line, value; kept as given, so the
-        caller hands over its own copy). What was added before comes first.
+        caller hands over its own copy; or with `count`, int64 whose first
+        3 * count values are the rows). What was added before comes first.
         name_set: frozenset(names), where the caller keeps one (`get` reads it)."""
-        self._defer((_NAMED, names, rows), name_set)
+        self._defer((_NAMED, names, rows if count is None else (rows, count)), name_set)
 
     def defer_table(self, names: Sequence[str], table: np.ndarray, name_set: frozenset | None = None) -> None:
         """add_named of table int64[lines, len(names)]'s nonzero entries,
@@ -210,6 +212,8 @@ class Stats:
             if kind == _ADD:
                 self.add(names, data)
             elif kind == _NAMED:
+                if type(data) is tuple:      # (int64 values, rows: their first 3 * rows)
+                    data = data[0][:3 * data[1]].reshape(-1, 3)
                 self.add_named(names, data.tolist())
             else:
                 cols, rows = np.nonzero(data.T)      # counter by counter, line by line

@@ -150,6 +150,17 @@ def test_get_reads_a_total_without_adding_the_deferred_sums_that_lack_it():
     assert s.totals["cycles"] == 40 and s.by_line == {4: {"global_load_requests": 9}}
 
 
+def test_deferred_rows_given_as_the_first_of_a_flat_array_read_as_those_rows():
+    # launch_sums' settle hands its rows and kept requests over in one copy: the rows come first
+    names = ["global_load_requests", "memory_cycles"]
+    rows = np.array([[0, 7, 3], [1, 7, 11], [0, 2, 4]])
+    flat, whole = Stats(), Stats()
+    flat.defer_named(names, np.concatenate([rows.reshape(-1), [99, 98, 97, 96]]), frozenset(names), count=3)
+    whole.defer_named(names, rows)
+    assert flat.get("cycles") == 0 and flat._log       # (the set given: memory_cycles held, cycles not)
+    assert flat.as_dict() == whole.as_dict() and flat.lines_dict() == whole.lines_dict()
+
+
 def test_sums_added_after_deferred_ones_come_after_them():
     s = Stats()
     s.defer_named(["l2_hits"], np.array([[0, 3, 5]]))

@@ -231,31 +231,35 @@ class LaunchSums:
         got = self._settle
         if got is None or got[0] is not plan or got[4] != spaces:
             shared, glob = spaces
-            out = np.zeros((max(len(plan.entries), 1), 3), dtype=np.int64)
-            win = np.zeros((2 * max(len(plan.line), 1), WINNER_FIELDS), dtype=np.int64)
+            # the counters' rows, then the kept requests, in one buffer (`settled` copies both at once)
+            rows = max(len(plan.entries), 1) * 3
+            both = np.zeros(rows + 2 * max(len(plan.line), 1) * WINNER_FIELDS, dtype=np.int64)
+            out, win = both[:rows].reshape(-1, 3), both[rows:].reshape(-1, WINNER_FIELDS)
             call = packed_call.PackedCall(SETTLE_SYMBOL, _build_settle_ir, SETTLE_ARGS, dict(
                 table=address(self.table), entries=address(plan.entries), n_entries=len(plan.entries),
                 via=address(plan.via_rows), n_via=len(plan.via_rows), out=address(out),
                 batch_of=address(self.batch_of), rank=address(plan.rank), line=address(plan.line),
                 n_instrs=len(plan.line), shared=shared, glob=glob, winners=address(win),
                 masks=address(self.masks), addrs=address(self.addrs), rows=self.rows))
-            got = self._settle = (plan, out, win, call, spaces)
+            got = self._settle = (plan, both, rows, call, spaces)
         return got[3]
 
     def settled(self, r: int, stats, worst, op: np.ndarray, size: np.ndarray) -> None:
         """`settle` after its native pass (settle_call's, which returned r)."""
-        plan, out, win, _, spaces = self._settle
+        plan, both, rows, _, spaces = self._settle
         self.batches = 0
-        stats.defer_named(plan.names, out[:r & 0xFFFFFFFF].copy(), plan.name_set)
-        if r >> 32:
-            worst.defer(partial(_keep, win[:r >> 32].copy(), spaces, op, size))
+        counted, kept = r & 0xFFFFFFFF, r >> 32
+        got = both[:rows + kept * WINNER_FIELDS].copy() if kept else both[:3 * counted].copy()
+        stats.defer_named(plan.names, got, plan.name_set, counted)
+        if kept:
+            worst.defer(partial(_keep, got, rows, kept, spaces, op, size))
 
 
-def _keep(winners: np.ndarray, spaces: dict, op: np.ndarray, size: np.ndarray, kept: dict) -> None:
-    """Merge the settle's kept requests (`winners`, WINNER_FIELDS each) into
-    `kept` (WorstRequests.by_line), as a later batch's: a request replaces
-    a kept one of its line only when it costs more."""
-    for w in winners.tolist():
+def _keep(got: np.ndarray, at: int, n: int, spaces: dict, op: np.ndarray, size: np.ndarray, kept: dict) -> None:
+    """Merge the settle's n kept requests (from got[at:], WINNER_FIELDS
+    each) into `kept` (WorstRequests.by_line), as a later batch's: a
+    request replaces a kept one of its line only when it costs more."""
+    for w in got[at:at + n * WINNER_FIELDS].reshape(n, WINNER_FIELDS).tolist():
         sp, row, ln, cost = w[:4]
         key = (spaces[sp], ln)
         old = kept.get(key)

@@ -242,3 +242,28 @@ def test_a_kept_runs_bytes_count_its_warp_bank_counts_issue_and_native_batch():
         held += [ls.table, ls.batch_of, ls.masks, ls.addrs]
     assert nb.nbytes >= sum(a.nbytes for a in held) + nb._sectors.nbytes    # (its sectors: the pages written)
     assert launch_plan._kept_bytes(run) == want + run.memsys.state_bytes()
+
+
+def test_a_kept_run_whose_memory_system_is_dropped_holds_nothing_of_it(monkeypatch):
+    # a memory system too large to keep (launch_plan.keep_memory_system) is not counted in the
+    # kept run's bytes, so no part of the kept run (its NativeBatch included) may still hold it:
+    # else the kernel's kept runs would hold megabytes beyond MAX_KERNEL_BYTES
+    import weakref
+    from gpuemu.memory.memory_system import MemorySystem
+    made = []
+    init = MemorySystem.__init__
+
+    def recording_init(self, *a, **kw):
+        init(self, *a, **kw)
+        made.append(weakref.ref(self))
+    monkeypatch.setattr(MemorySystem, "__init__", recording_init)
+    monkeypatch.setattr(launch_plan, "MAX_MEMSYS_BYTES", 0)     # every memory system is too large
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd_args(4096)
+    k((16,), (256,), args)
+    [run] = [r for got in k._kept_launches.values() for r in got.idle]
+    gc.collect()
+    assert run.memsys is None and made
+    assert [m() for m in made if m() is not None] == []
+    assert np.array_equal(args[2].get(), a + b)
+    assert k((16,), (256,), args).stats["global_load_requests"] == 2 * 4096 // 32   # bound anew

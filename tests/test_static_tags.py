@@ -1,6 +1,7 @@
 """Static tags (gpuemu/machine/static_tags.py): runs of kernels whose
 __shared__ arrays share tags never see one another's bounds, and hold or
 wait for nothing."""
+import ctypes
 import threading
 
 import numpy as np
@@ -164,12 +165,26 @@ def test_the_dynamic_shared_entry_spans_this_launch_s_dynamic_size():
     assert small.dyn_ptr == abi.tagged(first + 1, 112)
 
 
+def _bounds_at(ctx: np.ndarray, tag: int) -> tuple:
+    """(lo, hi, space code) of `tag` read from memory where the jitted lookup reads it through ctx."""
+    size = abi.BOUNDS_DTYPE.itemsize
+    at = int(ctx[abi.C_STATIC_BOUNDS]) + tag * size
+    row = np.frombuffer((ctypes.c_char * size).from_address(at), dtype=abi.BOUNDS_DTYPE)[0]
+    return int(row["lo"]), int(row["hi"]), int(row["space"])
+
+
 def test_two_kernels_runs_give_one_static_tag_each_its_own_bounds():
+    # through each run's ctx the lookup of the same tag finds that run's array (binding the
+    # other run's table, in either order, changes nothing of what the first run's ctx reaches)
     first = abi.FIRST_STATIC_TAG
     wide = static_tags.Entries(_meta([(first, "a", "shared", 0, 1024, False)]), 0)
     narrow = static_tags.Entries(_meta([(first, "c", "shared", 0, 128, False)]), 0)
-    assert (wide.table["hi"][0], narrow.table["hi"][0]) == (1024, 128)
-    assert wide.base != narrow.base
+    wide_ctx, narrow_ctx = np.zeros(abi.CTX_FIELDS, dtype=np.int64), np.zeros(abi.CTX_FIELDS, dtype=np.int64)
+    wide.bind(wide_ctx)
+    assert _bounds_at(wide_ctx, first) == (0, 1024, 1)
+    narrow.bind(narrow_ctx)
+    assert _bounds_at(narrow_ctx, first) == (0, 128, 1)
+    assert _bounds_at(wide_ctx, first) == (0, 1024, 1)
 
 
 def test_a_static_tag_the_kernel_does_not_have_names_nothing():

@@ -32,7 +32,8 @@ from typing import Optional
 
 from .pcie import PcieLink, copy_seconds, link_for
 
-ENGINES = ("h2d", "d2h", "compute")
+COMPUTE = "compute"                 # the engine that runs kernels
+ENGINES = ("h2d", "d2h", COMPUTE)
 
 
 @dataclass(slots=True)      # one per launch and copy: made in a fifth less time, half the memory
@@ -172,7 +173,7 @@ class Timeline:
 
     def kernel(self, name: str, seconds: float, stream: Optional[Stream] = None) -> Op:
         """A kernel of `seconds` on the compute engine."""
-        return self.schedule(name, "compute", seconds, stream)     # sync=False
+        return self.schedule(name, COMPUTE, seconds, stream)     # sync=False
 
     def host_faults(self, blocks: int, nbytes: int) -> None:
         """Managed pages that the host touches come back (CPU faults)."""
@@ -224,5 +225,5 @@ def place_launch(name: str, stats: dict, preset, stream: Optional[Stream] = None
 def place_kernel(name: str, seconds: float, stream: Optional[Stream] = None) -> dict:
     """Put a kernel of `seconds` (place_launch's, known before: a repeated
     launch without counters) on the timeline; its start, end and seconds."""
-    op = _TIMELINE.schedule(name, "compute", seconds, stream)     # (Timeline.kernel's, one call less)
+    op = _TIMELINE.schedule(name, COMPUTE, seconds, stream)     # (Timeline.kernel, one call less)
     return {"start": op.start, "end": op.end, "seconds": seconds, "stream": op.stream}

@@ -373,8 +373,8 @@ def _build_range_ir() -> str:
 
 
 # gpuemu_run_range_packed(argv): gpuemu_run_range with its arguments in one int64
-# array, in this order (a ctypes call of ten arguments cost a small launch ~1 us),
-# then ctx_start and ctx_words: when ctx_start is not 0, ctx_words int64 words
+# array, in this order (a ctypes call of its ten arguments, as it took then, cost a
+# small launch ~1 us), then ctx_start and ctx_words: when ctx_start is not 0, ctx_words int64 words
 # from there are first copied to ctx (a kept launch's ctx made anew, kept_range)
 RANGE_ARGS = ("fn", "fptrs", "nw", "ctx", "st", "lin0", "lin1", "launch", "ev_buf", "ev_state",
               "ctx_start", "ctx_words")
@@ -519,11 +519,22 @@ def run_range(run, lin0: int, lin1: int) -> None:
         lin = _range_event(run, code, st, lau) + 1
 
 
-def kept_range(run, blocks: int) -> ctypes.c_int64:
-    """The address (as a c_int64) of run_kept's argument array, made once per
-    kept run: gpuemu_run_range_packed's for blocks 0..blocks-1 that first
-    makes the run's ctx anew from its _ctx_start (what LaunchRun.renew does
-    with ctx=True; launch_cache keeps runs that reach this)."""
+class KeptRange:
+    """run_kept's argument array and its address (as a c_int64: ctypes passes
+    it without converting an int), held together so that the address never
+    outlives the array."""
+    __slots__ = ("argv", "address")
+
+    def __init__(self, argv: ctypes.Array) -> None:
+        self.argv = argv
+        self.address = ctypes.c_int64(ctypes.addressof(argv))
+
+
+def kept_range(run, blocks: int) -> KeptRange:
+    """run_kept's argument array, made once per kept run:
+    gpuemu_run_range_packed's for blocks 0..blocks-1 that first makes the
+    run's ctx anew from its _ctx_start (what LaunchRun.renew does with
+    ctx=True; launch_cache keeps runs that reach this)."""
     scratch = run.__dict__.get("_block_range_scratch")
     if scratch is None:
         scratch = _range_scratch(run)
@@ -531,15 +542,14 @@ def kept_range(run, blocks: int) -> ctypes.c_int64:
     argv[A_LIN0], argv[A_LIN1] = 0, blocks
     argv[A_EV_BUF] = argv[A_EV_STATE] = 0
     argv[A_CTX_START], argv[A_CTX_WORDS] = run._ctx_start.ctypes.data, len(run._ctx_start)
-    run._kept_range_argv = argv          # (kept alive with the run)
-    return ctypes.c_int64(ctypes.addressof(argv))
+    return KeptRange(argv)
 
 
-def run_kept(run, argv_p: ctypes.c_int64, blocks: int) -> None:
+def run_kept(run, kept: KeptRange, blocks: int) -> None:
     """A kept launch's blocks: the run's ctx made anew from _ctx_start, then
     run_range(run, 0, blocks), in one native call unless a block needs Python
-    (argv_p: kept_range's for this run and `blocks`; no timing recorder)."""
-    code = _range_function()(argv_p)     # looked up per call: benchmarks/bench_workers.py wraps it
+    (kept: kept_range's for this run and `blocks`; no timing recorder)."""
+    code = _range_function()(kept.address)   # looked up per call: benchmarks/bench_workers.py wraps it
     if code != DONE:
         scratch = run._block_range_scratch
         run_range(run, _range_event(run, code, scratch[0], scratch[1]) + 1, blocks)

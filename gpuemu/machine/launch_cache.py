@@ -136,14 +136,15 @@ def launch(kernel, key, args, stream, options: dict):
             got.idle.append(run)
             raise
         run.params[:] = params
-    run.renew(run.params, run.options, False)     # (ctx=False: run_kept makes the ctx anew)
+    run.renew(run.params, run.options, ctx=False)     # (run_kept makes the ctx anew)
     counted = run.want_stats
     t0 = _clock()
     try:
         block_runner.run_kept(run, run._kept_range, got.blocks)
         if counted:                     # as LaunchRun.run ends (without counters a kept run,
             run.finish(renewed=True)    # which has no check tools or weak memory, has no more to do;
-                                        # with them its memory system is reset for the next launch now)
+                                        # with them the counters are collected, and the memory
+                                        # system's caches may be reset for the next launch now)
     except KernelError as err:          # the run is not reused
         raise kernel._worded(err) from None
     seconds = _clock() - t0

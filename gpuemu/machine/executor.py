@@ -80,6 +80,8 @@ class LaunchRun:
         self.budget = int(budget)
         self.want_stats = stats
         self.scheduler = get_warp_scheduler(scheduler)
+        # warp schedulers per SM (an SM's issue cycles: its warp instructions over them)
+        self.schedulers = max(int(getattr(preset, "warp_schedulers_per_sm", 1)), 1)
         self.options = options or {}
         self.stats = Stats()
         self.findings: list = []
@@ -515,33 +517,30 @@ class LaunchRun:
         n = ctx[abi.C_TRACE_LEN]
         if not n:
             return False
-        stats = self.stats
-        cycles = nb.charge_last(self.memsys, self.meta.instrs, n, ctx[abi.C_TRACE], stats, self.issue,
-                                self.__dict__.get("_per_sm_schedulers") or self._schedulers(), renewed)
+        cycles = nb.charge_last(self.memsys, self.meta.instrs, n, ctx[abi.C_TRACE], self.stats, self.issue,
+                                self.schedulers, renewed)
         if cycles is None:
             return False
         ctx[abi.C_TRACE_LEN] = 0
-        stats.defer_table(abi.LINE_COUNTERS, self.counters.copy(), _LINE_COUNTER_SET)
-        stats.add("cycles", cycles)
+        self._collect(self.issue, cycles)
         return True
 
-    def _schedulers(self) -> int:
-        """Warp schedulers per SM (an SM's issue cycles: its warp instructions over them)."""
-        n = self.__dict__.get("_per_sm_schedulers")
-        if n is None:
-            n = self._per_sm_schedulers = max(int(getattr(self.preset, "warp_schedulers_per_sm", 1)), 1)
-        return n
-
-    def _collect(self, issue):
+    def _collect(self, issue, cycles: int | None = None):
         """The native per-line counters into the launch's Stats, then cycles.
         The per-line table is added as sums when the counters are read
         (Stats.defer_table), counter by counter and line by line, the order
-        a summed table (Stats.add_table) gives them."""
-        self.memsys.settle(self.stats)     # the memory counters first, as charged
-        self.stats.defer_table(abi.LINE_COUNTERS, self.counters.copy(), _LINE_COUNTER_SET)
+        a summed table (Stats.add_table) gives them. cycles: the memory
+        counters are settled and the cycles worked out already (_charge_last)."""
+        stats = self.stats
+        if cycles is None:
+            self.memsys.settle(stats)      # the memory counters first, as charged
+        stats.defer_table(abi.LINE_COUNTERS, self.counters.copy(), _LINE_COUNTER_SET)
+        if cycles is not None:
+            stats.add("cycles", cycles)
+            return
         if self.warp_counts is not None:
-            self.memsys.add_warp_counts(self.warp_counts, self.meta.instrs, self.stats)
-        self.memsys.finish(self.stats, issue, self._schedulers())
+            self.memsys.add_warp_counts(self.warp_counts, self.meta.instrs, stats)
+        self.memsys.finish(stats, issue, self.schedulers)
 
     def _fail(self, ev, idx, w, rows, state):
         meta, shape = self.meta, self.shape

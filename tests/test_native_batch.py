@@ -363,3 +363,91 @@ def test_launch_after_launch_ended_and_reset_natively_each_counts_as_on_a_new_me
         assert dict(got.totals) == dict(want.totals) and got.lines_dict() == want.lines_dict()
         assert ({k: w.as_dict() for k, w in ms.worst.by_line.items()}
                 == {k: w.as_dict() for k, w in fresh.worst.by_line.items()})
+
+
+def test_a_steady_last_batch_counts_its_own_issue_counts_after_a_finish_with_others(monkeypatch):
+    # a finish on the same memory system with other issue counts and schedulers re-points the
+    # busiest SM's call: the next charge_last (the steady path) counts the issue counts it is given
+    from gpuemu.jit.engine import address
+    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
+    rng = np.random.default_rng(3)
+    instrs = _no_constant(_instrs(rng, 8, narrow_shared=True))
+    r = _records(random_batch(rng, instrs, 300))
+
+    def cycles(spoil: bool) -> list:
+        ms = MemorySystem("sm_90")
+        nb = NativeBatch(ms, instrs, 16)
+        issue = np.arange(ms.sm_cycles.size, dtype=np.int64) * 1000
+        out = []
+        for _ in range(3):
+            ms.reset()
+            out.append(nb.charge_last(ms, instrs, len(r), address(r), Stats(), issue, 4))
+            if spoil:
+                ms.finish(Stats(), np.zeros_like(issue), 1)
+        return out
+
+    plain = cycles(False)
+    assert plain == [plain[0]] * 3 and plain[0] >= (MemorySystem("sm_90").sm_cycles.size - 1) * 1000 // 4
+    assert cycles(True) == plain
+
+
+def test_zero_schedulers_count_as_one_in_the_numpy_and_the_native_finish():
+    # MemorySystem.finish: the native busiest call (a C-contiguous int64 array) and numpy (any other) agree
+    ms = MemorySystem("sm_90")
+    ms.sm_cycles[:] = np.arange(ms.sm_cycles.size) * 3
+    issue = np.arange(ms.sm_cycles.size, dtype=np.int64)[::-1].copy() * 7
+    native, numpy_ = Stats(), Stats()
+    ms.finish(native, issue, 0)
+    ms.finish(numpy_, np.repeat(issue, 2)[::2], 0)      # (the same counts, not contiguous: numpy)
+    assert native.totals["cycles"] == numpy_.totals["cycles"] == int((ms.sm_cycles + issue).max())
+
+
+def _kept_launches(seed: int, monkeypatch) -> tuple:
+    """A kept run's memory system and NativeBatch, its batch of records and
+    issue counts, the calls that took charge_last's steady path (what each
+    returned), and its launch: reset, then the batch charged by charge_last."""
+    from gpuemu.jit.engine import address
+    _, rng, instrs = _on_device("sm_90", seed, 8, monkeypatch)
+    taken, steady = [], NativeBatch._charge_steady
+
+    def spy(self, *args):
+        taken.append(steady(self, *args))
+        return taken[-1]
+    monkeypatch.setattr(NativeBatch, "_charge_steady", spy)
+    r = _records(random_batch(rng, instrs, 400))
+    ms = MemorySystem("sm_90")
+    kept = NativeBatch(ms, instrs, 16)
+    issue = np.arange(ms.sm_cycles.size, dtype=np.int64) * 11
+
+    def launch() -> tuple:
+        ms.reset()
+        st = Stats()
+        cycles = kept.charge_last(ms, instrs, len(r), address(r), st, issue, 4, reset=True)
+        if cycles is not None:
+            st.add("cycles", cycles)
+        return cycles, st
+    return ms, kept, r, issue, taken, launch
+
+
+def test_a_kept_runs_later_launches_take_the_steady_path_and_count_as_the_first(monkeypatch):
+    # launch_cache: nothing charge_last depends on changed since the last launch: the steady path
+    *_, taken, launch = _kept_launches(12, monkeypatch)
+    outs = [(dict(st.totals), st.lines_dict()) for _, st in (launch() for _ in range(3))]
+    assert len(taken) == 2 and outs[1] == outs[0] and outs[2] == outs[0]
+    assert outs[0][0]["l2_hits"] + outs[0][0]["l2_misses"] > 0
+
+
+def test_a_steady_last_batch_the_guard_stops_is_left_to_the_caller_and_the_next_call_looks_again(monkeypatch):
+    # host memory in use at the second launch: the guard stops the steady path, nothing is charged,
+    # the batch charged the other way counts as on a fresh memory system, and the third call is not steady
+    ms, kept, r, issue, taken, launch = _kept_launches(13, monkeypatch)
+    _, first = launch()
+    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: True)
+    cycles, st = launch()
+    assert cycles is None and taken == [None] and st.empty and not ms.sm_cycles.any()
+    ms.apply(ms.prepare(kept.cols.batch(r, ms._op, ms._size, ms._skip), kept.instrs), st)
+    ms.finish(st, issue, 4)
+    assert dict(st.totals) == dict(first.totals) and st.lines_dict() == first.lines_dict()
+    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
+    _, third = launch()
+    assert taken == [None] and dict(third.totals) == dict(first.totals)

@@ -207,6 +207,13 @@ class PreparedBatch:
     native_global: tuple | None = None     # (sectors, starts): native_coalescer's
 
 
+def issue_divisor(schedulers: int) -> int:
+    """The divisor of an SM's issue cycles: its warp schedulers, at least
+    one (a preset or caller giving 0 counts as one scheduler, in the numpy
+    and the native path alike, rather than dividing by zero)."""
+    return max(int(schedulers), 1)
+
+
 class MemorySystem:
     # the native passes (native_banks.shared_pass, ...) where they apply; False:
     # the numpy path everywhere (the tests compare the two)
@@ -256,7 +263,12 @@ class MemorySystem:
         """The state of a new MemorySystem of the same rules: cold caches, no
         memory cycles, no kept requests (a renewed launch reuses its memory
         system this way: gpuemu/machine/executor.py LaunchRun.renew). What
-        depends only on the kernel and the rules (`_tables`) is kept."""
+        depends only on the kernel and the rules (`_tables`) is kept.
+        In two phases where a kept run ends its launch natively (native_batch.
+        NativeBatch.charge_last with reset): its native half (the caches'
+        states, the SMs' cycles, the clocks) ran then (`reset_native_done`),
+        and this call does only the Python half, unless a batch was charged
+        in between (`charging`: then it resets all)."""
         clock = self._reset_clock
         if clock is not None:              # its native half ran at the end of the last launch
             self._reset_clock = None
@@ -287,6 +299,16 @@ class MemorySystem:
         for c in caches:
             c.reset_call()                 # (its rows' address set)
         got[1]()
+
+    def charging(self) -> None:
+        """A batch is charged: whatever reset's native half did before it is
+        undone, so the next `reset` does all (the two-phase rule of `reset`)."""
+        self._reset_clock = None
+
+    def add_warp_runs(self, parts: np.ndarray) -> None:
+        """(keys, sums) of a batch's warp runs, counted natively, folded into
+        warp_cycles when read."""
+        self._warp_parts.append(parts)
 
     def reset_native_done(self, clock: np.ndarray) -> None:
         """The native half of `reset` ran, at the end of a launch whose run is
@@ -501,7 +523,7 @@ class MemorySystem:
         what depends on earlier batches (caches, host memory, cycles). What
         the native passes counted is folded into the launch's sums
         (launch_sums.py), turned into counters by `settle`."""
-        self._reset_clock = None           # (a batch after reset_native_done: reset does all)
+        self.charging()
         cycles, latency = p.cycles, p.latency
         if p.n == 0:
             return ChargeResult(cycles, latency)
@@ -631,7 +653,7 @@ class MemorySystem:
         (warp_bank_counts.WarpBankCounts) into `stats`, the worst requests
         and the SM and warp cycles, as `charge` would have from their trace."""
         self.settle(stats)                # the traced requests' kept requests first
-        self._reset_clock = None
+        self.charging()
         if not counts.requests:            # no shared request counted
             return
         op_t, size_t, line_t = self._tables(instrs)
@@ -929,22 +951,24 @@ class MemorySystem:
                 stats.add("cycles", self.busiest_call(issue, schedulers)())
                 return
             total = total.copy()
-            total[: issue.size] += issue[: total.size] // schedulers
+            total[: issue.size] += issue[: total.size] // issue_divisor(schedulers)
         stats.add("cycles", int(total.max()) if total.size else 0)
 
     def busiest_call(self, issue: np.ndarray, schedulers: int = 1) -> packed_call.PackedCall:
         """The native call that gives max over SMs of sm_cycles + issue //
         schedulers (issue: int64, one per SM, C-contiguous), its arguments
-        set (kept: a run hands the same array every launch)."""
+        set (kept: a run hands the same array every launch). busiest_args:
+        (issue, divisor) the call now reads, a new tuple each time they
+        change (a caller that kept the call can tell it was re-pointed)."""
         call = self.__dict__.get("_busiest_call")
         if call is None:
             call = self._busiest_call = packed_call.PackedCall(
                 native_cycle_sums.BUSIEST_SYMBOL, native_cycle_sums._build_busiest_ir, native_cycle_sums.BUSIEST_ARGS,
                 dict(sm_cycles=address(self.sm_cycles), issue=0, n=self.sm_cycles.size, div=1))
-            self._busiest_of = None
-        if issue is not self._busiest_of:
-            call["issue"] = address(issue)
-            self._busiest_of = issue
-        if call["div"] != schedulers:
-            call["div"] = max(int(schedulers), 1)
+        args, div = self.busiest_args, issue_divisor(schedulers)
+        if args[0] is not issue or args[1] != div:
+            call["issue"], call["div"] = address(issue), div
+            self.busiest_args = (issue, div)
         return call
+
+    busiest_args: tuple = (None, 1)

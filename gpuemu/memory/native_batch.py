@@ -156,6 +156,20 @@ FILL, GUARD, ZERO, SHARED_PASS, COALESCE, ROOM, WALK, CYCLES, FOLD = range(9)
 SETTLE, BUSIEST, RESET = FOLD + 1, FOLD + 2, FOLD + 3
 
 
+class Steady:
+    """What charge_last found at its last full call, so that a next call
+    where none of it changed takes the steady path: the memory system, its
+    sums, their kernel and settle call, the issue counts and schedulers
+    given, whether the chain holds the resets, and the busiest SM call's
+    arguments then (MemorySystem.busiest_args: a finish in between re-points
+    them)."""
+    __slots__ = ("ms", "sums", "kernel", "issue", "schedulers", "settle", "resets", "busiest")
+
+    def __init__(self, ms, sums, issue: np.ndarray, schedulers: int, resets: bool) -> None:
+        self.ms, self.sums, self.kernel, self.settle = ms, sums, sums.kernel, sums._settle
+        self.issue, self.schedulers, self.resets, self.busiest = issue, schedulers, resets, ms.busiest_args
+
+
 class NativeBatch:
     """The passes of one run's memory system `ms` for a kernel of `instrs`,
     on batches of up to `capacity` records (grown when one is larger)."""
@@ -384,12 +398,16 @@ class NativeBatch:
         whose reset does the rest), where the walk's caches are all the
         memory system has. None (nothing charged or settled) where this
         path does not serve the batch (or does not serve `ms` charging
-        `instrs`, `serves`): the caller charges it as before."""
+        `instrs`, `serves`): the caller charges it as before. (What it set
+        before the guard stopped it only makes later calls do more: the
+        memory system's next reset whole, `charging`; the clocks reread;
+        the columns' records forgotten; the next call not steady.)"""
         cols = self.cols
         sums = ms._sums
         steady = self._steady              # (what the last call found: nothing changed since?)
-        if (steady is not None and steady[0] is ms and steady[1] is sums and sums.kernel is steady[2]
-                and steady[3] is issue and steady[4] == schedulers and sums._settle is steady[5]
+        if (steady is not None and steady.ms is ms and steady.sums is sums and sums.kernel is steady.kernel
+                and steady.issue is issue and steady.schedulers == schedulers and sums._settle is steady.settle
+                and ms.busiest_args is steady.busiest       # (not re-pointed by a finish in between)
                 and instrs is self.instrs and ms._tables_for is instrs and ms.native
                 and cols.capacity == self.capacity and n <= self.capacity and self._planes_kept()):
             return self._charge_steady(n, at, stats, reset, steady)
@@ -423,8 +441,7 @@ class NativeBatch:
         ms.settled(chain.result(SETTLE), stats)
         if stop is None:
             ms.reset_native_done(self.clock)
-        sums = ms._sums
-        self._steady = (ms, sums, sums.kernel, issue, schedulers, sums._settle, len(steps) > RESET)
+        self._steady = Steady(ms, ms._sums, issue, schedulers, len(steps) > RESET)
         return chain.result(BUSIEST)
 
     _steady = None
@@ -438,29 +455,30 @@ class NativeBatch:
             k += 1
         return True
 
-    def _charge_steady(self, n: int, at: int, stats, reset: bool, steady: tuple) -> int | None:
+    def _charge_steady(self, n: int, at: int, stats, reset: bool, steady: Steady) -> int | None:
         """charge_last where nothing it depends on changed since its last
         call (the memory system's sums, their kernel, the issue counts, the
         caches' planes): the same steps, without looking everything up again."""
         ms, chain = self.ms, self._last
-        _, sums, kernel, _, _, _, resets = steady
+        sums, kernel = steady.sums, steady.kernel
         self.cols.holds = None
         v = self._values
         v[self._n_at] = self._n = n
         v[self._records_at] = self.cols.records_at = at
         v[self._host_at] = host_memory_in_use()
         v[self._number_at] = sums.batches
-        ms._reset_clock = None
+        ms.charging()
         if self.global_native:
             counted = ms.l2._counted_in
             if counted is None or counted[0] is not self.clock:     # (else clock holds theirs)
                 l1, clock = ms.l1, self._clock_m
                 clock[0] = l1._t if l1 is not None else 0
                 clock[1] = ms.l2._t
-        stop = None if reset and resets else RESET
+        stop = None if reset and steady.resets else RESET
         stopped = chain(0, stop)
         if stopped:
             if stopped == GUARD + 1:
+                self._steady = None        # (the next call looks everything up again)
                 return None
             self._make_room(self._start_m[n])      # (the room guard stopped it)
             chain(WALK, stop)
@@ -472,7 +490,7 @@ class NativeBatch:
                 if cc._counted_in is None or cc._counted_in[0] is not clock:
                     cc.counted_in(clock, k)
         if stop is not None:
-            ms._warp_parts.append(self._ks[:, :chain.result(CYCLES)].copy())     # (keys, sums) of the warps' runs
+            ms.add_warp_runs(self._ks[:, :chain.result(CYCLES)].copy())     # (keys, sums) of the warps' runs
         sums.settled(chain.result(SETTLE), stats, ms.worst, kernel[1], kernel[2])    # (no batch left folded)
         if stop is None:
             ms.reset_native_done(self.clock)
@@ -541,7 +559,7 @@ class NativeBatch:
         """The arguments of the apply steps: the caches' planes and clocks,
         the fold's."""
         ms = self.ms
-        ms._reset_clock = None             # (a batch after MemorySystem.reset_native_done: reset does all)
+        ms.charging()                      # (a batch after MemorySystem.reset_native_done: reset does all)
         if self.global_native:
             self._follow_planes()
             l1, l2 = ms.l1, ms.l2
@@ -584,7 +602,7 @@ class NativeBatch:
                 if cc is not None and (cc._counted_in is None or cc._counted_in[0] is not clock):
                     cc.counted_in(clock, k)
         if parts:
-            ms._warp_parts.append(self._ks[:, :chain.result(CYCLES)].copy())     # (keys, sums) of the warps' runs
+            ms.add_warp_runs(self._ks[:, :chain.result(CYCLES)].copy())     # (keys, sums) of the warps' runs
         self._fold_into.batches += 1
 
     def _make_room(self, m: int) -> None:

@@ -277,6 +277,7 @@ def test_the_worker_copies_a_run_keeps_are_counted_in_its_kept_bytes():
     assert block_workers.kept_bytes(run) > natives > 0
     without = launch_plan._kept_bytes(run) - block_workers.kept_bytes(run)
     run.__dict__[block_workers.KEPT] = []
+    run.__dict__.pop(block_workers.LAST, None)      # (its last launch's sums: the next test's)
     assert launch_plan._kept_bytes(run) == without
 
 
@@ -363,6 +364,21 @@ def test_a_kept_run_s_next_launch_folds_into_its_last_sums_and_kept_native_batch
     assert again == first
 
 
+def _transposes(seed: int, stats: bool):
+    """A launcher of transpose_tiled33 of a 256x256 matrix on `workers`,
+    checked against numpy: its counters (stats) or None."""
+    n = 256
+    k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
+    a = np.random.default_rng(seed).random((n, n), dtype=np.float32)
+
+    def transpose(workers):
+        t = np.zeros_like(a)
+        lau = k((n // 32, n // 32), (32, 8), (t, a, np.int32(n)), workers=workers, stats=stats)
+        assert np.array_equal(t, a.T)
+        return lau.stats if stats else None
+    return transpose
+
+
 @pytest.mark.parametrize("stats", [True, False])
 def test_a_run_whose_last_launch_was_small_runs_its_next_on_the_calling_thread_alone(stats, monkeypatch):
     # two workers gain nothing where a launch's blocks cost less than the workers' fixed part:
@@ -372,15 +388,7 @@ def test_a_run_whose_last_launch_was_small_runs_its_next_on_the_calling_thread_a
     pools = []
     real = block_workers._threads
     monkeypatch.setattr(block_workers, "_threads", lambda n: pools.append(n) or real(n))
-    n = 256
-    k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
-    a = np.random.default_rng(7).random((n, n), dtype=np.float32)
-
-    def transpose(workers):
-        t = np.zeros_like(a)
-        lau = k((n // 32, n // 32), (32, 8), (t, a, np.int32(n)), workers=workers, stats=stats)
-        assert np.array_equal(t, a.T)
-        return lau.stats if stats else None
+    transpose = _transposes(7, stats)
     one = transpose(1)
     monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 1e9, False: 1e9})     # every launch small
     used = []
@@ -392,3 +400,33 @@ def test_a_run_whose_last_launch_was_small_runs_its_next_on_the_calling_thread_a
     pools.clear()
     assert transpose(2) == one
     assert used == [1, 0, 0] and pools == [1]
+
+
+@pytest.mark.parametrize("stats", [True, False])
+def test_a_small_launch_on_the_calling_thread_alone_runs_its_blocks_in_one_call(stats, monkeypatch):
+    # the calling thread alone, nothing to report: the grid's ranges as one range (LaunchRun.run's one worker)
+    from gpuemu.machine import block_workers
+    from gpuemu.machine.executor import LaunchRun
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 1e9, False: 1e9})     # every launch small
+    transpose = _transposes(8, stats)
+    one = transpose(1)
+    transpose(2)                              # (the first: nothing known, on the workers)
+    calls, real = [], LaunchRun._run_batch
+    monkeypatch.setattr(LaunchRun, "_run_batch", lambda self, blocks: calls.append(blocks) or real(self, blocks))
+    assert transpose(2) == one
+    assert calls == [range(0, (256 // 32) ** 2)]
+
+
+def test_a_runs_last_traced_launchs_sums_are_counted_in_its_kept_bytes(monkeypatch):
+    # block_workers keeps a traced launch's sums (LAST) for the run's next launch: launch_plan counts them
+    from gpuemu.machine import block_workers
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (on the workers)
+    n = 256
+    k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
+    a = np.random.default_rng(9).random((n, n), dtype=np.float32)
+    k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2, stats=True)
+    [run] = [r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(block_workers.LAST)]
+    sums = run.__dict__[block_workers.LAST][0]
+    with_last = block_workers.kept_bytes(run)
+    del run.__dict__[block_workers.LAST]
+    assert with_last - block_workers.kept_bytes(run) == sums.nbytes > 0

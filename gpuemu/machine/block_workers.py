@@ -274,11 +274,13 @@ def _take(run, start: np.ndarray, lend: bool = False) -> _Worker:
 
 def kept_bytes(run) -> int:
     """Bytes of the worker copies `run` keeps for its next launch (their
-    buffers and NativeBatches): launch_plan counts them with the run's."""
+    buffers and NativeBatches) and of its last traced launch's sums (LAST):
+    launch_plan counts them with the run's."""
     n = 0
     for wk in run.__dict__.get(KEPT, ()):
         n += wk.run.buffer_bytes() + sum(nb.nbytes for nb in wk.natives)
-    return n
+    sums = run.__dict__.get(LAST, (None,))[0]
+    return n + (sums.nbytes if sums is not None else 0)
 
 
 def _keep(run, workers: list) -> None:
@@ -350,13 +352,22 @@ SERIAL_BELOW = {True: 1.0e-3, False: 0.15e-3}
 
 def _run_serial(run, batches: Iterable, progress: Optional[Callable[[int], None]]) -> None:
     """The batches on the calling thread in order, as one worker runs them
-    (LaunchRun._run's loop), their CPU measured (WORK)."""
+    (LaunchRun.run's loop for one worker), their CPU measured (WORK).
+    Consecutive ranges of linear indices with no progress to report go as
+    one range, one native call (as LaunchRun.run gives one worker)."""
+    if progress is None and isinstance(batches, tuple) and batches and isinstance(batches[0], range):
+        batches = (_one_range(batches),)
     t0 = time.thread_time()
     for blocks in batches:
         run._run_batch(blocks)
         if progress is not None:
             progress(len(blocks))
     run.__dict__[WORK] = time.thread_time() - t0
+
+
+def _one_range(ranges: tuple) -> range:
+    """block_ranges' consecutive ranges (lo..hi-1 in order) as one range."""
+    return range(ranges[0].start, ranges[-1].stop)
 
 
 def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callable[[int], None]],

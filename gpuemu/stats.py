@@ -193,18 +193,16 @@ class Stats:
 
     def get(self, name: str, default: int = 0) -> int:
         """The total of one counter (as totals.get), the deferred sums
-        added only if they hold that counter."""
-        return self.get_many((name,), default)[0]
-
-    def get_many(self, names: Sequence[str], default: int = 0) -> list:
-        """The totals of `names` (get's, in one pass): streams.place_launch
-        reads cycles and page faults this way, before anyone reads the rest."""
-        for held in self._log_sets:
-            if not held.isdisjoint(names):
+        added only if they hold that counter (streams.place_launch reads
+        cycles and page faults this way, before anyone reads the rest)."""
+        for names in self._log_sets:
+            if name in names:
                 self._replay()
                 break
-        totals, later = self._totals, self._log_adds
-        return [totals.get(n, default) if n not in later else totals.get(n, 0) + later[n] for n in names]
+        later = self._log_adds.get(name)
+        if later is None:
+            return self._totals.get(name, default)
+        return self._totals.get(name, 0) + later
 
     def _replay(self) -> None:
         """Add the deferred sums, in the order they came."""

@@ -150,17 +150,6 @@ def test_get_reads_a_total_without_adding_the_deferred_sums_that_lack_it():
     assert s.totals["cycles"] == 40 and s.by_line == {4: {"global_load_requests": 9}}
 
 
-def test_get_many_reads_the_totals_get_reads_adding_deferred_sums_only_when_named():
-    s = Stats()
-    s.add("page_faults", 3)
-    s.defer_named(["global_load_requests"], np.array([[0, 4, 9]]))
-    s.add("cycles", 40)
-    assert s.get_many(("cycles", "page_faults", "managed_migrated_bytes")) == [40, 3, 0]
-    assert s._log                            # still deferred
-    assert s.get_many(("cycles", "global_load_requests"), -1) == [40, 9] and not s._log
-    assert s.get_many(("l2_hits",), -1) == [-1]
-
-
 def test_deferred_rows_given_as_the_first_of_a_flat_array_read_as_those_rows():
     # launch_sums' settle hands its rows and kept requests over in one copy: the rows come first
     names = ["global_load_requests", "memory_cycles"]

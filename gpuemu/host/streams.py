@@ -216,16 +216,10 @@ def kernel_seconds(cycles: int, page_faults: int, migrated: int, link: PcieLink)
 
 def place_launch(name: str, stats: dict, preset, stream: Optional[Stream] = None) -> dict:
     """Put a finished launch on the timeline; its start, end and seconds."""
-    if isinstance(stats, dict):
-        cycles, faults, migrated = (stats.get(n, 0) for n in _TIMED)
-    else:                              # a Stats: one look at its deferred sums
-        cycles, faults, migrated = stats.get_many(_TIMED)
-    t = kernel_seconds(int(cycles), int(faults), int(migrated), link_for(preset))
+    link = link_for(preset)
+    t = kernel_seconds(int(stats.get("cycles", 0)), int(stats.get("page_faults", 0)),
+                       int(stats.get("managed_migrated_bytes", 0)), link)
     return place_kernel(name, t, stream)
-
-
-# the counters a launch's modelled time reads (kernel_seconds)
-_TIMED = ("cycles", "page_faults", "managed_migrated_bytes")
 
 
 def place_kernel(name: str, seconds: float, stream: Optional[Stream] = None) -> dict:

@@ -417,7 +417,7 @@ def test_a_small_launch_on_the_calling_thread_alone_runs_its_blocks_in_one_call(
     assert calls == [range(0, (256 // 32) ** 2)]
 
 
-def test_a_runs_last_traced_launchs_sums_are_counted_in_its_kept_bytes(monkeypatch):
+def test_a_runs_last_traced_launchs_sums_are_counted_once_in_its_kept_bytes(monkeypatch):
     # block_workers keeps a traced launch's sums (LAST) for the run's next launch: launch_plan counts them
     from gpuemu.machine import block_workers
     monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (on the workers)
@@ -427,6 +427,11 @@ def test_a_runs_last_traced_launchs_sums_are_counted_in_its_kept_bytes(monkeypat
     k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2, stats=True)
     [run] = [r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(block_workers.LAST)]
     sums = run.__dict__[block_workers.LAST][0]
-    with_last = block_workers.kept_bytes(run)
-    del run.__dict__[block_workers.LAST]
-    assert with_last - block_workers.kept_bytes(run) == sums.nbytes > 0
+    copies = run.__dict__[block_workers.KEPT]
+    natives = [nb for wk in copies for nb in wk.natives]
+    assert sums.nbytes > 0 and any(nb.folds_into is sums for nb in natives)   # shared by them
+    # each object once: the copies' buffers, their NativeBatches' own buffers, each sums once
+    distinct = {id(s): s for s in [sums] + [nb.folds_into for nb in natives] if s is not None}
+    assert block_workers.kept_bytes(run) == (sum(wk.run.buffer_bytes() for wk in copies)
+                                            + sum(nb.buffer_nbytes for nb in natives)
+                                            + sum(s.nbytes for s in distinct.values()))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gpuemu
-from gpuemu.machine import launch_plan
+from gpuemu.machine import block_workers, launch_plan
 
 VECADD = r"""
 extern "C" __global__ void vecadd(const float *a, const float *b, float *c, int n) {
@@ -244,7 +244,8 @@ def test_a_kept_runs_bytes_count_its_warp_bank_counts_issue_and_native_batch():
     assert launch_plan._kept_bytes(run) == want + run.memsys.state_bytes()
 
 
-def test_a_kept_run_whose_memory_system_is_dropped_holds_nothing_of_it(monkeypatch):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_kept_run_whose_memory_system_is_dropped_holds_nothing_of_it(monkeypatch, workers):
     # a memory system too large to keep (launch_plan.keep_memory_system) is not counted in the
     # kept run's bytes, so no part of the kept run (its NativeBatch included) may still hold it:
     # else the kernel's kept runs would hold megabytes beyond MAX_KERNEL_BYTES
@@ -258,12 +259,15 @@ def test_a_kept_run_whose_memory_system_is_dropped_holds_nothing_of_it(monkeypat
         made.append(weakref.ref(self))
     monkeypatch.setattr(MemorySystem, "__init__", recording_init)
     monkeypatch.setattr(launch_plan, "MAX_MEMSYS_BYTES", 0)     # every memory system is too large
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (2: on the workers)
     k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
     a, b, args = _vecadd_args(4096)
-    k((16,), (256,), args)
-    [run] = [r for got in k._kept_launches.values() for r in got.idle]
+    k((16,), (256,), args, workers=workers)
+    [run] = [r for got in (k._kept_launches if workers == 1 else k._plan_runs).values()
+             for r in (got.idle if workers == 1 else got)]
+    assert (block_workers.KEPT in run.__dict__) == (workers > 1)    # its worker copies, kept
     gc.collect()
     assert run.memsys is None and made
     assert [m() for m in made if m() is not None] == []
     assert np.array_equal(args[2].get(), a + b)
-    assert k((16,), (256,), args).stats["global_load_requests"] == 2 * 4096 // 32   # bound anew
+    assert k((16,), (256,), args, workers=workers).stats["global_load_requests"] == 2 * 4096 // 32   # bound anew

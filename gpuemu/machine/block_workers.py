@@ -274,13 +274,22 @@ def _take(run, start: np.ndarray, lend: bool = False) -> _Worker:
 
 def kept_bytes(run) -> int:
     """Bytes of the worker copies `run` keeps for its next launch (their
-    buffers and NativeBatches) and of its last traced launch's sums (LAST):
-    launch_plan counts them with the run's."""
+    buffers and NativeBatches) and of the launch sums they and its last
+    traced launch (LAST) keep, each sums counted once (the NativeBatches of
+    one launch fold into the same): launch_plan counts them with the run's."""
     n = 0
+    sums = {}
     for wk in run.__dict__.get(KEPT, ()):
-        n += wk.run.buffer_bytes() + sum(nb.nbytes for nb in wk.natives)
-    sums = run.__dict__.get(LAST, (None,))[0]
-    return n + (sums.nbytes if sums is not None else 0)
+        n += wk.run.buffer_bytes()
+        for nb in wk.natives:
+            n += nb.buffer_nbytes
+            s = nb.folds_into
+            if s is not None:
+                sums[id(s)] = s
+    last = run.__dict__.get(LAST, (None,))[0]
+    if last is not None:
+        sums[id(last)] = last
+    return n + sum(s.nbytes for s in sums.values())
 
 
 def _keep(run, workers: list) -> None:

@@ -264,13 +264,12 @@ def keep_memory_system(run) -> None:
     one), unless its caches' state is larger than MAX_MEMSYS_BYTES (a
     launch of many blocks: building a new one costs little beside it).
     Nothing else of the run holds a dropped one (its NativeBatch lets it
-    go; warp_bank_counts.for_run's note that it counted nothing on it is
-    forgotten, it could not match the next one): kept, its caches' states
-    would be held uncounted by the kept-run budget."""
+    go, as its worker copies' do; warp_bank_counts.for_run's note holds it
+    weakly): kept, its caches' states would be held uncounted by the
+    kept-run budget."""
     ms = run.memsys
     if ms is not None and ms.state_bytes() > MAX_MEMSYS_BYTES:
         run.memsys = None
-        run.__dict__.pop("_warp_counts_off", None)
         nb = run.__dict__.get("_native_batch")
         if nb is not None:
             nb.let_go()

@@ -257,12 +257,24 @@ class NativeBatch:
     def nbytes(self) -> int:
         """Bytes of its buffers and of the launch sums it folds into (a kept
         run's budget counts them; it keeps those sums when its memory system goes)."""
+        sums = self.folds_into
+        return self.buffer_nbytes + (sums.nbytes if sums is not None else 0)
+
+    @property
+    def folds_into(self):
+        """The launch sums its fold adds to (kept with it), or None: several
+        NativeBatches may share them (block_workers.kept_bytes counts them once)."""
+        return self.__dict__.get("_fold_into")
+
+    @property
+    def buffer_nbytes(self) -> int:
+        """Bytes of its own buffers (its batch columns, tables and sector store)."""
         d = self.__dict__
-        sums, own = d.get("_fold_into"), d.get("_own_bytes")
+        own = d.get("_own_bytes")
         if own is None or self.cols.capacity != self.capacity:    # (set once per _build)
             own = self.cols.nbytes + sum(a.nbytes for a in (self._cl, self.start, self._ks, self.table))
             d["_own_bytes"] = own if self.cols.capacity == self.capacity else None
-        return own + (sums.nbytes if sums is not None else 0) + self._sectors.nbytes
+        return own + self._sectors.nbytes
 
     def _build(self, capacity: int) -> None:
         """The buffers for batches of `capacity` records (kept if they are

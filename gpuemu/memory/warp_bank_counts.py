@@ -47,6 +47,7 @@ ranges, so block order is issue order there.
 from __future__ import annotations
 
 import ctypes
+import weakref
 
 import numpy as np
 
@@ -319,9 +320,11 @@ def for_run(run, fresh: bool = False):
     counts = None if fresh else run.__dict__.get("warp_counts")
     if counts is None and not fresh:
         off = run.__dict__.get("_warp_counts_off")
-        if off is not None and off[0] is ms and off[1] == _flags(ms):
+        if off is not None and off[0]() is ms and off[1] == _flags(ms):
             return None                    # off for this memory system before: the ctxs hold 0
-    key = (ms, _flags(ms))
+    # (the note holds its memory system weakly: a kept run or worker copy whose memory system
+    # was dropped, launch_plan.keep_memory_system, must not keep its caches alive)
+    key = (weakref.ref(ms) if ms is not None else _NONE, _flags(ms))
     on = (ms is not None and ms.native and ms.count_shared_in_warps
           and getattr(run, "recorder", None) is None and getattr(run, "checker", None) is None
           and getattr(run, "weak", None) is None and not run._weak_mode()
@@ -342,6 +345,11 @@ def for_run(run, fresh: bool = False):
     run.warp_counts = counts
     run._warp_counts_off = key if counts is None else None
     return counts
+
+
+def _NONE() -> None:
+    """The note's memory system where the run has none (a weakref's call, answering None)."""
+    return None
 
 
 def _flags(ms) -> tuple | None:

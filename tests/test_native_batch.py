@@ -451,3 +451,39 @@ def test_a_steady_last_batch_the_guard_stops_is_left_to_the_caller_and_the_next_
     monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
     _, third = launch()
     assert taken == [None] and dict(third.totals) == dict(first.totals)
+
+
+GATHER = r"""
+extern "C" __global__ void gather(const float *a, float *c, int n, int stride) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    c[i] = a[(long long)i * stride % n] + a[((long long)i * stride + 4096) % n];
+}
+"""
+
+
+def test_a_steady_launch_whose_cache_walk_needs_room_counts_as_a_fresh_module(monkeypatch):
+    # a kept run's later launch gathers from many more lines than the one before: the steady
+    # path's walk stops for room (_make_room), grows the caches' rows and walks on; every
+    # launch counts what the same launch on a fresh module (the full path) counts
+    import gpuemu
+    calls = []
+    for name in ("_charge_steady", "_make_room"):
+        orig = getattr(NativeBatch, name)
+
+        def spy(self, *a, _orig=orig, _name=name):
+            calls.append(_name)
+            return _orig(self, *a)
+        monkeypatch.setattr(NativeBatch, name, spy)
+    n = 1 << 20
+    a = gpuemu.asarray(np.random.default_rng(0).random(n, dtype=np.float32))
+    c = gpuemu.asarray(np.zeros(2048, np.float32))
+    k = gpuemu.RawModule(code=GATHER).get_function("gather")
+    made_room_steady = False
+    for stride in (0, 0, 0, 4097, 0, 8193, 129):
+        args = (a, c, np.int32(n), np.int32(stride))
+        del calls[:]
+        kept = k((8,), (256,), args)
+        made_room_steady |= calls[:1] == ["_charge_steady"] and "_make_room" in calls
+        fresh = gpuemu.RawModule(code=GATHER).get_function("gather")((8,), (256,), args)
+        assert (kept.stats, kept.stats_by_line) == (fresh.stats, fresh.stats_by_line)
+    assert made_room_steady

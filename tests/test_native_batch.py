@@ -466,6 +466,10 @@ def test_a_steady_launch_whose_cache_walk_needs_room_counts_as_a_fresh_module(mo
     # path's walk stops for room (_make_room), grows the caches' rows and walks on; every
     # launch counts what the same launch on a fresh module (the full path) counts
     import gpuemu
+    monkeypatch.setattr(native_lru, "GROWN", {})   # states grow as in a fresh process (not at once
+    # to what earlier tests' states reached), and no host memory was ever allocated (an earlier
+    # test's mapped buffer makes the guard stop every steady path: buffers.host_memory_in_use)
+    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
     calls = []
     for name in ("_charge_steady", "_make_room"):
         orig = getattr(NativeBatch, name)

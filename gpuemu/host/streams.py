@@ -126,8 +126,6 @@ class Timeline:
     def _stream_ready(self, stream: Optional[Stream]) -> float:
         if stream is None:         # the default stream waits for every blocking stream
             ready = self.default_ready
-            if not self.streams:
-                return ready
             for s in self.streams.values():
                 if not s.non_blocking and s.ready > ready:
                     ready = s.ready
@@ -170,10 +168,6 @@ class Timeline:
             self._add("staging_bytes", nbytes)
         label = name or f"memcpy {direction.upper()} {nbytes} B {'pinned' if pinned else 'pageable'}"
         return self.schedule(label, direction, t, stream, sync=not pinned, nbytes=nbytes)
-
-    def kernel(self, name: str, seconds: float, stream: Optional[Stream] = None) -> Op:
-        """A kernel of `seconds` on the compute engine."""
-        return self.schedule(name, COMPUTE, seconds, stream)     # sync=False
 
     def host_faults(self, blocks: int, nbytes: int) -> None:
         """Managed pages that the host touches come back (CPU faults)."""
@@ -225,5 +219,5 @@ def place_launch(name: str, stats: dict, preset, stream: Optional[Stream] = None
 def place_kernel(name: str, seconds: float, stream: Optional[Stream] = None) -> dict:
     """Put a kernel of `seconds` (place_launch's, known before: a repeated
     launch without counters) on the timeline; its start, end and seconds."""
-    op = _TIMELINE.schedule(name, COMPUTE, seconds, stream)     # (Timeline.kernel, one call less)
+    op = _TIMELINE.schedule(name, COMPUTE, seconds, stream)     # a kernel: on the compute engine, sync=False
     return {"start": op.start, "end": op.end, "seconds": seconds, "stream": op.stream}

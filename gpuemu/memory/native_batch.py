@@ -604,7 +604,7 @@ class NativeBatch:
         as folded."""
         chain, ms = chain or self._chain, self.ms
         if stopped == ROOM + 1:
-            self._make_room(int(self.start[self._n]))
+            self._make_room(self._start_m[self._n])
             chain(WALK, stop)
         self._records = None
         if self.global_native and not chain.skipped(WALK):     # the walk ran: its caches' counts

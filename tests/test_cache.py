@@ -13,7 +13,7 @@ def invalidate(cache: SectoredCache, lines, partition=None) -> None:
         keys = keys * cache.partitions + np.asarray(partition, dtype=np.int64)
     if keys.size == 0:
         return
-    st = cache._lru()
+    st = cache.lru_state()
     tags = st.planes[0]
     for key, s in zip(keys.tolist(), cache._set_of(keys).tolist()):
         row = int(st.row_of[s]) - 1

@@ -23,7 +23,7 @@ import numpy as np
 from gpuemu.errors import KernelError
 from gpuemu.jit import abi
 from gpuemu.memory import warp_bank_counts
-from gpuemu.memory.memory_system import MemorySystem, issue_divisor
+from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.memory.native_batch import NativeBatch
 from gpuemu.stats import Stats
 
@@ -80,8 +80,9 @@ class LaunchRun:
         self.budget = int(budget)
         self.want_stats = stats
         self.scheduler = get_warp_scheduler(scheduler)
-        # warp schedulers per SM (an SM's issue cycles: its warp instructions over them)
-        self.schedulers = issue_divisor(getattr(preset, "warp_schedulers_per_sm", 1))
+        # warp schedulers per SM (an SM's issue cycles: its warp instructions over them,
+        # at least one: MemorySystem.finish and busiest_call divide by issue_divisor of it)
+        self.schedulers = int(getattr(preset, "warp_schedulers_per_sm", 1))
         self.options = options or {}
         self.stats = Stats()
         self.findings: list = []

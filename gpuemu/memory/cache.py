@@ -129,7 +129,10 @@ class SectoredCache:
         """Sets (of all partitions) that hold state: those looked up so far."""
         return self._state.rows if self._state is not None else 0
 
-    def _lru(self) -> native_lru.LruState:
+    def lru_state(self) -> native_lru.LruState:
+        """The cache's state, the native LRU walk's (made on first use):
+        callers that walk it natively or share it between threads
+        (MemorySystem.share, native_cache_walk) take it from here."""
         if self._state is None:
             self._state = native_lru.LruState(self.num_sets * self.partitions, self.assoc)
         return self._state
@@ -154,7 +157,7 @@ class SectoredCache:
         replaced, the caches of a vecadd of 1K threads: 6 against 17 us of
         thread CPU for both, on our loaded machine; in MemorySystem.reset's
         chain it adds no call of its own.)"""
-        st = self._lru()
+        st = self.lru_state()
         call = self.__dict__.get("_reset_call")
         if call is None:                     # its arguments, kept: only the rows' address moves
             call = self._reset_call = packed_call.PackedCall(RESET_SYMBOL, _build_reset_ir, RESET_ARGS, dict(
@@ -198,7 +201,7 @@ class SectoredCache:
             alloc = np.full(m, bool(allocate), dtype=np.uint8)
         else:
             alloc = np.asarray(allocate, dtype=bool)
-        st = self._lru()
+        st = self.lru_state()
         h0, a0 = int(st.meta[1]), int(st.meta[2])
         out = native_lru.lru_walk(st, keys, bits, alloc, sets, self._t)
         self._t += m

@@ -270,16 +270,13 @@ class MemorySystem:
         and this call does only the Python half, unless a batch was charged
         in between (`charging`: then it resets all)."""
         clock = self._reset_clock
-        if clock is not None:              # its native half ran at the end of the last launch
-            self._reset_clock = None
-            for c in (self.l1, self.l2, self.ro_cache):
-                if c is not None and (c._counted_in is None or c._counted_in[0] is not clock):
-                    c.reset_fields()       # (else its counts are read from the zeroed clock and state)
-        else:
+        if clock is None:
             self._reset_native()
-            for c in (self.l1, self.l2, self.ro_cache):
-                if c is not None:
-                    c.reset_fields()
+        else:                              # its native half ran at the end of the last launch
+            self._reset_clock = None
+        for c in (self.l1, self.l2, self.ro_cache):
+            if c is not None and (clock is None or c._counted_in is None or c._counted_in[0] is not clock):
+                c.reset_fields()           # (else its counts are read from the zeroed clock and state)
         if self.const._per_sm:
             self.const = constant_cache.ConstantCache(self.mem)
         self._warp_parts = []
@@ -614,7 +611,7 @@ class MemorySystem:
                 and sums.rows == request_table.NSP * max(len(self._op), 1)):
             self._sums = sums
         self.launch_sums()
-        states = tuple(c._lru() for c in (self.l1, self.l2, self.ro_cache) if c is not None)
+        states = tuple(c.lru_state() for c in (self.l1, self.l2, self.ro_cache) if c is not None)
         # the largest first: record_pool hands out the smallest free block that holds
         # a request, so a smaller state first could take the block a larger one needs
         for m, st in sorted(zip(rows, states), key=lambda p: -p[0] * p[1].assoc):

@@ -206,7 +206,7 @@ def applies(mem, l2) -> bool:
 def _cache_args(cache, m: int) -> list:
     """The state of a SectoredCache as CACHE_ARGS (sets: per partition), with
     room for m more rows."""
-    st = cache._lru()
+    st = cache.lru_state()
     st.reserve(m)
     tags, valid, last = st._ptrs if st._ptrs is not None else (0, 0, 0)
     row_of, meta = st._fixed
@@ -229,7 +229,7 @@ def cache_walk(arrays: tuple, spaces: tuple, start: np.ndarray, sec: np.ndarray,
         if a.dtype != dt or not a.flags.c_contiguous:
             raise ValueError("cache_walk: arrays must be C-contiguous of the documented types")
     clock = np.array([l1._t if l1 is not None else 0, l2._t], dtype=np.int64)
-    before = [(cc._lru().meta[1], cc._lru().meta[2]) if cc is not None else (0, 0) for cc in (l1, l2)]
+    before = [(cc.lru_state().meta[1], cc.lru_state().meta[2]) if cc is not None else (0, 0) for cc in (l1, l2)]
     m = sec.size
     l1_args = _cache_args(l1, m) if l1 is not None else [0] * len(CACHE_ARGS)
     k1 = mem.l1_sector_bytes // 32 if l1 is not None else 1
@@ -253,7 +253,7 @@ def cache_walk(arrays: tuple, spaces: tuple, start: np.ndarray, sec: np.ndarray,
         logged = int(count[0])
     for cc, t, (h0, a0) in zip((l1, l2), clock.tolist(), before):
         if cc is not None:
-            st = cc._lru()
+            st = cc.lru_state()
             nh = int(st.meta[1]) - int(h0)
             cc.hits += nh
             cc.misses += int(st.meta[2]) - int(a0) - nh

@@ -81,14 +81,13 @@ class Stats:
         self._by_line: dict = defaultdict(_line_counts)
         self._names: dict = {}           # counter name -> index in _pending keys
         self._pending: list = []         # add_lines: (name index, lines int64[M], values int64[M])
-        self._tables: list = []          # add_table: (name index[M], lines[M], values[M])
         self._held = 0
         self._log: list = []             # defer_named / defer_table / add after them, in order
 
     @property
     def empty(self) -> bool:
         """Nothing added yet (nor held back)."""
-        return not (self._totals or self._by_line or self._pending or self._tables or self._log)
+        return not (self._totals or self._by_line or self._pending or self._log)
 
     @property
     def totals(self) -> dict:
@@ -151,22 +150,6 @@ class Stats:
                     at, counts = line, by_line[line]
                 counts[name] += v
 
-    def add_table(self, names, lines: np.ndarray, table: np.ndarray) -> None:
-        """table int64[len(lines), len(names)]: column j adds to counter names[j]
-        per line, as add_lines of its nonzero entries would (a counter with
-        no nonzero entry is not added)."""
-        if self._log:
-            self._replay()
-        table = np.asarray(table, dtype=np.int64)
-        r, c = np.nonzero(table)
-        if r.size == 0:
-            return
-        idx = np.array([self._names.setdefault(n, len(self._names)) for n in names], dtype=np.int64)
-        self._tables.append((idx[c], np.asarray(lines, dtype=np.int64)[r], table[r, c]))
-        self._held += r.size
-        if self._held >= _PENDING_MAX:
-            self._flush()
-
     def defer_named(self, names: Sequence[str], rows: np.ndarray, name_set: frozenset | None = None,
                     count: int | None = None) -> None:
         """add_named(names, rows.tolist()) when the counters are first read
@@ -184,7 +167,7 @@ class Stats:
         self._defer((_TABLE, names, table), name_set)
 
     def _defer(self, entry: tuple, name_set: frozenset | None) -> None:
-        if self._pending or self._tables:
+        if self._pending:
             self._flush()
         if not self._log:                 # (the look-ups of a new log: get)
             self._log_sets, self._log_adds = [], {}
@@ -228,17 +211,15 @@ class Stats:
         """Sum the held-back batches into totals and by_line, in one pass."""
         if self._log:                     # (never together with held-back batches)
             self._replay()
-        if not (self._pending or self._tables):
+        if not self._pending:
             return
-        pending, tables = self._pending, self._tables
-        self._pending, self._tables, self._held = [], [], 0
+        pending = self._pending
+        self._pending, self._held = [], 0
         names = list(self._names)
-        # name index per value: one per add_lines batch, one per entry of a table
-        ids = [np.repeat(np.array([p[0] for p in pending], dtype=np.int64),
-                         [p[1].size for p in pending])] + [t[0] for t in tables]
-        ids = np.concatenate(ids)
-        lines = np.concatenate([p[1] for p in pending] + [t[1] for t in tables])
-        values = np.concatenate([p[2] for p in pending] + [t[2] for t in tables])
+        # name index per value: one per add_lines batch
+        ids = np.repeat(np.array([p[0] for p in pending], dtype=np.int64), [p[1].size for p in pending])
+        lines = np.concatenate([p[1] for p in pending])
+        values = np.concatenate([p[2] for p in pending])
         span = int(lines.max()) + 1 if lines.min() >= 0 else 0
         if 0 < span and len(names) * span <= _DENSE_MAX and lines.size <= _EXACT_MAX:
             at, sums = _dense_sums(ids * span + lines, values)
@@ -270,10 +251,6 @@ class Stats:
         for idx, lines, values in other._pending:
             self._pending.append((self._names.setdefault(names[idx], len(self._names)),
                                   lines, values))
-        for ids, lines, values in other._tables:
-            remap = np.array([self._names.setdefault(n, len(self._names)) for n in names],
-                             dtype=np.int64)
-            self._tables.append((remap[ids], lines, values))
         self._held += other._held
         if other._totals or other._by_line:          # what other had summed already
             self._flush()

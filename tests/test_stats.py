@@ -64,20 +64,6 @@ def test_as_dict_lists_every_counter_name():
     assert set(COUNTERS) <= set(d) and d["shared_conflict_ways_2"] == 1 and d["cycles"] == 0
 
 
-def test_add_table_adds_each_column_to_its_counter_by_line():
-    s = Stats()
-    s.add_table(("barriers", "fences"), np.array([0, 1, 2]), np.array([[0, 0], [3, 0], [4, 0]]))
-    assert s.lines_dict() == {1: {"barriers": 3}, 2: {"barriers": 4}}
-    assert s.totals["barriers"] == 7 and "fences" not in s.totals
-
-
-def test_add_table_and_add_lines_sum_together():
-    s = Stats()
-    s.add_lines("barriers", np.array([1]), np.array([10]))
-    s.add_table(("barriers",), np.array([1, 2]), np.array([[1], [2]]))
-    assert s.totals["barriers"] == 13 and s.by_line[1]["barriers"] == 11
-
-
 def test_a_long_batch_sums_like_short_ones():
     s = Stats()
     lines = np.arange(10000) % 7
@@ -99,7 +85,7 @@ def test_merge_adds_held_back_and_summed_counters_alike():
     a.add_lines("barriers", np.array([1]), np.array([2]))
     b.add_lines("fences", np.array([1, 4]), np.array([3, 5]))
     b.add("cycles", 7)                                     # summed at once in b
-    b.add_table(("barriers",), np.array([0, 1]), np.array([[0], [10]]))
+    b.add_lines("barriers", np.array([1]), np.array([10]))
     a.merge(b)
     assert a.lines_dict() == {1: {"barriers": 12, "fences": 3}, 4: {"fences": 5}}
     assert a.totals["cycles"] == 7 and a.totals["fences"] == 8

@@ -530,7 +530,7 @@ class LaunchRun:
         """The native per-line counters into the launch's Stats, then cycles.
         The per-line table is added as sums when the counters are read
         (Stats.defer_table), counter by counter and line by line (the order
-        tests/test_executor_counters.py checks against Stats.add_table). cycles: the memory
+        tests/test_executor_counters.py checks against Stats.add_lines' sums). cycles: the memory
         counters are settled and the cycles worked out already (_charge_last)."""
         stats = self.stats
         if cycles is None:

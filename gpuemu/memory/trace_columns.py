@@ -87,10 +87,10 @@ class TraceColumns:
         given = records
         if records.dtype != abi.TRACE_DTYPE or not records.flags.c_contiguous:
             records = np.ascontiguousarray(records, dtype=abi.TRACE_DTYPE)
-        argv = self.call.argv
-        argv[0] = n
-        argv[1] = self.records_at = address(records)
-        self.call()
+        call = self.call
+        call["n"] = n
+        call["records"] = self.records_at = address(records)
+        call()
         self.holds = given
         return records
 

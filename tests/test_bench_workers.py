@@ -55,3 +55,14 @@ def test_the_calls_are_counted_on_the_calling_thread_and_on_the_others():
         t.start()
         t.join()
     assert bench_workers.calls_per_launch(launch, 2, 3, where=lambda code: code is f.__code__) == (2.0, 1.0)
+
+
+def test_the_phase_clock_times_one_worker_s_native_charge_as_its_prepare_and_apply_steps():
+    import threading
+    b = bench_workers._vecadd(1 << 16)           # 64K threads: several trace batches
+    plain = b.launch(workers=1)
+    with bench_workers._phase_clock() as spent:
+        split = b.launch(workers=1)
+    mine = spent[threading.main_thread().ident]
+    assert mine["prepare"][0] > 0 and mine["apply"][0] > 0
+    assert split.stats == plain.stats and split.stats_by_line == plain.stats_by_line

@@ -591,7 +591,6 @@ def _events(run, j: int, idx: tuple, code: int, st: np.ndarray, fptrs: np.ndarra
     rows = [run._i32[first + w] for w in range(nw)]
     fragments = []                       # frames of warp fragments, kept alive here
     cap = len(fptrs)
-    ctx = run.ctx
     while code != DONE:
         w = int(st[WARP_F])
         n = int(st[N_F])
@@ -605,10 +604,7 @@ def _events(run, j: int, idx: tuple, code: int, st: np.ndarray, fptrs: np.ndarra
             st[HEAD:HEAD + n][st[HEAD:HEAD + n] == WAITING] = READY
             st[CURSOR], st[ROUND_F] = 0, n
         elif int(st[EVENT_F]) == abi.EV_TRACE_FULL:
-            if ctx[abi.C_TRACE_LEN]:
-                run.drain()
-            else:                      # one statement needs more room than there is
-                run._grow_trace()
+            run.trace_room()
         elif int(st[EVENT_F]) == abi.EV_SPLIT:   # a new fragment, ready from the next round
             frag = split_warp(rows[w], run.meta.frame_bytes, run.recorder)
             fragments.append(frag)

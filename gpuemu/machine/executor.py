@@ -259,6 +259,15 @@ class LaunchRun:
         self.shared[:len(blocks) * self.shared_stride] = 0
 
     # ------------------------------------------------------------------ trace
+    def trace_room(self) -> None:
+        """Room in the trace for a warp that stopped at EV_TRACE_FULL: the
+        records so far charged (drain), or, where there are none (one
+        statement needs more room than the whole trace), a trace twice as long."""
+        if self.ctx[abi.C_TRACE_LEN]:
+            self.drain()
+        else:
+            self._grow_trace()
+
     def _grow_trace(self):
         self.trace = np.zeros(2 * len(self.trace), dtype=abi.TRACE_DTYPE)
         for ctx in (self.ctx, self._ctx_start):     # this launch's, and the next ones'
@@ -411,7 +420,7 @@ class LaunchRun:
         is one more entry here, with its own frame and owned lanes."""
         if self._block_runner is not None:
             return self._block_runner(self, j, idx)
-        fn, ctxp, nw, i32, ctx = self._fn, self._ctxp, self._nw, self._i32, self.ctx
+        fn, ctxp, nw, i32 = self._fn, self._ctxp, self._nw, self._i32
         first = j * nw
         fptrs = self._fptrs[first:first + nw]
         rows = [i32[first + w] for w in range(nw)]
@@ -429,10 +438,7 @@ class LaunchRun:
                     self.store_order[:] = rng.permutation(abi.WARP)
                 ev = fn(fptrs[w], ctxp)
                 while ev == abi.EV_TRACE_FULL:
-                    if ctx[abi.C_TRACE_LEN]:
-                        self.drain()
-                    else:                      # one statement needs more room than there is
-                        self._grow_trace()
+                    self.trace_room()
                     ev = fn(fptrs[w], ctxp)
                 if self.recorder is not None and ev in (abi.EV_BARRIER, abi.EV_EXIT):
                     self._record_event(rows[w], ev)

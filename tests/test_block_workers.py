@@ -281,37 +281,51 @@ def test_the_worker_copies_a_run_keeps_are_counted_in_its_kept_bytes():
     assert launch_plan._kept_bytes(run) == without
 
 
-def test_the_workers_of_a_launch_share_their_spare_trace_buffers_and_keep_their_native_batches_after():
-    # a buffer one worker's batch gave back is taken by another worker before a new one is made;
+def test_each_trace_buffer_of_a_launch_is_written_by_one_worker_thread(monkeypatch):
+    # a batch's buffer, once charged, goes back to the worker that wrote it (its core's caches
+    # hold it), never to another worker: within a launch no buffer changes threads
+    import threading
+    from gpuemu.machine import block_workers
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (on the workers)
+    writers: dict = {}
+    real = block_workers._Worker._keep_trace
+
+    def spy(self):
+        writers.setdefault(self.run.trace.ctypes.data, set()).add(threading.get_ident())
+        return real(self)
+    n = 1 << 20                                   # 12 trace buffers of records
+    k = gpuemu.RawModule(path=str(PROGRAMS / "vecadd.cu")).get_function("vecadd")
+    a = np.ones(n, dtype=np.float32)
+    x, c = gpuemu.asarray(a), gpuemu.zeros(n, dtype=np.float32)
+    one = k((n // 256,), (256,), (x, x, c, np.int32(n)), workers=1).stats
+    monkeypatch.setattr(block_workers._Worker, "_keep_trace", spy)
+    for _ in range(3):
+        writers.clear()
+        assert k((n // 256,), (256,), (x, x, c, np.int32(n)), workers=2).stats == one
+        assert len(writers) > 2 and all(len(threads) == 1 for threads in writers.values())
+
+
+def test_a_worker_keeps_native_batches_of_its_spare_buffers_after_the_launch():
     # at the end the buffers go (back to record_pool), their NativeBatches stay for the next launch
     from gpuemu.machine.block_workers import NATIVES_KEPT, _Worker
 
     class Run(_Recorder):
         trace, ctx = None, np.zeros(abi.CTX_FIELDS, dtype=np.int64)
-    one, two = _Worker.__new__(_Worker), _Worker.__new__(_Worker)
-    for wk in (one, two):
-        wk.run, wk.chunks, wk.held, wk.native, wk.natives = Run(), [], [], None, []
+
     class Native:                                 # a NativeBatch: kept ones let go of their memory system
         served = True
 
         def let_go(self):
             self.served = False
+    wk = _Worker.__new__(_Worker)
+    wk.run, wk.chunks, wk.held, wk.native, wk.natives, wk.spare = Run(), [], [], None, [], []
     pairs = [(np.empty(8), Native()) for _ in range(NATIVES_KEPT + 3)]
-    one.spare, two.spare = [pairs[0]], [pairs[1]]
-    shared, natives = [], []
-    one.share_spares(shared, natives)
-    two.share_spares(shared, natives)
-    assert one.spare is two.spare is shared and {id(p) for p in shared} == {id(pairs[0]), id(pairs[1])}
-    one.release(pairs[2:])                        # one's batches charged
-    taken = [two.spare.pop() for _ in range(len(pairs))]   # two runs ahead: every buffer is there for it
-    assert {id(p) for p in taken} == {id(p) for p in pairs}
-    shared.extend(taken)
-    one.idle()
-    two.idle()
-    assert one.spare == two.spare == [] and one.spare is not two.spare
-    assert len(one.natives) == NATIVES_KEPT and len(two.natives) == len(pairs) - NATIVES_KEPT
-    assert {id(nb) for nb in one.natives + two.natives} == {id(nb) for _, nb in pairs}
-    assert not any(nb.served for nb in one.natives + two.natives)
+    wk.release(pairs)                             # its batches charged
+    assert wk.spare == pairs
+    wk.idle()
+    assert wk.spare == [] and len(wk.natives) == NATIVES_KEPT
+    assert {id(nb) for nb in wk.natives} <= {id(nb) for _, nb in pairs}
+    assert not any(nb.served for nb in wk.natives)
 
 
 def test_the_calling_thread_s_copy_traces_into_the_run_s_own_buffer():

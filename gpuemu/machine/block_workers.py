@@ -98,12 +98,14 @@ class _Worker:
     Trace buffers are handed on, not copied: a batch's prepared records keep
     pointing into the buffer they were written to (the ordered step reads
     their addresses), the worker goes on in a spare buffer, and the charging
-    thread gives the buffer back (`release`) once the batch is charged.
-    During a launch its workers share one list of spares (`share_spares`):
-    a buffer charged is free to any of them, so a worker that runs ahead
-    takes one another worker's batch gave back rather than a new one; a
-    new one comes from record_pool (storage already mapped: a fresh buffer
-    is 600 pages to fault in). A buffer's batch is prepared by the native
+    thread gives the buffer back (`release`) once the batch is charged,
+    to the worker that wrote it: a worker writes only into its own buffers
+    (the last given back first), which its core's caches hold, where a
+    buffer one worker wrote and another wrote next (when the workers
+    shared their spares: half a launch's buffers) moved its 2.4 MB between
+    the cores' caches. A worker whose buffers all wait to be charged takes
+    a new one from record_pool (storage already mapped: a fresh buffer is
+    600 pages to fault in). A buffer's batch is prepared by the native
     passes as one worker's are (native_batch.NativeBatch.prepare, into the
     buffer's own NativeBatch) and applied in order (NativeBatch.apply: the
     caches, cycle sums, the fold of the launch's sums); where they do not
@@ -187,7 +189,7 @@ class _Worker:
             self.held.append((buf, nb))
             self.records += n
             try:
-                nxt, self.native = self.spare.pop()      # (the launch's workers share their spares)
+                nxt, self.native = self.spare.pop()      # (its own, the last given back)
             except IndexError:
                 nxt = self.native = None
             if nxt is None or len(nxt) != len(buf):
@@ -198,17 +200,9 @@ class _Worker:
         ctx[abi.C_TRACE_LEN] = 0
 
     def release(self, buffers: list) -> None:
-        """(Trace buffer, NativeBatch) whose chunks are charged: free to write again."""
+        """(Trace buffer, NativeBatch) of this worker whose chunks are charged:
+        free to write again (called on the charging thread)."""
         self.spare.extend(buffers)
-
-    def share_spares(self, shared: list, natives: list) -> None:
-        """Take spares from, and give them back to, `shared` (the launch's
-        list) from now on, and kept NativeBatches from `natives` (the
-        launch's); this copy's own go into them."""
-        shared.extend(self.spare)
-        self.spare = shared
-        natives.extend(self.natives)
-        self.natives = natives
 
     def run_batch(self, blocks):
         """Run the blocks; (trace chunks, findings, error) of this batch (the
@@ -229,20 +223,21 @@ class _Worker:
     def idle(self) -> None:
         """The launch is over: drop what only it needed (its memory model,
         counters); the trace buffers go back to record_pool, NativeBatches
-        (this copy's, the launch's unused ones and its spares') are kept for
-        the next launch's buffers, up to NATIVES_KEPT."""
+        (the current buffer's, the unused kept ones and the spares') are
+        kept for the next launch's buffers, up to NATIVES_KEPT."""
         w = self.run
         w.memsys = w.stats = w.params = w.options = None
         w.findings = []
-        natives, shared = self.natives, self.spare      # (the launch's lists: the next copy takes the rest)
+        natives, spare = self.natives, self.spare
         kept = [self.native] if self.native is not None else []
-        while len(kept) < NATIVES_KEPT and (natives or shared):
-            nb = natives.pop() if natives else shared.pop()[1]
+        while len(kept) < NATIVES_KEPT and (natives or spare):
+            nb = natives.pop() if natives else spare.pop()[1]
             if nb is not None:
                 kept.append(nb)
         for nb in kept:
             nb.let_go()                    # (its memory system's cache states back to record_pool)
-        self.natives, self.spare, self.native = kept, [], None
+        self.natives, self.native = kept, None
+        spare.clear()
         if w.trace is not None:
             w.trace = None                 # back to record_pool (its pages mapped)
             w.ctx[abi.C_TRACE] = 0
@@ -391,8 +386,6 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
     source = _source(batches, nworkers, run.shape.threads_per_block, even=True)
     charge = _OrderedCharge(run, source)
     start = run.ctx.copy()       # what every worker's ctx starts from
-    spares: list = []            # trace buffers free to any worker (_Worker.share_spares)
-    natives: list = []           # NativeBatches kept from the last launch, free to any worker
     workers: list = []           # each thread's copy, taken on its own thread
     merged = threading.Lock()
 
@@ -415,7 +408,6 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
 
     def loop() -> None:
         wk = _take(run, start)
-        wk.share_spares(spares, natives)
         workers.append(wk)       # list.append is atomic
         t0 = time.thread_time()
         while True:
@@ -435,7 +427,6 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
     finished_mine = False
     try:
         mine = _take(run, start, lend=True)
-        mine.share_spares(spares, natives)
         workers.append(mine)
         t0 = time.thread_time()
         while True:

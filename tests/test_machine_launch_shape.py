@@ -34,6 +34,18 @@ def test_3d_grid_of_3d_blocks_gives_every_thread_its_indices():
     assert (o[..., 3] == 3 + 20 + 200).all()
 
 
+def test_blocks_whose_first_row_spans_whole_warps_give_every_thread_its_indices():
+    # (40, 3): warp 0 lies in row 0 (threadIdx.x is its lane), the others
+    # straddle rows; (64,): every warp in the one row; (16, 4): none does
+    for grid, block in (((2, 1, 1), (40, 3, 1)), ((3, 1, 1), (64, 1, 1)), ((1, 2, 1), (16, 4, 1))):
+        nb, nt = grid[0] * grid[1], block[0] * block[1]
+        out = np.full(4 * nb * nt, -1, np.int32)
+        launch(IDS, "k", grid, block, out)
+        o = out.reshape(grid[1], grid[0], block[1], block[0], 4)   # by, bx, ty, tx, field
+        _, _, ty, tx = np.indices((grid[1], grid[0], block[1], block[0]))
+        np.testing.assert_array_equal(o[..., 0], tx + 10 * ty)
+
+
 def test_partial_last_warp_runs_only_existing_threads():
     src = r"""
     extern "C" __global__ void k(int* out, int* count) {

@@ -309,16 +309,25 @@ class WarpCodegen(IntrinsicsMixin):
         b = self.b
         lane = ll.Constant(ll.VectorType(I32, WARP), list(range(WARP)))
         warp = self.load_i32(abi.F_WARP)
-        lin = b.add(self.splat_val(b.mul(warp, ll.Constant(I32, WARP)), I32), lane)
-        nx = self.splat_val(b.trunc(self.ctx_field(abi.C_NTID), I32), I32)
-        ny = self.splat_val(b.trunc(self.ctx_field(abi.C_NTID + 1), I32), I32)
-        tx = b.urem(lin, nx)
-        rest = b.udiv(lin, nx)
-        ty = b.urem(rest, ny)
-        tz = b.udiv(rest, ny)
+        first = b.mul(warp, ll.Constant(I32, WARP))
+        lin = b.add(self.splat_val(first, I32), lane)
+        nx1 = b.trunc(self.ctx_field(abi.C_NTID), I32)
         vt = ll.VectorType(I32, WARP)
-        for i, v in enumerate((tx, ty, tz)):
-            b.store(v, self.fptr(abi.F_TID + i * 128, vt))
+        # a warp whose lanes all lie in the block's first row (every warp of a
+        # 1D block): threadIdx.x is the lane's linear index, y and z are 0; else
+        # divisions (scalar on x86: some 64 a warp, most of a small warp's time)
+        in_row = b.icmp_unsigned("<", b.add(first, ll.Constant(I32, WARP - 1)), nx1)
+        with b.if_else(in_row) as (row, other):
+            with row:
+                zero = ll.Constant(vt, [0] * WARP)
+                for i, v in enumerate((lin, zero, zero)):
+                    b.store(v, self.fptr(abi.F_TID + i * 128, vt))
+            with other:
+                nx = self.splat_val(nx1, I32)
+                ny = self.splat_val(b.trunc(self.ctx_field(abi.C_NTID + 1), I32), I32)
+                rest = b.udiv(lin, nx)
+                for i, v in enumerate((b.urem(lin, nx), b.urem(rest, ny), b.udiv(rest, ny))):
+                    b.store(v, self.fptr(abi.F_TID + i * 128, vt))
         self.set_cur(self.load_i32(abi.F_VALID))
         self.store_i32(abi.F_EXITED, ll.Constant(I32, 0))
         # kernel parameters

@@ -243,6 +243,49 @@ def test_the_ordered_step_stops_at_the_first_failed_batch():
     assert not charge.wait(source) and source.take() is None
 
 
+def test_a_batch_of_the_range_next_in_order_is_charged_at_once_after_the_range_s_held_batches():
+    from gpuemu.machine.block_workers import _InOrder, _OrderedCharge, _Worker
+    run = _Recorder()
+    source = _InOrder(range(3))
+    charge = _OrderedCharge(run, source)
+
+    class Native:                                 # a NativeBatch: charge at once
+        def charge(self, records, at):
+            run.charged.append(f"at once {at}")
+            return True
+    wk = _Worker.__new__(_Worker)
+    wk.chunks, wk.held, wk.spare = ["held 0a"], [("buffer 0a", None)], []
+    assert not charge.now(1, wk, np.empty(0), 1, Native())      # range 1 waits for range 0
+    with charge._lock:                                          # another thread charging
+        assert not charge.now(0, wk, np.empty(0), 2, Native())
+    assert run.charged == []
+    assert charge.now(0, wk, np.empty(0), 3, Native())
+    assert run.charged == ["held 0a", "at once 3"]
+    assert wk.chunks == [] and wk.held == [] and wk.spare == [("buffer 0a", None)]
+    assert charge.seq == 0                        # the range itself is charged when put (its findings)
+
+
+def test_two_workers_charge_the_batches_of_the_range_next_in_order_at_once(monkeypatch):
+    import threading
+    from gpuemu.machine import block_workers
+    from gpuemu.memory.native_batch import NativeBatch
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (on the workers)
+    n = 1 << 20
+    k = gpuemu.RawModule(path=str(PROGRAMS / "vecadd.cu")).get_function("vecadd")
+    a = np.ones(n, dtype=np.float32)
+    x, c = gpuemu.asarray(a), gpuemu.zeros(n, dtype=np.float32)
+    one = k((n // 256,), (256,), (x, x, c, np.int32(n)), workers=1).stats
+    threads, real = set(), NativeBatch.charge
+
+    def spy(self, records, at=None):
+        threads.add(threading.get_ident())
+        return real(self, records, at)
+    monkeypatch.setattr(NativeBatch, "charge", spy)
+    for _ in range(3):
+        assert k((n // 256,), (256,), (x, x, c, np.int32(n)), workers=2).stats == one
+    assert threads
+
+
 @pytest.mark.parametrize("stats", [True, False])
 def test_a_kept_run_renews_its_worker_copies_for_new_arguments(stats):
     # launch_plan keeps the run between launches, the run keeps its worker copies

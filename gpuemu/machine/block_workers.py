@@ -16,17 +16,19 @@ Identical to one worker, by construction:
 - counters: per-line counters and issue cycles are sums over blocks; each
   worker prepares its trace records for the memory model on its own thread
   (MemorySystem.prepare: bank conflicts, coalescing, request and sector
-  counts, which no other request changes) and the calling thread charges
+  counts, which no other request changes) and one thread at a time charges
   the prepared batches in block order (MemorySystem.apply: the
   order-dependent caches), the order one worker produces (splitting a
   trace into batches changes no counter: gpuemu/memory/memory_system.py);
+  a batch of the range next in that order is charged at once by the
+  worker that wrote it, as one worker charges it (_OrderedCharge.now);
 - findings and errors: reported in block order, the first fault of the
   lowest batch, the first barrier divergence per line.
 
 The calling thread is one of the workers (N - 1 come from a pool kept
-between launches): with counters on it charges every batch that is ready
-in block order and runs the next batch itself when none is, so no core
-waits for the ordered step but at the very end. Batches are consecutive
+between launches): with counters on each thread charges every batch that
+is ready in block order (unless another is charging) before it runs its
+next range, so no core waits for the ordered step but at the very end. Batches are consecutive
 ranges of blocks (block_ranges.py): counters off, they shrink toward the
 end of the grid (guided self-scheduling), so the workers finish together;
 counters on, they are even, so the ordered step gets them at a steady pace.
@@ -132,6 +134,7 @@ class _Worker:
         self.native = None      # the current trace buffer's
         self.natives: list = []  # NativeBatches kept from the last launch, for new buffers
         self.records = 0        # trace records of the last batch
+        self.front = None       # (the launch's _OrderedCharge, the range's number) of the range it runs
         if own:
             self.run = run
             return
@@ -170,18 +173,27 @@ class _Worker:
         block_runner.new_launch(w)
 
     def _keep_trace(self) -> None:
-        """The trace so far, prepared for the memory model on this thread (the
-        order-free part of charging); the main thread charges it in order.
-        The worker goes on in a spare buffer (the chunk reads this one)."""
+        """The trace so far: charged now, on this thread, where its range is
+        the next to charge and no other thread is charging (`front`,
+        _OrderedCharge.now: as one worker charges it, and the worker goes
+        on in the same buffer); else prepared for the memory model on this
+        thread (the order-free part of charging) and charged in order by
+        whichever thread gets to it (the worker goes on in a spare buffer:
+        the chunk reads this one)."""
         w = self.run
         ctx = w.ctx
         n = int(ctx[abi.C_TRACE_LEN])
         if n:
             buf, nb, ms, instrs = w.trace, self.native, w.memsys, w.meta.instrs
             if nb is None:
-                nb = NativeBatch(ms, instrs, len(buf))
+                nb = self.native = NativeBatch(ms, instrs, len(buf))
             elif not nb.serves(ms, instrs):
                 nb.bind(ms, instrs)
+            front = self.front
+            if front is not None and front[0].now(front[1], self, buf[:n], int(ctx[abi.C_TRACE]), nb):
+                self.records += n
+                ctx[abi.C_TRACE_LEN] = 0
+                return
             if nb.prepare(buf[:n]):          # native passes: applied in order (nb.apply)
                 self.chunks.append(nb)
             else:
@@ -398,6 +410,7 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
 
     def work(wk: _Worker, nxt) -> None:
         seq, blocks = nxt
+        wk.front = (charge, seq)
         res = wk.run_batch(blocks)
         if res[2] is not None:
             source.close()      # every lower batch is already taken: the rest need not run
@@ -457,11 +470,13 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
 
 
 class _OrderedCharge:
-    """The ordered step of a traced launch: finished batches are charged to
-    the memory model in batch order (MemorySystem.apply via
-    LaunchRun._charge_prepared), their findings merged, by whichever thread
-    finds the next one ready and no other thread charging, so the work
-    balances between threads and one worker's order is kept."""
+    """The ordered step of a traced launch: finished ranges' batches are
+    charged to the memory model in range order (NativeBatch.apply, or
+    MemorySystem.apply via LaunchRun._charge_prepared), their findings
+    merged, by whichever thread finds the next one ready and no other
+    thread charging, so the work balances between threads and one
+    worker's order is kept; the running range that is next in order has
+    its batches charged as they fill (`now`)."""
 
     def __init__(self, run, source) -> None:
         self.run, self.source = run, source
@@ -500,14 +515,43 @@ class _OrderedCharge:
                 if self.error is not None or self.seq not in self._done:
                     return
 
+    def now(self, seq: int, worker: _Worker, records: np.ndarray, at: int, nb: NativeBatch) -> bool:
+        """Charge a batch of range `seq` now, on the worker's thread that wrote
+        it, where that range is the next to charge and no other thread is
+        charging (False: nothing done): the range's batches the worker
+        holds first, then `records` (at address `at`) at once as one worker
+        charges a batch (NativeBatch.charge into the buffer's `nb`; where
+        its passes do not serve it, prepare and apply), so the buffer is
+        free again and its trace is charged while in this core's caches."""
+        if self.seq != seq or not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self.seq != seq or self.error is not None:
+                return False
+            self._apply(worker.chunks)
+            worker.release(worker.held)
+            worker.chunks, worker.held = [], []
+            if not nb.charge(records, at):
+                run = self.run
+                ms = run.memsys
+                run._charge_prepared(ms.prepare(nb.cols.batch(records, ms._op, ms._size, ms._skip, filled=True),
+                                                run.meta.instrs))
+            return True
+        finally:
+            self._lock.release()
+
+    def _apply(self, chunks: list) -> None:
+        """Prepared batches, the next in order, charged."""
+        for c in chunks:
+            if type(c) is NativeBatch:
+                c.apply()
+            else:
+                self.run._charge_prepared(c)
+
     def _charge(self, nblocks: int, result: tuple, worker: Optional[_Worker], buffers: list) -> None:
         chunks, findings, err = result
         try:
-            for c in chunks:
-                if type(c) is NativeBatch:
-                    c.apply()
-                else:
-                    self.run._charge_prepared(c)
+            self._apply(chunks)
             _merge_findings(self.run, findings)
         except BaseException as e:       # handed to the calling thread
             err = e

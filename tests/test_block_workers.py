@@ -474,6 +474,21 @@ def test_a_small_launch_on_the_calling_thread_alone_runs_its_blocks_in_one_call(
     assert calls == [range(0, (256 // 32) ** 2)]
 
 
+@pytest.mark.parametrize("stats", [True, False])
+def test_a_small_launch_of_two_workers_runs_its_blocks_through_one_worker_s_loop(stats, monkeypatch):
+    # one loop over the batches for one worker and for a launch the workers find too small to share
+    from gpuemu.machine import block_workers
+    from gpuemu.machine.executor import LaunchRun
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 1e9, False: 1e9})     # every launch small
+    transpose = _transposes(10, stats)
+    transpose(2)                              # (the first: nothing known, on the workers)
+    calls, real = [], LaunchRun.run_batches
+    monkeypatch.setattr(LaunchRun, "run_batches",
+                        lambda self, batches, progress=None: calls.append(tuple(batches)) or real(self, batches, progress))
+    assert transpose(2) == transpose(1)
+    assert calls == [(range(0, (256 // 32) ** 2),)] * 2
+
+
 def test_a_runs_last_traced_launchs_sums_are_counted_once_in_its_kept_bytes(monkeypatch):
     # block_workers keeps a traced launch's sums (LAST) for the run's next launch: launch_plan counts them
     from gpuemu.machine import block_workers

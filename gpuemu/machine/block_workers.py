@@ -368,16 +368,13 @@ SERIAL_BELOW = {True: 1.0e-3, False: 0.15e-3}
 
 def _run_serial(run, batches: Iterable, progress: Optional[Callable[[int], None]]) -> None:
     """The batches on the calling thread in order, as one worker runs them
-    (LaunchRun.run's loop for one worker), their CPU measured (WORK).
-    Consecutive ranges of linear indices with no progress to report go as
-    one range, one native call (as LaunchRun.run gives one worker)."""
+    (LaunchRun.run_batches), their CPU measured (WORK). Consecutive ranges
+    of linear indices with no progress to report go as one range, one
+    native call (as LaunchRun.run gives one worker)."""
     if progress is None and isinstance(batches, tuple) and batches and isinstance(batches[0], range):
         batches = (_one_range(batches),)
     t0 = time.thread_time()
-    for blocks in batches:
-        run._run_batch(blocks)
-        if progress is not None:
-            progress(len(blocks))
+    run.run_batches(batches, progress)
     run.__dict__[WORK] = time.thread_time() - t0
 
 

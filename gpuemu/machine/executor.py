@@ -346,12 +346,18 @@ class LaunchRun:
         if workers > 1 and block_workers.can_parallelise(self):
             block_workers.run_parallel(self, batches, workers, progress)
         else:
-            for blocks in batches:
-                self._run_batch(blocks)
-                if progress is not None:
-                    progress(len(blocks))
+            self.run_batches(batches, progress)
         self.finish()
         return RunResult(self.stats, self.findings, time.perf_counter() - t0)
+
+    def run_batches(self, batches, progress=None) -> None:
+        """The batches of blocks on this thread, in order (one worker; also a
+        launch of several that block_workers finds too small to share),
+        telling `progress` of each."""
+        for blocks in batches:
+            self._run_batch(blocks)
+            if progress is not None:
+                progress(len(blocks))
 
     def finish(self, renewed: bool = False) -> None:
         """After the last block: charge the rest of the trace, release weak

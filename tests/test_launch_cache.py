@@ -372,3 +372,34 @@ def test_a_kept_launch_starts_from_the_ctx_its_run_was_made_with():
     args[2].set(np.zeros(1024, np.float32))
     k((4,), (256,), args, stats=False)
     assert np.array_equal(args[2].get(), a + b)
+
+
+def test_the_last_calls_key_serves_only_a_call_of_the_very_same_parts():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd(1024)
+    grid, block = (4,), (256,)
+    for _ in range(2):
+        k(grid, block, args, stats=False)
+    assert k(grid, block, args, stats=False, mode="timing").timing is not None
+    assert k(grid, block, args, stats=True).stats["warp_instructions"] > 0
+    with pytest.raises(gpuemu.LaunchError, match="budget must be a positive int"):
+        k(grid, block, args, stats=False, budget=float(10 ** 6))
+    with pytest.raises(gpuemu.LaunchError, match="workers must be a positive int, got True"):
+        k(grid, block, args, stats=False, workers=True)
+
+
+def test_a_null_pointer_where_a_dead_array_was_is_written_again():
+    import gc
+    errors = []
+    for repeated in (False, True):
+        k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+        _, _, args = _vecadd(256)
+        for _ in range(3 if repeated else 0):     # kept: the buffer holds c's pointer
+            k((1,), (256,), args, stats=False)
+        a, b, n = args[0], args[1], args[3]
+        del args
+        gc.collect()                                # c is gone: its reference is dead
+        with pytest.raises(gpuemu.KernelError) as e:
+            k((1,), (256,), (a, b, None, n), stats=False)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]

@@ -139,7 +139,11 @@ class Timeline:
         # fifth of a microsecond less than max())
         if stream is not None:
             self.streams[stream.id] = stream
-        start = self._stream_ready(stream)
+            start = self._stream_ready(stream)
+        elif self.streams:
+            start = self._stream_ready(None)
+        else:                       # the default stream, no other seen: its own ready time
+            start = self.default_ready
         free = self.engine_free
         if free[engine] > start:
             start = free[engine]

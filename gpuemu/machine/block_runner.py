@@ -551,8 +551,14 @@ def run_kept(run, kept: KeptRange, blocks: int) -> None:
     (kept: kept_range's for this run and `blocks`; no timing recorder)."""
     code = _range_function()(kept.address)   # looked up per call: benchmarks/bench_workers.py wraps it
     if code != DONE:
-        scratch = run._block_range_scratch
-        run_range(run, _range_event(run, code, scratch[0], scratch[1]) + 1, blocks)
+        kept_event(run, code, blocks)
+
+
+def kept_event(run, code: int, blocks: int) -> None:
+    """run_kept's rest when its native call handed back `code` (not DONE)
+    at a block that needs Python: that block, then the blocks after it."""
+    scratch = run._block_range_scratch
+    run_range(run, _range_event(run, code, scratch[0], scratch[1]) + 1, blocks)
 
 
 def _range_event(run, code: int, st: np.ndarray, lau: np.ndarray) -> int:

@@ -35,6 +35,7 @@ Results, counters, findings and errors are those of the full path
 """
 from __future__ import annotations
 
+import sys
 import time
 
 from gpuemu.check.shadow_memory import forget_args
@@ -93,6 +94,14 @@ def call_key(grid, block, shared_mem, budget, stats, mode, scheduler, block_sche
     return grid, block, shared_mem, max_dynamic, budget, stats, opts
 
 
+_WORKERS_1 = {"workers": 1}
+
+
+def one_worker_option(options: dict) -> bool:
+    """Whether the options are workers=1 alone, an int (True is not 1)."""
+    return options == _WORKERS_1 and type(options["workers"]) is int
+
+
 def _one_worker(options: dict) -> bool:
     """Whether the launch runs on one block worker: call_key let only
     workers=1 through; without the option, block_workers.default_workers."""
@@ -109,6 +118,7 @@ class KeptLaunch:
 
 
 _clock = time.perf_counter
+_memories = sys.modules[device_memory.__module__]    # its _device_memory: device_memory()'s
 
 
 def launch(kernel, key, args, stream, options: dict):
@@ -117,14 +127,14 @@ def launch(kernel, key, args, stream, options: dict):
     raises launch_plan.pack's LaunchError, a faulty kernel the KernelError."""
     kept = kernel.__dict__.get("_kept_launches")
     got = kept.get(key) if kept is not None else None
-    if got is None or not _one_worker(options):
+    if got is None or (options.get("workers") is None and default_workers() != 1):   # (_one_worker)
         return None
     try:
         run = got.idle.pop()
     except IndexError:                  # none idle (another thread has it)
         return None
-    if run.memory is not device_memory():    # a new device memory: the run is stale
-        return None
+    if run.memory is not _memories._device_memory:     # a new device memory (device_memory()'s):
+        return None                                     # the run is stale
     copies = hold = ()
     # pointer arguments count as written (no initcheck): write_args forgets those it writes
     if not write_args(got.layout, run._params_view, args, True, run._args_written):
@@ -140,7 +150,10 @@ def launch(kernel, key, args, stream, options: dict):
     counted = run.want_stats
     t0 = _clock()
     try:
-        block_runner.run_kept(run, run._kept_range, got.blocks)
+        # block_runner.run_kept(run, run._kept_range, got.blocks), written out (a call less)
+        code = block_runner._range_function()(run._kept_range.address)
+        if code:                        # (not block_runner.DONE)
+            block_runner.kept_event(run, code, got.blocks)
         if counted:                     # as LaunchRun.run ends (without counters a kept run,
             run.finish(renewed=True)    # which has no check tools or weak memory, has no more to do;
                                         # with them the counters are collected, and the memory

@@ -24,6 +24,7 @@ model state; results and errors are those of a fresh launch
 """
 from __future__ import annotations
 
+import itertools
 import struct
 import threading
 import weakref
@@ -157,20 +158,19 @@ def write_args(layout, raw, args, forget: bool = False, written: list | None = N
     a launch without initcheck).
 
     written (a kept run's, with forget; new_written() makes one): per
-    parameter, what `raw` holds, kept up to date here: the number written
-    (numbers are immutable) or a weak reference to the DeviceArray (its
-    pointer never changes, its allocation was forgotten then; weak: a kept
-    run does not keep its last launch's arrays alive). An argument that is
-    that very object is not written again."""
+    parameter, what `raw` holds, kept up to date here, as a callable that
+    returns it: the number written (numbers are immutable) or a weak
+    reference to the DeviceArray (its pointer never changes, its allocation
+    was forgotten then; weak: a kept run does not keep its last launch's
+    arrays alive; dead, it returns None). An argument that is that very
+    object is not written again."""
     if type(args) is not tuple or len(args) != len(layout):
         return False
     i = -1
     for a in args:
         i += 1
-        if written is not None:
-            was = written[i]
-            if was is a or (type(was) is _Ref and a is not None and was() is a):   # (a dead one: None)
-                continue
+        if written is not None and written[i]() is a is not None:
+            continue
         kind, off, st, pk, lo, hi = layout[i]
         ta = type(a)
         if kind == _PTR:
@@ -193,12 +193,19 @@ def write_args(layout, raw, args, forget: bool = False, written: list | None = N
         else:
             return False
         if written is not None:
-            written[i] = a
+            written[i] = _held(a)
     return True
 
 
 _Ref = weakref.ref
-_NOTHING = object()         # no argument is this object
+
+
+def _held(value):
+    """A callable returning `value` (in C: no Python frame a call)."""
+    return itertools.repeat(value).__next__
+
+
+_NOTHING = _held(object())      # no argument is this object
 
 
 def new_written(layout) -> list:

@@ -551,35 +551,33 @@ class RawKernel:
         fixed = run.__dict__.get("_launch_fields")
         if fixed is None:
             fixed = run._launch_fields = self._fixed_fields(shape)
-        ms = run.memsys
-        if stats is not None or ms is not None:
+        out = fixed.copy()             # in Launch's field order; the per-launch ones set here
+        ms = run.memsys                # (the others' defaults are in fixed, stats' without counters)
+        if stats is None and ms is None:    # no counters, no memory model: a launch's fresh dicts
+            out["stats_by_line"] = {}
+            out["worst_requests"] = {}
+            out["timeline"] = place_kernel(self.name, 0.0, stream)   # no cycles: kernel_seconds is 0
+        else:
             meta = self.compiled.meta
             key = meta.line_key if meta.line_files else None    # else a counter row is its line
-        if stats is None:
-            st, by_line = _NO_COUNTS_LATER, {}
-            placed = place_kernel(self.name, 0.0, stream)    # no cycles: kernel_seconds is 0
-        else:                          # the counter dicts made when first read (Launch.stats)
-            st, by_line = Deferred(_totals_of, stats), Deferred(_lines_of, stats, key)
-            placed = place_launch(self.name, stats, self.module.preset, stream)   # before the copies back
-        for host, dev in copies:
+            if stats is None:
+                out["stats_by_line"] = {}
+                out["timeline"] = place_kernel(self.name, 0.0, stream)
+            else:                      # the counter dicts made when first read (Launch.stats)
+                out["stats"] = Deferred(_totals_of, stats)
+                out["stats_by_line"] = Deferred(_lines_of, stats, key)
+                out["timeline"] = place_launch(self.name, stats, self.module.preset, stream)
+            if ms is not None:
+                out["worst_requests"] = Deferred(_worst_of, ms.worst, key)
+                out["memory_config"] = ms.mem
+            else:
+                out["worst_requests"] = {}
+        for host, dev in copies:       # after the launch is placed
             host[...] = dev.get().reshape(host.shape)
-        config = None
-        if ms is not None:
-            worst = Deferred(_worst_of, ms.worst, key)
-            config = ms.mem
-        else:
-            worst = {}
-        out = fixed.copy()             # in Launch's field order; the per-launch ones set here
-        out["stats"] = st
-        out["stats_by_line"] = by_line
         out["findings"] = list(findings)
         out["seconds"] = seconds
-        out["worst_requests"] = worst
-        out["timeline"] = placed
-        if printed:                    # (the others' defaults are in fixed)
+        if printed:
             out["printed"] = printed
-        if config is not None:
-            out["memory_config"] = config
         if report is not None:
             out["timing"] = report
         launch = _new(Launch)          # Launch(**out) without its __init__'s keyword parsing
@@ -589,13 +587,14 @@ class RawKernel:
     def _fixed_fields(self, shape) -> dict:
         """A Launch's fields in field order: those the kernel and launch shape
         fix, the printed text, memory configuration and timing report their
-        defaults, the other per-launch ones None until _launch_of sets them."""
+        defaults, stats a launch's without counters, the other per-launch
+        ones None until _launch_of sets them."""
         mod = self.module
         got = dict.fromkeys(_LAUNCH_FIELDS)
         got.update(kernel=self.name, grid=shape.grid, block=shape.block,
                    shared_mem=shape.shared_dynamic, compile_seconds=self.compiled.meta.compile_seconds,
                    arch=mod.arch, source=mod.code, filename=mod.filename, printed="",
-                   memory_config=None, timing=None)
+                   memory_config=None, timing=None, stats=_NO_COUNTS_LATER)
         return got
 
     def _uses_printf(self) -> bool:

@@ -348,6 +348,31 @@ def test_each_trace_buffer_of_a_launch_is_written_by_one_worker_thread(monkeypat
         assert len(writers) > 2 and all(len(threads) == 1 for threads in writers.values())
 
 
+def test_the_calling_thread_takes_back_the_worker_copy_it_had(monkeypatch):
+    # its copy is kept last and taken back by it (the pool's threads take the first ones),
+    # so a copy's NativeBatches stay with one thread from launch to launch
+    import threading
+    from gpuemu.machine import block_workers
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (on the workers)
+    taken, real = [], block_workers._take
+
+    def spy(run, start, lend=False):
+        wk = real(run, start, lend)
+        taken.append((threading.get_ident() == threading.main_thread().ident, wk))
+        return wk
+    monkeypatch.setattr(block_workers, "_take", spy)
+    transpose = _transposes(11, True)
+    one = transpose(1)
+    for _ in range(3):
+        assert transpose(2) == one
+    mine = [wk for main, wk in taken if main]
+    others = [wk for main, wk in taken if not main]
+    assert len(mine) == len(others) == 3
+    assert mine[1] is mine[2] and others[1] is others[2] and mine[1] is not others[1]
+    [run] = [r for idle in transpose.kernel._plan_runs.values() for r in idle if r.__dict__.get(block_workers.KEPT)]
+    assert run.__dict__[block_workers.KEPT][-1] is mine[-1]
+
+
 def test_a_worker_keeps_native_batches_of_its_spare_buffers_after_the_launch():
     # at the end the buffers go (back to record_pool), their NativeBatches stay for the next launch
     from gpuemu.machine.block_workers import NATIVES_KEPT, _Worker
@@ -433,6 +458,7 @@ def _transposes(seed: int, stats: bool):
         lau = k((n // 32, n // 32), (32, 8), (t, a, np.int32(n)), workers=workers, stats=stats)
         assert np.array_equal(t, a.T)
         return lau.stats if stats else None
+    transpose.kernel = k
     return transpose
 
 

@@ -270,9 +270,13 @@ def _new_trace(like: np.ndarray) -> np.ndarray:
 def _take(run, start: np.ndarray, lend: bool = False) -> _Worker:
     """A worker copy of `run` for this launch: a kept one renewed, else a new
     one. `lend`: one that needs a trace buffer takes the run's own (the
-    calling thread's copy: the run does not trace itself meanwhile)."""
+    calling thread's copy: the run does not trace itself meanwhile). The
+    calling thread takes the last kept copy, the pool's threads the first
+    ones (`_keep` keeps the calling thread's last), so each thread takes
+    back the copy it had, its NativeBatches' buffers in its core's caches."""
     try:
-        wk = run.__dict__.get(KEPT, []).pop()
+        kept = run.__dict__.get(KEPT, [])
+        wk = kept.pop() if lend else kept.pop(0)
     except IndexError:
         return _Worker(run, start=start)
     wk._renew(run, start, lend)
@@ -299,8 +303,11 @@ def kept_bytes(run) -> int:
     return n + sum(s.nbytes for s in sums.values())
 
 
-def _keep(run, workers: list) -> None:
-    """The copies of a launch that finished without error, kept for the run's next."""
+def _keep(run, workers: list, mine: Optional[_Worker] = None) -> None:
+    """The copies of a launch that finished without error, kept for the run's
+    next; the calling thread's (`mine`) last."""
+    if mine is not None:
+        workers = [wk for wk in workers if wk is not mine] + [mine]
     for wk in workers:
         wk.idle()
     run.__dict__.setdefault(KEPT, []).extend(workers)
@@ -463,7 +470,7 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
     if charge.error is not None:
         raise charge.error
     run.__dict__[LAST] = (ms.launch_sums(), tuple(st.rows for st in states))
-    _keep(run, workers)
+    _keep(run, workers, mine)
 
 
 class _OrderedCharge:

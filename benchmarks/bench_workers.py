@@ -76,7 +76,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import gpuemu  # noqa: E402
-from gpuemu.machine import block_runner, block_workers  # noqa: E402
+from gpuemu.machine import block_runner, block_workers, worker_threads  # noqa: E402
 from gpuemu.machine.block_ranges import GuidedRanges  # noqa: E402
 from gpuemu.machine.executor import TRACE_CAPACITY, LaunchRun  # noqa: E402
 from gpuemu.memory.memory_system import MemorySystem  # noqa: E402
@@ -457,7 +457,7 @@ def calls_per_launch(launch: Callable, nworkers: int, repeats: int, where: Calla
     def count(frame, event, arg):
         if event == "call" and (where is None or where(frame.f_code)) or event == "c_call" and where is None:
             counts[threading.get_ident() != me] += 1
-    block_workers._forget_pool()         # (its old threads idle on; new ones are profiled)
+    worker_threads.forget()              # (the old threads idle on; new ones are profiled)
     threading.setprofile(count)
     sys.setprofile(count)
     try:

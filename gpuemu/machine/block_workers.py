@@ -25,13 +25,14 @@ Identical to one worker, by construction:
 - findings and errors: reported in block order, the first fault of the
   lowest batch, the first barrier divergence per line.
 
-The calling thread is one of the workers (N - 1 come from a pool kept
-between launches): with counters on each thread charges every batch that
-is ready in block order (unless another is charging) before it runs its
-next range, so no core waits for the ordered step but at the very end. Batches are consecutive
-ranges of blocks (block_ranges.py): counters off, they shrink toward the
-end of the grid (guided self-scheduling), so the workers finish together;
-counters on, they are even, so the ordered step gets them at a steady pace.
+The calling thread is one of the workers (N - 1 come from threads kept
+between launches: worker_threads.py): with counters on each thread
+charges every batch that is ready in block order (unless another is
+charging) before it runs its next range, so no core waits for the
+ordered step but at the very end. Batches are consecutive ranges of
+blocks (block_ranges.py): counters off, they shrink toward the end of the
+grid (guided self-scheduling), so the workers finish together; counters
+on, they are even, so the ordered step gets them at a steady pace.
 
 Launches with a seed (seeded-random store order per warp run), a warp
 scheduler other than the default, printf (one output buffer, filled in
@@ -47,7 +48,6 @@ import itertools
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, Optional
 
 import numpy as np
@@ -58,7 +58,7 @@ from gpuemu.memory.native_batch import NativeBatch
 from gpuemu.stats import Stats
 from gpuemu.timing import record_pool
 
-from . import block_runner
+from . import block_runner, worker_threads
 
 from .block_ranges import GuidedRanges, block_ranges  # noqa: F401 (executor calls block_ranges)
 from .warp_scheduler import LooseRoundRobin
@@ -313,32 +313,9 @@ def _keep(run, workers: list, mine: Optional[_Worker] = None) -> None:
     run.__dict__.setdefault(KEPT, []).extend(workers)
 
 
-_pool: Optional[ThreadPoolExecutor] = None
-_pool_size = 0
-_pool_lock = threading.Lock()
-
-
-def _threads(n: int) -> ThreadPoolExecutor:
-    """A process-wide pool of at least n worker threads, kept between
-    launches (starting threads per launch is serial work)."""
-    global _pool, _pool_size
-    with _pool_lock:
-        if _pool is None or _pool_size < n:
-            old, _pool, _pool_size = _pool, ThreadPoolExecutor(
-                max_workers=n, thread_name_prefix="gpuemu-block-worker"), n
-            if old is not None:
-                old.shutdown(wait=False)
-        return _pool
-
-
-def _forget_pool() -> None:
-    """A forked child has none of the parent's threads: it starts its own pool."""
-    global _pool, _pool_lock, _pool_size
-    _pool, _pool_size, _pool_lock = None, 0, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
+def _threads(n: int) -> worker_threads.Threads:
+    """The process's block worker threads, at least n (worker_threads.py)."""
+    return worker_threads.threads(n)
 
 
 def run_parallel(run, batches: Iterable, nworkers: int,

@@ -1,0 +1,104 @@
+"""The host threads block workers run on, kept between launches.
+
+A launch on N block workers hands N - 1 tasks to threads started once per
+process (starting threads per launch is serial work) and waits for them at
+its end. A task is handed on through one queue.SimpleQueue that every
+thread waits on and finished through a lock the waiting thread holds
+until the task's thread lets it go: both C calls, a few microseconds of
+the calling thread's time per launch, where concurrent.futures'
+ThreadPoolExecutor (a Future with its Condition per task) took about
+twice that on our machine, on the Python the GIL serialises before the
+workers start and after they end.
+
+The threads are daemons: one waits for a task only between launches,
+never inside one (every launch waits for its tasks). A forked child has
+none of its parent's threads and starts its own (`forget`).
+"""
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from typing import Callable, Optional
+
+
+class Task:
+    """A function handed to a thread; `result` waits for it to return."""
+    __slots__ = ("fn", "error", "_done")
+
+    def __init__(self, fn: Callable[[], None]) -> None:
+        self.fn = fn
+        self.error: Optional[BaseException] = None
+        self._done = threading.Lock()
+        self._done.acquire()               # let go by the thread that runs it, once it returned
+
+    def run(self) -> None:
+        try:
+            self.fn()
+        except BaseException as e:         # handed to the waiting thread
+            self.error = e
+        finally:
+            self._done.release()
+
+    def result(self) -> None:
+        """Wait until the function returned; raise what it raised."""
+        self._done.acquire()
+        self._done.release()               # (a second call returns at once)
+        if self.error is not None:
+            raise self.error
+
+
+class Threads:
+    """Threads that take tasks from one queue, the next idle one the next task."""
+
+    def __init__(self) -> None:
+        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self.size = 0
+
+    def at_least(self, n: int) -> "Threads":
+        """At least n threads (more are started where fewer run)."""
+        if self.size < n:
+            with self._lock:
+                while self.size < n:
+                    self.size += 1
+                    threading.Thread(target=_serve, args=(self._inbox,), daemon=True,
+                                     name=f"gpuemu-block-worker-{self.size}").start()
+        return self
+
+    def submit(self, fn: Callable[[], None]) -> Task:
+        """Run fn on the next idle thread; its Task."""
+        task = Task(fn)
+        self._inbox.put(task)
+        return task
+
+
+def _serve(inbox: queue.SimpleQueue) -> None:
+    while True:
+        inbox.get().run()
+
+
+_threads: Optional[Threads] = None
+_lock = threading.Lock()
+
+
+def threads(n: int) -> Threads:
+    """The process's threads, at least n of them."""
+    global _threads
+    got = _threads
+    if got is None:
+        with _lock:
+            if _threads is None:
+                _threads = Threads()
+            got = _threads
+    return got.at_least(n)
+
+
+def forget() -> None:
+    """A forked child has none of the parent's threads: it starts its own."""
+    global _threads, _lock
+    _threads, _lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=forget)

@@ -112,3 +112,27 @@ def test_a_kernel_on_the_default_stream_does_not_wait_for_a_non_blocking_streams
     copy = tl.copy(BIG, "h2d", pinned=True, stream=gpuemu.Stream(non_blocking=True))
     placed = place_kernel("k", 1e-6)
     assert copy.end > 0 and placed["start"] == 0.0 and placed["end"] == 1e-6
+
+
+def test_a_kernel_alone_on_the_default_stream_is_placed_as_schedule_places_it():
+    from gpuemu.host.streams import COMPUTE, place_kernel
+    tl = gpuemu.timeline().reset("sm_90")
+
+    def steps(kernel):              # the host ahead, the compute engine busy, a kernel of 0 s
+        got = [kernel("a", 2e-6)]
+        tl.host_time += 5e-6
+        got.append(kernel("b", 1e-6))
+        tl.engine_free[COMPUTE] += 3e-6
+        got += [kernel("c", 0.0), kernel("d", 4e-7)]
+        return got, list(tl.ops), tl.host_time, tl.default_ready, dict(tl.engine_free)
+
+    written = steps(place_kernel)
+    tl.reset()
+
+    def schedule(name, seconds):
+        op = tl.schedule(name, COMPUTE, seconds)
+        return {"start": op.start, "end": op.end}
+    scheduled = steps(schedule)
+    assert [p["start"] for p in written[0]] == [p["start"] for p in scheduled[0]]
+    assert [p["end"] for p in written[0]] == [p["end"] for p in scheduled[0]]
+    assert written[1:] == scheduled[1:]

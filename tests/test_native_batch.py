@@ -2,6 +2,7 @@
 kept arguments give what prepare and apply give (and the numpy path): every
 counter in total and per line, the kept requests, SM and warp cycles, cache
 state; a batch the passes do not serve is left to prepare and apply."""
+import mmap
 from dataclasses import replace
 
 import numpy as np
@@ -142,25 +143,62 @@ def test_rebound_to_a_new_memory_system_it_counts_what_a_new_one_counts(let_go, 
     assert ms.sm_cycles.tolist() == want["sm"] and ms.warp_cycles == want["warps"]
 
 
-@pytest.mark.parametrize("preset", ["sm_90", "sm_70"])
-def test_batches_prepared_apart_out_of_order_and_applied_in_order_charge_as_one_in_turn(preset, monkeypatch):
-    # block workers: each trace buffer's NativeBatch prepares its batch on its own
-    # thread, in any order; the batches are applied in issue order
+def _apart(preset, seed: int, monkeypatch) -> tuple:
+    """Random batches on the device, what one NativeBatch charging them in
+    turn counts, and a memory system ready to be charged by one NativeBatch
+    per batch (as block workers' threads share it): (rng, instrs, batches,
+    want, ms, NativeBatches)."""
     monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
-    rng = np.random.default_rng(7)
+    rng = np.random.default_rng(seed)
     instrs = _no_constant(_instrs(rng, 10, narrow_shared=True))
     batches = list(_pieces(random_batch(rng, instrs, sum(SIZES)), SIZES))
     want, _ = _charged(preset, batches, instrs, fast=True)
     ms = MemorySystem(preset)
     ms._tables(instrs)
     ms.launch_sums()
+    return rng, instrs, batches, want, ms, [NativeBatch(ms, instrs, 16) for _ in batches]
+
+
+@pytest.mark.parametrize("preset", ["sm_90", "sm_70"])
+def test_batches_prepared_apart_out_of_order_and_applied_in_order_charge_as_one_in_turn(preset, monkeypatch):
+    # block workers: each trace buffer's NativeBatch prepares its batch on its own
+    # thread, in any order; the batches are applied in issue order
+    rng, instrs, batches, want, ms, parts = _apart(preset, 7, monkeypatch)
     records = [_records(b) for b in batches]
-    parts = [NativeBatch(ms, instrs, 16) for _ in batches]
     for k in reversed(range(len(batches))):            # the last batch prepared first
         assert parts[k].prepare(records[k])
     for nb in parts:
         nb.apply()
     assert _outcome(ms, Stats()) == want
+
+
+@pytest.mark.parametrize("preset", ["sm_90", "sm_70"])
+def test_a_prepared_batch_whose_records_are_written_over_after_keep_records_applies_as_charged(preset, monkeypatch):
+    # block workers write the next batch into the buffer a prepared one was read from:
+    # apply reads the records it needs (the fold's costliest requests) from the kept copy
+    rng, instrs, batches, want, ms, parts = _apart(preset, 8, monkeypatch)
+    buffer = np.zeros(max(SIZES), dtype=abi.TRACE_DTYPE)
+    for nb, b in zip(parts, batches):
+        r = buffer[:len(b)]
+        r[...] = _records(b)
+        assert nb.prepare(r)
+        nb.keep_records()
+        buffer["addr"] = rng.integers(0, 1 << 40, size=buffer["addr"].shape)    # the next batch's
+    for nb in parts:
+        nb.apply()
+    assert _outcome(ms, Stats()) == want
+
+
+def test_kept_records_hold_a_bounded_number_of_pages():
+    kept = native_batch.KeptRecords(8192)
+    records = np.zeros(8192, dtype=abi.TRACE_DTYPE)
+    records["addr"] = 7
+    for first in range(0, 8192, 97):              # copies spread over the whole room
+        at = np.arange(first, min(first + 3, 8192))
+        got = kept.copy(records, at)
+        assert (got["addr"][at] == 7).all()
+        assert kept.nbytes <= native_batch.KeptRecords.PAGES * mmap.PAGESIZE
+    assert (kept.records["addr"][:3] == 0).all()      # the first copy's pages given back long since
 
 
 def _line_batches(first: int, second: int):

@@ -97,21 +97,21 @@ class _Worker:
     for each launch of it (`_renew`: fresh counters, ctx from the launch's);
     a pool thread takes or makes its own, so the calling thread starts at once.
 
-    Trace buffers are handed on, not copied: a batch's prepared records keep
-    pointing into the buffer they were written to (the ordered step reads
-    their addresses), the worker goes on in a spare buffer, and the charging
-    thread gives the buffer back (`release`) once the batch is charged,
-    to the worker that wrote it: a worker writes only into its own buffers
-    (the last given back first), which its core's caches hold, where a
-    buffer one worker wrote and another wrote next (when the workers
-    shared their spares: half a launch's buffers) moved its 2.4 MB between
-    the cores' caches. A worker whose buffers all wait to be charged takes
-    a new one from record_pool (storage already mapped: a fresh buffer is
-    600 pages to fault in). A buffer's batch is prepared by the native
-    passes as one worker's are (native_batch.NativeBatch.prepare, into the
-    buffer's own NativeBatch) and applied in order (NativeBatch.apply: the
-    caches, cycle sums, the fold of the launch's sums); where they do not
-    serve it, by MemorySystem.prepare and apply.
+    A worker writes its whole launch's trace into one buffer: each batch
+    is charged at once where its range is the next in order (as one
+    worker charges it), else prepared by the native passes into a
+    NativeBatch of the worker's (native_batch.NativeBatch.prepare), which
+    keeps what the ordered step reads of the records (keep_records) and
+    is applied in order (NativeBatch.apply: the caches, cycle sums, the
+    fold of the launch's sums) by whichever thread charges, then given
+    back (`release`) to the worker that prepared it; the same buffer,
+    just read by the passes, is in its core's caches (a worker that went
+    on in a spare buffer while its batches waited used 2 to 6 a launch,
+    each batch's 2.4 MB written to memory no cache held). Where the
+    native passes do not serve a batch, MemorySystem.prepare's batch
+    reads the buffer until it is applied: the worker goes on in a spare
+    one of its own, or a new one from record_pool (storage already
+    mapped: a fresh buffer is 600 pages to fault in).
 
     The calling thread's copy starts in the run's own trace buffer (the run
     traces nothing itself meanwhile). At the end of a launch (`idle`) the
@@ -175,11 +175,12 @@ class _Worker:
     def _keep_trace(self) -> None:
         """The trace so far: charged now, on this thread, where its range is
         the next to charge and no other thread is charging (`front`,
-        _OrderedCharge.now: as one worker charges it, and the worker goes
-        on in the same buffer); else prepared for the memory model on this
-        thread (the order-free part of charging) and charged in order by
-        whichever thread gets to it (the worker goes on in a spare buffer:
-        the chunk reads this one)."""
+        _OrderedCharge.now: as one worker charges it); else prepared for
+        the memory model on this thread (the order-free part of charging)
+        and charged in order by whichever thread gets to it. The worker
+        goes on in the same buffer (a batch the native passes prepared
+        keeps what it reads of it, NativeBatch.keep_records), and in a
+        spare one where MemorySystem.prepare's batch reads this one."""
         w = self.run
         ctx = w.ctx
         n = int(ctx[abi.C_TRACE_LEN])
@@ -189,26 +190,32 @@ class _Worker:
                 nb = self.native = NativeBatch(ms, instrs, len(buf))
             elif not nb.serves(ms, instrs):
                 nb.bind(ms, instrs)
+            self.records += n
             front = self.front
             if front is not None and front[0].now(front[1], self, buf[:n], int(ctx[abi.C_TRACE]), nb):
-                self.records += n
-                ctx[abi.C_TRACE_LEN] = 0
-                return
-            if nb.prepare(buf[:n]):          # native passes: applied in order (nb.apply)
+                pass
+            elif nb.prepare(buf[:n]):        # native passes: applied in order (nb.apply)
+                nb.keep_records()
                 self.chunks.append(nb)
+                self.held.append((None, nb))
+                if not self.spare and front is not None:
+                    front[0].ready()         # (the ordered step may give one of its NativeBatches back)
+                try:
+                    self.native = self.spare.pop()[1]
+                except IndexError:
+                    self.native = self.natives.pop() if self.natives else None
             else:
                 self.chunks.append(ms.prepare(nb.cols.batch(buf[:n], ms._op, ms._size, ms._skip), instrs))
-            self.held.append((buf, nb))
-            self.records += n
-            try:
-                nxt, self.native = self.spare.pop()      # (its own, the last given back)
-            except IndexError:
-                nxt = self.native = None
-            if nxt is None or len(nxt) != len(buf):
-                nxt = _new_trace(buf)
-                self.native = self.natives.pop() if self.natives else None
-            w.trace = nxt
-            ctx[abi.C_TRACE] = nxt.ctypes.data
+                self.held.append((buf, nb))
+                try:
+                    nxt, self.native = self.spare.pop()      # (its own, the last given back)
+                except IndexError:
+                    nxt = self.native = None
+                if nxt is None or len(nxt) != len(buf):
+                    nxt = _new_trace(buf)
+                    self.native = self.natives.pop() if self.natives else None
+                w.trace = nxt
+                ctx[abi.C_TRACE] = nxt.ctypes.data
         ctx[abi.C_TRACE_LEN] = 0
 
     def release(self, buffers: list) -> None:

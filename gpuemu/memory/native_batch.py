@@ -45,6 +45,8 @@ hold the records) and the caller takes prepare and apply.
 """
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 
 from gpuemu.host.buffers import host_memory_in_use
@@ -128,6 +130,44 @@ def _build_room_ir() -> str:
     f.ret(0)
     f.finish()
     return str(m)
+
+
+_BEST, _BEST_AT = request_table.COL["best"], request_table.COL["best_at"]
+
+
+class KeptRecords:
+    """Room for `capacity` trace records in anonymous memory, mapped as it is
+    written, holding only some of them (NativeBatch.keep_records: a batch's
+    costliest requests, at their own places, where the fold reads them).
+    Once the records copied since its pages were last given back could
+    have touched more than PAGES pages, they are given back (the room reads
+    as zero again) before the next copy: it holds at most that many pages
+    and those of one batch's copy."""
+    PAGES = 16
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._map = mmap.mmap(-1, max(capacity, 1) * abi.TRACE_DTYPE.itemsize,   # (private: pages given
+                              flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)       # back read as zero)
+        self.records = np.frombuffer(self._map, dtype=abi.TRACE_DTYPE)
+        self.at = address(self.records)
+        self.pages = 0                    # pages the copies since the last give-back may have touched
+
+    def copy(self, records: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """records[at] copied to the same places here (the last copy's are
+        kept until the next); the room, as records."""
+        touched = 2 * len(at)             # (a record may straddle two pages)
+        if self.pages and self.pages + touched > self.PAGES:
+            self._map.madvise(mmap.MADV_DONTNEED)
+            self.pages = 0
+        self.records[at] = records[at]
+        self.pages += touched
+        return self.records
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of its pages in use at most."""
+        return self.pages * mmap.PAGESIZE
 
 
 def _rules(ms) -> tuple:
@@ -274,7 +314,8 @@ class NativeBatch:
         if own is None or self.cols.capacity != self.capacity:    # (set once per _build)
             own = self.cols.nbytes + sum(a.nbytes for a in (self._cl, self.start, self._ks, self.table))
             d["_own_bytes"] = own if self.cols.capacity == self.capacity else None
-        return own + self._sectors.nbytes
+        kept = self._kept
+        return own + self._sectors.nbytes + (kept.nbytes if kept is not None else 0)
 
     def _build(self, capacity: int) -> None:
         """The buffers for batches of `capacity` records (kept if they are
@@ -537,6 +578,29 @@ class NativeBatch:
         if self._n == 0:
             return True
         return self._chain(0, ROOM) != GUARD + 1
+
+    _kept = None                           # keep_records' copy of the records apply reads
+
+    def keep_records(self) -> None:
+        """After `prepare`: what `apply` reads of the batch's records (the
+        fold's: each table row's costliest request, at its best_at) copied
+        into this object's own room for a batch, so the records may be
+        written over before `apply` (a block worker writes its next batch
+        into the same trace buffer, which its core's caches hold, where it
+        held each batch's buffer until the ordered step charged it: 2 to
+        6 buffers a worker). The room is mapped lazily: a few pages, those
+        of the records copied (`KeptRecords`)."""
+        records = self._records
+        if records is None or not self._n:
+            return
+        t = self.table
+        at = t[t[:, _BEST] >= 0, _BEST_AT]
+        kept = self._kept
+        if kept is None or kept.capacity < self.capacity:
+            kept = self._kept = KeptRecords(self.capacity)
+        self._records = kept.copy(records, at)
+        self._values[self._records_at] = self.cols.records_at = kept.at
+        self.cols.holds = None
 
     def _start(self, records: np.ndarray, at: int | None = None) -> bool:
         """Set the chain's arguments for a batch of `records` at address

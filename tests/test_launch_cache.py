@@ -403,3 +403,40 @@ def test_a_null_pointer_where_a_dead_array_was_is_written_again():
             k((1,), (256,), (a, b, None, n), stats=False)
         errors.append(str(e.value))
     assert errors[0] == errors[1]
+
+
+def test_gpuemu_workers_is_read_on_every_kept_launch(monkeypatch):
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(1024)
+    k((4,), (256,), args, stats=False)
+    [key] = _kept(k)
+    kept = []
+    for env in (None, "1", "2", "x", None):
+        if env is None:
+            monkeypatch.delenv("GPUEMU_WORKERS", raising=False)
+        else:
+            monkeypatch.setenv("GPUEMU_WORKERS", env)
+        kept.append(launch_cache.launch(k, key, args, None, {}) is not None)
+    # unset, "1" and a value that is no number: one worker, the kept run; "2": the full path
+    assert kept == [True, True, False, True, True]
+
+
+def test_a_kept_launch_calls_the_range_function_block_runner_names_then(monkeypatch):
+    # benchmarks/bench_workers.py wraps block_runner._range_function to time the native calls
+    from gpuemu.machine import block_runner
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd(1024)
+    k((4,), (256,), args, stats=False)
+    calls = []
+    real = block_runner._range_function
+
+    def wrapped():
+        fn = real()
+        return lambda *argv: calls.append(1) or fn(*argv)
+    monkeypatch.setattr(block_runner, "_range_function", wrapped)
+    args[2].set(np.zeros(1024, np.float32))
+    k((4,), (256,), args, stats=False)
+    assert calls == [1] and np.array_equal(args[2].get(), a + b)
+    monkeypatch.setattr(block_runner, "_range_function", real)
+    k((4,), (256,), args, stats=False)
+    assert calls == [1]

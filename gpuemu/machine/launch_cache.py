@@ -35,15 +35,18 @@ Results, counters, findings and errors are those of the full path
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 
 from gpuemu.check.shadow_memory import forget_args
 from gpuemu.device_memory import device_memory
 from gpuemu.errors import KernelError
+from gpuemu.host.streams import place_kernel
+from gpuemu.stats import Stats
 
 from . import block_runner
-from .block_workers import default_workers
+from .block_workers import _ENV, _ENV_KEY, _ENVIRON, default_workers
 from .executor import grid_blocks
 from .launch_plan import (RUNS_PER_PLAN, keep_idle, keep_memory_system, layout_of, new_written, pack,
                           reusable, write_args)
@@ -119,15 +122,28 @@ class KeptLaunch:
 
 _clock = time.perf_counter
 _memories = sys.modules[device_memory.__module__]    # its _device_memory: device_memory()'s
+_new = object.__new__
+_RANGE_FUNCTION = block_runner._range_function      # as loaded (bench_workers may wrap it)
+_range_native = None        # what _RANGE_FUNCTION() gives, set by keep() (a kept run ran it)
 
 
 def launch(kernel, key, args, stream, options: dict):
     """The Launch of a call whose key has a kept run, or None (the full path
     runs it). Errors are those of the full path: an argument it cannot take
-    raises launch_plan.pack's LaunchError, a faulty kernel the KernelError."""
+    raises launch_plan.pack's LaunchError, a faulty kernel the KernelError.
+
+    One flat function: each call it would make (block_workers.default_workers,
+    LaunchRun.renew, block_runner.run_kept, RawKernel._launch_of) costs a
+    small launch about a tenth of a microsecond, so what those do for a kept
+    run is written out here, where it is a few lines (each says whose it is;
+    tests/test_launch_cache.py holds this path to the full path's results)."""
     kept = kernel.__dict__.get("_kept_launches")
     got = kept.get(key) if kept is not None else None
-    if got is None or (options.get("workers") is None and default_workers() != 1):   # (_one_worker)
+    if got is None:
+        return None
+    # _one_worker: default_workers() is 1 where GPUEMU_WORKERS is unset (its own first test)
+    if (_ENV is None or _ENV_KEY in _ENV or os.environ is not _ENVIRON) and (
+            options.get("workers") is None and default_workers() != 1):
         return None
     try:
         run = got.idle.pop()
@@ -146,12 +162,25 @@ def launch(kernel, key, args, stream, options: dict):
             got.idle.append(run)
             raise
         run.params[:] = params
-    run.renew(run.params, run.options, ctx=False)     # (run_kept makes the ctx anew)
     counted = run.want_stats
+    if counted:
+        run.renew(run.params, run.options, ctx=False)     # (run_kept makes the ctx anew)
+    else:
+        # LaunchRun.renew(run.params, run.options, ctx=False) without counters, for a kept
+        # run: its own parameters and options (no seed, no seeded order) are given again
+        run.findings = []
+        if run._divergent_barriers:
+            run._divergent_barriers = set()
+        if run.stats is None:
+            run.stats = Stats()
+        if "_merged_divergence" in run.__dict__:
+            del run._merged_divergence
+    fn = block_runner._range_function   # looked up per call: benchmarks/bench_workers.py wraps it
+    fn = _range_native if fn is _RANGE_FUNCTION else fn()
     t0 = _clock()
     try:
         # block_runner.run_kept(run, run._kept_range, got.blocks), written out (a call less)
-        code = block_runner._range_function()(run._kept_range.address)
+        code = fn(run._kept_range.address)
         if code:                        # (not block_runner.DONE)
             block_runner.kept_event(run, code, got.blocks)
         if counted:                     # as LaunchRun.run ends (without counters a kept run,
@@ -161,8 +190,20 @@ def launch(kernel, key, args, stream, options: dict):
     except KernelError as err:          # the run is not reused
         raise kernel._worded(err) from None
     seconds = _clock() - t0
-    result = kernel._launch_of(run, run.stats if counted else None, run.findings, run.shape,
-                               seconds, stream, copies)
+    if counted or copies or run.memsys is not None:
+        result = kernel._launch_of(run, run.stats if counted else None, run.findings, run.shape,
+                                   seconds, stream, copies)
+    else:
+        # RawKernel._launch_of's launch without counters or memory model, nothing to copy
+        # back: the run's fixed fields (made by its first, full launch) and its fresh ones
+        out = run._launch_fields.copy()
+        out["stats_by_line"] = {}
+        out["worst_requests"] = {}
+        out["timeline"] = place_kernel(kernel.name, 0.0, stream)
+        out["findings"] = list(run.findings)
+        out["seconds"] = seconds
+        result = _new(kernel.LAUNCH)
+        result.__dict__ = out
     del hold
     if counted:                         # what only the finished launch needed
         run.stats = None
@@ -180,6 +221,8 @@ def keep(kernel, key, run) -> bool:
             or not _one_worker(run.options)
             or run.options.get("printf_buffer") is not None or run._order_rng is not None):
         return False
+    global _range_native
+    _range_native = _RANGE_FUNCTION()  # what launch() calls (loaded: the run's launch ran it)
     run._params_view = memoryview(run.params)     # before another thread can take it
     run._args_written = new_written(layout_of(kernel))   # launch_plan.write_args(written=)
     run._kept_range = block_runner.kept_range(run, grid_blocks(run.shape))   # block_runner.run_kept's

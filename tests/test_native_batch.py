@@ -12,7 +12,7 @@ from gpuemu.jit import abi
 from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.memory import native_batch, native_lru
 from gpuemu.memory.native_batch import NativeBatch
-from gpuemu.memory.trace import MemInstr
+from gpuemu.memory.trace import SPACE_CODES, MemInstr
 from gpuemu.stats import Stats
 from test_request_table import PRESETS, _instrs, _pieces, _tiny, random_batch
 
@@ -93,14 +93,25 @@ def test_a_batch_with_a_constant_request_is_left_to_prepare_and_apply():
     assert want["totals"]["constant_requests"] > 0
 
 
-def test_global_requests_with_host_memory_in_use_are_left_to_prepare_and_apply(monkeypatch):
-    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: True)
+@pytest.mark.parametrize("in_host_memory", [True, False])
+def test_global_requests_in_host_memory_are_left_to_prepare_and_apply(in_host_memory, monkeypatch):
+    # host memory in use (a mapped buffer alive): a batch is served unless an active lane of a
+    # global request has a host memory address (buffers.kind_of_addresses' ranges)
+    from gpuemu.host.buffers import MAPPED_BASE
+    from gpuemu.memory import memory_system
+    for module in (native_batch, memory_system):
+        monkeypatch.setattr(module, "host_memory_in_use", lambda: True)
     rng = np.random.default_rng(8)
     instrs = [MemInstr(0, "ld", 4, 3, "global"), MemInstr(1, "ld", 4, 4, "shared")]
-    batches = [random_batch(rng, instrs, 100)]
-    want, _ = _charged("sm_90", batches, instrs, fast=False, native=False)
-    got, served = _charged("sm_90", batches, instrs, fast=True)
-    assert got == want and served == [False]
+    b = random_batch(rng, instrs, 100)
+    if in_host_memory:
+        glob = b.space == SPACE_CODES["global"]
+        b.addr[glob] += MAPPED_BASE        # (random_batch's addresses are small offsets)
+    want, _ = _charged("sm_90", [b], instrs, fast=False, native=False)
+    got, served = _charged("sm_90", [b], instrs, fast=True)
+    assert got == want and served == [not in_host_memory]
+    if in_host_memory:
+        assert want["totals"]["zero_copy_requests"] > 0
 
 
 def test_shared_requests_the_bank_pass_does_not_serve_are_left_to_prepare_and_apply():
@@ -213,7 +224,7 @@ def _line_batches(first: int, second: int):
 
 
 def test_caches_grown_by_a_batch_left_to_prepare_and_apply_are_walked_in_their_new_rows(monkeypatch):
-    # the middle batch (host memory in use) grows the caches' rows through MemorySystem.apply:
+    # the middle batch (left to the other way) grows the caches' rows through MemorySystem.apply:
     # the next batch charged natively walks the rows the caches hold now (not the ones they gave back)
     monkeypatch.setattr(native_lru, "GROWN", {})
     instrs = [MemInstr(0, "ld", 4, 3, "global")]
@@ -224,9 +235,8 @@ def test_caches_grown_by_a_batch_left_to_prepare_and_apply_are_walked_in_their_n
         nb = NativeBatch(ms, instrs, 16)
         served = []
         for b, host in zip(batches, (False, True, False)):
-            monkeypatch.setattr(native_batch, "host_memory_in_use", lambda h=host: h)
             r = _records(b)
-            ok = fast and nb.charge(r)
+            ok = fast and not host and nb.charge(r)       # (host: as a batch the native path refuses)
             if not ok:
                 ms.apply(ms.prepare(nb.cols.batch(r, ms._op, ms._size, ms._skip), instrs), st)
             served.append(ok)
@@ -282,7 +292,12 @@ extern "C" __global__ void k(const float *x, float *out, int a, int b) {
         return dict(k((blocks,), (256,), (x, out, np.int32(a), np.int32(b))).stats)
 
     got = stats()
-    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: True)   # every batch the other way
+
+    def refused(self, records, at=None) -> bool:   # as where the native path refuses a batch
+        self.cols.fill(records)                    # (the columns hold its records)
+        return False
+    monkeypatch.setattr(NativeBatch, "charge", refused)      # every batch the other way
+    monkeypatch.setattr(NativeBatch, "charge_last", lambda self, *args: None)
     monkeypatch.setattr(native_lru, "GROWN", {})
     assert got == stats()
 
@@ -442,53 +457,65 @@ def test_zero_schedulers_count_as_one_in_the_numpy_and_the_native_finish():
 
 def _kept_launches(seed: int, monkeypatch) -> tuple:
     """A kept run's memory system and NativeBatch, its batch of records and
-    issue counts, the calls that took charge_last's steady path (what each
-    returned), and its launch: reset, then the batch charged by charge_last."""
+    issue counts, per launch whether charge_last took the steady path (did
+    not set its arguments up again: _ready_last), and its launch: reset,
+    then the batch charged by charge_last."""
     from gpuemu.jit.engine import address
     _, rng, instrs = _on_device("sm_90", seed, 8, monkeypatch)
-    taken, steady = [], NativeBatch._charge_steady
+    steady, ready = [], NativeBatch._ready_last
 
     def spy(self, *args):
-        taken.append(steady(self, *args))
-        return taken[-1]
-    monkeypatch.setattr(NativeBatch, "_charge_steady", spy)
+        steady[-1] = False
+        return ready(self, *args)
+    monkeypatch.setattr(NativeBatch, "_ready_last", spy)
     r = _records(random_batch(rng, instrs, 400))
     ms = MemorySystem("sm_90")
     kept = NativeBatch(ms, instrs, 16)
     issue = np.arange(ms.sm_cycles.size, dtype=np.int64) * 11
 
-    def launch() -> tuple:
+    def launch(records: np.ndarray = r) -> tuple:
         ms.reset()
         st = Stats()
-        cycles = kept.charge_last(ms, instrs, len(r), address(r), st, issue, 4, reset=True)
+        steady.append(True)
+        cycles = kept.charge_last(ms, instrs, len(records), address(records), st, issue, 4, reset=True)
         if cycles is not None:
             st.add("cycles", cycles)
         return cycles, st
-    return ms, kept, r, issue, taken, launch
+    return ms, kept, r, issue, steady, launch
 
 
 def test_a_kept_runs_later_launches_take_the_steady_path_and_count_as_the_first(monkeypatch):
     # launch_cache: nothing charge_last depends on changed since the last launch: the steady path
-    *_, taken, launch = _kept_launches(12, monkeypatch)
+    *_, steady, launch = _kept_launches(12, monkeypatch)
     outs = [(dict(st.totals), st.lines_dict()) for _, st in (launch() for _ in range(3))]
-    assert len(taken) == 2 and outs[1] == outs[0] and outs[2] == outs[0]
+    assert steady == [False, True, True] and outs[1] == outs[0] and outs[2] == outs[0]
     assert outs[0][0]["l2_hits"] + outs[0][0]["l2_misses"] > 0
 
 
 def test_a_steady_last_batch_the_guard_stops_is_left_to_the_caller_and_the_next_call_looks_again(monkeypatch):
-    # host memory in use at the second launch: the guard stops the steady path, nothing is charged,
+    # the second launch reads host memory: the guard stops the steady path, nothing is charged,
     # the batch charged the other way counts as on a fresh memory system, and the third call is not steady
-    ms, kept, r, issue, taken, launch = _kept_launches(13, monkeypatch)
+    from gpuemu.host.buffers import MAPPED_BASE
+    from gpuemu.memory import memory_system
+    ms, kept, r, issue, steady, launch = _kept_launches(13, monkeypatch)
     _, first = launch()
-    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: True)
-    cycles, st = launch()
-    assert cycles is None and taken == [None] and st.empty and not ms.sm_cycles.any()
-    ms.apply(ms.prepare(kept.cols.batch(r, ms._op, ms._size, ms._skip), kept.instrs), st)
+    for module in (native_batch, memory_system):
+        monkeypatch.setattr(module, "host_memory_in_use", lambda: True)
+    host = r.copy()
+    host["addr"][host["space"] == SPACE_CODES["global"]] += MAPPED_BASE
+    cycles, st = launch(host)
+    assert cycles is None and steady == [False, True] and st.empty and not ms.sm_cycles.any()
+    ms.apply(ms.prepare(kept.cols.batch(host, ms._op, ms._size, ms._skip), kept.instrs), st)
     ms.finish(st, issue, 4)
-    assert dict(st.totals) == dict(first.totals) and st.lines_dict() == first.lines_dict()
-    monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
+    fresh, want = MemorySystem("sm_90"), Stats()
+    fresh.apply(fresh.prepare(kept.cols.batch(host, ms._op, ms._size, ms._skip), kept.instrs), want)
+    fresh.finish(want, issue, 4)
+    assert dict(st.totals) == dict(want.totals) and st.lines_dict() == want.lines_dict()
+    assert want.totals["zero_copy_requests"] > 0
+    for module in (native_batch, memory_system):
+        monkeypatch.setattr(module, "host_memory_in_use", lambda: False)
     _, third = launch()
-    assert taken == [None] and dict(third.totals) == dict(first.totals)
+    assert steady == [False, True, False] and dict(third.totals) == dict(first.totals)
 
 
 GATHER = r"""
@@ -509,7 +536,7 @@ def test_a_steady_launch_whose_cache_walk_needs_room_counts_as_a_fresh_module(mo
     # test's mapped buffer makes the guard stop every steady path: buffers.host_memory_in_use)
     monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
     calls = []
-    for name in ("_charge_steady", "_make_room"):
+    for name in ("charge_last", "_ready_last", "_make_room"):
         orig = getattr(NativeBatch, name)
 
         def spy(self, *a, _orig=orig, _name=name):
@@ -525,7 +552,63 @@ def test_a_steady_launch_whose_cache_walk_needs_room_counts_as_a_fresh_module(mo
         args = (a, c, np.int32(n), np.int32(stride))
         del calls[:]
         kept = k((8,), (256,), args)
-        made_room_steady |= calls[:1] == ["_charge_steady"] and "_make_room" in calls
+        made_room_steady |= calls[:1] == ["charge_last"] and "_ready_last" not in calls and "_make_room" in calls
         fresh = gpuemu.RawModule(code=GATHER).get_function("gather")((8,), (256,), args)
         assert (kept.stats, kept.stats_by_line) == (fresh.stats, fresh.stats_by_line)
     assert made_room_steady
+
+
+VECADD = r"""
+extern "C" __global__ void vecadd(const float *a, const float *b, float *c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+"""
+
+
+def _kept_vecadd_ends(a, monkeypatch) -> tuple:
+    """Three launches of a counters-on vecadd reading `a` (and device
+    arrays), the later two kept: per kept launch whether its last batch went
+    the native end path (charge_last charged it), and each launch's
+    counters; then the same launch on a fresh module (the full path)."""
+    import gpuemu
+    ends, last = [], NativeBatch.charge_last
+
+    def spy(self, *args):
+        got = last(self, *args)
+        ends.append(got is not None)
+        return got
+    monkeypatch.setattr(NativeBatch, "charge_last", spy)
+    n = a.size
+    b, c = gpuemu.asarray(np.ones(n, np.float32)), gpuemu.asarray(np.zeros(n, np.float32))
+    args = (a, b, c, np.int32(n))
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    counted = [(k.stats, k.stats_by_line) for k in (k(((n + 255) // 256,), (256,), args) for _ in range(3))]
+    fresh = gpuemu.RawModule(code=VECADD).get_function("vecadd")(((n + 255) // 256,), (256,), args)
+    return ends, counted, (fresh.stats, fresh.stats_by_line)
+
+
+def test_a_freed_mapped_buffer_leaves_kept_launches_on_the_native_end_path(monkeypatch):
+    import gc
+    import gpuemu
+    gone = gpuemu.alloc_mapped(4096, np.float32)
+    del gone
+    gc.collect()
+    ends, counted, fresh = _kept_vecadd_ends(gpuemu.asarray(np.ones(2048, np.float32)), monkeypatch)
+    assert ends == [True, True] and counted == [fresh] * 3
+
+
+def test_a_mapped_buffer_the_launch_does_not_touch_leaves_it_on_the_native_end_path(monkeypatch):
+    import gpuemu
+    other = gpuemu.alloc_mapped(4096, np.float32)       # alive, but not read by the launch
+    ends, counted, fresh = _kept_vecadd_ends(gpuemu.asarray(np.ones(2048, np.float32)), monkeypatch)
+    assert other.size == 4096 and ends == [True, True] and counted == [fresh] * 3
+
+
+def test_a_launch_reading_mapped_memory_is_charged_as_host_memory(monkeypatch):
+    import gpuemu
+    a = gpuemu.alloc_mapped(2048, np.float32)
+    a.set(np.ones(2048, np.float32))
+    ends, counted, fresh = _kept_vecadd_ends(a, monkeypatch)
+    assert ends == [False, False] and counted == [fresh] * 3
+    assert fresh[0]["zero_copy_requests"] == 2048 // 32

@@ -18,6 +18,8 @@ The memory system classifies a request by its address: `kind_of_addresses`.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from gpuemu.device_array import DeviceArray
@@ -28,6 +30,7 @@ MANAGED_BASE = 0x7E00_0000_0000
 RANGE = 1 << 40
 
 _next = {"mapped": MAPPED_BASE, "managed": MANAGED_BASE}
+_live = [0]          # mapped and managed allocations alive now (host_memory_in_use)
 # managed migration blocks now on the device: block id -> allocation
 _device_resident: set = set()
 
@@ -131,7 +134,14 @@ def _new(cls, kind: str, shape, dtype):
     n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     alloc = device_memory().allocate(n, "global", name=f"{kind} host memory",
                                      address=_place(kind, n))
+    _live[0] += 1
+    weakref.finalize(alloc, _freed)
     return cls(alloc, shape, dtype)
+
+
+def _freed() -> None:
+    """A mapped or managed allocation died (its addresses fault from now on)."""
+    _live[0] -= 1
 
 
 def alloc_mapped(shape, dtype=np.float64) -> MappedArray:
@@ -145,9 +155,10 @@ def alloc_managed(shape, dtype=np.float64) -> ManagedArray:
 
 
 def host_memory_in_use() -> bool:
-    """Whether any mapped or managed buffer was ever allocated (else the
-    memory system skips the address check)."""
-    return _next["mapped"] != MAPPED_BASE or _next["managed"] != MANAGED_BASE
+    """Whether a mapped or managed buffer is alive (else no request can reach
+    host memory: a freed one's addresses fault, and the memory system skips
+    the address check)."""
+    return _live[0] > 0
 
 
 def kind_of_addresses(addr: np.ndarray) -> np.ndarray:

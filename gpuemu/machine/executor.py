@@ -207,11 +207,16 @@ class LaunchRun:
                 self.memsys = make_memory_system(self.preset, options)
             else:                          # the one of an earlier launch like this one
                 self.memsys.reset()
-            self.counters.fill(0)
+            zeroed = self._zeroed          # (by the last launch's end: _charge_last)
+            if zeroed:
+                self._zeroed = False
+            else:
+                self.counters.fill(0)
             warp_bank_counts.for_run(self)     # after the memory system: it binds to it
             issue = self.__dict__.get("issue")
             if issue is not None:          # kept: the native loop's scratch points at it
-                issue.fill(0)
+                if not zeroed:
+                    issue.fill(0)
                 block_runner.new_launch(self)
         elif self.stats is None:           # (no memory system: no warp counts, as _setup bound)
             self.stats = Stats()
@@ -530,24 +535,35 @@ class LaunchRun:
         n = ctx[abi.C_TRACE_LEN]
         if not n:
             return False
+        zero = ()
+        if renewed:                        # the per-line counters (copied first) and issue counts
+            zero = self.__dict__.get("_zeroed_by_reset")           # zeroed for the next launch
+            if zero is None or zero[0] is not self.counters or zero[1] is not self.issue:
+                zero = self._zeroed_by_reset = (self.counters, self.issue)
+        counters = self.counters.copy()
         cycles = nb.charge_last(self.memsys, self.meta.instrs, n, ctx[abi.C_TRACE], self.stats, self.issue,
-                                self.schedulers, renewed)
+                                self.schedulers, renewed, zero)
         if cycles is None:
             return False
         ctx[abi.C_TRACE_LEN] = 0
-        self._collect(self.issue, cycles)
+        self._zeroed = renewed             # (renew need not zero them)
+        self._collect(self.issue, cycles, counters)
         return True
 
-    def _collect(self, issue, cycles: int | None = None):
+    _zeroed = False                        # the counters and issue counts are zero (_charge_last)
+
+    def _collect(self, issue, cycles: int | None = None, counters: np.ndarray | None = None):
         """The native per-line counters into the launch's Stats, then cycles.
         The per-line table is added as sums when the counters are read
         (Stats.defer_table), counter by counter and line by line (the order
         tests/test_executor_counters.py checks against Stats.add_lines' sums). cycles: the memory
-        counters are settled and the cycles worked out already (_charge_last)."""
+        counters are settled and the cycles worked out already (_charge_last), counters
+        the per-line table copied before."""
         stats = self.stats
         if cycles is None:
             self.memsys.settle(stats)      # the memory counters first, as charged
-        stats.defer_table(abi.LINE_COUNTERS, self.counters.copy(), _LINE_COUNTER_SET)
+        stats.defer_table(abi.LINE_COUNTERS, self.counters.copy() if counters is None else counters,
+                          _LINE_COUNTER_SET)
         if cycles is not None:
             stats.add("cycles", cycles)
             return

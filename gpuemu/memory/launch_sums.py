@@ -24,8 +24,6 @@ checks whole launches against the numpy path.
 """
 from __future__ import annotations
 
-from functools import partial
-
 import llvmlite.ir as ll
 import numpy as np
 
@@ -252,7 +250,7 @@ class LaunchSums:
         got = both[:rows + kept * WINNER_FIELDS].copy() if kept else both[:3 * counted].copy()
         stats.defer_named(plan.names, got, plan.name_set, counted)
         if kept:
-            worst.defer(partial(_keep, got, rows, kept, spaces, op, size))
+            worst.defer(_keep, got, rows, kept, spaces, op, size)
 
 
 def _keep(got: np.ndarray, at: int, n: int, spaces: dict, op: np.ndarray, size: np.ndarray, kept: dict) -> None:

@@ -253,8 +253,8 @@ class MemorySystem:
                          if self.readonly_path == "separate" else None)
         self.sm_cycles = np.zeros(self.preset.num_sms, dtype=np.int64)
         self._warp_parts: list = []     # per batch: (block * 4096 + warp keys, their cycles), or int64[2, N] of them
-        self._tables_for = None
-        self._sums = None              # the folded native sums not settled yet (launch_sums.py)
+        self.tables_for = None         # the instructions (a kernel's MemInstr list) `_tables` built for
+        self.sums = None               # the folded native sums not settled yet (launch_sums.py)
         self._reset_clock = None       # reset's native half ran (reset_native_done): the clock it zeroed
         self._shared_native = None     # per MemInstr id: its shared requests go native
         self.worst = WorstRequests()      # per line, the costliest request (for reports)
@@ -281,8 +281,8 @@ class MemorySystem:
             self.const = constant_cache.ConstantCache(self.mem)
         self._warp_parts = []
         self.worst = WorstRequests.empty()
-        if self._sums is not None:
-            self._sums.clear()
+        if self.sums is not None:
+            self.sums.clear()
 
     def _reset_native(self) -> None:
         """The native half of `reset`: the resets of the caches that hold a
@@ -324,12 +324,12 @@ class MemorySystem:
         for cache in (self.l1, self.l2, self.ro_cache):
             st = cache._state if cache is not None else None
             if st is not None:
-                n += st.row_of.nbytes + st.planes.nbytes
+                n += st.nbytes
         return n
 
     # ------------------------------------------------------------ helpers
     def _tables(self, instrs):
-        if self._tables_for is not instrs or len(self._op) != len(instrs):
+        if self.tables_for is not instrs or len(self._op) != len(instrs):
             (self._op, self._size, self._line, self._ro, self._spill,
              self._tex) = _instr_tables(instrs)
             self._by_name = dict(op=self._op, size=self._size, line=self._line, ro=self._ro,
@@ -342,7 +342,7 @@ class MemorySystem:
             ib = self.mem.local_interleave_bytes
             self._max_words = max([max(1, i.size // ib) for i in instrs
                                    if i.space in ("local", "generic")], default=1)
-            self._tables_for = instrs        # last: a thread that sees it sees every table
+            self.tables_for = instrs        # last: a thread that sees it sees every table
         return self._op, self._size, self._line
 
     def _gather(self, p: "PreparedBatch") -> "PreparedBatch":
@@ -574,13 +574,19 @@ class MemorySystem:
         stats.add_lines("memory_cycles", *_per_line(p.lines, cycles))
         return ChargeResult(cycles, latency)
 
+    def adopt_sums(self, sums: launch_sums.LaunchSums) -> None:
+        """Fold into `sums` (an earlier launch's, settled and clear: a kept
+        NativeBatch's fold adds to them already) where there are none yet."""
+        if self.sums is None and not sums.batches and sums.rows == request_table.NSP * max(len(self._op), 1):
+            self.sums = sums
+
     def launch_sums(self, stats: Optional[Stats] = None) -> launch_sums.LaunchSums:
         """The sums the batches of this kernel (`_tables`) are folded into
         until `settle`. Sums of another kernel's batches (a direct user of
         prepare and apply) are settled into `stats` first, under that
         kernel's counter plan: two kernels' batches are never summed
         together (without `stats`, ValueError)."""
-        sums = self._sums
+        sums = self.sums
         if sums is not None:
             kernel = sums.kernel           # (this kernel's, as the last batch left them: as they are)
             if kernel is not None and kernel[0] is self._counter_plan and kernel[1] is self._op and kernel[2] is self._size:
@@ -590,7 +596,7 @@ class MemorySystem:
                 raise ValueError("settle a kernel's sums before charging another's")
             self.settle(stats)
         if sums is None or sums.rows != request_table.NSP * max(len(self._op), 1):
-            sums = self._sums = launch_sums.LaunchSums(len(self._op))
+            sums = self.sums = launch_sums.LaunchSums(len(self._op))
         if not sums.batches:
             sums.kernel = (self._counter_plan, self._op, self._size)
         return sums
@@ -607,9 +613,9 @@ class MemorySystem:
         and not grown on the ordered step). Returns the states (L1, L2,
         read-only cache, those present; native_lru.LruState)."""
         self._tables(instrs)
-        if (self._sums is None and sums is not None and not sums.batches
+        if (self.sums is None and sums is not None and not sums.batches
                 and sums.rows == request_table.NSP * max(len(self._op), 1)):
-            self._sums = sums
+            self.sums = sums
         self.launch_sums()
         states = tuple(c.lru_state() for c in (self.l1, self.l2, self.ro_cache) if c is not None)
         # the largest first: record_pool hands out the smallest free block that holds
@@ -625,7 +631,7 @@ class MemorySystem:
         their kernel's plan), in the order a batch adds them (shared, global
         and local, caches, cycles). A direct user of prepare and apply calls
         it before reading `stats` (charge, finish and the machine do)."""
-        sums = self._sums
+        sums = self.sums
         if sums is None or not sums.batches:
             return
         plan, op, size = sums.kernel
@@ -636,12 +642,12 @@ class MemorySystem:
         one batch: launch_sums.LaunchSums.settle_call), for a caller that
         runs it after its last fold (native_batch.NativeBatch.charge_last)
         and hands its result to `settled`."""
-        sums = self._sums
+        sums = self.sums
         return sums.settle_call(sums.kernel[0], _WORST_SPACES)
 
     def settled(self, r: int, stats) -> None:
         """`settle` after settle_call's pass returned r."""
-        sums = self._sums
+        sums = self.sums
         _, op, size = sums.kernel
         sums.settled(r, stats, self.worst, op, size)
 

@@ -39,9 +39,11 @@ changed since its last call, it sets only the batch's values and calls.
 It applies where the passes serve the whole batch: the native passes on
 (MemorySystem.native), global and local requests through
 native_coalescer and native_cache_walk (MemorySystem._global_native), the
-kernel's shared requests all native, no host memory in use and no
-constant request in the batch; else `charge` returns False (the columns
-hold the records) and the caller takes prepare and apply.
+kernel's shared requests all native, no global request with an active
+lane in host memory (looked for only while a mapped or managed buffer is
+alive: buffers.host_memory_in_use) and no constant request in the batch;
+else `charge` returns False (the columns hold the records) and the
+caller takes prepare and apply.
 """
 from __future__ import annotations
 
@@ -49,7 +51,8 @@ import mmap
 
 import numpy as np
 
-from gpuemu.host.buffers import host_memory_in_use
+from gpuemu.host.buffers import MANAGED_BASE, MAPPED_BASE, host_memory_in_use
+from gpuemu.host.buffers import RANGE as HOST_RANGE
 import llvmlite.ir as ll
 
 from gpuemu.jit import abi
@@ -58,7 +61,7 @@ from gpuemu.jit.packed_call import CALL, SKIP, Chain, PackedCall
 from gpuemu.jit.packed_call import GUARD as GUARD_MODE
 
 from . import launch_sums, native_banks, native_cache_walk, native_coalescer, native_cycle_sums, request_table
-from .native_ir import Fn, c
+from .native_ir import I1, I8, I32, Fn, c
 from .sector_store import SectorStore
 from .trace import SPACE_CODES
 from .trace_columns import TraceColumns
@@ -70,7 +73,8 @@ WARP = 32
 
 ZERO_SYMBOL, ZERO_ARGS = "gpuemu_batch_zero", ("p", "n", "rows", "stride")
 GUARD_SYMBOL = "gpuemu_batch_guard"
-GUARD_ARGS = ("counts", "shared_native", "global_native", "host", "no_shared", "no_traced")
+GUARD_ARGS = ("counts", "shared_native", "global_native", "host", "no_shared", "no_traced", "n", "space", "mask",
+              "addr", "addr_stride")
 ROOM_SYMBOL = "gpuemu_batch_room"
 ROOM_ARGS = ("start", "n") + tuple(f"{c}_{a}" for c in ("l1", "l2") for a in ("meta", "cap", "sets"))
 
@@ -92,9 +96,11 @@ def _build_zero_ir() -> str:
 def _build_guard_ir() -> str:
     """guard(counts, ...): -1 where the passes do not serve the batch (a
     constant request; shared requests not all native; global or local
-    requests not served natively, or global ones with host memory in use),
-    else the chain steps to skip: no_shared without shared requests, plus
-    no_traced without global and local requests."""
+    requests not served natively, or, with host memory in use, a global
+    request with an active lane's address in host memory: buffers.
+    kind_of_addresses' ranges), else the chain steps to skip: no_shared
+    without shared requests, plus no_traced without global and local
+    requests."""
     m = ll.Module(name="batch_guard")
     f = Fn(m, GUARD_SYMBOL, GUARD_ARGS)
     A, b = f.arg, f.b
@@ -103,10 +109,20 @@ def _build_guard_ir() -> str:
     traced = b.add(glob, f.ld(counts, c(LOCAL)))
     some = lambda v: f.cmp("!=", v, 0)  # noqa: E731
     refuse = b.or_(some(const), b.and_(some(shared), f.cmp("==", A["shared_native"], 0)))
-    refuse = b.or_(refuse, b.and_(some(traced), b.or_(f.cmp("==", A["global_native"], 0),
-                                                      b.and_(some(glob), some(A["host"])))))
+    refuse = b.or_(refuse, b.and_(some(traced), f.cmp("==", A["global_native"], 0)))
     with f.if_(refuse):
         f.ret(-1)
+    with f.if_(b.and_(some(glob), some(A["host"]))):      # the global requests' lanes, in host memory?
+        space, mask, addr = f.ptr("space", I8), f.ptr("mask", I32), f.ptr("addr")
+        with f.loop(0, A["n"]) as i:
+            with f.if_(f.cmp("==", f.ld(space, i), c(GLOBAL))):
+                lanes, row = f.ldu(mask, i), b.mul(i, A["addr_stride"])
+                with f.loop(0, WARP) as lane:
+                    a = f.ld(addr, b.add(row, lane))
+                    host = b.or_(b.icmp_unsigned("<", b.sub(a, c(MAPPED_BASE)), c(HOST_RANGE)),
+                                 b.icmp_unsigned("<", b.sub(a, c(MANAGED_BASE)), c(HOST_RANGE)))
+                    with f.if_(b.and_(host, b.trunc(b.lshr(lanes, lane), I1))):
+                        f.ret(-1)
     skip = b.select(some(shared), c(0), A["no_shared"])
     f.ret(b.or_(skip, b.select(some(traced), c(0), A["no_traced"])))
     f.finish()
@@ -192,22 +208,25 @@ def zero_call(p: int, n: int, rows: int = 1, stride: int = 0) -> PackedCall:
 # the chain's steps (NativeBatch._chain), in order; prepare runs them up to ROOM, apply from ROOM
 FILL, GUARD, ZERO, SHARED_PASS, COALESCE, ROOM, WALK, CYCLES, FOLD = range(9)
 # and after them in the chain of a launch's last batch (NativeBatch.charge_last), then the
-# memory system's reset for the next launch: the caches' (L1's first, where there is one), the cycles
-SETTLE, BUSIEST, RESET = FOLD + 1, FOLD + 2, FOLD + 3
+# caller's arrays zeroed for its next launch (two at most: ZEROED), then the memory system's
+# reset: the caches' (L1's first, where there is one), the cycles
+SETTLE, BUSIEST, ZEROED = FOLD + 1, FOLD + 2, FOLD + 3
+RESET = ZEROED + 2
 
 
 class Steady:
-    """What charge_last found at its last full call, so that a next call
-    where none of it changed takes the steady path: the memory system, its
-    sums, their kernel and settle call, the issue counts and schedulers
-    given, whether the chain holds the resets, and the busiest SM call's
-    arguments then (MemorySystem.busiest_args: a finish in between re-points
-    them)."""
-    __slots__ = ("ms", "sums", "kernel", "issue", "schedulers", "settle", "resets", "busiest")
+    """What charge_last set its arguments and chain up for, so that a next
+    call where none of it changed only sets the batch's values: the memory
+    system, its sums, their kernel and settle call, the issue counts and
+    schedulers given, whether the chain holds the resets, and the busiest
+    SM call's arguments then (MemorySystem.busiest_args: a finish in
+    between re-points them), the caller's arrays a reset zeroes."""
+    __slots__ = ("ms", "sums", "kernel", "issue", "schedulers", "settle", "resets", "busiest", "zero")
 
-    def __init__(self, ms, sums, issue: np.ndarray, schedulers: int, resets: bool) -> None:
+    def __init__(self, ms, sums, issue: np.ndarray, schedulers: int, resets: bool, zero: tuple) -> None:
         self.ms, self.sums, self.kernel, self.settle = ms, sums, sums.kernel, sums._settle
         self.issue, self.schedulers, self.resets, self.busiest = issue, schedulers, resets, ms.busiest_args
+        self.zero = zero
 
 
 class NativeBatch:
@@ -252,21 +271,21 @@ class NativeBatch:
         self._rules = _rules(ms)
         self.ms = self.sm_cycles = None
         self._states, self._ptrs, self._cache_slots, self._counted_slots = [], [], [], []
-        self._last = self._steady = None   # (its resets, cycles and settle were the old one's)
+        self._forget_last()                # (its resets, cycles and settle were the old one's)
 
     def _rebind(self, ms) -> None:
         """bind to `ms`, whose rules, kernel tables and cache geometry are
         those of the memory system served before."""
         self.ms, self.sm_cycles = ms, ms.sm_cycles
-        self._steady = None
+        self._forget_last()                # (its cycles and settle were the old one's)
         skip, cycles = address(ms._skip), address(ms.sm_cycles)
         for argv, k, of_cycles in self._ms_arrays:
             argv[k] = cycles if of_cycles else skip
         if self.global_native:
             self._bind_caches(ms)
         sums = self.__dict__.get("_fold_into")
-        if ms._sums is None and sums is not None and not sums.batches:
-            ms._sums = sums                # the launch's sums (settled, clear) serve the new one
+        if sums is not None:
+            ms.adopt_sums(sums)            # the launch's sums (settled, clear) serve the new one
 
     def _bind_caches(self, ms) -> None:
         """The walk's cache arguments: `ms`'s L1 (if any) and L2, their states
@@ -285,12 +304,12 @@ class NativeBatch:
             self._cache_slots.append((cc, slot, name))
         self._states = [cc._state for cc, _, _ in self._cache_slots]
         self._counted_slots = [(cc, 0 if name == "l1" else 1) for cc, _, name in self._cache_slots]   # (clock[k])
-        self._last = self._steady = None   # (its resets are those of these caches)
+        self._forget_last()                # (its resets are those of these caches)
         self._ptrs = [st._ptrs for st in self._states]
 
     def serves(self, ms, instrs) -> bool:
         """Whether this serves `ms` charging `instrs` (the run's memory system may be new)."""
-        return (ms is self.ms and instrs is self.instrs and ms._tables_for is instrs
+        return (ms is self.ms and instrs is self.instrs and ms.tables_for is instrs
                 and ms.sm_cycles is self.sm_cycles)
 
     @property
@@ -374,7 +393,8 @@ class NativeBatch:
                            for name in ("skip_t", "sm_cycles") if name in p.at]
         self.guard = PackedCall(GUARD_SYMBOL, _build_guard_ir, GUARD_ARGS, dict(
             counts=address(self.cols.counts), shared_native=int(self.shared_native),
-            global_native=int(self.global_native), host=0,
+            global_native=int(self.global_native), host=0, n=0, space=a["space"], mask=a["mask"], addr=0,
+            addr_stride=abi.TRACE_DTYPE.itemsize // 8,
             no_shared=1 << (SHARED_PASS - GUARD - 1),
             no_traced=sum(1 << (k - GUARD - 1) for k in (COALESCE, ROOM, WALK))))
         self._fold = None
@@ -393,17 +413,23 @@ class NativeBatch:
         # memory in use (the guard's), the batch's number among the launch's (the fold's)
         passes = (SHARED_PASS, COALESCE, WALK, CYCLES)
         self._links = dict(
-            n=[(k, "n", 0) for k in (FILL, ZERO, ROOM) + passes],
-            records=[(FILL, "records", 0)] + [(k, "addr", _ADDR_OFFSET) for k in passes + (FOLD,)],
+            n=[(k, "n", 0) for k in (FILL, GUARD, ZERO, ROOM) + passes],
+            records=[(FILL, "records", 0)] + [(k, "addr", _ADDR_OFFSET) for k in (GUARD,) + passes + (FOLD,)],
             host=[(GUARD, "host", 0)], number=[(FOLD, "number", 0)])
         self._chain = chain = Chain(steps, modes, links=self._links)
         self._modes = modes
-        self._last = self._steady = None   # the chain of a launch's last batch (charge_last)
+        self._forget_last()
         self._values = memoryview(chain.values)    # (set as Python ints: no numpy scalar)
         self._n_at, self._records_at, self._host_at, self._number_at = (
             chain.slot(name) for name in ("n", "records", "host", "number"))
 
     _fold_into = None                      # the launch sums the fold adds to (`_folder`)
+    _last = _steady = None                 # the chain of a launch's last batch (charge_last), its Steady
+
+    def _forget_last(self) -> None:
+        """The chain of a launch's last batch and what charge_last set it up
+        for made again at the next call (its steps or their arguments change)."""
+        self._last = self._steady = None
 
     def _folder(self, sums: launch_sums.LaunchSums) -> PackedCall:
         """The fold of the batch's table into `sums` (the memory system's,
@@ -439,44 +465,71 @@ class NativeBatch:
         return True
 
     def charge_last(self, ms, instrs, n: int, at: int, stats, issue: np.ndarray, schedulers: int,
-                    reset: bool = False) -> int | None:
+                    reset: bool = False, zero: tuple = ()) -> int | None:
         """The launch's last batch, n > 0 trace records (abi.TRACE_DTYPE) at
         address `at`, charged as `charge` charges it, then what the end of
         the launch adds, as MemorySystem.settle and finish do: the launch's
         sums settled into `stats` and the memory system's worst requests,
         and the cycles (returned, not added: max over SMs of the memory
         cycles + issue // schedulers, MemorySystem.busiest_call's), in one
-        native call. reset: then the native half of MemorySystem.reset too
-        (cold caches, no cycles: the run is renewed for a next launch,
-        whose reset does the rest), where the walk's caches are all the
-        memory system has. None (nothing charged or settled) where this
-        path does not serve the batch (or does not serve `ms` charging
-        `instrs`, `serves`): the caller charges it as before. (What it set
-        before the guard stopped it only makes later calls do more: the
-        memory system's next reset whole, `charging`; the clocks reread;
-        the columns' records forgotten; the next call not steady.)"""
-        cols = self.cols
-        sums = ms._sums
-        steady = self._steady              # (what the last call found: nothing changed since?)
-        if (steady is not None and steady.ms is ms and steady.sums is sums and sums.kernel is steady.kernel
-                and steady.issue is issue and steady.schedulers == schedulers and sums._settle is steady.settle
-                and ms.busiest_args is steady.busiest       # (not re-pointed by a finish in between)
-                and instrs is self.instrs and ms._tables_for is instrs and ms.native
-                and cols.capacity == self.capacity and n <= self.capacity and self._planes_kept()):
-            return self._charge_steady(n, at, stats, reset, steady)
+        native call. reset: then the arrays `zero` (int64, C-contiguous, two
+        at most: the caller's own, such as the issue counts, read before)
+        zeroed, and the native half of MemorySystem.reset too (cold caches,
+        no cycles: the run is renewed for a next launch, whose reset does
+        the rest) where the walk's caches are all the memory system has.
+        None (nothing charged or settled) where this path does not serve
+        the batch (or does not serve `ms` charging `instrs`, `serves`): the
+        caller charges it as before. (What it set before the guard stopped
+        it only makes later calls do more: the memory system's next reset
+        whole, `charging`; the clocks reread; the columns' records
+        forgotten; the next call not steady.) Where nothing it depends on
+        changed since its last call (`Steady`) it only sets the batch's
+        values and calls."""
+        steady = self._steady
+        sums = ms.sums
+        if (steady is None or steady.ms is not ms or steady.sums is not sums or sums.kernel is not steady.kernel
+                or steady.issue is not issue or steady.schedulers != schedulers or steady.zero is not zero
+                or sums._settle is not steady.settle or ms.busiest_args is not steady.busiest     # (a finish
+                or instrs is not self.instrs or ms.tables_for is not instrs or not ms.native      # re-points it)
+                or n > self.capacity or self.cols.capacity != self.capacity):
+            steady = self._steady = self._ready_last(ms, instrs, n, issue, schedulers, zero)
+            if steady is None:
+                return None
+        self.cols.holds = None             # (the columns will hold records no array is known as)
+        self._set_batch(n, at)
+        sums = steady.sums
+        self._before_apply(sums)
+        chain = self._last
+        stop = (None if steady.resets else RESET) if reset else ZEROED
+        stopped = chain(0, stop)
+        if stopped == GUARD + 1:
+            self._steady = None            # (the next call looks everything up again)
+            return None
+        self._after(stopped, chain, stop, stop is not None)
+        kernel = steady.kernel
+        sums.settled(chain.result(SETTLE), stats, ms.worst, kernel[1], kernel[2])    # (no batch left folded)
+        if stop is None:
+            ms.reset_native_done(self.clock)
+        return chain.result(BUSIEST)
+
+    def _ready_last(self, ms, instrs, n: int, issue: np.ndarray, schedulers: int, zero: tuple) -> Steady | None:
+        """charge_last's arguments and chain set up for `ms` charging
+        `instrs`, batches of n records, the busiest SM's call of `issue`
+        and `schedulers` and the arrays `zero`, and what they depend on (a
+        Steady); None where this path does not serve them."""
         self._steady = None
         if not ms.native or not self.serves(ms, instrs):
             return None
+        if len(zero) > RESET - ZEROED:
+            raise ValueError(f"charge_last zeroes {RESET - ZEROED} arrays at most, got {len(zero)}")
+        cols = self.cols
         if n > cols.capacity:              # grown: new columns, larger buffers, a new chain
             cols._grow(max(n, 2 * cols.capacity))
         if cols.capacity != self.capacity:  # (or grown by a batch charged the other way)
             self._build(cols.capacity)
-        cols.holds = None                  # (the columns will hold records no array is known as)
-        v = self._values
-        v[self._n_at] = self._n = n
-        v[self._records_at] = cols.records_at = at
-        v[self._host_at] = host_memory_in_use()
-        self._before_apply()
+        sums = ms.launch_sums()
+        if self._fold is None or self._fold_into is not sums:
+            self._folder(sums)
         settle, busiest = ms.settle_call(), ms.busiest_call(issue, schedulers)
         chain = self._last
         if chain is None:
@@ -486,76 +539,22 @@ class NativeBatch:
             chain.set_step(SETTLE, settle)
         if steps[BUSIEST] is not busiest:
             chain.set_step(BUSIEST, busiest)
-        stop = None if reset and len(steps) > RESET else RESET
-        stopped = chain(0, stop)
-        if stopped == GUARD + 1:
-            return None
-        self._after(stopped, chain, stop, parts=stop is not None)
-        ms.settled(chain.result(SETTLE), stats)
-        if stop is None:
-            ms.reset_native_done(self.clock)
-        self._steady = Steady(ms, ms._sums, issue, schedulers, len(steps) > RESET)
-        return chain.result(BUSIEST)
-
-    _steady = None
-
-    def _planes_kept(self) -> bool:
-        """Whether the caches' planes are where the walk's arguments point."""
-        k, ptrs = 0, self._ptrs
-        for st in self._states:
-            if st._ptrs is not ptrs[k]:
-                return False
-            k += 1
-        return True
-
-    def _charge_steady(self, n: int, at: int, stats, reset: bool, steady: Steady) -> int | None:
-        """charge_last where nothing it depends on changed since its last
-        call (the memory system's sums, their kernel, the issue counts, the
-        caches' planes): the same steps, without looking everything up again."""
-        ms, chain = self.ms, self._last
-        sums, kernel = steady.sums, steady.kernel
-        self.cols.holds = None
-        v = self._values
-        v[self._n_at] = self._n = n
-        v[self._records_at] = self.cols.records_at = at
-        v[self._host_at] = host_memory_in_use()
-        v[self._number_at] = sums.batches
-        ms.charging()
-        if self.global_native:
-            counted = ms.l2._counted_in
-            if counted is None or counted[0] is not self.clock:     # (else clock holds theirs)
-                l1, clock = ms.l1, self._clock_m
-                clock[0] = l1._t if l1 is not None else 0
-                clock[1] = ms.l2._t
-        stop = None if reset and steady.resets else RESET
-        stopped = chain(0, stop)
-        if stopped:
-            if stopped == GUARD + 1:
-                self._steady = None        # (the next call looks everything up again)
-                return None
-            self._make_room(self._start_m[n])      # (the room guard stopped it)
-            chain(WALK, stop)
-        self._records = None
-        if self.global_native and not chain.skipped(WALK):     # the walk ran: its caches' counts
-            self._sectors.wrote(self._start_m[n])
-            clock = self.clock
-            for cc, k in self._counted_slots:
-                if cc._counted_in is None or cc._counted_in[0] is not clock:
-                    cc.counted_in(clock, k)
-        if stop is not None:
-            ms.add_warp_runs(self._ks[:, :chain.result(CYCLES)].copy())     # (keys, sums) of the warps' runs
-        sums.settled(chain.result(SETTLE), stats, ms.worst, kernel[1], kernel[2])    # (no batch left folded)
-        if stop is None:
-            ms.reset_native_done(self.clock)
-        return chain.result(BUSIEST)
+        for k in range(RESET - ZEROED):    # (unused: zeroes nothing)
+            a = zero[k] if k < len(zero) else None
+            if a is not None and (a.dtype != np.int64 or not a.flags.c_contiguous):
+                raise ValueError("charge_last zeroes C-contiguous int64 arrays")
+            steps[ZEROED + k]["p"], steps[ZEROED + k]["n"] = (address(a), a.size) if a is not None else (0, 0)
+        return Steady(ms, sums, issue, schedulers, len(steps) > RESET, zero)
 
     def _last_chain(self, settle: PackedCall, busiest: PackedCall) -> Chain:
         """The chain of charge_last: the batch's steps, the settle, the
-        busiest SM's cycles, and (where the walk's caches are all the memory
-        system holds) the caches' resets, fed the rows' address the walk
-        reads, and the zeroing of the SMs' cycles and the caches' clocks."""
+        busiest SM's cycles, the caller's arrays' zeroing and (where the
+        walk's caches are all the memory system holds) the caches' resets,
+        fed the rows' address the walk reads, and the zeroing of the SMs'
+        cycles and the caches' clocks."""
         ms = self.ms
-        steps, modes, copies = self._chain.steps + [settle, busiest], self._modes + [CALL, CALL], []
+        steps = self._chain.steps + [settle, busiest] + [zero_call(0, 0) for _ in range(RESET - ZEROED)]
+        modes, copies = self._modes + [CALL] * (RESET - SETTLE), []
         if self.global_native and ms.ro_cache is None:
             for cc, slot, name in self._cache_slots:
                 copies.append((len(steps), "tags", WALK, f"{name}_tags"))
@@ -620,20 +619,27 @@ class NativeBatch:
         self._n, self._records = n, records
         if at is None:
             at = address(records)
-        cols.records_at = at
         if n == 0:
+            cols.records_at = at
             cols.call["n"], cols.call["records"] = n, at
             cols.call()                    # (counts: zero)
             return True
-        v = self._values                   # (the chain copies them into its steps' arguments)
-        v[self._n_at] = n
-        v[self._records_at] = at
-        v[self._host_at] = host_memory_in_use()
+        self._set_batch(n, at)
         return True
 
-    def _before_apply(self) -> None:
+    def _set_batch(self, n: int, at: int) -> None:
+        """The chain's values of a batch of n records at address `at` (it
+        copies them into its steps' arguments): its length, the records'
+        address, whether host memory is in use (the guard's)."""
+        v = self._values
+        v[self._n_at] = self._n = n
+        v[self._records_at] = self.cols.records_at = at
+        v[self._host_at] = host_memory_in_use()
+
+    def _before_apply(self, sums: launch_sums.LaunchSums | None = None) -> None:
         """The arguments of the apply steps: the caches' planes and clocks,
-        the fold's."""
+        the fold's (sums: the memory system's launch sums, the fold's
+        already, where the caller knows them)."""
         ms = self.ms
         ms.charging()                      # (a batch after MemorySystem.reset_native_done: reset does all)
         if self.global_native:
@@ -644,9 +650,10 @@ class NativeBatch:
                 clock = self._clock_m
                 clock[0] = l1._t if l1 is not None else 0
                 clock[1] = l2._t
-        sums = ms.launch_sums()
-        if self._fold is None or self._fold_into is not sums:
-            self._folder(sums)
+        if sums is None:
+            sums = ms.launch_sums()
+            if self._fold is None or self._fold_into is not sums:
+                self._folder(sums)
         self._values[self._number_at] = sums.batches
 
     def apply(self) -> None:
@@ -674,8 +681,8 @@ class NativeBatch:
         if self.global_native and not chain.skipped(WALK):     # the walk ran: its caches' counts
             self._sectors.wrote(self._start_m[self._n])
             clock = self.clock
-            for k, cc in enumerate((ms.l1, ms.l2)):
-                if cc is not None and (cc._counted_in is None or cc._counted_in[0] is not clock):
+            for cc, k in self._counted_slots:
+                if cc._counted_in is None or cc._counted_in[0] is not clock:
                     cc.counted_in(clock, k)
         if parts:
             ms.add_warp_runs(self._ks[:, :chain.result(CYCLES)].copy())     # (keys, sums) of the warps' runs

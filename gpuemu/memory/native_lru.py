@@ -145,6 +145,7 @@ class LruState:
         self.planes = np.zeros((3, 0, assoc), dtype=np.int64)
         self._fixed = (self.row_of.ctypes.data, self.meta.ctypes.data)
         self._ptrs = None
+        self.nbytes = self.row_of.nbytes      # its arrays' bytes (kept up to date by reserve)
 
     @property
     def rows(self) -> int:
@@ -185,6 +186,7 @@ class LruState:
             grown = record_pool.records(3 * cap, self.assoc, np.int64).reshape(3, cap, self.assoc)
             grown[:, :n] = self.planes[:, :n]
             self.planes = grown
+            self.nbytes = self.row_of.nbytes + grown.nbytes
             p, plane = grown.ctypes.data, cap * self.assoc * 8
             self._ptrs = (p, p + plane, p + 2 * plane)
 

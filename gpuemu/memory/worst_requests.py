@@ -77,15 +77,16 @@ class WorstRequests:
         w.__dict__["by_line"] = {}
         return w
 
-    def defer(self, merge) -> None:
-        """merge(by_line) takes in requests kept later (launch_sums' settle:
-        they are made into WorstRequest when `by_line` is first read), in
-        the order deferred, before anything else reads or changes them."""
+    def defer(self, merge, *args) -> None:
+        """merge(*args, by_line) takes in requests kept later (launch_sums'
+        settle: they are made into WorstRequest when `by_line` is first
+        read), in the order deferred, before anything else reads or changes
+        them (the arguments given apart: no partial made every launch)."""
         later = self.__dict__.get("_later")
         if later:
-            later.append(merge)
+            later.append((merge, args))
         else:
-            self.__dict__["_later"] = [merge]
+            self.__dict__["_later"] = [(merge, args)]
 
 
 def _by_line(self) -> dict:
@@ -94,8 +95,8 @@ def _by_line(self) -> dict:
     later = d.get("_later")
     if later:
         d["_later"] = None
-        for merge in later:
-            merge(d["by_line"])
+        for merge, args in later:
+            merge(*args, d["by_line"])
     return d["by_line"]
 
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import gpuemu
+from gpuemu.jit import abi
 from gpuemu.machine import block_runner
 from gpuemu.machine.warp_scheduler import LooseRoundRobin
 from kernel_launch import launch
@@ -214,3 +215,32 @@ def test_a_fault_in_a_range_is_the_same_finding():
                              stats=False)
     assert isinstance(nat, gpuemu.KernelError) and findings(nat) == findings(py)
     assert nat.findings[0].kind == "out_of_bounds" and nat.findings[0].block == (41, 0, 0)
+
+
+THREAD_INDEX = r"""
+extern "C" __global__ void k(int* out) {
+    int t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+    int b = blockIdx.x * blockDim.x * blockDim.y * blockDim.z;
+    out[b + t] = threadIdx.x * 10000 + threadIdx.y * 100 + threadIdx.z;
+}"""
+
+
+@pytest.mark.parametrize("block", [(64,), (8, 4, 3)])
+def test_a_range_gives_each_thread_its_indices_whatever_its_slot_held(block):
+    # the range loop copies a warp's header from the template all but threadIdx,
+    # which the warp function writes at its start: a slot's old bytes there are unread
+    k = gpuemu.RawModule(code=THREAD_INDEX).get_function("k")
+    n = 6 * int(np.prod(block))
+    out = gpuemu.asarray(np.zeros(n, np.int32))
+    k((6,), block, (out,), stats=False)
+    [got] = k._kept_launches.values()
+    [run] = got.idle
+    tid = slice(abi.F_TID, abi.F_CUR)
+    run.frames[:, tid] = 0xAB
+    run.header_template[:, tid] = 0xCD
+    out.set(np.zeros(n, np.int32))
+    k((6,), block, (out,), stats=False)
+    z, y, x = np.meshgrid(*(range(d) for d in reversed(block + (1, 1)[:3 - len(block)])),
+                          indexing="ij")
+    want = np.tile((x * 10000 + y * 100 + z).ravel(), 6)
+    assert out.get().tolist() == want.tolist()

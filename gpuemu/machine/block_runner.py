@@ -282,10 +282,19 @@ RANGE_SYMBOL = "gpuemu_run_range"
 L_FIELDS = 11
 
 
+# the parts of a warp's header the range loop copies from the template: all but
+# threadIdx (3 x 32 lanes x i32), which the warp function writes first, at its
+# start (warp_codegen init_warp): a quarter of the bytes, for every warp
+_TID_END = abi.F_TID + 3 * abi.WARP * 4
+assert _TID_END == abi.F_CUR
+_TEMPLATE_PARTS = ((0, abi.F_TID), (_TID_END, abi.HEADER_BYTES))
+
+
 def _build_range_ir() -> str:
     """gpuemu_run_range(fn, fptrs, nw, ctx, st, lin0, lin1, launch): blocks lin0..lin1-1
     in linear order, each in the one block slot fptrs[0:nw]: its warps' headers
-    copied from the template (launch[TEMPLATE], nw rows of HEADER_BYTES), its
+    copied from the template (launch[TEMPLATE], nw rows of HEADER_BYTES; all
+    but threadIdx, _TEMPLATE_PARTS), its
     block fields set (linear index, blockIdx from gridDim x and y, SM = linear
     mod SMs, as RoundRobinBlockScheduler), its shared memory zeroed, then run as
     gpuemu_run_block from a fresh state. With launch[ISSUE] (an int64 per SM)
@@ -326,8 +335,10 @@ def _build_range_ir() -> str:
 
         def fresh_header(w):                # warp w: the template, then the block fields
             frame = b.inttoptr(b.load(b.gep(fptrs, [w])), i8p)
-            b.call(memcpy, [frame, b.gep(tpl, [b.mul(w, c64(abi.HEADER_BYTES))]),
-                            c64(abi.HEADER_BYTES), no])
+            row = b.gep(tpl, [b.mul(w, c64(abi.HEADER_BYTES))])
+            for start, end in _TEMPLATE_PARTS:
+                b.call(memcpy, [b.gep(frame, [c64(start)]), b.gep(row, [c64(start)]),
+                                c64(end - start), no])
             for off, v in vals:
                 b.store(v, b.bitcast(b.gep(frame, [c64(off)]), I32.as_pointer()))
         _counted_loop(fn, b, w_v, nw, fresh_header)

@@ -26,7 +26,9 @@ counters come from the launch's sums at its end (MemorySystem.settle),
 as on the other path, so every counter, kept request, cycle and cache
 state is what prepare and apply give (tests/test_native_batch.py).
 Block workers prepare a batch (the steps up to the second guard) on
-their own threads and apply it (the rest) in issue order.
+their own threads and apply it (the rest) in issue order; what the rest
+reads of the records (the fold's costliest requests) is kept apart
+(`keep_records`), so a worker writes its next batch over them meanwhile.
 
 A launch's last batch (LaunchRun.finish) goes with the launch's end in
 the same native call (`charge_last`): the chain's steps, then the settle

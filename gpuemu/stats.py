@@ -53,6 +53,9 @@ def _dense_sums(keys: np.ndarray, values: np.ndarray) -> tuple:
     return at, (hi << 32) + lo
 
 
+_UNMADE = MappingProxyType({})     # Stats._totals and _by_line before the first sum
+
+
 def _line_counts() -> defaultdict:
     """One line's counters (Stats._by_line's values)."""
     return defaultdict(int)
@@ -75,10 +78,11 @@ class Stats:
 
     _log_sets: tuple | list = ()         # the name sets of the deferred sums (get)
     _log_adds = MappingProxyType({})     # the deferred adds' totals by name (get)
+    # the sums per counter and per line: made at the first sum (`_made`), read as empty before
+    _totals: dict = _UNMADE
+    _by_line: dict = _UNMADE
 
     def __init__(self) -> None:
-        self._totals: dict = defaultdict(int)
-        self._by_line: dict = defaultdict(_line_counts)
         self._names: dict = {}           # counter name -> index in _pending keys
         self._pending: list = []         # add_lines: (name index, lines int64[M], values int64[M])
         self._held = 0
@@ -92,12 +96,22 @@ class Stats:
     @property
     def totals(self) -> dict:
         self._flush()
-        return self._totals
+        return self._made()[0]
 
     @property
     def by_line(self) -> dict:
         self._flush()
-        return self._by_line
+        return self._made()[1]
+
+    def _made(self) -> tuple:
+        """(_totals, _by_line), made at the first sum: a kept launch makes a
+        Stats every time, and one whose counters are only deferred
+        (defer_named, defer_table) and never read needs neither."""
+        totals = self._totals
+        if totals is _UNMADE:
+            totals = self._totals = defaultdict(int)
+            self._by_line = defaultdict(_line_counts)
+        return totals, self._by_line
 
     def add(self, name: str, value: int, line: int | None = None) -> None:
         if self._log and line is None:     # after deferred sums: deferred too, in order
@@ -106,9 +120,10 @@ class Stats:
             self._log_adds[name] = self._log_adds.get(name, 0) + value
             return
         self._flush()
-        self._totals[name] += int(value)
+        totals, by_line = self._made()
+        totals[name] += int(value)
         if line is not None:
-            self._by_line[int(line)][name] += int(value)
+            by_line[int(line)][name] += int(value)
 
     def add_lines(self, name: str, lines: np.ndarray, values: np.ndarray) -> None:
         if self._log:
@@ -139,7 +154,7 @@ class Stats:
     def _add_rows(self, items, names) -> None:
         if self._log:
             self._replay()
-        totals, by_line = self._totals, self._by_line
+        totals, by_line = self._made()
         at, counts = None, None
         for name, line, v in items:
             if names is not None:
@@ -233,7 +248,7 @@ class Stats:
             starts = np.flatnonzero(new)
             sums = np.add.reduceat(values, starts)        # exact int64 sums
             first_ids, first_lines = ids[starts], lines[starts]
-        totals, by_line = self._totals, self._by_line
+        totals, by_line = self._made()
         for n, ln, v in zip(first_ids.tolist(), first_lines.tolist(), sums.tolist()):
             name = names[n]
             totals[name] += v                             # every name added gets a total
@@ -254,10 +269,11 @@ class Stats:
         self._held += other._held
         if other._totals or other._by_line:          # what other had summed already
             self._flush()
+            totals, by_line = self._made()
             for name, v in other._totals.items():
-                self._totals[name] += v
+                totals[name] += v
             for ln, counts in other._by_line.items():
-                mine = self._by_line[ln]
+                mine = by_line[ln]
                 for name, v in counts.items():
                     mine[name] += v
         if self._held >= _PENDING_MAX:

@@ -73,6 +73,33 @@ def test_two_workers_count_what_one_worker_counts_in_every_space():
         assert one.stats[name] > 0, name
 
 
+CONSTANT = r"""
+__constant__ float coef[8];
+extern "C" __global__ void k(const float* x, float* out, int n) {
+    __shared__ float s[256];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    s[threadIdx.x] = x[i] + coef[threadIdx.x & 7];
+    __syncthreads();
+    out[i] = s[255 - threadIdx.x] * coef[(i >> 5) & 7];
+}
+"""
+
+
+def test_two_workers_count_batches_the_native_passes_do_not_serve_as_one_worker(monkeypatch):
+    # a batch with a constant request is prepared the MemorySystem way, which reads its trace
+    # buffer until it is charged (the worker goes on in a spare buffer), or charged at once
+    from gpuemu.machine import block_workers
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (on the workers)
+    runs = []
+    for workers in (1, 2):
+        x = np.arange(1024 * 256, dtype=np.float32)
+        runs.append(launch(CONSTANT, "k", (1024,), (256,), x, np.zeros_like(x), np.int32(x.size),
+                           workers=workers))
+    one, two = runs
+    assert one.stats["constant_requests"] > 0
+    assert two.stats == one.stats and two.stats_by_line == one.stats_by_line
+
+
 GLOBAL_HIST = r"""
 extern "C" __global__ void hist(const int* data, unsigned int* bins, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

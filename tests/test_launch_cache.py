@@ -440,3 +440,38 @@ def test_a_kept_launch_calls_the_range_function_block_runner_names_then(monkeypa
     monkeypatch.setattr(block_runner, "_range_function", real)
     k((4,), (256,), args, stats=False)
     assert calls == [1]
+
+
+SPIN = r"""
+extern "C" __global__ void k(volatile int *flag, int *out) {
+    while (flag[0] == 0) { }
+    out[threadIdx.x] = flag[0];
+}
+"""
+
+
+def test_other_threads_run_while_a_kept_launch_runs_its_blocks():
+    # the kept launch's native call lets go of the GIL, as a ctypes call does: the
+    # kernel waits for a flag that only another Python thread sets
+    import threading
+    k = gpuemu.RawModule(code=SPIN).get_function("k")
+    flag = gpuemu.asarray(np.ones(1, np.int32))
+    out = gpuemu.asarray(np.zeros(32, np.int32))
+    k(1, 32, (flag, out), stats=False, budget=10**8)      # the full path (the flag is set)
+    flag.set(np.zeros(1, np.int32))
+    setter = threading.Timer(0.05, flag.set, (np.full(1, 7, np.int32),))
+    setter.start()
+    la = k(1, 32, (flag, out), stats=False, budget=10**8)  # kept: waits for the thread
+    setter.join()
+    assert la.findings == [] and out.get().tolist() == [7] * 32
+
+
+def test_a_kept_range_calls_the_native_range_loop_directly():
+    from gpuemu.machine import block_runner
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd(1024)
+    k((4,), (256,), args, stats=False)
+    [(_, [run])] = _kept(k).items()
+    args[2].set(np.zeros(1024, np.float32))
+    assert run._kept_range.call() == block_runner.DONE      # what run_kept's ctypes call gives
+    assert np.array_equal(args[2].get(), a + b)

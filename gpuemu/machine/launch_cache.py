@@ -124,7 +124,6 @@ _clock = time.perf_counter
 _memories = sys.modules[device_memory.__module__]    # its _device_memory: device_memory()'s
 _new = object.__new__
 _RANGE_FUNCTION = block_runner._range_function      # as loaded (bench_workers may wrap it)
-_range_native = None        # what _RANGE_FUNCTION() gives, set by keep() (a kept run ran it)
 
 
 def launch(kernel, key, args, stream, options: dict):
@@ -175,12 +174,14 @@ def launch(kernel, key, args, stream, options: dict):
             run.stats = Stats()
         if "_merged_divergence" in run.__dict__:
             del run._merged_divergence
-    fn = block_runner._range_function   # looked up per call: benchmarks/bench_workers.py wraps it
-    fn = _range_native if fn is _RANGE_FUNCTION else fn()
+    kept_range = run._kept_range
+    # block_runner._range_function is looked up per call (benchmarks/bench_workers.py wraps
+    # it); as loaded, the kept range's direct call makes the same native call
+    call = kept_range.call if block_runner._range_function is _RANGE_FUNCTION else None
     t0 = _clock()
     try:
         # block_runner.run_kept(run, run._kept_range, got.blocks), written out (a call less)
-        code = fn(run._kept_range.address)
+        code = call() if call is not None else block_runner._range_function()(kept_range.address)
         if code:                        # (not block_runner.DONE)
             block_runner.kept_event(run, code, got.blocks)
         if counted:                     # as LaunchRun.run ends (without counters a kept run,
@@ -221,8 +222,6 @@ def keep(kernel, key, run) -> bool:
             or not _one_worker(run.options)
             or run.options.get("printf_buffer") is not None or run._order_rng is not None):
         return False
-    global _range_native
-    _range_native = _RANGE_FUNCTION()  # what launch() calls (loaded: the run's launch ran it)
     run._params_view = memoryview(run.params)     # before another thread can take it
     run._args_written = new_written(layout_of(kernel))   # launch_plan.write_args(written=)
     run._kept_range = block_runner.kept_range(run, grid_blocks(run.shape))   # block_runner.run_kept's

@@ -153,6 +153,11 @@ def _build_room_ir() -> str:
 _BEST, _BEST_AT = request_table.COL["best"], request_table.COL["best_at"]
 
 
+# private anonymous memory: pages given back read as zero (Linux; elsewhere they are kept)
+_PRIVATE = dict(flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS) if hasattr(mmap, "MAP_PRIVATE") else {}
+_GIVE_BACK = getattr(mmap, "MADV_DONTNEED", None)
+
+
 class KeptRecords:
     """Room for `capacity` trace records in anonymous memory, mapped as it is
     written, holding only some of them (NativeBatch.keep_records: a batch's
@@ -165,8 +170,7 @@ class KeptRecords:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self._map = mmap.mmap(-1, max(capacity, 1) * abi.TRACE_DTYPE.itemsize,   # (private: pages given
-                              flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)       # back read as zero)
+        self._map = mmap.mmap(-1, max(capacity, 1) * abi.TRACE_DTYPE.itemsize, **_PRIVATE)
         self.records = np.frombuffer(self._map, dtype=abi.TRACE_DTYPE)
         self.at = address(self.records)
         self.pages = 0                    # pages the copies since the last give-back may have touched
@@ -175,8 +179,8 @@ class KeptRecords:
         """records[at] copied to the same places here (the last copy's are
         kept until the next); the room, as records."""
         touched = 2 * len(at)             # (a record may straddle two pages)
-        if self.pages and self.pages + touched > self.PAGES:
-            self._map.madvise(mmap.MADV_DONTNEED)
+        if self.pages and self.pages + touched > self.PAGES and _GIVE_BACK is not None:
+            self._map.madvise(_GIVE_BACK)
             self.pages = 0
         self.records[at] = records[at]
         self.pages += touched
@@ -185,7 +189,7 @@ class KeptRecords:
     @property
     def nbytes(self) -> int:
         """Bytes of its pages in use at most."""
-        return self.pages * mmap.PAGESIZE
+        return min(self.pages * mmap.PAGESIZE, len(self._map))
 
 
 def _rules(ms) -> tuple:

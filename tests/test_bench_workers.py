@@ -59,7 +59,8 @@ def test_the_calls_are_counted_on_the_calling_thread_and_on_the_others():
 
 def test_the_phase_clock_times_one_worker_s_native_charge_as_its_prepare_and_apply_steps():
     import threading
-    b = bench_workers._vecadd(1 << 16)           # 64K threads: several trace batches
+    b = bench_workers._vecadd(1 << 18)           # 256K threads: several trace batches (the last one
+    #                                              charged with the launch's end, charge_last)
     plain = b.launch(workers=1)
     with bench_workers._phase_clock() as spent:
         split = b.launch(workers=1)

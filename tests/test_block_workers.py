@@ -407,7 +407,7 @@ def test_a_worker_keeps_native_batches_of_its_spare_buffers_after_the_launch():
     class Run(_Recorder):
         trace, ctx = None, np.zeros(abi.CTX_FIELDS, dtype=np.int64)
 
-    class Native:                                 # a NativeBatch: kept ones let go of their memory system
+    class Native:                                 # a NativeBatch: kept ones stay bound to the run's memory system
         served = True
 
         def let_go(self):
@@ -420,7 +420,7 @@ def test_a_worker_keeps_native_batches_of_its_spare_buffers_after_the_launch():
     wk.idle()
     assert wk.spare == [] and len(wk.natives) == NATIVES_KEPT
     assert {id(nb) for nb in wk.natives} <= {id(nb) for _, nb in pairs}
-    assert not any(nb.served for nb in wk.natives)
+    assert all(nb.served for nb in wk.natives)     # (launch_plan.keep_memory_system lets go where it drops it)
 
 
 def test_the_calling_thread_s_copy_traces_into_the_run_s_own_buffer():
@@ -433,18 +433,19 @@ def test_the_calling_thread_s_copy_traces_into_the_run_s_own_buffer():
     k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2)
     [run] = [r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(KEPT)]
     assert all(wk.run.trace is None for wk in run.__dict__[KEPT])
+    run.options = {}             # (a launch of the kept run renews it with its options first)
     mine, other = _take(run, run.ctx, lend=True), _take(run, run.ctx)
     assert mine.run.trace is run.trace
     assert other.run.trace is not None and other.run.trace is not run.trace
     assert mine.run.ctx[abi.C_TRACE] == run.trace.ctypes.data
 
 
-def test_a_kept_run_s_next_launch_folds_into_its_last_sums_and_kept_native_batches_serve_no_memory_system(
+def test_a_kept_run_s_next_launch_folds_into_its_last_sums_where_its_memory_system_was_dropped(
         monkeypatch):
-    # kept NativeBatches let go of the launch's memory system (its caches' states go back to
-    # record_pool); the next launch's memory system takes the last launch's settled sums,
-    # which those NativeBatches fold into already, and its caches' rows
-    from gpuemu.machine import block_workers
+    # kept NativeBatches let go of a dropped memory system (launch_plan.keep_memory_system: its
+    # caches' states go back to record_pool); the next launch's memory system takes the last
+    # launch's settled sums, which those NativeBatches fold into already, and its caches' rows
+    from gpuemu.machine import block_workers, launch_plan
     from gpuemu.machine.block_workers import KEPT, LAST
     monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (small: on the workers)
     n = 256
@@ -454,9 +455,10 @@ def test_a_kept_run_s_next_launch_folds_into_its_last_sums_and_kept_native_batch
     [run] = [r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(KEPT)]
     sums, rows = run.__dict__[LAST]
     natives = [nb for wk in run.__dict__[KEPT] for nb in wk.natives]
-    assert natives and all(nb.ms is None for nb in natives)
     assert rows and all(r > 0 for r in rows)
-    run.memsys = None            # as launch_plan.keep_memory_system drops a large one: the next is new
+    monkeypatch.setattr(launch_plan, "MAX_MEMSYS_BYTES", 0)     # too large to keep: dropped
+    launch_plan.keep_memory_system(run)
+    assert run.memsys is None and natives and all(nb.ms is None for nb in natives)
     seen = []
     real_run = type(run).run
 
@@ -560,3 +562,38 @@ def test_a_runs_last_traced_launchs_sums_are_counted_once_in_its_kept_bytes(monk
     assert block_workers.kept_bytes(run) == (sum(wk.run.buffer_bytes() for wk in copies)
                                             + sum(nb.buffer_nbytes for nb in natives)
                                             + sum(s.nbytes for s in distinct.values()))
+
+
+def _vecadd(n: int):
+    """vecadd of n elements: its kernel, arguments and the sum they should give."""
+    rng = np.random.default_rng(8)
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    k = gpuemu.RawModule(path=str(PROGRAMS / "vecadd.cu")).get_function("vecadd")
+    return k, (gpuemu.asarray(a), gpuemu.asarray(b), gpuemu.zeros(n, dtype=np.float32), np.int32(n)), a + b
+
+
+def test_a_kept_run_of_two_workers_keeps_its_large_memory_system_and_its_native_batches_stay_bound(monkeypatch):
+    # caches grown past launch_plan's budget give their planes back (the run holds their sets'
+    # row numbers only) and the memory system is kept: the next launch binds no NativeBatch
+    # again, and counts what one worker counts
+    from gpuemu.machine import block_workers, launch_plan
+    from gpuemu.machine.block_workers import KEPT
+    from gpuemu.memory.memory_system import MemorySystem
+    from gpuemu.memory.native_batch import NativeBatch
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (small: on the workers)
+    k, args, want = _vecadd(1 << 16)
+    fresh = MemorySystem(k.module.preset)
+    rows_only = sum(c.lru_state().row_of.nbytes for c in (fresh.l1, fresh.l2, fresh.ro_cache) if c is not None)
+    monkeypatch.setattr(launch_plan, "MAX_MEMSYS_BYTES", rows_only)     # any state with planes is larger
+    one = k((256,), (256,), args, workers=1).stats
+    k((256,), (256,), args, workers=2)
+    [run] = [r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(KEPT)]
+    ms = run.memsys
+    assert ms is not None and ms.state_bytes() == rows_only
+    binds = []
+    bind = NativeBatch.bind
+    monkeypatch.setattr(NativeBatch, "bind", lambda self, *a: binds.append(self) or bind(self, *a))
+    natives = {id(nb) for wk in run.__dict__[KEPT] for nb in wk.natives}
+    two = k((256,), (256,), args, workers=2).stats
+    assert run.memsys is ms and [nb for nb in binds if id(nb) in natives] == []
+    assert two == one and np.array_equal(args[2].get(), want)

@@ -145,6 +145,17 @@ def test_invalidate_drops_the_line_only():
     assert c.access(np.array([0, 1]), np.array([1, 1])).tolist() == [0, 1]
 
 
+def test_a_cache_whose_state_is_released_is_cold_and_holds_only_its_sets_row_numbers():
+    c = SectoredCache(50 * 1024 * 1024, 128, 32, 16, partitions=4)
+    lines, ones, parts = np.arange(0, 4000, 7), np.ones(572, dtype=np.int64), np.arange(572) % 4
+    first = c.access(lines, ones, True, parts)
+    c.release_state()
+    assert c.sets_in_use == 0 and c.lru_state().nbytes == c.lru_state().row_of.nbytes
+    assert (c.hits, c.misses) == (0, 0)
+    again = c.access(lines, ones, True, parts)          # misses as a new cache's first look-ups
+    assert again.tolist() == first.tolist() == [0] * 572 and (c.hits, c.misses) == (0, 572)
+
+
 def test_state_is_kept_only_for_the_sets_looked_up():
     c = SectoredCache(50 * 1024 * 1024, 128, 32, 16, partitions=4)   # 24576 sets x 4
     c.access(np.array([7, 7, 9]), np.ones(3, dtype=np.int64), True, np.array([0, 1, 0]))

@@ -271,3 +271,23 @@ def test_a_kept_run_whose_memory_system_is_dropped_holds_nothing_of_it(monkeypat
     assert [m() for m in made if m() is not None] == []
     assert np.array_equal(args[2].get(), a + b)
     assert k((16,), (256,), args, workers=workers).stats["global_load_requests"] == 2 * 4096 // 32   # bound anew
+
+
+def test_a_kept_run_whose_caches_grew_past_the_budget_keeps_its_memory_system_holding_their_row_numbers_only(
+        monkeypatch):
+    # launch_plan.keep_memory_system: the caches' planes go back to record_pool, the memory system
+    # (and the run's NativeBatch bound to it) stays, its kept bytes within MAX_MEMSYS_BYTES;
+    # the next launch starts from cold caches as a new memory system would
+    from gpuemu.memory.memory_system import MemorySystem
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd_args(16384)
+    fresh = MemorySystem(k.module.preset)
+    rows_only = sum(c.lru_state().row_of.nbytes for c in (fresh.l1, fresh.l2, fresh.ro_cache) if c is not None)
+    monkeypatch.setattr(launch_plan, "MAX_MEMSYS_BYTES", rows_only)     # any state with planes is larger
+    first = k((64,), (256,), args)
+    [run] = [r for got in k._kept_launches.values() for r in got.idle]
+    ms, nb = run.memsys, run._native_batch
+    assert ms is not None and ms.state_bytes() == rows_only and nb.serves(ms, run.meta.instrs)
+    again = k((64,), (256,), args)
+    assert run.memsys is ms and again.stats == first.stats
+    assert np.array_equal(args[2].get(), a + b)

@@ -2,6 +2,7 @@
 the rows a state of the same geometry grew to before (what the walk finds
 is tests/test_cache.py's: the same at any capacity)."""
 import numpy as np
+import pytest
 
 from gpuemu.memory import native_lru
 from gpuemu.memory.native_lru import LruState, lru_walk
@@ -42,3 +43,21 @@ def test_the_rows_in_use_survive_a_growth():
     st.reserve(1024)                                        # grown: the three rows copied over
     hit = lru_walk(st, keys, one, one.astype(np.uint8), np.array([1, 2, 3], dtype=np.int64), 3)
     assert hit.tolist() == [1, 1, 1]
+
+
+def test_a_released_state_holds_only_its_row_numbers_and_takes_planes_again_when_reserved(monkeypatch):
+    monkeypatch.setattr(native_lru, "GROWN", {})
+    st = LruState(num_sets=1024, assoc=2)
+    st.reserve(1024)
+    st.release()
+    assert st.planes.shape == (3, 0, 2) and st._ptrs is None and st.nbytes == st.row_of.nbytes
+    st.reserve(64)                                          # 64 * 16 >= 1024: what it grew to before
+    assert st.planes.shape == (3, 1024, 2) and st.nbytes == st.row_of.nbytes + st.planes.nbytes
+
+
+def test_a_state_with_rows_in_use_is_not_released():
+    st = LruState(num_sets=1024, assoc=2)
+    one = np.ones(1, dtype=np.int64)
+    lru_walk(st, np.array([5], dtype=np.int64), one, one.astype(np.uint8), np.array([5], dtype=np.int64), 0)
+    with pytest.raises(ValueError):
+        st.release()

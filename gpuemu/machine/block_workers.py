@@ -243,7 +243,10 @@ class _Worker:
         """The launch is over: drop what only it needed (its memory model,
         counters); the trace buffers go back to record_pool, NativeBatches
         (the current buffer's, the unused kept ones and the spares') are
-        kept for the next launch's buffers, up to NATIVES_KEPT."""
+        kept for the next launch's buffers, up to NATIVES_KEPT, bound to
+        the run's memory system (kept with the run: its next launch needs
+        no rebinding; launch_plan.keep_memory_system lets them go, `let_go`,
+        where it drops it)."""
         w = self.run
         w.memsys = w.stats = w.params = w.options = None
         w.findings = []
@@ -253,8 +256,6 @@ class _Worker:
             nb = natives.pop() if natives else spare.pop()[1]
             if nb is not None:
                 kept.append(nb)
-        for nb in kept:
-            nb.let_go()                    # (its memory system's cache states back to record_pool)
         self.natives, self.native = kept, None
         spare.clear()
         if w.trace is not None:
@@ -308,6 +309,16 @@ def kept_bytes(run) -> int:
     if last is not None:
         sums[id(last)] = last
     return n + sum(s.nbytes for s in sums.values())
+
+
+def let_go(run) -> None:
+    """The NativeBatches of `run`'s kept worker copies let go of the memory
+    system they served (launch_plan.keep_memory_system drops it: its caches'
+    states go back to record_pool when it dies); they bind again at the
+    next launch."""
+    for wk in run.__dict__.get(KEPT, ()):
+        for nb in wk.natives:
+            nb.let_go()
 
 
 def _keep(run, workers: list, mine: Optional[_Worker] = None) -> None:

@@ -268,18 +268,28 @@ def _kept_bytes(run) -> int:
 def keep_memory_system(run) -> None:
     """A finished run keeps its memory system for its next launch, which
     resets it (LaunchRun.renew, MemorySystem.reset: cold caches, as a new
-    one), unless its caches' state is larger than MAX_MEMSYS_BYTES (a
-    launch of many blocks: building a new one costs little beside it).
-    Nothing else of the run holds a dropped one (its NativeBatch lets it
-    go, as its worker copies' do; warp_bank_counts.for_run's note holds it
-    weakly): kept, its caches' states would be held uncounted by the
-    kept-run budget."""
+    one). Where its caches' state is larger than MAX_MEMSYS_BYTES (a
+    launch of many blocks), their planes go back to record_pool now
+    (MemorySystem.release_states: cold caches that hold only their sets'
+    row numbers, which the next launch's lookups fill again, as a new
+    memory system's would), so the kept state stays within the budget and
+    the run's NativeBatches, its worker copies' included, stay bound to
+    it (a new memory system rebinds each of them: 5 to 8 a launch of two
+    workers on vecadd 1M, some 45 us each). Only where even that is
+    larger is it dropped: then nothing else of the run holds it (its
+    NativeBatches let it go, as its worker copies' do; warp_bank_counts.
+    for_run's note holds it weakly): kept, its caches' states would be
+    held uncounted by the kept-run budget."""
     ms = run.memsys
-    if ms is not None and ms.state_bytes() > MAX_MEMSYS_BYTES:
+    if ms is None or ms.state_bytes() <= MAX_MEMSYS_BYTES:
+        return
+    ms.release_states()
+    if ms.state_bytes() > MAX_MEMSYS_BYTES:
         run.memsys = None
         nb = run.__dict__.get("_native_batch")
         if nb is not None:
             nb.let_go()
+        block_workers.let_go(run)
 
 
 def reusable(run) -> bool:

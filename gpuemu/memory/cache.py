@@ -150,6 +150,18 @@ class SectoredCache:
             self.reset_call()()
         self.reset_fields()
 
+    def release_state(self) -> None:
+        """Empty the cache as `reset` does and give its state's planes back to
+        record_pool (native_lru.LruState.release): a kept memory system
+        whose caches grew large holds only their sets' row numbers between
+        launches; the next launch's lookups take planes again."""
+        st = self._state
+        if st is None:
+            return
+        if st.meta[0]:
+            self.reset()
+        st.release()
+
     def reset_call(self) -> packed_call.PackedCall:
         """The native half of `reset` (this cache's state made first), its
         arguments set: a caller may chain it with others (MemorySystem.reset)

@@ -327,6 +327,14 @@ class MemorySystem:
                 n += st.nbytes
         return n
 
+    def release_states(self) -> None:
+        """Cold caches whose states hold only their sets' row numbers (the
+        planes back to record_pool: SectoredCache.release_state), so a kept
+        memory system holds little between launches (launch_plan.keep_memory_system)."""
+        for cache in (self.l1, self.l2, self.ro_cache):
+            if cache is not None:
+                cache.release_state()
+
     # ------------------------------------------------------------ helpers
     def _tables(self, instrs):
         if self.tables_for is not instrs or len(self._op) != len(instrs):

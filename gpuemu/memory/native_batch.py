@@ -711,6 +711,7 @@ class NativeBatch:
         for st in self._states:
             if st._ptrs is not ptrs[k]:
                 _, slot, name = self._cache_slots[k]
-                self.walk.argv[slot + 1:slot + 4] = ptrs[k] = st._ptrs
+                ptrs[k] = st._ptrs             # (None: released, launch_plan.keep_memory_system)
+                self.walk.argv[slot + 1:slot + 4] = st._ptrs or (0, 0, 0)
                 self.room[f"{name}_cap"] = st.planes.shape[1]
             k += 1

@@ -169,8 +169,9 @@ class LruState:
         ms of copying and fresh pages on the ordered step, where one
         worker's first batch took every set at once. (A launch of a
         sixteenth of the rows or more keeps a large state: launch_plan then
-        keeps no memory system with its run; vecadd launches of 4K to 64K
-        threads after one of 1M took the same CPU here either way.)"""
+        gives its planes back between launches, `release`; vecadd launches
+        of 4K to 64K threads after one of 1M took the same CPU here either
+        way.)"""
         n, cap = int(self.meta[0]), self.planes.shape[1]
         need = min(n + m, self.num_sets)
         if need > cap:
@@ -189,6 +190,17 @@ class LruState:
             self.nbytes = self.row_of.nbytes + grown.nbytes
             p, plane = grown.ctypes.data, cap * self.assoc * 8
             self._ptrs = (p, p + plane, p + 2 * plane)
+
+    def release(self) -> None:
+        """Give the planes back to record_pool, keeping row_of: a cold state
+        (no row in use: a reset one) that holds only its sets' row numbers,
+        as a new one does. `reserve` takes planes again when rows are next
+        needed (at once to the most rows this geometry grew to, GROWN)."""
+        if int(self.meta[0]):
+            raise ValueError("release: the state has rows in use (reset it first)")
+        self.planes = np.zeros((3, 0, self.assoc), dtype=np.int64)
+        self._ptrs = None
+        self.nbytes = self.row_of.nbytes
 
 
 def lru_walk(state: LruState, keys: np.ndarray, bits: np.ndarray, alloc: np.ndarray,

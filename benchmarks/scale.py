@@ -1,18 +1,24 @@
 """Scale: vecadd from 1K to 16M threads (issue 6, item 3).
 
-    python benchmarks/scale.py [--max 16M] [--stats] [--workers N] [--json FILE]
+    python benchmarks/scale.py [--max 16M] [--stats] [--workers N] [--rounds R] [--json FILE]
 
 For each size (1K, 4K, ..., 16M threads, blocks of 256) it launches
 programs/vecadd.cu warm (one untimed launch of each size first: a new
-shape's first launch sets up its run) and reports seconds (the minimum of
-20 runs up to 64K, of 3 below 4M, of 2 from 4M up: a small launch is
-cheap, and its minimum needs more tries on a busy machine),
-microseconds per launch, seconds per thread, that over the best per-thread
-time of the sweep (the target: within 2x at every size),
+shape's first launch sets up its run) and reports seconds (the minimum over
+--rounds rounds, default 5, of 20 runs each up to 64K, 3 below 4M, 2 from
+4M up: a small launch is cheap, and its minimum needs more tries on a busy
+machine), microseconds per launch, seconds per thread, that over the best
+per-thread time of the sweep (the target: within 2x at every size),
 and the emulator's memory beyond the arrays: the peak of numpy/Python
 allocations during one more launch (tracemalloc, which numpy reports to;
 not timed) over what was allocated before it (the host and device arrays), and the growth
-of the process's peak RSS. Pinned to one CPU unless --workers > 1.
+of the process's peak RSS over the size's first launches. Pinned to one CPU unless --workers > 1.
+
+A round times every size once, smallest first, so that each size is timed
+in every spell of the machine's speed: on a virtual machine whose cores
+run faster or slower for seconds at a time, sizes timed one after another
+would each see one spell, and the ratio to the best size would measure the
+spells as much as the emulator.
 `--cpu-time`: per-thread times from the launching thread's CPU time (on a
 machine shared with other work, wall time measures the others too).
 """
@@ -40,33 +46,70 @@ def _label(n: int) -> str:
     return f"{n >> 20}M" if n >= 1 << 20 else f"{n >> 10}K"
 
 
+class Size:
+    """One size's arrays, launch arguments and the times taken so far."""
+
+    def __init__(self, k, n: int, stats: bool, workers: int) -> None:
+        import numpy as np
+        import gpuemu
+        rng = np.random.default_rng(1)
+        self.k, self.n, self.stats, self.workers = k, n, stats, workers
+        self.a, self.b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+        self.dc = gpuemu.asarray(np.zeros_like(self.a))
+        self.args = (gpuemu.asarray(self.a), gpuemu.asarray(self.b), self.dc, np.int32(n))
+        self.grid = ((n + 255) // 256,)
+        self.times: list = []
+        self.cpus: list = []
+        rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        self.launch()                    # warm: a new shape's first launch sets up its run
+        self.time(1)
+        self.rss_growth = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) * 1024
+
+    def launch(self) -> None:
+        self.k(self.grid, (256,), self.args, stats=self.stats, workers=self.workers)
+
+    def time(self, repeats: int) -> None:
+        for _ in range(repeats):
+            t0, c0 = time.perf_counter(), time.thread_time()
+            self.launch()
+            self.times.append(time.perf_counter() - t0)
+            self.cpus.append(time.thread_time() - c0)
+
+    def row(self) -> dict:
+        """The size's row: its least times, and the memory of one more launch."""
+        import numpy as np
+        tracemalloc.start()              # one more run for the memory (tracing slows it)
+        base = tracemalloc.get_traced_memory()[0]
+        self.launch()
+        extra = tracemalloc.get_traced_memory()[1] - base
+        tracemalloc.stop()
+        assert np.array_equal(self.dc.get(), self.a + self.b), "wrong result"
+        n, t = self.n, min(self.times)
+        return {"threads": n, "label": _label(n), "seconds": t, "seconds_per_thread": t / n,
+                "cpu_seconds": min(self.cpus), "cpu_per_thread": min(self.cpus) / n,
+                "emulator_bytes": extra, "rss_growth_bytes": self.rss_growth,
+                "array_bytes": 3 * self.a.nbytes * 2}
+
+
+def repeats_of(n: int) -> int:
+    """Timed launches of a size per round."""
+    return 20 if n <= 1 << 16 else 3 if n < 1 << 22 else 2
+
+
 def measure(k, n: int, stats: bool, workers: int, repeats: int) -> dict:
-    import numpy as np
-    import gpuemu
-    rng = np.random.default_rng(1)
-    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
-    da, db, dc = gpuemu.asarray(a), gpuemu.asarray(b), gpuemu.asarray(np.zeros_like(a))
-    grid = ((n + 255) // 256,)
-    times, cpus = [], []
-    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    args = (da, db, dc, np.int32(n))
-    k(grid, (256,), args, stats=stats, workers=workers)    # warm: a new shape's first launch sets up its run
-    for _ in range(repeats):
-        t0, c0 = time.perf_counter(), time.thread_time()
-        k(grid, (256,), args, stats=stats, workers=workers)
-        times.append(time.perf_counter() - t0)
-        cpus.append(time.thread_time() - c0)
-    tracemalloc.start()                  # one more run for the memory (tracing slows it)
-    base = tracemalloc.get_traced_memory()[0]
-    k(grid, (256,), args, stats=stats, workers=workers)
-    extra = tracemalloc.get_traced_memory()[1] - base
-    tracemalloc.stop()
-    assert np.array_equal(dc.get(), a + b), "wrong result"
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0
-    t = min(times)
-    return {"threads": n, "label": _label(n), "seconds": t, "seconds_per_thread": t / n,
-            "cpu_seconds": min(cpus), "cpu_per_thread": min(cpus) / n,
-            "emulator_bytes": extra, "rss_growth_bytes": rss * 1024, "array_bytes": 3 * a.nbytes * 2}
+    """One size alone: its warm launch, one timed launch, `repeats` - 1 more, its row."""
+    size = Size(k, n, stats, workers)
+    size.time(repeats - 1)
+    return size.row()
+
+
+def sweep(k, sizes: list, stats: bool, workers: int, rounds: int) -> list:
+    """The rows of `sizes`, each timed in `rounds` rounds over all of them."""
+    got = [Size(k, n, stats, workers) for n in sizes]
+    for r in range(rounds):
+        for size in got:
+            size.time(repeats_of(size.n) - (1 if r == 0 else 0))
+    return [size.row() for size in got]
 
 
 def main(argv=None) -> int:
@@ -77,6 +120,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cpu-time", action="store_true",
                     help="per-thread times from the launching thread's CPU time, not wall "
                          "time (steadier on a loaded machine; one worker)")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="rounds over all sizes (default 5); a size's time is its least")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     a = ap.parse_args(argv)
     if a.workers == 1:
@@ -86,12 +131,12 @@ def main(argv=None) -> int:
     import gpuemu
     k = gpuemu.RawModule(path=str(REPO / "programs" / "vecadd.cu")).get_function("vecadd")
     measure(k, 1 << 12, a.stats, a.workers, 1)                       # warm
-    rows = []
+    sizes = []
     n = 1 << 10
     while n <= _size(a.max):
-        repeats = 20 if n <= 1 << 16 else 3 if n < 1 << 22 else 2
-        rows.append(measure(k, n, a.stats, a.workers, repeats))
+        sizes.append(n)
         n <<= 2
+    rows = sweep(k, sizes, a.stats, a.workers, a.rounds)
     key = "cpu_per_thread" if a.cpu_time else "seconds_per_thread"
     best = min(r[key] for r in rows)
     print(f"vecadd scale, stats {'on' if a.stats else 'off'}, workers {a.workers}; "

@@ -37,3 +37,19 @@ def test_each_size_is_launched_once_untimed_before_its_timed_runs():
     row = scale.measure(counted, 2048, stats=False, workers=1, repeats=3)
     assert calls == [False] * (1 + 3 + 1)
     assert row["threads"] == 2048 and row["seconds"] > 0
+
+
+def test_rounds_time_every_size_in_turn():
+    """A round times each size once, smallest first (so every size sees the
+    machine's speed spells): the grid of each timed launch, round by round."""
+    k = gpuemu.RawModule(path=str(REPO / "programs" / "vecadd.cu")).get_function("vecadd")
+    grids = []
+
+    def counted(grid, *args, **kw):
+        grids.append(grid[0])
+        return k(grid, *args, **kw)
+    rows = scale.sweep(counted, [1024, 4096], stats=False, workers=1, rounds=2)
+    warm = [4, 4, 16, 16]                # each size's untimed launch and first timed one
+    timed = [4] * 19 + [16] * 19 + [4] * 20 + [16] * 20
+    assert grids == warm + timed + [4, 16]     # then one more each for the memory
+    assert [r["threads"] for r in rows] == [1024, 4096]

@@ -621,9 +621,8 @@ class MemorySystem:
         and not grown on the ordered step). Returns the states (L1, L2,
         read-only cache, those present; native_lru.LruState)."""
         self._tables(instrs)
-        if (self.sums is None and sums is not None and not sums.batches
-                and sums.rows == request_table.NSP * max(len(self._op), 1)):
-            self.sums = sums
+        if sums is not None:
+            self.adopt_sums(sums)
         self.launch_sums()
         states = tuple(c.lru_state() for c in (self.l1, self.l2, self.ro_cache) if c is not None)
         # the largest first: record_pool hands out the smallest free block that holds

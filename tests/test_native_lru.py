@@ -2,7 +2,6 @@
 the rows a state of the same geometry grew to before (what the walk finds
 is tests/test_cache.py's: the same at any capacity)."""
 import numpy as np
-import pytest
 
 from gpuemu.memory import native_lru
 from gpuemu.memory.native_lru import LruState, lru_walk
@@ -55,9 +54,12 @@ def test_a_released_state_holds_only_its_row_numbers_and_takes_planes_again_when
     assert st.planes.shape == (3, 1024, 2) and st.nbytes == st.row_of.nbytes + st.planes.nbytes
 
 
-def test_a_state_with_rows_in_use_is_not_released():
+def test_a_released_state_with_rows_in_use_is_cold():
     st = LruState(num_sets=1024, assoc=2)
-    one = np.ones(1, dtype=np.int64)
-    lru_walk(st, np.array([5], dtype=np.int64), one, one.astype(np.uint8), np.array([5], dtype=np.int64), 0)
-    with pytest.raises(ValueError):
-        st.release()
+    one = np.ones(2, dtype=np.int64)
+    keys = np.array([5, 900], dtype=np.int64)
+    lru_walk(st, keys, one, one.astype(np.uint8), keys, 0)
+    st.release()
+    assert not st.row_of.any() and st.meta.tolist() == [0, 0, 0]
+    hit = lru_walk(st, keys, one, one.astype(np.uint8), keys, 2)      # misses, as a new state's
+    assert hit.tolist() == [0, 0] and st.rows == 2

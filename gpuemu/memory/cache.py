@@ -156,11 +156,9 @@ class SectoredCache:
         whose caches grew large holds only their sets' row numbers between
         launches; the next launch's lookups take planes again."""
         st = self._state
-        if st is None:
-            return
-        if st.meta[0]:
-            self.reset()
-        st.release()
+        if st is not None:
+            st.release()
+            self.reset_fields()
 
     def reset_call(self) -> packed_call.PackedCall:
         """The native half of `reset` (this cache's state made first), its

@@ -192,12 +192,17 @@ class LruState:
             self._ptrs = (p, p + plane, p + 2 * plane)
 
     def release(self) -> None:
-        """Give the planes back to record_pool, keeping row_of: a cold state
-        (no row in use: a reset one) that holds only its sets' row numbers,
-        as a new one does. `reserve` takes planes again when rows are next
-        needed (at once to the most rows this geometry grew to, GROWN)."""
+        """A cold state (as a new one: no set has a row, no counts) whose
+        planes go back to record_pool, keeping row_of: it holds only its
+        sets' row numbers. Where rows are in use every set's number is
+        zeroed (a memset: cheaper than finding the rows' sets, as the
+        native reset does, when they are many; for vecadd 1M's L1 and L2,
+        40,000 rows, that walk took some 200 us). `reserve` takes planes
+        again when rows are next needed (at once to the most rows this
+        geometry grew to, GROWN)."""
         if int(self.meta[0]):
-            raise ValueError("release: the state has rows in use (reset it first)")
+            self.row_of.fill(0)
+        self.meta.fill(0)
         self.planes = np.zeros((3, 0, self.assoc), dtype=np.int64)
         self._ptrs = None
         self.nbytes = self.row_of.nbytes

@@ -475,3 +475,23 @@ def test_a_kept_range_calls_the_native_range_loop_directly():
     args[2].set(np.zeros(1024, np.float32))
     assert run._kept_range.call() == block_runner.DONE      # what run_kept's ctypes call gives
     assert np.array_equal(args[2].get(), a + b)
+
+
+def test_a_direct_call_that_cannot_be_built_leaves_the_ctypes_call(monkeypatch):
+    # any failure building the direct wrapper (not only a missing C API) falls
+    # back: the launch that keeps its run still returns, later ones are right
+    from gpuemu.machine import block_runner
+
+    def broken(*_):
+        raise RuntimeError("no object code")
+    monkeypatch.setattr(block_runner, "_direct", [])
+    monkeypatch.setattr(block_runner.engine, "compile_to_object", broken)
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd(1024)
+    k((4,), (256,), args, stats=False)
+    [(_, [run])] = _kept(k).items()
+    assert run._kept_range.call is None
+    args[2].set(np.zeros(1024, np.float32))
+    k((4,), (256,), args, stats=False)
+    assert np.array_equal(args[2].get(), a + b)
+    monkeypatch.setattr(block_runner, "_direct", [])       # the next test builds it anew

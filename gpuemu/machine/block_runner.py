@@ -535,7 +535,9 @@ class KeptRange:
     """run_kept's argument array and its address (as a c_int64: ctypes passes
     it without converting an int), held together so that the address never
     outlives the array; `call`: gpuemu_run_range_packed on it, a builtin
-    function of no arguments (direct_range_call), or None."""
+    function of no arguments (direct_range_call), or None. `call` holds
+    only the address: like the argv, whose pointers are the run's buffers,
+    it is the run's, and must not be called once the run is gone."""
     __slots__ = ("argv", "address", "call")
 
     def __init__(self, argv: ctypes.Array) -> None:
@@ -597,18 +599,20 @@ def direct_range_call(address: int):
 
 
 def _make_direct() -> tuple:
-    """The PyMethodDef of gpuemu_run_range_direct and PyCFunction_NewEx, or (None, None)."""
+    """The PyMethodDef of gpuemu_run_range_direct and PyCFunction_NewEx, or
+    (None, None) where they cannot be made (no CPython C API, or the wrapper
+    failed to build): kept launches then make the ctypes call."""
     api = getattr(ctypes, "pythonapi", None)
     try:
         c_api = {n: ctypes.cast(getattr(api, n), ctypes.c_void_p).value
                  for n in _C_API + ("PyCFunction_NewEx",)}
-    except AttributeError:
+        new = _NEW_FUNCTION(c_api["PyCFunction_NewEx"])
+        target = ctypes.cast(engine.native_function(PACKED_RANGE_SYMBOL, _build_range_ir,
+                                                    RANGE_PROTOTYPE), ctypes.c_void_p).value
+        addr = engine.load_object(engine.compile_to_object(_build_direct_ir(target, c_api)),
+                                  DIRECT_SYMBOL)
+    except Exception:                  # (the ctypes call does the same work)
         return None, None
-    new = _NEW_FUNCTION(c_api["PyCFunction_NewEx"])
-    target = ctypes.cast(engine.native_function(PACKED_RANGE_SYMBOL, _build_range_ir,
-                                                RANGE_PROTOTYPE), ctypes.c_void_p).value
-    addr = engine.load_object(engine.compile_to_object(_build_direct_ir(target, c_api)),
-                              DIRECT_SYMBOL)
     # kept for the process: every function made from it points at it
     return _MethodDef(b"run_range", addr, _METH_NOARGS, None), new
 

@@ -292,16 +292,23 @@ def test_a_batch_of_the_range_next_in_order_is_charged_at_once_after_the_range_s
     assert charge.seq == 0                        # the range itself is charged when put (its findings)
 
 
+def _vecadd_on_workers(monkeypatch, n: int):
+    """vecadd of n threads that runs on the workers however small (SERIAL_BELOW
+    0): the kernel, the input a (x = a, added to itself), c and the launch's
+    (grid, block, args)."""
+    from gpuemu.machine import block_workers
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})
+    k = gpuemu.RawModule(path=str(PROGRAMS / "vecadd.cu")).get_function("vecadd")
+    a = np.arange(n, dtype=np.float32)
+    x, c = gpuemu.asarray(a), gpuemu.zeros(n, dtype=np.float32)
+    return k, a, c, ((n // 256,), (256,), (x, x, c, np.int32(n)))
+
+
 def test_two_workers_charge_the_batches_of_the_range_next_in_order_at_once(monkeypatch):
     import threading
-    from gpuemu.machine import block_workers
     from gpuemu.memory.native_batch import NativeBatch
-    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (on the workers)
-    n = 1 << 20
-    k = gpuemu.RawModule(path=str(PROGRAMS / "vecadd.cu")).get_function("vecadd")
-    a = np.ones(n, dtype=np.float32)
-    x, c = gpuemu.asarray(a), gpuemu.zeros(n, dtype=np.float32)
-    one = k((n // 256,), (256,), (x, x, c, np.int32(n)), workers=1).stats
+    k, _, _, args = _vecadd_on_workers(monkeypatch, 1 << 20)
+    one = k(*args, workers=1).stats
     threads, real = set(), NativeBatch.charge
 
     def spy(self, records, at=None):
@@ -309,7 +316,7 @@ def test_two_workers_charge_the_batches_of_the_range_next_in_order_at_once(monke
         return real(self, records, at)
     monkeypatch.setattr(NativeBatch, "charge", spy)
     for _ in range(3):
-        assert k((n // 256,), (256,), (x, x, c, np.int32(n)), workers=2).stats == one
+        assert k(*args, workers=2).stats == one
     assert threads
 
 
@@ -597,3 +604,36 @@ def test_a_kept_run_of_two_workers_keeps_its_large_memory_system_and_its_native_
     two = k((256,), (256,), args, workers=2).stats
     assert run.memsys is ms and [nb for nb in binds if id(nb) in natives] == []
     assert two == one and np.array_equal(args[2].get(), want)
+
+
+def test_a_worker_failing_outside_a_batch_s_run_fails_the_launch_instead_of_hanging(monkeypatch):
+    # an error a pool thread raises after taking a batch and before handing it
+    # over (here in run_batch itself) reaches the calling thread, which would
+    # otherwise wait for that batch for ever; the next launch is right
+    import threading
+    from gpuemu.machine import block_workers
+    n = 1 << 18
+    k, a, c, args = _vecadd_on_workers(monkeypatch, n)
+    one = k(*args, workers=1).stats
+    real, armed, launching = block_workers._Worker.run_batch, [True], []
+
+    def failing(self, blocks):
+        if armed[0] and threading.get_ident() not in launching:      # a pool thread
+            armed[0] = False
+            raise MemoryError("injected")
+        return real(self, blocks)
+    monkeypatch.setattr(block_workers._Worker, "run_batch", failing)
+    got = []
+
+    def launch_once():
+        launching.append(threading.get_ident())
+        try:
+            k(*args, workers=2)
+        except MemoryError as e:
+            got.append(e)
+    t = threading.Thread(target=launch_once, daemon=True)
+    t.start()
+    t.join(60)
+    assert not t.is_alive() and len(got) == 1 and not armed[0]
+    c.set(np.zeros(n, np.float32))
+    assert k(*args, workers=2).stats == one and np.array_equal(c.get(), 2 * a)

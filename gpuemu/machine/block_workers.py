@@ -419,19 +419,23 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
         charge.put(seq, len(blocks), res, wk, wk.held)
 
     def loop() -> None:
-        wk = _take(run, start)
-        workers.append(wk)       # list.append is atomic
-        t0 = time.thread_time()
-        while True:
-            charge.ready()       # the ordered step first: it is the longest chain
-            nxt = source.take()
-            if nxt is None:
-                break
-            work(wk, nxt)
-        charge.ready()
-        finished(wk)
-        charge.ready()
-        spent.append(time.thread_time() - t0)
+        try:
+            wk = _take(run, start)
+            workers.append(wk)       # list.append is atomic
+            t0 = time.thread_time()
+            while True:
+                charge.ready()       # the ordered step first: it is the longest chain
+                nxt = source.take()
+                if nxt is None:
+                    break
+                work(wk, nxt)
+            charge.ready()
+            finished(wk)
+            charge.ready()
+            spent.append(time.thread_time() - t0)
+        except BaseException as e:   # (else the calling thread would wait for its batch for ever)
+            charge.fail(e)
+            raise
 
     pool = _threads(nworkers - 1)
     futures = [pool.submit(loop) for _ in range(nworkers - 1)]   # (they start while this thread takes its copy)
@@ -487,6 +491,17 @@ class _OrderedCharge:
         self._mutex = threading.Lock()         # guards _done, seq and _waiting
         self._cond = threading.Condition(self._mutex)   # the calling thread waits on it (wait)
         self._waiting = 0                      # threads waiting (notified only then)
+
+    def fail(self, err: BaseException) -> None:
+        """A worker failed outside a batch's run (a batch it took will never
+        be put): nothing more is handed out, and the calling thread stops
+        waiting and raises `err` (the first error)."""
+        with self._mutex:
+            if self.error is None:
+                self.error = err
+            self.source.close()
+            if self._waiting:
+                self._cond.notify_all()
 
     def put(self, seq: int, nblocks: int, result: tuple, worker: Optional[_Worker] = None,
             buffers: tuple = ()) -> None:

@@ -301,8 +301,6 @@ def _worded_asserts(err: "KernelError", strings: list) -> "KernelError":
 class RawKernel:
     """One __global__ function of a RawModule; call it to launch."""
 
-    LAUNCH = Launch     # what a launch gives (launch_cache builds a kept launch's, as _launch_of)
-
     def __init__(self, module, name: str, options: tuple = (), arch: str = "sm_90"):
         if isinstance(module, str):   # CuPy's RawKernel(code, name, options=...)
             module = RawModule(code=module, options=options, arch=arch)

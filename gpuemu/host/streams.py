@@ -223,19 +223,5 @@ def place_launch(name: str, stats: dict, preset, stream: Optional[Stream] = None
 def place_kernel(name: str, seconds: float, stream: Optional[Stream] = None) -> dict:
     """Put a kernel of `seconds` (place_launch's, known before: a repeated
     launch without counters) on the timeline; its start, end and seconds."""
-    tl = _TIMELINE
-    if stream is not None or tl.streams:
-        op = tl.schedule(name, COMPUTE, seconds, stream)     # a kernel: on the compute engine, sync=False
-        return {"start": op.start, "end": op.end, "seconds": seconds, "stream": op.stream}
-    # the default stream, no other seen (every small launch): schedule's rule written out
-    start, free, host = tl.default_ready, tl.engine_free, tl.host_time
-    if free[COMPUTE] > start:
-        start = free[COMPUTE]
-    if host > start:
-        start = host
-    end = free[COMPUTE] = tl.default_ready = start + seconds
-    if end > host:
-        tl.host_time = end
-    if len(tl.ops) < tl.max_ops:
-        tl.ops.append(Op(name, COMPUTE, 0, start, end, 0))
-    return {"start": start, "end": end, "seconds": seconds, "stream": 0}
+    op = _TIMELINE.schedule(name, COMPUTE, seconds, stream)     # a kernel: on the compute engine, sync=False
+    return {"start": op.start, "end": op.end, "seconds": seconds, "stream": op.stream}

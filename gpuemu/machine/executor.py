@@ -192,9 +192,7 @@ class LaunchRun:
         (block_runner.run_kept, in its native call), so what a launch must
         find in its ctx goes into _ctx_start too."""
         self.params, self.options = params, options
-        self.findings = []
-        if self._divergent_barriers:
-            self._divergent_barriers = set()
+        self.fresh_findings()
         if params is not self._ctx_params:      # a new buffer (the same one: launch_cache)
             self._ctx_start[abi.C_PARAMS] = params.ctypes.data
             self._ctx_params = params
@@ -220,14 +218,21 @@ class LaunchRun:
                 block_runner.new_launch(self)
         elif self.stats is None:           # (no memory system: no warp counts, as _setup bound)
             self.stats = Stats()
-        if "_merged_divergence" in self.__dict__:   # block_workers: reported per launch
-            del self._merged_divergence
         if self._order_rng is not None:    # a seeded launch shuffled it
             self.store_order[:] = np.arange(abi.WARP, dtype=np.uint8)
             self._order_rng = None
         seed = options.get("seed")
         if seed is not None:
             self._order_rng = np.random.default_rng(seed)
+
+    def fresh_findings(self) -> None:
+        """What each launch starts without: findings, the barriers found
+        divergent, block_workers' merged divergence (reported per launch)."""
+        self.findings = []
+        if self._divergent_barriers:
+            self._divergent_barriers = set()
+        if "_merged_divergence" in self.__dict__:
+            del self._merged_divergence
 
     # the arrays a finished run keeps for its next launch (buffer_bytes)
     KEPT_ARRAYS = ("frames", "shared", "header_template", "trace", "counters", "issue")

@@ -42,7 +42,6 @@ import time
 from gpuemu.check.shadow_memory import forget_args
 from gpuemu.device_memory import device_memory
 from gpuemu.errors import KernelError
-from gpuemu.host.streams import place_kernel
 from gpuemu.stats import Stats
 
 from . import block_runner
@@ -122,7 +121,6 @@ class KeptLaunch:
 
 _clock = time.perf_counter
 _memories = sys.modules[device_memory.__module__]    # its _device_memory: device_memory()'s
-_new = object.__new__
 _RANGE_FUNCTION = block_runner._range_function      # as loaded (bench_workers may wrap it)
 
 
@@ -132,7 +130,7 @@ def launch(kernel, key, args, stream, options: dict):
     raises launch_plan.pack's LaunchError, a faulty kernel the KernelError.
 
     One flat function: each call it would make (block_workers.default_workers,
-    LaunchRun.renew, block_runner.run_kept, RawKernel._launch_of) costs a
+    LaunchRun.renew, block_runner.run_kept) costs a
     small launch about a tenth of a microsecond, so what those do for a kept
     run is written out here, where it is a few lines (each says whose it is;
     tests/test_launch_cache.py holds this path to the full path's results)."""
@@ -167,13 +165,9 @@ def launch(kernel, key, args, stream, options: dict):
     else:
         # LaunchRun.renew(run.params, run.options, ctx=False) without counters, for a kept
         # run: its own parameters and options (no seed, no seeded order) are given again
-        run.findings = []
-        if run._divergent_barriers:
-            run._divergent_barriers = set()
+        run.fresh_findings()
         if run.stats is None:
             run.stats = Stats()
-        if "_merged_divergence" in run.__dict__:
-            del run._merged_divergence
     kept_range = run._kept_range
     # block_runner._range_function is looked up per call (benchmarks/bench_workers.py wraps
     # it); as loaded, the kept range's direct call makes the same native call
@@ -191,20 +185,8 @@ def launch(kernel, key, args, stream, options: dict):
     except KernelError as err:          # the run is not reused
         raise kernel._worded(err) from None
     seconds = _clock() - t0
-    if counted or copies or run.memsys is not None:
-        result = kernel._launch_of(run, run.stats if counted else None, run.findings, run.shape,
-                                   seconds, stream, copies)
-    else:
-        # RawKernel._launch_of's launch without counters or memory model, nothing to copy
-        # back: the run's fixed fields (made by its first, full launch) and its fresh ones
-        out = run._launch_fields.copy()
-        out["stats_by_line"] = {}
-        out["worst_requests"] = {}
-        out["timeline"] = place_kernel(kernel.name, 0.0, stream)
-        out["findings"] = list(run.findings)
-        out["seconds"] = seconds
-        result = _new(kernel.LAUNCH)
-        result.__dict__ = out
+    result = kernel._launch_of(run, run.stats if counted else None, run.findings, run.shape,
+                               seconds, stream, copies)
     del hold
     if counted:                         # what only the finished launch needed
         run.stats = None

@@ -57,7 +57,7 @@ def test_a_plain_launch_leaves_its_run_for_the_next_one_like_it():
 
 
 def test_a_kept_run_holds_the_argument_array_its_one_native_call_is_given():
-    # the kept range holds the array whose address run_kept passes (so it cannot outlive
+    # the kept range holds the array whose address the kept launch's native call passes (so it cannot outlive
     # it), which names blocks 0..grid-1 and the ctx it makes anew
     from gpuemu.machine import block_runner
     k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
@@ -473,7 +473,7 @@ def test_a_kept_range_calls_the_native_range_loop_directly():
     k((4,), (256,), args, stats=False)
     [(_, [run])] = _kept(k).items()
     args[2].set(np.zeros(1024, np.float32))
-    assert run._kept_range.call() == block_runner.DONE      # what run_kept's ctypes call gives
+    assert run._kept_range.call() == block_runner.DONE      # what the ctypes call of the range loop gives
     assert np.array_equal(args[2].get(), a + b)
 
 

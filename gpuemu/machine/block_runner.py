@@ -532,7 +532,7 @@ def run_range(run, lin0: int, lin1: int) -> None:
 
 
 class KeptRange:
-    """run_kept's argument array and its address (as a c_int64: ctypes passes
+    """A kept launch's argument array and its address (as a c_int64: ctypes passes
     it without converting an int), held together so that the address never
     outlives the array; `call`: gpuemu_run_range_packed on it, a builtin
     function of no arguments (direct_range_call), or None. `call` holds
@@ -618,7 +618,7 @@ def _make_direct() -> tuple:
 
 
 def kept_range(run, blocks: int) -> KeptRange:
-    """run_kept's argument array, made once per kept run:
+    """A kept launch's argument array, made once per kept run:
     gpuemu_run_range_packed's for blocks 0..blocks-1 that first makes the
     run's ctx anew from its _ctx_start (what LaunchRun.renew does with
     ctx=True; launch_cache keeps runs that reach this)."""
@@ -632,17 +632,8 @@ def kept_range(run, blocks: int) -> KeptRange:
     return KeptRange(argv)
 
 
-def run_kept(run, kept: KeptRange, blocks: int) -> None:
-    """A kept launch's blocks: the run's ctx made anew from _ctx_start, then
-    run_range(run, 0, blocks), in one native call unless a block needs Python
-    (kept: kept_range's for this run and `blocks`; no timing recorder)."""
-    code = _range_function()(kept.address)   # looked up per call: benchmarks/bench_workers.py wraps it
-    if code != DONE:
-        kept_event(run, code, blocks)
-
-
 def kept_event(run, code: int, blocks: int) -> None:
-    """run_kept's rest when its native call handed back `code` (not DONE)
+    """A kept launch's rest when its native call (KeptRange) handed back `code` (not DONE)
     at a block that needs Python: that block, then the blocks after it."""
     scratch = run._block_range_scratch
     run_range(run, _range_event(run, code, scratch[0], scratch[1]) + 1, blocks)

@@ -331,11 +331,6 @@ def _keep(run, workers: list, mine: Optional[_Worker] = None) -> None:
     run.__dict__.setdefault(KEPT, []).extend(workers)
 
 
-def _threads(n: int) -> worker_threads.Threads:
-    """The process's block worker threads, at least n (worker_threads.py)."""
-    return worker_threads.threads(n)
-
-
 def run_parallel(run, batches: Iterable, nworkers: int,
                  progress: Optional[Callable[[int], None]] = None) -> None:
     """Run `batches` (lists of blocks or ranges of linear indices, in schedule
@@ -383,6 +378,12 @@ def _run_serial(run, batches: Iterable, progress: Optional[Callable[[int], None]
 def _one_range(ranges: tuple) -> range:
     """block_ranges' consecutive ranges (lo..hi-1 in order) as one range."""
     return range(ranges[0].start, ranges[-1].stop)
+
+
+def _threads(n: int) -> worker_threads.Threads:
+    """The process's block worker threads, at least n (worker_threads.py;
+    tests count the pools asked for here)."""
+    return worker_threads.threads(n)
 
 
 def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callable[[int], None]],
@@ -614,9 +615,6 @@ class _InOrder:
             else:
                 self.handed += 1
             return nxt
-
-    def at_least(self, blocks: int) -> None:
-        pass
 
     def in_units(self, blocks: int) -> None:
         pass

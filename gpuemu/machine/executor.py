@@ -189,7 +189,7 @@ class LaunchRun:
         the buffers of `_setup` kept (gpuemu/machine/launch_plan.py and
         launch_cache.py reuse runs this way). ctx=False: the ctx is made
         anew from _ctx_start by the caller, as the run starts
-        (block_runner.run_kept, in its native call), so what a launch must
+        (launch_cache.launch, in the kept range's native call), so what a launch must
         find in its ctx goes into _ctx_start too."""
         self.params, self.options = params, options
         self.fresh_findings()

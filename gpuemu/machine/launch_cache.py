@@ -18,7 +18,7 @@ was checked by that first launch. A later call with the key:
   array to copy in and back, a float for an int, a wrong count) takes the
   full path, with its conversions and errors;
 - makes the run's ctx anew and runs every block of the grid in one native
-  call (block_runner.run_kept), then ends as LaunchRun.run does
+  call (the kept range's, block_runner.kept_range), then ends as LaunchRun.run does
   (LaunchRun.finish: with counters on, it charges the rest of the trace
   and collects the counters); the run's memory system is reused, reset to
   cold caches (LaunchRun.renew);
@@ -35,7 +35,6 @@ Results, counters, findings and errors are those of the full path
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
 
@@ -45,7 +44,7 @@ from gpuemu.errors import KernelError
 from gpuemu.stats import Stats
 
 from . import block_runner
-from .block_workers import _ENV, _ENV_KEY, _ENVIRON, default_workers
+from .block_workers import default_workers
 from .executor import grid_blocks
 from .launch_plan import (RUNS_PER_PLAN, keep_idle, keep_memory_system, layout_of, new_written, pack,
                           reusable, write_args)
@@ -130,7 +129,7 @@ def launch(kernel, key, args, stream, options: dict):
     raises launch_plan.pack's LaunchError, a faulty kernel the KernelError.
 
     One flat function: each call it would make (block_workers.default_workers,
-    LaunchRun.renew, block_runner.run_kept) costs a
+    LaunchRun.renew) costs a
     small launch about a tenth of a microsecond, so what those do for a kept
     run is written out here, where it is a few lines (each says whose it is;
     tests/test_launch_cache.py holds this path to the full path's results)."""
@@ -138,9 +137,7 @@ def launch(kernel, key, args, stream, options: dict):
     got = kept.get(key) if kept is not None else None
     if got is None:
         return None
-    # _one_worker: default_workers() is 1 where GPUEMU_WORKERS is unset (its own first test)
-    if (_ENV is None or _ENV_KEY in _ENV or os.environ is not _ENVIRON) and (
-            options.get("workers") is None and default_workers() != 1):
+    if not _one_worker(options):
         return None
     try:
         run = got.idle.pop()
@@ -161,7 +158,7 @@ def launch(kernel, key, args, stream, options: dict):
         run.params[:] = params
     counted = run.want_stats
     if counted:
-        run.renew(run.params, run.options, ctx=False)     # (run_kept makes the ctx anew)
+        run.renew(run.params, run.options, ctx=False)     # (the native call makes the ctx anew)
     else:
         # LaunchRun.renew(run.params, run.options, ctx=False) without counters, for a kept
         # run: its own parameters and options (no seed, no seeded order) are given again
@@ -174,7 +171,6 @@ def launch(kernel, key, args, stream, options: dict):
     call = kept_range.call if block_runner._range_function is _RANGE_FUNCTION else None
     t0 = _clock()
     try:
-        # block_runner.run_kept(run, run._kept_range, got.blocks), written out (a call less)
         code = call() if call is not None else block_runner._range_function()(kept_range.address)
         if code:                        # (not block_runner.DONE)
             block_runner.kept_event(run, code, got.blocks)
@@ -206,7 +202,7 @@ def keep(kernel, key, run) -> bool:
         return False
     run._params_view = memoryview(run.params)     # before another thread can take it
     run._args_written = new_written(layout_of(kernel))   # launch_plan.write_args(written=)
-    run._kept_range = block_runner.kept_range(run, grid_blocks(run.shape))   # block_runner.run_kept's
+    run._kept_range = block_runner.kept_range(run, grid_blocks(run.shape))   # its native call's
     keep_memory_system(run)            # renewed (cold caches) by the next launch
     if run.want_stats:                 # what only the finished launch needed
         run.stats = None

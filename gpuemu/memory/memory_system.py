@@ -652,12 +652,6 @@ class MemorySystem:
         sums = self.sums
         return sums.settle_call(sums.kernel[0], _WORST_SPACES)
 
-    def settled(self, r: int, stats) -> None:
-        """`settle` after settle_call's pass returned r."""
-        sums = self.sums
-        _, op, size = sums.kernel
-        sums.settled(r, stats, self.worst, op, size)
-
     def add_warp_counts(self, counts, instrs, stats) -> None:
         """Charge the shared requests the warps counted themselves
         (warp_bank_counts.WarpBankCounts) into `stats`, the worst requests

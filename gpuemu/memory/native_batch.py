@@ -528,14 +528,9 @@ class NativeBatch:
             return None
         if len(zero) > RESET - ZEROED:
             raise ValueError(f"charge_last zeroes {RESET - ZEROED} arrays at most, got {len(zero)}")
-        cols = self.cols
-        if n > cols.capacity:              # grown: new columns, larger buffers, a new chain
-            cols._grow(max(n, 2 * cols.capacity))
-        if cols.capacity != self.capacity:  # (or grown by a batch charged the other way)
-            self._build(cols.capacity)
+        self._fit(n)
         sums = ms.launch_sums()
-        if self._fold is None or self._fold_into is not sums:
-            self._folder(sums)
+        self._folder(sums)
         settle, busiest = ms.settle_call(), ms.busiest_call(issue, schedulers)
         chain = self._last
         if chain is None:
@@ -618,10 +613,7 @@ class NativeBatch:
         cols.holds = records               # (the chain's first step copies them into the columns)
         if records.dtype != abi.TRACE_DTYPE or not records.flags.c_contiguous:
             records, at = np.ascontiguousarray(records, dtype=abi.TRACE_DTYPE), None
-        if n > cols.capacity:              # grown: new columns, larger buffers, a new chain
-            cols._grow(max(n, 2 * cols.capacity))
-        if cols.capacity != self.capacity:  # (or grown by a batch charged the other way)
-            self._build(cols.capacity)
+        self._fit(n)
         self._n, self._records = n, records
         if at is None:
             at = address(records)
@@ -632,6 +624,14 @@ class NativeBatch:
             return True
         self._set_batch(n, at)
         return True
+
+    def _fit(self, n: int) -> None:
+        """Columns and buffers for a batch of n records."""
+        cols = self.cols
+        if n > cols.capacity:              # grown: new columns, larger buffers, a new chain
+            cols._grow(max(n, 2 * cols.capacity))
+        if cols.capacity != self.capacity:  # (or grown by a batch charged the other way)
+            self._build(cols.capacity)
 
     def _set_batch(self, n: int, at: int) -> None:
         """The chain's values of a batch of n records at address `at` (it
@@ -658,8 +658,7 @@ class NativeBatch:
                 clock[1] = l2._t
         if sums is None:
             sums = ms.launch_sums()
-            if self._fold is None or self._fold_into is not sums:
-                self._folder(sums)
+            self._folder(sums)
         self._values[self._number_at] = sums.batches
 
     def apply(self) -> None:

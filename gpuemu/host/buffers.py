@@ -4,8 +4,9 @@
   cupyx.empty_pinned gives); copies from/to it skip the staging copy.
 - `alloc_mapped(shape, dtype)`: pinned host memory mapped into the device
   address space (cudaHostAlloc(..., cudaHostAllocMapped)): a kernel reads
-  and writes it directly, every access crossing PCIe (no copy, no caching
-  on the device). Its device addresses lie in MAPPED range.
+  and writes it directly (no copy): what misses L1 crosses PCIe, and L2
+  does not keep it (memory_system._apply_global). Its device addresses lie
+  in MAPPED range.
 - `alloc_managed(shape, dtype)`: managed memory (cudaMallocManaged): one
   address for host and device; pages start on the host and migrate to the
   device on the first kernel touch (a GPU page fault per migration block of

@@ -538,15 +538,17 @@ class MemorySystem:
             stats.merge(p.stats)
         self.worst.merge(p.worst)
         entries = p.global_entries
+        mapped = None
         if p.host_global is not None:
             self._gather(p)
-            glob = p.host_global & ~self._charge_host_memory(
-                np.flatnonzero(p.host_global), p.op, p.size, p.line, p.addr, p.mask,
-                stats, cycles, latency)
-            entries = self._prepare_global(np.flatnonzero(glob | (p.space == LOCAL)), p,
+            mapped = self._charge_host_memory(np.flatnonzero(p.host_global), p.op, p.line, p.addr,
+                                              p.mask, stats)
+            if not mapped.any():
+                mapped = None
+            entries = self._prepare_global(np.flatnonzero(p.host_global | (p.space == LOCAL)), p,
                                            stats, self.worst)
         if entries is not None:
-            self._apply_global(entries, p, stats)
+            self._apply_global(entries, p, stats, mapped)
         if p.native_global is not None:
             sec, start = p.native_global
             native_cache_walk.cache_walk(p.arrays, (GLOBAL, LOCAL), start, sec, self._row_kind, self.mem,
@@ -677,29 +679,20 @@ class MemorySystem:
         self._warp_parts = [(uk, sums)]
         return {(k // 4096, k % 4096): int(v) for k, v in zip(uk.tolist(), sums.tolist())}
 
-    def _charge_host_memory(self, sel, op, size, line, addr, mask, stats, cycles, latency):
-        """Requests to host memory (gpuemu/host/buffers.py). Mapped (zero-copy)
-        requests cross PCIe sector by sector, uncached: counted as
-        zero_copy_requests, pcie_read_bytes / pcie_write_bytes, charged
-        cycles_per_pcie_sector each; returns the mask of those (they skip
-        the caches). Managed requests fault on the first touch of each
-        migration block (page_faults, managed_migrated_bytes) and then go
-        on as device accesses."""
+    def _charge_host_memory(self, sel, op, line, addr, mask, stats) -> np.ndarray:
+        """Requests `sel` to host memory (gpuemu/host/buffers.py): the mask of
+        the mapped (zero-copy) ones, counted as zero_copy_requests; they go on
+        as global requests (_apply_global sends their L1 misses across PCIe).
+        Managed requests fault on the first touch of each migration block
+        (page_faults, managed_migrated_bytes) and then go on as device
+        accesses."""
         active = bank_arbiter._lane_bits(mask[sel])
         kinds = np.where(active, kind_of_addresses(addr[sel]), 0)
         mapped = (kinds == 1).any(axis=1)
         out = np.zeros(op.size, dtype=bool)
         if mapped.any():
-            link = link_for(self.preset)
             rq = sel[mapped]
-            ln = line[rq]
-            sectors, _, _ = coalescer.sectors_touched(addr[rq], active[mapped], size[rq][:, None])
-            stats.add_lines("zero_copy_requests", ln, np.ones(rq.size, dtype=np.int64))
-            rd = op[rq] == 0
-            stats.add_lines("pcie_read_bytes", ln[rd], sectors[rd] * SECTOR)
-            stats.add_lines("pcie_write_bytes", ln[~rd], sectors[~rd] * SECTOR)
-            cycles[rq] += sectors * cycles_per_pcie_sector(self.preset, link)
-            latency[rq] += int(round(1e-6 * link.sm_clock_hz))     # about 1 us across PCIe and back
+            stats.add_lines("zero_copy_requests", line[rq], np.ones(rq.size, dtype=np.int64))
             out[rq] = True
         managed = (kinds == 2).any(axis=1) & ~mapped
         if managed.any():
@@ -861,9 +854,20 @@ class MemorySystem:
                           written=np.bincount(req[kind == 2], minlength=n_all).astype(np.int64),
                           in_l1=np.bincount(req[kind == 3], minlength=n_all).astype(np.int64))
 
-    def _apply_global(self, g: "GlobalPlan", p: "PreparedBatch", stats) -> None:
+    def _apply_global(self, g: "GlobalPlan", p: "PreparedBatch", stats,
+                      mapped: Optional[np.ndarray] = None) -> None:
         """The caches, in issue order, for prepared global and local requests:
-        hits and misses, L2 and DRAM sectors, and their cycles."""
+        hits and misses, L2 and DRAM sectors, and their cycles.
+
+        `mapped` (per request of the batch): requests to mapped host memory.
+        As an H100 counts them (benchmarks/mapped_counters_h100.py, results in
+        benchmarks/results/mapped_counters_h100.json): they are global
+        requests and sectors like any; L1 keeps their sectors (a second read
+        hits); the sectors that miss L1, and stores, reach L2 (l2_read_sectors,
+        l2_write_sectors) but L2 does not keep them (every one a miss) and
+        they cross PCIe instead of reading DRAM: pcie_read_bytes and
+        pcie_write_bytes, cycles_per_pcie_sector each, about a microsecond
+        of latency."""
         m = self.mem
         line = p.line
         n_all = p.n
@@ -892,6 +896,7 @@ class MemorySystem:
         # ---- L2, in issue order: the sectors sent there (straight, or missed above)
         l2_read = np.zeros(n_all, dtype=np.int64)
         l2_hit = np.zeros(n_all, dtype=np.int64)
+        host_read = None                   # per request: its sectors read across PCIe
         if g.l2 is not None:
             creq, src, which, gid, keys, sets, bits = g.l2
             sent = which == 0
@@ -900,6 +905,10 @@ class MemorySystem:
                 sent[w] = miss[src[w]]
             rd = sent & is_load[creq]
             l2_read = np.bincount(creq[rd], minlength=n_all).astype(np.int64)
+            if mapped is not None:
+                host = mapped[creq]
+                host_read = np.bincount(creq[rd & host], minlength=n_all).astype(np.int64)
+                sent = sent & ~host        # not kept in L2
             if keys is not None:
                 gbits = np.bincount(gid[sent], weights=bits[sent],
                                     minlength=keys.size).astype(np.int64)
@@ -926,15 +935,28 @@ class MemorySystem:
             stats.add_lines("l2_misses", *per_load_line(dram[loads]))
         else:
             dram = l2_read
+        written, in_l1 = g.written, g.in_l1
+        if mapped is not None:             # across PCIe, not from DRAM
+            host_read = host_read if host_read is not None else np.zeros(n_all, dtype=np.int64)
+            host_written = np.where(mapped, written, 0)
+            dram = dram - host_read
+            written = written - host_written
+            stats.add_lines("pcie_read_bytes", *per_load_line(SECTOR * host_read[loads]))
+            stores = sel[~is_load[sel] & mapped[sel]]
+            stats.add_lines("pcie_write_bytes", line[stores], SECTOR * host_written[stores])
         stats.add_lines("dram_read_sectors", *per_load_line(dram[loads]))
         # ---- cycles: loads by the level that served each sector; writes at L2
-        written, in_l1 = g.written, g.in_l1
         c = (l1_hit * m.cycles_per_l1_sector + l2_hit * m.cycles_per_l2_sector
              + dram * m.cycles_per_dram_sector + written * m.cycles_per_l2_sector
              + in_l1 * m.cycles_per_l1_sector)
         lat = np.where(dram > 0, m.dram_latency,
                        np.where(l2_hit > 0, m.l2_hit_latency, m.l1_hit_latency))
         lat = np.where(is_load, lat, np.where(in_l1 > 0, m.l1_hit_latency, m.l2_hit_latency))
+        if mapped is not None:
+            link = link_for(self.preset)
+            crossing = host_read + host_written
+            c += crossing * cycles_per_pcie_sector(self.preset, link)
+            lat = np.where(crossing > 0, int(round(1e-6 * link.sm_clock_hz)), lat)   # about 1 us there and back
         p.cycles[sel] += c[sel]
         p.latency[sel] += lat[sel]
 

@@ -3,8 +3,8 @@
     python benchmarks/scale.py [--max 16M] [--stats] [--workers N] [--rounds R] [--json FILE]
 
 For each size (1K, 4K, ..., 16M threads, blocks of 256) it launches
-programs/vecadd.cu warm (one untimed launch of each size first: a new
-shape's first launch sets up its run) and reports seconds (the minimum over
+programs/vecadd.cu warm (two untimed launches of each size first: a new
+shape's first launch sets up its run, the second is its first kept one) and reports seconds (the minimum over
 --rounds rounds, default 5, of 20 runs each up to 64K, 3 below 4M, 2 from
 4M up: a small launch is cheap, and its minimum needs more tries on a busy
 machine), microseconds per launch, seconds per thread, that over the best
@@ -62,7 +62,7 @@ class Size:
         self.cpus: list = []
         rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         self.launch()                    # warm: a new shape's first launch sets up its run
-        self.time(1)
+        self.launch()                    # (and the first kept one: the RSS growth of both)
         self.rss_growth = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) * 1024
 
     def launch(self) -> None:
@@ -97,9 +97,9 @@ def repeats_of(n: int) -> int:
 
 
 def measure(k, n: int, stats: bool, workers: int, repeats: int) -> dict:
-    """One size alone: its warm launch, one timed launch, `repeats` - 1 more, its row."""
+    """One size alone: its first launches, `repeats` timed ones, its row."""
     size = Size(k, n, stats, workers)
-    size.time(repeats - 1)
+    size.time(repeats)
     return size.row()
 
 
@@ -108,7 +108,7 @@ def sweep(k, sizes: list, stats: bool, workers: int, rounds: int) -> list:
     got = [Size(k, n, stats, workers) for n in sizes]
     for r in range(rounds):
         for size in got:
-            size.time(repeats_of(size.n) - (1 if r == 0 else 0))
+            size.time(repeats_of(size.n))
     return [size.row() for size in got]
 
 

@@ -24,6 +24,13 @@ def _transpose(workers: int):
     return a, t, lau
 
 
+def _idle_runs(k) -> list:
+    """The runs k keeps idle for its next launches: launch_plan's and launch_cache's."""
+    d = k.__dict__
+    return ([r for idle in d.get("_plan_runs", {}).values() for r in idle]
+            + [r for got in d.get("_kept_launches", {}).values() for r in got.idle])
+
+
 def test_two_workers_give_the_transpose():
     a, t, _ = _transpose(2)
     assert np.array_equal(t, a.T)
@@ -336,7 +343,7 @@ def test_a_kept_run_renews_its_worker_copies_for_new_arguments(stats):
             assert np.array_equal(t, a.T)
             got[workers] = (lau.stats, lau.stats_by_line)
         assert got[2] == got[1]
-        runs = [r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(KEPT)]
+        runs = [r for r in _idle_runs(k) if r.__dict__.get(KEPT)]
         kept.append({id(c) for r in runs for c in r.__dict__[KEPT]})
     assert kept[0] and kept[0] == kept[1] == kept[2]
 
@@ -348,7 +355,7 @@ def test_the_worker_copies_a_run_keeps_are_counted_in_its_kept_bytes():
     k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
     a = np.random.default_rng(4).random((n, n), dtype=np.float32)
     k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2)
-    run = next(r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(block_workers.KEPT))
+    run = next(r for r in _idle_runs(k) if r.__dict__.get(block_workers.KEPT))
     copies = run.__dict__[block_workers.KEPT]
     natives = sum(nb.nbytes for wk in copies for nb in wk.natives)
     assert block_workers.kept_bytes(run) > natives > 0
@@ -403,7 +410,7 @@ def test_the_calling_thread_takes_back_the_worker_copy_it_had(monkeypatch):
     others = [wk for main, wk in taken if not main]
     assert len(mine) == len(others) == 3
     assert mine[1] is mine[2] and others[1] is others[2] and mine[1] is not others[1]
-    [run] = [r for idle in transpose.kernel._plan_runs.values() for r in idle if r.__dict__.get(block_workers.KEPT)]
+    [run] = [r for r in _idle_runs(transpose.kernel) if r.__dict__.get(block_workers.KEPT)]
     assert run.__dict__[block_workers.KEPT][-1] is mine[-1]
 
 
@@ -438,7 +445,7 @@ def test_the_calling_thread_s_copy_traces_into_the_run_s_own_buffer():
     k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
     a = np.random.default_rng(5).random((n, n), dtype=np.float32)
     k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2)
-    [run] = [r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(KEPT)]
+    [run] = [r for r in _idle_runs(k) if r.__dict__.get(KEPT)]
     assert all(wk.run.trace is None for wk in run.__dict__[KEPT])
     run.options = {}             # (a launch of the kept run renews it with its options first)
     mine, other = _take(run, run.ctx, lend=True), _take(run, run.ctx)
@@ -459,7 +466,7 @@ def test_a_kept_run_s_next_launch_folds_into_its_last_sums_where_its_memory_syst
     k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
     a = np.random.default_rng(6).random((n, n), dtype=np.float32)
     first = k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2).stats
-    [run] = [r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(KEPT)]
+    [run] = [r for r in _idle_runs(k) if r.__dict__.get(KEPT)]
     sums, rows = run.__dict__[LAST]
     natives = [nb for wk in run.__dict__[KEPT] for nb in wk.natives]
     assert rows and all(r > 0 for r in rows)
@@ -559,7 +566,7 @@ def test_a_runs_last_traced_launchs_sums_are_counted_once_in_its_kept_bytes(monk
     k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
     a = np.random.default_rng(9).random((n, n), dtype=np.float32)
     k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2, stats=True)
-    [run] = [r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(block_workers.LAST)]
+    [run] = [r for r in _idle_runs(k) if r.__dict__.get(block_workers.LAST)]
     sums = run.__dict__[block_workers.LAST][0]
     copies = run.__dict__[block_workers.KEPT]
     natives = [nb for wk in copies for nb in wk.natives]
@@ -594,7 +601,7 @@ def test_a_kept_run_of_two_workers_keeps_its_large_memory_system_and_its_native_
     monkeypatch.setattr(launch_plan, "MAX_MEMSYS_BYTES", rows_only)     # any state with planes is larger
     one = k((256,), (256,), args, workers=1).stats
     k((256,), (256,), args, workers=2)
-    [run] = [r for idle in k._plan_runs.values() for r in idle if r.__dict__.get(KEPT)]
+    [run] = [r for r in _idle_runs(k) if r.__dict__.get(KEPT)]
     ms = run.memsys
     assert ms is not None and ms.state_bytes() == rows_only
     binds = []

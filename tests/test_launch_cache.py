@@ -192,15 +192,43 @@ def test_a_finding_is_reported_on_every_repeated_launch():
     assert kinds == [["barrier_divergence"]] * 5
 
 
-def test_a_launch_on_two_workers_is_not_a_plain_one(monkeypatch):
+def test_a_launch_on_two_workers_takes_its_kept_run_and_gives_what_the_full_path_gives(monkeypatch):
+    from gpuemu.machine import block_workers
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # on the workers, however small
+    full = []
+    monkeypatch.setattr(launch_plan, "take_run", lambda *a, f=launch_plan.take_run: full.append(1) or f(*a))
+    for stats in (False, True):
+        k = gpuemu.RawModule(code=CHECKED).get_function("k")
+        x = gpuemu.asarray(np.arange(32, dtype=np.int32))
+        outs = []
+        for w in (1, 2, 2, 2):
+            out = gpuemu.asarray(np.zeros(32, np.int32))
+            la = k(4, 32, (x, out, np.int32(32)), stats=stats, workers=w)
+            outs.append((out.get().tolist(), la.stats, la.stats_by_line, la.worst_requests, la.findings))
+        assert outs[1] == outs[2] == outs[3] == outs[0] and outs[0][4][0].kind == "barrier_divergence"
+    assert len(full) == 4            # each kernel's first launch at 1 and at 2 workers, then kept runs
+    monkeypatch.setenv("GPUEMU_WORKERS", "2")
     k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
     a, b, args = _vecadd(4096)
-    one = k((16,), (256,), args)
-    monkeypatch.setenv("GPUEMU_WORKERS", "2")
-    two = k((16,), (256,), args)
-    assert two.stats == one.stats and np.array_equal(args[2].get(), a + b)
-    assert launch_cache.call_key((16,), (256,), 0, 10, True, "functional", None, None,
-                                 {"workers": 2}, None) is None
+    one = k((16,), (256,), args, workers=1)
+    two = [k((16,), (256,), args) for _ in range(2)]
+    assert two[0].stats == two[1].stats == one.stats and np.array_equal(args[2].get(), a + b)
+    assert len(full) == 6
+
+
+def test_a_failed_assert_on_a_kept_launch_on_two_workers_names_its_condition_and_drops_the_run(monkeypatch):
+    from gpuemu.machine import block_workers
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})
+    k = gpuemu.RawModule(code=CHECKED).get_function("k")
+    x = gpuemu.asarray(np.arange(64, dtype=np.int32))
+    out = gpuemu.asarray(np.zeros(64, np.int32))
+    for _ in range(2):
+        k(2, 32, (x, out, np.int32(64)), stats=False, workers=2)
+    [[run]] = _kept(k).values()
+    with pytest.raises(gpuemu.KernelError, match=r"x\[i\] < n"):
+        k(2, 32, (x, out, np.int32(16)), stats=False, workers=2)
+    assert _kept(k) == {next(iter(_kept(k))): []}       # a run that raised is not reused
+    assert k(2, 32, (x, out, np.int32(64)), stats=False, workers=2).findings[0].kind == "barrier_divergence"
 
 
 def test_pointer_arguments_of_a_repeated_launch_count_as_written_for_initcheck():
@@ -341,12 +369,13 @@ extern "C" __global__ void k(float v, float *out) { out[0] = v; }""").get_functi
         assert out.get().view(np.uint32)[0] == np.float32(value).view(np.uint32)
 
 
-def test_workers_1_is_part_of_the_key_with_its_type():
+def test_workers_is_part_of_the_key_with_its_type():
     def key(options):
         return launch_cache.call_key((1,), (32,), 0, 10, False, "functional", None, None, options, None)
     assert key({"workers": 1})[-1] == (("workers", int, 1),)
     assert key({"workers": 1, "l1": True})[-1] == (("l1", bool, True), ("workers", int, 1))
-    assert key({"workers": True}) is key({"workers": 2}) is key({"workers": 1.0}) is None
+    assert key({"workers": 2})[-1] == (("workers", int, 2),)
+    assert key({"workers": True}) is key({"workers": 0}) is key({"workers": 1.0}) is None
 
 
 def test_a_launch_asking_for_one_worker_takes_its_kept_run():
@@ -406,19 +435,23 @@ def test_a_null_pointer_where_a_dead_array_was_is_written_again():
 
 
 def test_gpuemu_workers_is_read_on_every_kept_launch(monkeypatch):
+    from gpuemu.machine import block_workers
     k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
     _, _, args = _vecadd(1024)
     k((4,), (256,), args, stats=False)
     [key] = _kept(k)
-    kept = []
+    on_workers = []
+    monkeypatch.setattr(block_workers, "run_parallel", lambda run, batches, n, progress: on_workers.append(n)
+                        or run.run_batches(batches))
+    ran = []
     for env in (None, "1", "2", "x", None):
         if env is None:
             monkeypatch.delenv("GPUEMU_WORKERS", raising=False)
         else:
             monkeypatch.setenv("GPUEMU_WORKERS", env)
-        kept.append(launch_cache.launch(k, key, args, None, {}) is not None)
-    # unset, "1" and a value that is no number: one worker, the kept run; "2": the full path
-    assert kept == [True, True, False, True, True]
+        ran.append(launch_cache.launch(k, key, args, None, {}) is not None and len(on_workers))
+    # unset, "1" and a value that is no number: one worker; "2": the kept run on two
+    assert ran == [0, 0, 1, 1, 1] and on_workers == [2]
 
 
 def test_a_kept_launch_calls_the_range_function_block_runner_names_then(monkeypatch):

@@ -263,8 +263,7 @@ def test_a_kept_run_whose_memory_system_is_dropped_holds_nothing_of_it(monkeypat
     k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
     a, b, args = _vecadd_args(4096)
     k((16,), (256,), args, workers=workers)
-    [run] = [r for got in (k._kept_launches if workers == 1 else k._plan_runs).values()
-             for r in (got.idle if workers == 1 else got)]
+    [run] = [r for got in k._kept_launches.values() for r in got.idle]
     assert (block_workers.KEPT in run.__dict__) == (workers > 1)    # its worker copies, kept
     gc.collect()
     assert run.memsys is None and made

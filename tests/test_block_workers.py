@@ -277,24 +277,19 @@ def test_the_ordered_step_stops_at_the_first_failed_batch():
     assert not charge.wait(source) and source.take() is None
 
 
-def test_a_batch_of_the_range_next_in_order_is_charged_at_once_after_the_range_s_held_batches():
+def test_a_prepared_batch_of_the_range_next_in_order_is_applied_at_once_after_the_range_s_held_batches():
     from gpuemu.machine.block_workers import _InOrder, _OrderedCharge, _Worker
     run = _Recorder()
     source = _InOrder(range(3))
     charge = _OrderedCharge(run, source)
-
-    class Native:                                 # a NativeBatch: charge at once
-        def charge(self, records, at):
-            run.charged.append(f"at once {at}")
-            return True
     wk = _Worker.__new__(_Worker)
     wk.chunks, wk.held, wk.spare = ["held 0a"], [("buffer 0a", None)], []
-    assert not charge.now(1, wk, np.empty(0), 1, Native())      # range 1 waits for range 0
+    assert not charge.now(1, wk, "prepared 1")                 # range 1 waits for range 0
     with charge._lock:                                          # another thread charging
-        assert not charge.now(0, wk, np.empty(0), 2, Native())
+        assert not charge.now(0, wk, "prepared 2")
     assert run.charged == []
-    assert charge.now(0, wk, np.empty(0), 3, Native())
-    assert run.charged == ["held 0a", "at once 3"]
+    assert charge.now(0, wk, "prepared 3")
+    assert run.charged == ["held 0a", "prepared 3"]
     assert wk.chunks == [] and wk.held == [] and wk.spare == [("buffer 0a", None)]
     assert charge.seq == 0                        # the range itself is charged when put (its findings)
 
@@ -311,20 +306,54 @@ def _vecadd_on_workers(monkeypatch, n: int):
     return k, a, c, ((n // 256,), (256,), (x, x, c, np.int32(n)))
 
 
-def test_two_workers_charge_the_batches_of_the_range_next_in_order_at_once(monkeypatch):
+def test_two_workers_prepare_every_batch_outside_the_ordered_step_and_keep_records_only_of_those_that_wait(
+        monkeypatch):
+    # the ordered step holds only applies: a batch is prepared (its native passes) on the thread that
+    # wrote it before it is applied, and only a batch that waits for its turn keeps a copy of its records
     import threading
+    from gpuemu.machine import block_workers
     from gpuemu.memory.native_batch import NativeBatch
     k, _, _, args = _vecadd_on_workers(monkeypatch, 1 << 20)
     one = k(*args, workers=1).stats
-    threads, real = set(), NativeBatch.charge
+    seen = []                        # (what, NativeBatch, thread, in the ordered step)
+    ordered = set()                  # the threads in the ordered step now
 
-    def spy(self, records, at=None):
-        threads.add(threading.get_ident())
-        return real(self, records, at)
-    monkeypatch.setattr(NativeBatch, "charge", spy)
+    def spy(name):
+        real = getattr(NativeBatch, name)
+
+        def call(self, *a):
+            seen.append((name, id(self), threading.get_ident(), threading.get_ident() in ordered))
+            return real(self, *a)
+        return call
+    for name in ("prepare", "keep_records", "apply", "charge"):
+        monkeypatch.setattr(NativeBatch, name, spy(name))
+    real_apply = block_workers._OrderedCharge._apply
+
+    def applying(self, chunks):
+        ordered.add(threading.get_ident())
+        try:
+            real_apply(self, chunks)
+        finally:
+            ordered.discard(threading.get_ident())
+    monkeypatch.setattr(block_workers._OrderedCharge, "_apply", applying)
     for _ in range(3):
         assert k(*args, workers=2).stats == one
-    assert threads
+    names = [s[0] for s in seen]
+    assert "charge" not in names and names.count("prepare") == names.count("apply") > 0
+    assert not any(inside for name, _, _, inside in seen if name == "prepare")
+    assert all(inside for name, _, _, inside in seen if name == "apply")
+    prepared = {}                    # a NativeBatch's last prepare: its thread
+    kept = at_once = 0
+    for name, nb, thread, _ in seen:
+        if name == "prepare":
+            prepared[nb] = (thread, False)
+        elif name == "keep_records":
+            prepared[nb] = (prepared[nb][0], True)
+            kept += 1
+        elif name == "apply" and not prepared[nb][1]:     # applied at once: on the thread that prepared it
+            assert thread == prepared[nb][0]
+            at_once += 1
+    assert kept + at_once == names.count("prepare")
 
 
 @pytest.mark.parametrize("stats", [True, False])
@@ -644,3 +673,17 @@ def test_a_worker_failing_outside_a_batch_s_run_fails_the_launch_instead_of_hang
     assert not t.is_alive() and len(got) == 1 and not armed[0]
     c.set(np.zeros(n, np.float32))
     assert k(*args, workers=2).stats == one and np.array_equal(c.get(), 2 * a)
+
+
+def test_the_ranges_of_block_ranges_are_handed_out_as_those_of_any_list_of_them():
+    # block_ranges' tuple (LaunchRun.run's) is known to follow one another: cut afresh all the same
+    from gpuemu.machine.block_workers import _source, block_ranges
+
+    def handed(source):
+        out = []
+        while (got := source.take()) is not None:
+            out.append(got)
+        return out
+    for even in (False, True):
+        kept = block_ranges(4096, 2, 256)
+        assert handed(_source(kept, 2, 256, even)) == handed(_source(list(kept), 2, 256, even))

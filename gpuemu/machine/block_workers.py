@@ -20,8 +20,8 @@ Identical to one worker, by construction:
   the prepared batches in block order (MemorySystem.apply: the
   order-dependent caches), the order one worker produces (splitting a
   trace into batches changes no counter: gpuemu/memory/memory_system.py);
-  a batch of the range next in that order is charged at once by the
-  worker that wrote it, as one worker charges it (_OrderedCharge.now);
+  a batch of the range next in that order is applied at once by the
+  worker that wrote and prepared it (_OrderedCharge.now);
 - findings and errors: reported in block order, the first fault of the
   lowest batch, the first barrier divergence per line.
 
@@ -60,7 +60,7 @@ from gpuemu.timing import record_pool
 
 from . import block_runner, worker_threads
 
-from .block_ranges import GuidedRanges, block_ranges  # noqa: F401 (executor calls block_ranges)
+from .block_ranges import GuidedRanges, block_ranges
 from .warp_scheduler import LooseRoundRobin
 
 
@@ -173,14 +173,20 @@ class _Worker:
         block_runner.new_launch(w)
 
     def _keep_trace(self) -> None:
-        """The trace so far: charged now, on this thread, where its range is
-        the next to charge and no other thread is charging (`front`,
-        _OrderedCharge.now: as one worker charges it); else prepared for
-        the memory model on this thread (the order-free part of charging)
-        and charged in order by whichever thread gets to it. The worker
-        goes on in the same buffer (a batch the native passes prepared
-        keeps what it reads of it, NativeBatch.keep_records), and in a
-        spare one where MemorySystem.prepare's batch reads this one."""
+        """The trace so far, prepared for the memory model on this thread (the
+        order-free part of charging: the native passes into the buffer's
+        NativeBatch, else MemorySystem.prepare), then applied now, on this
+        thread, where its range is the next to charge and no other thread
+        is charging (`front`, _OrderedCharge.now: the order one worker
+        charges in); else kept and applied in order by whichever thread
+        gets to it. Prepared outside the ordered step, a batch applied at
+        once holds that step only for its apply (charged there whole, its
+        passes made the ordered chain as long as a third of the launch,
+        and the last ranges' batches waited for it at the launch's end).
+        The worker goes on in the same buffer (a batch the native passes
+        prepared keeps what it reads of it, NativeBatch.keep_records, where
+        it waits), and in a spare one where MemorySystem.prepare's batch
+        waits, reading this one."""
         w = self.run
         ctx = w.ctx
         n = int(ctx[abi.C_TRACE_LEN])
@@ -192,9 +198,11 @@ class _Worker:
                 nb.bind(ms, instrs)
             self.records += n
             front = self.front
-            if front is not None and front[0].now(front[1], self, buf[:n], int(ctx[abi.C_TRACE]), nb):
-                pass
-            elif nb.prepare(buf[:n]):        # native passes: applied in order (nb.apply)
+            chunk = nb if nb.prepare(buf[:n]) else ms.prepare(
+                nb.cols.batch(buf[:n], ms._op, ms._size, ms._skip), instrs)
+            if front is not None and front[0].now(front[1], self, chunk):
+                pass                         # applied: the buffer and its NativeBatch free again
+            elif chunk is nb:                # applied in order (nb.apply) later
                 nb.keep_records()
                 self.chunks.append(nb)
                 self.held.append((None, nb))
@@ -205,7 +213,7 @@ class _Worker:
                 except IndexError:
                     self.native = self.natives.pop() if self.natives else None
             else:
-                self.chunks.append(ms.prepare(nb.cols.batch(buf[:n], ms._op, ms._size, ms._skip), instrs))
+                self.chunks.append(chunk)
                 self.held.append((buf, nb))
                 try:
                     nxt, self.native = self.spare.pop()      # (its own, the last given back)
@@ -480,7 +488,7 @@ class _OrderedCharge:
     merged, by whichever thread finds the next one ready and no other
     thread charging, so the work balances between threads and one
     worker's order is kept; the running range that is next in order has
-    its batches charged as they fill (`now`)."""
+    its batches applied as its worker prepares them (`now`)."""
 
     def __init__(self, run, source) -> None:
         self.run, self.source = run, source
@@ -530,14 +538,14 @@ class _OrderedCharge:
                 if self.error is not None or self.seq not in self._done:
                     return
 
-    def now(self, seq: int, worker: _Worker, records: np.ndarray, at: int, nb: NativeBatch) -> bool:
-        """Charge a batch of range `seq` now, on the worker's thread that wrote
-        it, where that range is the next to charge and no other thread is
-        charging (False: nothing done): the range's batches the worker
-        holds first, then `records` (at address `at`) at once as one worker
-        charges a batch (NativeBatch.charge into the buffer's `nb`; where
-        its passes do not serve it, prepare and apply), so the buffer is
-        free again and its trace is charged while in this core's caches."""
+    def now(self, seq: int, worker: _Worker, chunk) -> bool:
+        """Apply a prepared batch (`chunk`: a NativeBatch, or MemorySystem.
+        prepare's) of range `seq` now, on the worker's thread that wrote and
+        prepared it, where that range is the next to charge and no other
+        thread is charging (False: nothing done): the range's batches the
+        worker holds first, then `chunk`, as one worker charges them, so its
+        buffer is free again and its records are read while in this core's
+        caches."""
         if self.seq != seq or not self._lock.acquire(blocking=False):
             return False
         try:
@@ -546,11 +554,7 @@ class _OrderedCharge:
             self._apply(worker.chunks)
             worker.release(worker.held)
             worker.chunks, worker.held = [], []
-            if not nb.charge(records, at):
-                run = self.run
-                ms = run.memsys
-                run._charge_prepared(ms.prepare(nb.cols.batch(records, ms._op, ms._size, ms._skip, filled=True),
-                                                run.meta.instrs))
+            self._apply((chunk,))
             return True
         finally:
             self._lock.release()
@@ -627,7 +631,12 @@ class _InOrder:
 def _source(batches: Iterable, nworkers: int, threads_per_block: int, even: bool = False):
     """What hands out the batches: ranges of linear block indices that follow
     one another are cut afresh as they are taken (GuidedRanges, even or
-    guided); others go in the given order."""
+    guided); others go in the given order. block_ranges' own (LaunchRun.run's,
+    kept per launch shape) are known to follow one another, unchecked."""
+    if type(batches) is tuple and batches and type(batches[0]) is range and batches[0].start == 0:
+        total = batches[-1].stop
+        if batches is block_ranges(total, nworkers, threads_per_block):
+            return GuidedRanges(0, total, nworkers, threads_per_block, even)
     batches = list(batches)
     if batches and all(isinstance(b, range) and b.step == 1 for b in batches) and all(
             x.stop == y.start for x, y in zip(batches, batches[1:])):

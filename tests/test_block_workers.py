@@ -642,6 +642,26 @@ def test_a_kept_run_of_two_workers_keeps_its_large_memory_system_and_its_native_
     assert two == one and np.array_equal(args[2].get(), want)
 
 
+def _launch_on_a_thread(k, args, error: type, launching: list | None = None) -> list:
+    """The errors of type `error` a two-worker launch raised on a thread of its
+    own (its id appended to `launching`), which must end within 60 s."""
+    import threading
+    got: list = []
+
+    def launch_once():
+        if launching is not None:
+            launching.append(threading.get_ident())
+        try:
+            k(*args, workers=2)
+        except error as e:
+            got.append(e)
+    t = threading.Thread(target=launch_once, daemon=True)
+    t.start()
+    t.join(60)
+    assert not t.is_alive()
+    return got
+
+
 def test_a_worker_failing_outside_a_batch_s_run_fails_the_launch_instead_of_hanging(monkeypatch):
     # an error a pool thread raises after taking a batch and before handing it
     # over (here in run_batch itself) reaches the calling thread, which would
@@ -659,18 +679,8 @@ def test_a_worker_failing_outside_a_batch_s_run_fails_the_launch_instead_of_hang
             raise MemoryError("injected")
         return real(self, blocks)
     monkeypatch.setattr(block_workers._Worker, "run_batch", failing)
-    got = []
-
-    def launch_once():
-        launching.append(threading.get_ident())
-        try:
-            k(*args, workers=2)
-        except MemoryError as e:
-            got.append(e)
-    t = threading.Thread(target=launch_once, daemon=True)
-    t.start()
-    t.join(60)
-    assert not t.is_alive() and len(got) == 1 and not armed[0]
+    got = _launch_on_a_thread(k, args, MemoryError, launching)
+    assert len(got) == 1 and not armed[0]
     c.set(np.zeros(n, np.float32))
     assert k(*args, workers=2).stats == one and np.array_equal(c.get(), 2 * a)
 
@@ -687,3 +697,40 @@ def test_the_ranges_of_block_ranges_are_handed_out_as_those_of_any_list_of_them(
     for even in (False, True):
         kept = block_ranges(4096, 2, 256)
         assert handed(_source(kept, 2, 256, even)) == handed(_source(list(kept), 2, 256, even))
+
+
+def test_pool_threads_take_their_copies_once_the_memory_system_is_shared_and_a_failed_share_fails_the_launch(
+        monkeypatch):
+    # the calling thread shares the memory system while the pool threads wake; they take their
+    # copies (whose NativeBatches bind to it) only after; an error sharing it ends the launch
+    import threading
+    from gpuemu.machine import block_workers
+    from gpuemu.memory.memory_system import MemorySystem
+    n = 1 << 18
+    k, a, c, args = _vecadd_on_workers(monkeypatch, n)
+    one = k(*args, workers=1).stats
+    events = []
+    real_share, real_take = MemorySystem.share, block_workers._take
+
+    def share(self, *a):
+        events.append("share")
+        threading.Event().wait(0.05)             # the pool threads are awake before it ends
+        got = real_share(self, *a)
+        events.append("shared")
+        if armed:
+            raise MemoryError("injected")
+        return got
+
+    def take(run, start, lend=False):
+        events.append("mine" if lend else "pool")
+        return real_take(run, start, lend)
+    monkeypatch.setattr(MemorySystem, "share", share)
+    monkeypatch.setattr(block_workers, "_take", take)
+    armed = False
+    assert k(*args, workers=2).stats == one
+    assert events[:2] == ["share", "shared"] and sorted(events[2:]) == ["mine", "pool"]
+    armed = True
+    assert len(_launch_on_a_thread(k, args, MemoryError)) == 1
+    armed = False
+    c.set(np.zeros(n, np.float32))
+    assert k(*args, workers=2).stats == one and np.array_equal(c.get(), 2 * a)

@@ -394,20 +394,32 @@ def _threads(n: int) -> worker_threads.Threads:
     return worker_threads.threads(n)
 
 
+def _on_threads(nworkers: int, pool_loop: Callable[[], None], own_loop: Callable[[], None],
+                close: Callable[[], None]) -> None:
+    """`pool_loop` on nworkers - 1 pool threads and `own_loop` on this one;
+    then `close` (nothing more is handed out) and the pool threads joined,
+    also where `own_loop` raised."""
+    pool = _threads(nworkers - 1)
+    futures = [pool.submit(pool_loop) for _ in range(nworkers - 1)]
+    try:
+        own_loop()
+    finally:
+        close()
+        for f in futures:
+            f.result()
+
+
 def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callable[[int], None]],
                 spent: list) -> None:
     """run_parallel of a traced launch (counters on): the ordered step."""
     ms = run.memsys
-    # made here, not by two threads at once (a worker's NativeBatch.bind reads
-    # them): the tables, the sums (the last launch's, settled: the kept
-    # NativeBatches fold into them), the caches' states as large as the last launch's
-    sums, rows = run.__dict__.get(LAST, (None, ()))
-    states = ms.share(run.meta.instrs, sums, rows)
     source = _source(batches, nworkers, run.shape.threads_per_block, even=True)
     charge = _OrderedCharge(run, source)
     start = run.ctx.copy()       # what every worker's ctx starts from
     workers: list = []           # each thread's copy, taken on its own thread
     merged = threading.Lock()
+    shared = threading.Event()   # the memory system shared (below): a pool thread takes its copy then
+    got: dict = {"reported": 0}  # the calling thread's: its copy, the caches' states, blocks told to progress
 
     def finished(wk: _Worker) -> None:
         """The worker ran its last blocks: its counts go into the launch's
@@ -427,58 +439,60 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
             source.in_units(int(0.98 * len(wk.run.trace) * len(blocks) / wk.records))
         charge.put(seq, len(blocks), res, wk, wk.held)
 
-    def loop() -> None:
+    def loop(mine: bool = False) -> None:
+        """A worker's: the ordered step first (it is the longest chain), then
+        the next range, until none is left; the calling thread's (`mine`) then
+        tells `progress` and charges until every batch handed out is charged."""
         try:
-            wk = _take(run, start)
+            if mine:
+                wk = got["mine"] = _take(run, start, lend=True)
+            else:
+                shared.wait()
+                wk = _take(run, start)
             workers.append(wk)       # list.append is atomic
             t0 = time.thread_time()
+            done = False
             while True:
-                charge.ready()       # the ordered step first: it is the longest chain
+                charge.ready()
+                if mine and progress is not None and charge.blocks > got["reported"]:
+                    progress(charge.blocks - got["reported"])
+                    got["reported"] = charge.blocks
                 nxt = source.take()
-                if nxt is None:
+                if nxt is not None:
+                    work(wk, nxt)
+                    continue
+                if not done:
+                    finished(wk)
+                    done = True
+                if not mine:
+                    charge.ready()
                     break
-                work(wk, nxt)
-            charge.ready()
-            finished(wk)
-            charge.ready()
+                if not charge.wait(source):
+                    break                # every batch handed out is charged, or one failed
             spent.append(time.thread_time() - t0)
         except BaseException as e:   # (else the calling thread would wait for its batch for ever)
             charge.fail(e)
             raise
 
-    pool = _threads(nworkers - 1)
-    futures = [pool.submit(loop) for _ in range(nworkers - 1)]   # (they start while this thread takes its copy)
-    reported = 0
-    finished_mine = False
-    try:
-        mine = _take(run, start, lend=True)
-        workers.append(mine)
-        t0 = time.thread_time()
-        while True:
-            charge.ready()
-            if progress is not None and charge.blocks > reported:
-                progress(charge.blocks - reported)
-                reported = charge.blocks
-            nxt = source.take()
-            if nxt is not None:
-                work(mine, nxt)
-                continue
-            if not finished_mine:
-                finished(mine)
-                finished_mine = True
-            if not charge.wait(source):
-                break                    # every batch handed out is charged, or one failed
-        spent.append(time.thread_time() - t0)
-    finally:
-        source.close()
-        for f in futures:
-            f.result()
-    if progress is not None and charge.blocks > reported:
-        progress(charge.blocks - reported)
+    def own_loop() -> None:
+        # made here, not by two threads at once (a worker's NativeBatch.bind reads
+        # them), while the pool threads wake: the tables, the sums (the last launch's,
+        # settled: the kept NativeBatches fold into them), the caches' states as large
+        # as the last launch's
+        try:
+            sums, rows = run.__dict__.get(LAST, (None, ()))
+            got["states"] = ms.share(run.meta.instrs, sums, rows)
+        finally:
+            shared.set()
+        loop(mine=True)
+
+    _on_threads(nworkers, loop, own_loop, source.close)
+    if progress is not None and charge.blocks > got["reported"]:
+        progress(charge.blocks - got["reported"])
     if charge.error is not None:
         raise charge.error
-    run.__dict__[LAST] = (ms.launch_sums(), tuple(st.rows for st in states))
-    _keep(run, workers, mine)
+    run.__dict__[LAST] = (ms.launch_sums(), tuple(st.rows for st in got["states"]))
+    _keep(run, workers, got["mine"])
 
 
 class _OrderedCharge:
@@ -652,45 +666,38 @@ def _run_untraced(run, batches: list, nworkers: int,
     base = run.findings
     run.findings = []
     start = run.ctx.copy()       # before the calling thread's blocks change it
-    mine = _Worker(run, own=True)
-    workers = [mine]             # and each pool thread's, taken on its own thread
+    workers: list = []           # each pool thread's copy, taken on its own thread
     nxt = itertools.count()
     results: dict = {}
-    finished: list = []              # blocks per finished batch (list.append is atomic)
+    finished: list = []          # blocks per finished batch (list.append is atomic)
     stop = threading.Event()
+    reported = [0]
 
-    def loop(wk: Optional[_Worker] = None) -> None:
-        if wk is None:
+    def loop(mine: bool = False) -> None:
+        """A worker's: the next batch until none is left or one failed; the
+        calling thread's (`mine`, the launch itself) tells `progress`."""
+        if mine:
+            wk = _Worker(run, own=True)
+        else:
             wk = _take(run, start)
             workers.append(wk)
         t0 = time.thread_time()
         try:
-            _loop(wk)
+            while not stop.is_set():
+                seq = next(nxt)
+                if seq >= len(batches):
+                    break
+                res = results[seq] = wk.run_batch(batches[seq])
+                finished.append(len(batches[seq]))
+                if res[2] is not None:
+                    stop.set()      # every lower batch is already taken: the rest need not run
+                    break
+                if mine and progress is not None:
+                    reported[0] = _report(progress, finished, reported[0])
         finally:
             spent.append(time.thread_time() - t0)
 
-    def _loop(wk: _Worker) -> None:
-        while not stop.is_set():
-            seq = next(nxt)
-            if seq >= len(batches):
-                break
-            res = results[seq] = wk.run_batch(batches[seq])
-            finished.append(len(batches[seq]))
-            if res[2] is not None:
-                stop.set()      # every lower batch is already taken: the rest need not run
-                break
-            if progress is not None and wk is mine:
-                reported[0] = _report(progress, finished, reported[0])
-
-    reported = [0]
-    pool = _threads(nworkers - 1)
-    futures = [pool.submit(loop) for _ in range(nworkers - 1)]
-    try:
-        loop(mine)
-    finally:
-        stop.set()
-        for f in futures:
-            f.result()
+    _on_threads(nworkers, loop, lambda: loop(mine=True), stop.set)
     run.findings = base
     for seq in sorted(results):
         _, findings, err = results[seq]
@@ -699,8 +706,8 @@ def _run_untraced(run, batches: list, nworkers: int,
             raise err
     if progress is not None:
         _report(progress, finished, reported[0])
-    _merge_counts(run, workers[1:])
-    _keep(run, workers[1:])
+    _merge_counts(run, workers)
+    _keep(run, workers)
 
 
 def _report(progress: Callable[[int], None], finished: list, reported: int) -> int:

@@ -181,6 +181,23 @@ class Stats:
         name_set as defer_named's)."""
         self._defer((_TABLE, names, table), name_set)
 
+    def defer_end(self, named: tuple, table: tuple, added: tuple) -> None:
+        """defer_named(*named), defer_table(*table), then add(*added), in
+        one call (a launch's end: its memory counters as settled, the
+        machine's per-line table and the cycles, every counted launch)."""
+        if self._pending or self._log:    # (held back or deferred before: each in its turn)
+            self.defer_named(*named)
+            self.defer_table(*table)
+            self.add(*added)
+            return
+        names, rows, name_set, count = named
+        value = int(added[1])
+        self._log = [(_NAMED, names, rows if count is None else (rows, count)), (_TABLE, table[0], table[1]),
+                     (_ADD, added[0], value)]
+        self._log_sets = [frozenset(names) if name_set is None else name_set,
+                          frozenset(table[0]) if table[2] is None else table[2]]
+        self._log_adds = {added[0]: value}
+
     def _defer(self, entry: tuple, name_set: frozenset | None) -> None:
         if self._pending:
             self._flush()

@@ -39,11 +39,19 @@ def _summed_at_once(self, names, table, name_set=None):
             self.add_lines(name, lines[nonzero], table[nonzero, j])
 
 
+def _ended_at_once(self, named, table, added):
+    """Stats.defer_end (the machine's native end) with the reference's table."""
+    self.defer_named(*named)
+    _summed_at_once(self, *table)
+    self.add(*added)
+
+
 def test_line_counters_count_as_a_summed_table_does(monkeypatch):
     for preset in ("sm_90", "cc2x"):           # the native memory passes, and numpy's
         deferred = _launch(preset)
         with monkeypatch.context() as m:
             m.setattr(Stats, "defer_table", _summed_at_once)
+            m.setattr(Stats, "defer_end", _ended_at_once)
             summed = _launch(preset)
         assert deferred.stats == summed.stats and list(deferred.stats) == list(summed.stats)
         assert deferred.stats_by_line == summed.stats_by_line

@@ -60,6 +60,39 @@ def test_folding_adds_the_sums_of_every_batch():
     assert sums.table[1:9, COL["best"]].tolist() == [-1] * 8      # rows without requests: none kept
 
 
+def _seen_rows(rng, rows: int) -> np.ndarray:
+    """A batch's table whose rows are seen (random sums, a kept request) or as new_table makes them."""
+    t = request_table.new_table(rows // request_table.NSP)
+    for r in np.flatnonzero(rng.random(rows) < 0.3):
+        t[r] = rng.integers(1, 50, t.shape[1])
+        t[r, COL["best_at"]] = rng.integers(0, 2)
+    return t
+
+
+def test_folding_by_seen_rows_sums_what_folding_every_row_sums():
+    # native_batch's chain: a row its cycle pass did not see holds nothing to fold or clear
+    rng = np.random.default_rng(4)
+    arrays = _arrays([LANES * 4, LANES * 8], [0xFFFFFFFF, 0xFF])
+    every, seen = LaunchSums(6), LaunchSums(6)
+    for _ in range(3):
+        t = _seen_rows(rng, every.rows)
+        u = t.copy()
+        every.fold(t, arrays, clear=True)
+        seen.fold(u, arrays, clear=True, by_seen=True)
+        assert np.array_equal(t, u) and np.array_equal(t, request_table.new_table(6))
+    for a, b in ((every.table, seen.table), (every.batch_of, seen.batch_of), (every.masks, seen.masks),
+                 (every.addrs, seen.addrs)):
+        assert np.array_equal(a, b)
+    assert every.table[:, COL["requests"]].any()
+
+
+def test_folding_by_seen_passes_over_a_row_not_seen():
+    sums = LaunchSums(2)
+    t = _table(2, 3, 2, 1)                    # requests counted, but not seen
+    sums.fold(t, _arrays([LANES * 4, LANES * 8], [0xFFFFFFFF, 0xFF]), clear=True, by_seen=True)
+    assert sums.table[0, COL["requests"]] == 0 and t[0, COL["requests"]] == 2
+
+
 def test_a_row_keeps_the_costliest_request_with_its_lanes_copied_out_of_its_batch():
     sums = LaunchSums(2)
     sums.fold(_table(2, 3, 2, 1), _arrays([LANES * 4, LANES * 8], [0xFFFFFFFF, 0xFF]))

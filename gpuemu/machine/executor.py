@@ -530,8 +530,9 @@ class LaunchRun:
         once by the run's NativeBatch; no check tool, weak memory model,
         timing recorder or shared requests counted by the warps): the last
         trace batch, the memory counters settled, the busiest SM's cycles
-        (NativeBatch.charge_last), then the counters added as _collect adds
-        them. False: nothing done (finish goes the general way)."""
+        (NativeBatch.charge_last), the per-line counters and the cycles
+        added as _collect adds them, in the same Stats call. False: nothing
+        done (finish goes the general way)."""
         nb = self.__dict__.get("_native_batch")
         if (nb is None or self.warp_counts is not None or self.checker is not None or self.weak is not None
                 or self.recorder is not None):
@@ -545,33 +546,25 @@ class LaunchRun:
             zero = self.__dict__.get("_zeroed_by_reset")           # zeroed for the next launch
             if zero is None or zero[0] is not self.counters or zero[1] is not self.issue:
                 zero = self._zeroed_by_reset = (self.counters, self.issue)
-        counters = self.counters.copy()
-        cycles = nb.charge_last(self.memsys, self.meta.instrs, n, ctx[abi.C_TRACE], self.stats, self.issue,
-                                self.schedulers, renewed, zero)
-        if cycles is None:
+        lines = (abi.LINE_COUNTERS, self.counters.copy(), _LINE_COUNTER_SET)     # (_collect's)
+        if nb.charge_last(self.memsys, self.meta.instrs, n, ctx[abi.C_TRACE], self.stats, self.issue,
+                          self.schedulers, renewed, zero, lines) is None:
             return False
         ctx[abi.C_TRACE_LEN] = 0
         self._zeroed = renewed             # (renew need not zero them)
-        self._collect(self.issue, cycles, counters)
         return True
 
     _zeroed = False                        # the counters and issue counts are zero (_charge_last)
 
-    def _collect(self, issue, cycles: int | None = None, counters: np.ndarray | None = None):
-        """The native per-line counters into the launch's Stats, then cycles.
-        The per-line table is added as sums when the counters are read
-        (Stats.defer_table), counter by counter and line by line (the order
-        tests/test_executor_counters.py checks against Stats.add_lines' sums). cycles: the memory
-        counters are settled and the cycles worked out already (_charge_last), counters
-        the per-line table copied before."""
+    def _collect(self, issue):
+        """The native per-line counters into the launch's Stats, then cycles
+        (the memory counters settled first). The per-line table is added as
+        sums when the counters are read (Stats.defer_table), counter by
+        counter and line by line (the order tests/test_executor_counters.py
+        checks against Stats.add_lines' sums)."""
         stats = self.stats
-        if cycles is None:
-            self.memsys.settle(stats)      # the memory counters first, as charged
-        stats.defer_table(abi.LINE_COUNTERS, self.counters.copy() if counters is None else counters,
-                          _LINE_COUNTER_SET)
-        if cycles is not None:
-            stats.add("cycles", cycles)
-            return
+        self.memsys.settle(stats)          # the memory counters first, as charged
+        stats.defer_table(abi.LINE_COUNTERS, self.counters.copy(), _LINE_COUNTER_SET)
         if self.warp_counts is not None:
             self.memsys.add_warp_counts(self.warp_counts, self.meta.instrs, stats)
         self.memsys.finish(stats, issue, self.schedulers)

@@ -35,7 +35,8 @@ from .request_table import COL, ENTRY_FIELDS, NC, NSP, OPS, new_table
 from .worst_requests import WorstRequest
 
 SYMBOL = "gpuemu_fold_sums"
-ARGS = ("rows", "batch", "table", "batch_of", "masks", "addrs", "number", "mask", "addr", "addr_stride", "clear")
+ARGS = ("rows", "batch", "table", "batch_of", "masks", "addrs", "number", "mask", "addr", "addr_stride", "clear",
+        "by_seen")
 WARP = 32
 _BEST, _AT, _REQ = COL["best"], COL["best_at"], COL["requests"]
 
@@ -44,31 +45,43 @@ def _build_ir() -> str:
     """fold: table += batch row by row (but best, best_at); where the batch's
     best is higher, its best, best_at, the batch number and the request's
     mask and addresses (from the batch's columns) are kept; clear != 0: the
-    batch's table is left as new_table makes it (a kept one is reused)."""
+    batch's table is left as new_table makes it (a kept one is reused).
+    by_seen != 0: a batch row whose `seen` is 0 is as new_table makes it,
+    and is passed over (native_batch's chain: its cycle pass counts every
+    request of the batch in its row's `seen`, and every pass writes only
+    the rows of the batch's requests; a launch of a few instructions
+    leaves most of its rows so)."""
     m = ll.Module(name="fold_sums")
     f = Fn(m, SYMBOL, ARGS)
     A, b = f.arg, f.b
     src, dst = f.ptr("batch"), f.ptr("table")
     with f.loop(0, A["rows"]) as r:
         rb = b.mul(r, c(NC))
-        for col in range(NC):
-            if col not in (_BEST, _AT):
-                f.add_to(dst, b.add(rb, c(col)), f.ld(src, b.add(rb, c(col))))
-        cost = f.ld(src, b.add(rb, c(_BEST)))
-        with f.if_(f.cmp(">", cost, f.ld(dst, b.add(rb, c(_BEST))))):
-            at = f.ld(src, b.add(rb, c(_AT)))
-            f.st(dst, b.add(rb, c(_BEST)), cost)
-            f.st(dst, b.add(rb, c(_AT)), at)
-            f.st(f.ptr("batch_of"), r, A["number"])
-            f.st(f.ptr("masks"), r, f.ldu(f.ptr("mask", I32), at))
-            row0, at0 = b.mul(r, c(WARP)), b.mul(at, A["addr_stride"])
-            with f.loop(0, WARP) as j:
-                f.st(f.ptr("addrs"), b.add(row0, j), f.ld(f.ptr("addr"), b.add(at0, j)))
-        with f.if_(f.cmp("!=", A["clear"], 0)):
-            for col in range(NC):
-                f.st(src, b.add(rb, c(col)), -1 if col == _BEST else 0)
+        with f.if_(b.or_(f.cmp("==", A["by_seen"], 0), f.cmp("!=", f.ld(src, b.add(rb, c(COL["seen"]))), 0))):
+            _fold_row(f, src, dst, r, rb)
     f.finish()
     return str(m)
+
+
+def _fold_row(f: Fn, src, dst, r, rb) -> None:
+    """fold's work on row r (at rb) of the batch's table."""
+    A, b = f.arg, f.b
+    for col in range(NC):
+        if col not in (_BEST, _AT):
+            f.add_to(dst, b.add(rb, c(col)), f.ld(src, b.add(rb, c(col))))
+    cost = f.ld(src, b.add(rb, c(_BEST)))
+    with f.if_(f.cmp(">", cost, f.ld(dst, b.add(rb, c(_BEST))))):
+        at = f.ld(src, b.add(rb, c(_AT)))
+        f.st(dst, b.add(rb, c(_BEST)), cost)
+        f.st(dst, b.add(rb, c(_AT)), at)
+        f.st(f.ptr("batch_of"), r, A["number"])
+        f.st(f.ptr("masks"), r, f.ldu(f.ptr("mask", I32), at))
+        row0, at0 = b.mul(r, c(WARP)), b.mul(at, A["addr_stride"])
+        with f.loop(0, WARP) as j:
+            f.st(f.ptr("addrs"), b.add(row0, j), f.ld(f.ptr("addr"), b.add(at0, j)))
+    with f.if_(f.cmp("!=", A["clear"], 0)):
+        for col in range(NC):
+            f.st(src, b.add(rb, c(col)), -1 if col == _BEST else 0)
 
 
 SETTLE_SYMBOL = "gpuemu_settle_sums"
@@ -182,17 +195,19 @@ class LaunchSums:
         """Bytes of its tables and kept requests."""
         return sum(a.nbytes for a in (self.table, self.batch_of, self.masks, self.addrs))
 
-    def fold(self, table: np.ndarray, arrays, clear: bool = False) -> None:
+    def fold(self, table: np.ndarray, arrays, clear: bool = False, by_seen: bool = False) -> None:
         """Add a batch's table (request_table.new_table's shape, this one's
         rows) of the batch `arrays` (request_table.batch_arrays: its best
         requests' masks and addresses are read there), the next in issue
-        order; clear: leave `table` as new_table makes it."""
+        order; clear: leave `table` as new_table makes it; by_seen: pass
+        over its rows whose `seen` is 0, as new_table makes them (the
+        fold's by_seen)."""
         self.check(table)
         args = arrays.args                # BATCH_ARGS: n, instr, space, mask, addr, ..., addr_stride
         a = self._args
         a[1] = address(table)
         packed_call.native(SYMBOL, _build_ir, len(ARGS))((*a, self.batches, args[3], args[4], args[-1],
-                                                          int(clear)))
+                                                          int(clear), int(by_seen)))
         self.batches += 1
 
     def check(self, table: np.ndarray) -> None:
@@ -202,9 +217,10 @@ class LaunchSums:
 
     def fold_args(self, table: np.ndarray) -> list:
         """ARGS for folding `table` but the batch's (number, mask, addr,
-        addr_stride: set per batch) and clear (1) (native_batch.py keeps them)."""
+        addr_stride: set per batch), clear (1) and by_seen (1: native_batch.py
+        keeps them, its chain's cycle pass runs before the fold)."""
         self.check(table)
-        return [*self._args[:1], address(table), *self._args[2:], 0, 0, 0, 0, 1]
+        return [*self._args[:1], address(table), *self._args[2:], 0, 0, 0, 0, 1, 1]
 
     def clear(self) -> None:
         """Nothing folded (the state of a new one)."""
@@ -242,13 +258,18 @@ class LaunchSums:
             got = self._settle = (plan, both, rows, call, spaces)
         return got[3]
 
-    def settled(self, r: int, stats, worst, op: np.ndarray, size: np.ndarray) -> None:
-        """`settle` after its native pass (settle_call's, which returned r)."""
+    def settled(self, r: int, stats, worst, op: np.ndarray, size: np.ndarray, then: tuple | None = None) -> None:
+        """`settle` after its native pass (settle_call's, which returned r).
+        then: (table, added), deferred and added into `stats` after the
+        settled counters, in the same call (Stats.defer_end: a launch's end)."""
         plan, both, rows, _, spaces = self._settle
         self.batches = 0
         counted, kept = r & 0xFFFFFFFF, r >> 32
         got = both[:rows + kept * WINNER_FIELDS].copy() if kept else both[:3 * counted].copy()
-        stats.defer_named(plan.names, got, plan.name_set, counted)
+        if then is None:
+            stats.defer_named(plan.names, got, plan.name_set, counted)
+        else:
+            stats.defer_end((plan.names, got, plan.name_set, counted), *then)
         if kept:
             worst.defer(_keep, got, rows, kept, spaces, op, size)
 

@@ -251,6 +251,7 @@ class MemorySystem:
                                        m.readonly_sector_bytes, m.readonly_cache_assoc, "read-only",
                                        partitions=self.preset.num_sms)
                          if self.readonly_path == "separate" else None)
+        self._caches = tuple(c for c in (self.l1, self.l2, self.ro_cache) if c is not None)   # (reset's)
         self.sm_cycles = np.zeros(self.preset.num_sms, dtype=np.int64)
         self._warp_parts: list = []     # per batch: (block * 4096 + warp keys, their cycles), or int64[2, N] of them
         self.tables_for = None         # the instructions (a kernel's MemInstr list) `_tables` built for
@@ -272,30 +273,40 @@ class MemorySystem:
         clock = self._reset_clock
         if clock is None:
             self._reset_native()
+            for c in self._caches:
+                c.reset_fields()
         else:                              # its native half ran at the end of the last launch
             self._reset_clock = None
-        for c in (self.l1, self.l2, self.ro_cache):
-            if c is not None and (clock is None or c._counted_in is None or c._counted_in[0] is not clock):
-                c.reset_fields()           # (else its counts are read from the zeroed clock and state)
+            for c in self._caches:
+                counted = c._counted_in    # (where it is the zeroed clock, its counts are read
+                if counted is None or counted[0] is not clock:     # from there and the state)
+                    c.reset_fields()
         if self.const._per_sm:
             self.const = constant_cache.ConstantCache(self.mem)
         self._warp_parts = []
         self.worst = WorstRequests.empty()
-        if self.sums is not None:
-            self.sums.clear()
+        sums = self.sums
+        if sums is not None and sums.batches:
+            sums.clear()
 
     def _reset_native(self) -> None:
         """The native half of `reset`: the resets of the caches that hold a
         state (a cache never looked up holds none) and the cycles' zeroing,
         in one native call."""
-        caches = tuple(c for c in (self.l1, self.l2, self.ro_cache) if c is not None and c._state is not None)
+        caches = tuple(c for c in self._caches if c._state is not None)
         got = self.__dict__.get("_reset_chain")
         if got is None or got[0] != caches:
-            zero = native_batch.zero_call(address(self.sm_cycles), self.sm_cycles.size)
-            got = self._reset_chain = (caches, packed_call.Chain([c.reset_call() for c in caches] + [zero]))
+            got = self._reset_chain = (caches, packed_call.Chain(self.reset_steps(caches)))
         for c in caches:
             c.reset_call()                 # (its rows' address set)
         got[1]()
+
+    def reset_steps(self, caches: tuple) -> list:
+        """The native half of `reset` as the steps of a packed_call.Chain:
+        the resets of `caches` (theirs, in that order), then the SMs'
+        cycles zeroed (this one's `_reset_native`; native_batch's chain of a
+        launch's last batch ends with them too)."""
+        return [c.reset_call() for c in caches] + [native_batch.zero_call(address(self.sm_cycles), self.sm_cycles.size)]
 
     def charging(self) -> None:
         """A batch is charged: whatever reset's native half did before it is
@@ -321,8 +332,8 @@ class MemorySystem:
     def state_bytes(self) -> int:
         """Bytes the caches' state holds (kept between launches by `reset`)."""
         n = 0
-        for cache in (self.l1, self.l2, self.ro_cache):
-            st = cache._state if cache is not None else None
+        for cache in self._caches:
+            st = cache._state
             if st is not None:
                 n += st.nbytes
         return n

@@ -223,16 +223,15 @@ RESET = ZEROED + 2
 class Steady:
     """What charge_last set its arguments and chain up for, so that a next
     call where none of it changed only sets the batch's values: the memory
-    system, its sums, their kernel and settle call, the issue counts and
-    schedulers given, whether the chain holds the resets, and the busiest
-    SM call's arguments then (MemorySystem.busiest_args: a finish in
-    between re-points them), the caller's arrays a reset zeroes."""
-    __slots__ = ("ms", "sums", "kernel", "issue", "schedulers", "settle", "resets", "busiest", "zero")
+    system, its sums, their kernel and settle call, whether the chain holds
+    the resets, the busiest SM call's arguments then (MemorySystem.
+    busiest_args, (issue counts, divisor): a finish in between re-points
+    them) and the caller's arrays a reset zeroes."""
+    __slots__ = ("ms", "sums", "kernel", "settle", "resets", "busiest", "zero")
 
-    def __init__(self, ms, sums, issue: np.ndarray, schedulers: int, resets: bool, zero: tuple) -> None:
+    def __init__(self, ms, sums, resets: bool, zero: tuple) -> None:
         self.ms, self.sums, self.kernel, self.settle = ms, sums, sums.kernel, sums._settle
-        self.issue, self.schedulers, self.resets, self.busiest = issue, schedulers, resets, ms.busiest_args
-        self.zero = zero
+        self.resets, self.busiest, self.zero = resets, ms.busiest_args, zero
 
 
 class NativeBatch:
@@ -471,14 +470,17 @@ class NativeBatch:
         return True
 
     def charge_last(self, ms, instrs, n: int, at: int, stats, issue: np.ndarray, schedulers: int,
-                    reset: bool = False, zero: tuple = ()) -> int | None:
+                    reset: bool = False, zero: tuple = (), lines: tuple | None = None) -> int | None:
         """The launch's last batch, n > 0 trace records (abi.TRACE_DTYPE) at
         address `at`, charged as `charge` charges it, then what the end of
         the launch adds, as MemorySystem.settle and finish do: the launch's
         sums settled into `stats` and the memory system's worst requests,
         and the cycles (returned, not added: max over SMs of the memory
         cycles + issue // schedulers, MemorySystem.busiest_call's), in one
-        native call. reset: then the arrays `zero` (int64, C-contiguous, two
+        native call. lines: (names, table, name set), the launch's per-line
+        counters, deferred into `stats` after the settled sums and followed
+        by the cycles, added (Stats.defer_end: the machine's end, one call).
+        reset: then the arrays `zero` (int64, C-contiguous, two
         at most: the caller's own, such as the issue counts, read before)
         zeroed, and the native half of MemorySystem.reset too (cold caches,
         no cycles: the run is renewed for a next launch, whose reset does
@@ -494,16 +496,17 @@ class NativeBatch:
         steady = self._steady
         sums = ms.sums
         if (steady is None or steady.ms is not ms or steady.sums is not sums or sums.kernel is not steady.kernel
-                or steady.issue is not issue or steady.schedulers != schedulers or steady.zero is not zero
-                or sums._settle is not steady.settle or ms.busiest_args is not steady.busiest     # (a finish
-                or instrs is not self.instrs or ms.tables_for is not instrs or not ms.native      # re-points it)
+                or steady.zero is not zero or sums._settle is not steady.settle
+                or ms.busiest_args is not steady.busiest or steady.busiest[0] is not issue     # (a finish
+                or steady.busiest[1] != schedulers        # re-points it; 0 schedulers, divisor 1: set up again)
+                or instrs is not self.instrs or ms.tables_for is not instrs or not ms.native
                 or n > self.capacity or self.cols.capacity != self.capacity):
             steady = self._steady = self._ready_last(ms, instrs, n, issue, schedulers, zero)
             if steady is None:
                 return None
+            sums = steady.sums
         self.cols.holds = None             # (the columns will hold records no array is known as)
         self._set_batch(n, at)
-        sums = steady.sums
         self._before_apply(sums)
         chain = self._last
         stop = (None if steady.resets else RESET) if reset else ZEROED
@@ -513,10 +516,12 @@ class NativeBatch:
             return None
         self._after(stopped, chain, stop, stop is not None)
         kernel = steady.kernel
-        sums.settled(chain.result(SETTLE), stats, ms.worst, kernel[1], kernel[2])    # (no batch left folded)
+        cycles = chain.result(BUSIEST)
+        sums.settled(chain.result(SETTLE), stats, ms.worst, kernel[1], kernel[2],    # (no batch left folded)
+                     None if lines is None else (lines, ("cycles", cycles)))
         if stop is None:
             ms.reset_native_done(self.clock)
-        return chain.result(BUSIEST)
+        return cycles
 
     def _ready_last(self, ms, instrs, n: int, issue: np.ndarray, schedulers: int, zero: tuple) -> Steady | None:
         """charge_last's arguments and chain set up for `ms` charging
@@ -545,7 +550,7 @@ class NativeBatch:
             if a is not None and (a.dtype != np.int64 or not a.flags.c_contiguous):
                 raise ValueError("charge_last zeroes C-contiguous int64 arrays")
             steps[ZEROED + k]["p"], steps[ZEROED + k]["n"] = (address(a), a.size) if a is not None else (0, 0)
-        return Steady(ms, sums, issue, schedulers, len(steps) > RESET, zero)
+        return Steady(ms, sums, len(steps) > RESET, zero)
 
     def _last_chain(self, settle: PackedCall, busiest: PackedCall) -> Chain:
         """The chain of charge_last: the batch's steps, the settle, the
@@ -557,10 +562,8 @@ class NativeBatch:
         steps = self._chain.steps + [settle, busiest] + [zero_call(0, 0) for _ in range(RESET - ZEROED)]
         modes, copies = self._modes + [CALL] * (RESET - SETTLE), []
         if self.global_native and ms.ro_cache is None:
-            for cc, slot, name in self._cache_slots:
-                copies.append((len(steps), "tags", WALK, f"{name}_tags"))
-                steps.append(cc.reset_call())
-            steps += [zero_call(address(ms.sm_cycles), ms.sm_cycles.size), zero_call(address(self.clock), 2)]
+            copies += [(len(steps) + k, "tags", WALK, f"{name}_tags") for k, (_, _, name) in enumerate(self._cache_slots)]
+            steps += ms.reset_steps(tuple(cc for cc, _, _ in self._cache_slots)) + [zero_call(address(self.clock), 2)]
             modes += [CALL] * (len(steps) - len(modes))
         self._last = Chain(steps, modes, links=self._links, values=self._chain.values, copies=copies)
         return self._last

@@ -319,12 +319,13 @@ def for_run(run, fresh: bool = False):
     ms = run.memsys
     counts = None if fresh else run.__dict__.get("warp_counts")
     if counts is None and not fresh:
-        off = run.__dict__.get("_warp_counts_off")
-        if off is not None and off[0]() is ms and off[1] == _flags(ms):
+        off = run.__dict__.get("_warp_counts_off")     # (renew asks every launch: no call made here)
+        if (off is not None and off[0]() is ms
+                and (ms is None or off[1] == ms.native and off[2] == ms.count_shared_in_warps)):
             return None                    # off for this memory system before: the ctxs hold 0
     # (the note holds its memory system weakly: a kept run or worker copy whose memory system
     # was dropped, launch_plan.keep_memory_system, must not keep its caches alive)
-    key = (weakref.ref(ms) if ms is not None else _NONE, _flags(ms))
+    key = (weakref.ref(ms), ms.native, ms.count_shared_in_warps) if ms is not None else (_NONE, None, None)
     on = (ms is not None and ms.native and ms.count_shared_in_warps
           and getattr(run, "recorder", None) is None and getattr(run, "checker", None) is None
           and getattr(run, "weak", None) is None and not run._weak_mode()
@@ -350,8 +351,3 @@ def for_run(run, fresh: bool = False):
 def _NONE() -> None:
     """The note's memory system where the run has none (a weakref's call, answering None)."""
     return None
-
-
-def _flags(ms) -> tuple | None:
-    """What for_run's answer depends on in a memory system beside the kernel (tests switch them)."""
-    return (ms.native, ms.count_shared_in_warps) if ms is not None else None

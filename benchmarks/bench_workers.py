@@ -45,6 +45,8 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
    faults, min and median, and the median of the pairs' N-worker / 1-worker
    CPU ratios: what running on N threads adds to one worker's work, which
    a loaded machine measures as well as an idle one (wall times it cannot);
+   the calling thread's serial CPU at N workers (before it hands the
+   blocks out, after it finds the workers done: what N workers cannot split);
    and the faults of the N-worker launches after the first WARM, and how
    many of them had a burst (more than 100: a fresh 2.4 MB trace buffer
    is some 600).
@@ -401,21 +403,53 @@ def _waits_table(args) -> None:
                                    for c in cols) + " |")
 
 
+@contextmanager
+def _hand_out_clock():
+    """The calling thread's CPU clock (time.thread_time) as it first hands a
+    task to the block worker threads and as it last finds one finished
+    (worker_threads' submit and Task.result): yields {'out': s, 'back': s}
+    (empty for a launch that hands nothing out)."""
+    marks: dict = {}
+    me = threading.get_ident()
+    submit, result = worker_threads.Threads.submit, worker_threads.Task.result
+
+    def handing(self, fn):
+        if threading.get_ident() == me:
+            marks.setdefault("out", time.thread_time())
+        return submit(self, fn)
+
+    def joined(self):
+        try:
+            return result(self)
+        finally:
+            if threading.get_ident() == me:
+                marks["back"] = time.thread_time()
+    worker_threads.Threads.submit, worker_threads.Task.result = handing, joined
+    try:
+        yield marks
+    finally:
+        worker_threads.Threads.submit, worker_threads.Task.result = submit, result
+
+
 def cpu_of_launches(launch: Callable, nworkers: int, repeats: int, **opt) -> dict:
     """Per launch at 1 and `nworkers` workers, taking turns (after a warm
     launch of each): the CPU seconds of all the process's threads, of the
-    calling thread, and the minor page faults. {workers: [(all, calling,
-    faults), ...]}."""
+    calling thread, the minor page faults, and the calling thread's serial
+    CPU: before it hands the blocks out and after it finds the workers
+    done (all of it where it hands nothing out), the part that two workers
+    cannot split. {workers: [(all, calling, faults, serial), ...]}."""
     for w in (1, nworkers):
         launch(workers=w, **opt)
     out: dict = {1: [], nworkers: []}
     for _ in range(repeats):
         for w in (1, nworkers):
-            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-            c0, t0 = time.process_time(), time.thread_time()
-            launch(workers=w, **opt)
-            c, t = time.process_time() - c0, time.thread_time() - t0
-            out[w].append((c, t, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0))
+            with _hand_out_clock() as marks:
+                f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+                c0, t0 = time.process_time(), time.thread_time()
+                launch(workers=w, **opt)
+                c, t1 = time.process_time() - c0, time.thread_time()
+            serial = (marks["out"] - t0) + (t1 - marks["back"]) if "back" in marks else t1 - t0
+            out[w].append((c, t1 - t0, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0, serial))
     return out
 
 
@@ -429,6 +463,7 @@ def _cpu_table(args) -> None:
           "loaded machine (the CPU, not the wall time)")
     _head(("kernel", "threads", "counters", "1 worker, min", "1 worker, median", f"{n} workers, min",
            f"{n} workers, median", "median of paired ratios", "calling thread, min",
+           "calling thread serial (before the hand-out, after the join), min",
            "faults, 1 worker (median / max)", f"faults, {n} workers (median / max)",
            f"faults of the {n}-worker launches after the {WARM}th: sum (launches with > 100)"))
     for k in _kernels(args):
@@ -438,7 +473,8 @@ def _cpu_table(args) -> None:
             print(f"| {k.name} | {k.threads:,} | {'on' if stats else 'off'} | {1e3 * one[:, 0].min():.1f} | "
                   f"{1e3 * np.median(one[:, 0]):.1f} | {1e3 * many[:, 0].min():.1f} | "
                   f"{1e3 * np.median(many[:, 0]):.1f} | {paired_ratio(many[:, 0], one[:, 0]):.3f} | "
-                  f"{1e3 * many[:, 1].min():.1f} | {np.median(one[:, 2]):.0f} / {one[:, 2].max():.0f} | "
+                  f"{1e3 * many[:, 1].min():.1f} | {1e3 * many[:, 3].min():.2f} | "
+                  f"{np.median(one[:, 2]):.0f} / {one[:, 2].max():.0f} | "
                   f"{np.median(many[:, 2]):.0f} / {many[:, 2].max():.0f} | "
                   f"{many[WARM:, 2].sum():.0f} ({int((many[WARM:, 2] > 100).sum())} of {len(many[WARM:])}) |")
 

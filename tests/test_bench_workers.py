@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 
 from conftest import REPO
 
@@ -39,7 +40,25 @@ def test_the_cpu_table_times_both_worker_counts_in_turns():
     got = bench_workers.cpu_of_launches(lambda **opt: calls.append(opt["workers"]), 2, 3)
     assert calls == [1, 2] + [1, 2] * 3
     assert [len(got[w]) for w in (1, 2)] == [3, 3]
-    assert all(len(row) == 3 and row[2] >= 0 for w in (1, 2) for row in got[w])
+    assert all(len(row) == 4 and row[2] >= 0 for w in (1, 2) for row in got[w])
+
+
+def test_the_cpu_table_s_serial_part_is_the_calling_thread_s_cpu_outside_the_hand_out_and_the_join(
+        monkeypatch):
+    from gpuemu.machine import worker_threads
+    clock = [0.0]                             # the calling thread's CPU clock, moved by the launch
+    monkeypatch.setattr(time, "thread_time", lambda: clock[0])
+
+    def launch(**opt):
+        clock[0] += 1                         # serial, before the hand-out
+        if opt["workers"] > 1:
+            task = worker_threads.threads(1).submit(lambda: None)
+            clock[0] += 5                     # the calling thread's share of the blocks
+            task.result()
+        clock[0] += 2                         # serial, after the join
+    got = bench_workers.cpu_of_launches(launch, 2, 3)
+    assert [row[1] for row in got[1]] == [row[3] for row in got[1]] == [3] * 3    # nothing handed out
+    assert [(row[1], row[3]) for row in got[2]] == [(8, 3)] * 3
 
 
 def test_the_calls_are_counted_on_the_calling_thread_and_on_the_others():

@@ -98,13 +98,13 @@ class _Worker:
     a pool thread takes or makes its own, so the calling thread starts at once.
 
     A worker writes its whole launch's trace into one buffer: each batch
-    is charged at once where its range is the next in order (as one
-    worker charges it), else prepared by the native passes into a
-    NativeBatch of the worker's (native_batch.NativeBatch.prepare), which
-    keeps what the ordered step reads of the records (keep_records) and
-    is applied in order (NativeBatch.apply: the caches, cycle sums, the
-    fold of the launch's sums) by whichever thread charges, then given
-    back (`release`) to the worker that prepared it; the same buffer,
+    is prepared by the native passes into a NativeBatch of the worker's
+    (native_batch.NativeBatch.prepare) and applied at once where its range
+    is the next in order (NativeBatch.apply: the caches, cycle sums, the
+    fold of the launch's sums), else it keeps what the ordered step reads
+    of the records (keep_records) and is applied in order by whichever
+    thread charges, then given back (`release`) to the worker that
+    prepared it; the same buffer,
     just read by the passes, is in its core's caches (a worker that went
     on in a spare buffer while its batches waited used 2 to 6 a launch,
     each batch's 2.4 MB written to memory no cache held). Where the

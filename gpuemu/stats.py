@@ -219,6 +219,19 @@ class Stats:
             return self._totals.get(name, default)
         return self._totals.get(name, 0) + later
 
+    def get_each(self, names: tuple, name_set: frozenset) -> list:
+        """[get(name, 0) for name in names] (name_set: frozenset(names)), the
+        deferred sums added only if they hold one of them: one call where a
+        caller reads a few (streams.place_launch, every counted launch)."""
+        for held in self._log_sets:
+            if not held.isdisjoint(name_set):
+                self._replay()
+                break
+        totals, later, out = self._totals, self._log_adds, []
+        for name in names:
+            out.append(totals.get(name, 0) + later.get(name, 0))
+        return out
+
     def _replay(self) -> None:
         """Add the deferred sums, in the order they came."""
         log, self._log = self._log, []

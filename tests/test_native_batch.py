@@ -365,17 +365,34 @@ def test_a_memory_system_reset_at_its_launchs_end_counts_the_next_launch_as_a_ne
     assert want.totals["l2_hits"] > 0
 
 
-def test_a_batch_charged_after_the_end_reset_makes_the_next_reset_whole(monkeypatch):
+def _charged_by(path: str, ms, instrs, batch) -> None:
+    """`batch` charged to `ms` one of the ways a batch is charged."""
+    if path == "charge":
+        ms.charge(batch, instrs, Stats())
+    elif path == "prepare_apply":
+        ms.apply(ms.prepare(batch, instrs), Stats())
+    elif path == "native":
+        assert NativeBatch(ms, instrs, 16).charge(_records(batch))
+    else:                                          # a block worker's: prepared, then applied in order
+        nb = NativeBatch(ms, instrs, 16)
+        assert nb.prepare(_records(batch))
+        nb.apply()
+
+
+@pytest.mark.parametrize("path", ["charge", "prepare_apply", "native", "native_prepare_apply"])
+def test_a_batch_charged_any_way_after_the_end_reset_makes_the_next_reset_whole(path, monkeypatch):
+    # MemorySystem.reset's two phases: every way of charging a batch undoes the native half's note
     monkeypatch.setattr(native_batch, "host_memory_in_use", lambda: False)
     rng = np.random.default_rng(9)
     instrs = _no_constant(_instrs(rng, 6, narrow_shared=True))
     batches = list(_pieces(random_batch(rng, instrs, 600), [300, 300]))
     _, nb = _ended("sm_90", batches, instrs, last=True, reset=True)
     ms = nb.ms
-    NativeBatch(ms, instrs, 16).charge(_records(batches[0]))    # (not a renewed launch's first)
-    assert ms.l2.sets_in_use > 0
+    _charged_by(path, ms, instrs, batches[0])
+    assert ms.l2.sets_in_use > 0 and ms.sm_cycles.any()
     ms.reset()
     assert (ms.l2.sets_in_use, ms.l2.hits, ms.l2._t) == (0, 0, 0) and not ms.sm_cycles.any()
+    assert ms.l1.sets_in_use == 0 and ms.warp_cycles == {}
 
 
 def test_a_last_batch_the_passes_do_not_serve_is_left_as_it_was():

@@ -30,6 +30,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Optional
 
+from gpuemu.stats import Stats
+
 from .pcie import PcieLink, copy_seconds, link_for
 
 COMPUTE = "compute"                 # the engine that runs kernels
@@ -212,12 +214,18 @@ def kernel_seconds(cycles: int, page_faults: int, migrated: int, link: PcieLink)
     return cycles / link.sm_clock_hz + page_faults * link.page_fault + migrated / link.h2d
 
 
-def place_launch(name: str, stats: dict, preset, stream: Optional[Stream] = None) -> dict:
-    """Put a finished launch on the timeline; its start, end and seconds."""
-    link = link_for(preset)
-    t = kernel_seconds(int(stats.get("cycles", 0)), int(stats.get("page_faults", 0)),
-                       int(stats.get("managed_migrated_bytes", 0)), link)
-    return place_kernel(name, t, stream)
+_TIMED = ("cycles", "page_faults", "managed_migrated_bytes")     # what a launch's seconds are made of
+_TIMED_SET = frozenset(_TIMED)
+
+
+def place_launch(name: str, stats, preset, stream: Optional[Stream] = None) -> dict:
+    """Put a finished launch (its counters: a Stats, or a dict) on the
+    timeline; its start, end and seconds."""
+    if type(stats) is Stats:           # (the three in one call: every counted launch)
+        cycles, faults, moved = stats.get_each(_TIMED, _TIMED_SET)
+    else:
+        cycles, faults, moved = stats.get(_TIMED[0], 0), stats.get(_TIMED[1], 0), stats.get(_TIMED[2], 0)
+    return place_kernel(name, kernel_seconds(int(cycles), int(faults), int(moved), link_for(preset)), stream)
 
 
 def place_kernel(name: str, seconds: float, stream: Optional[Stream] = None) -> dict:

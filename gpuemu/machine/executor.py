@@ -24,7 +24,7 @@ from gpuemu.errors import KernelError
 from gpuemu.jit import abi
 from gpuemu.memory import warp_bank_counts
 from gpuemu.memory.memory_system import MemorySystem
-from gpuemu.memory.native_batch import NativeBatch
+from gpuemu.memory.native_batch import LINE_COUNTER_SET, NativeBatch
 from gpuemu.stats import Stats
 
 from . import block_runner, block_workers, static_tags, weak_memory
@@ -37,7 +37,6 @@ from .warp_scheduler import get_warp_scheduler
 
 DEFAULT_BUDGET = 10_000_000     # loop back-edges per warp
 TRACE_CAPACITY = 8192           # records per drain
-_LINE_COUNTER_SET = frozenset(abi.LINE_COUNTERS)     # (Stats.get looks counters up in it)
 
 READY, WAITING, EXITED = 0, 1, 2
 _CUR, _VALID, _EXITED = abi.F_CUR // 4, abi.F_VALID // 4, abi.F_EXITED // 4
@@ -541,17 +540,11 @@ class LaunchRun:
         n = ctx[abi.C_TRACE_LEN]
         if not n:
             return False
-        zero = ()
-        if renewed:                        # the per-line counters (copied first) and issue counts
-            zero = self.__dict__.get("_zeroed_by_reset")           # zeroed for the next launch
-            if zero is None or zero[0] is not self.counters or zero[1] is not self.issue:
-                zero = self._zeroed_by_reset = (self.counters, self.issue)
-        lines = (abi.LINE_COUNTERS, self.counters.copy(), _LINE_COUNTER_SET)     # (_collect's)
         if nb.charge_last(self.memsys, self.meta.instrs, n, ctx[abi.C_TRACE], self.stats, self.issue,
-                          self.schedulers, renewed, zero, lines) is None:
+                          self.schedulers, renewed, self.counters) is None:
             return False
         ctx[abi.C_TRACE_LEN] = 0
-        self._zeroed = renewed             # (renew need not zero them)
+        self._zeroed = renewed             # (the per-line counters and issue counts: renew need not zero them)
         return True
 
     _zeroed = False                        # the counters and issue counts are zero (_charge_last)
@@ -564,7 +557,7 @@ class LaunchRun:
         checks against Stats.add_lines' sums)."""
         stats = self.stats
         self.memsys.settle(stats)          # the memory counters first, as charged
-        stats.defer_table(abi.LINE_COUNTERS, self.counters.copy(), _LINE_COUNTER_SET)
+        stats.defer_table(abi.LINE_COUNTERS, self.counters.copy(), LINE_COUNTER_SET)
         if self.warp_counts is not None:
             self.memsys.add_warp_counts(self.warp_counts, self.meta.instrs, stats)
         self.memsys.finish(stats, issue, self.schedulers)

@@ -71,6 +71,7 @@ from .trace_columns import TraceColumns
 GLOBAL, SHARED, LOCAL, CONST = (SPACE_CODES[k] for k in ("global", "shared", "local", "constant"))
 _ADDR_OFFSET = abi.TRACE_DTYPE.fields["addr"][1]
 WARP = 32
+LINE_COUNTER_SET = frozenset(abi.LINE_COUNTERS)     # the machine's per-line counters (Stats.get looks them up)
 
 
 ZERO_SYMBOL, ZERO_ARGS = "gpuemu_batch_zero", ("p", "n", "rows", "stride")
@@ -214,8 +215,8 @@ def zero_call(p: int, n: int, rows: int = 1, stride: int = 0) -> PackedCall:
 # the chain's steps (NativeBatch._chain), in order; prepare runs them up to ROOM, apply from ROOM
 FILL, GUARD, ZERO, SHARED_PASS, COALESCE, ROOM, WALK, CYCLES, FOLD = range(9)
 # and after them in the chain of a launch's last batch (NativeBatch.charge_last), then the
-# caller's arrays zeroed for its next launch (two at most: ZEROED), then the memory system's
-# reset: the caches' (L1's first, where there is one), the cycles
+# caller's per-line counters and issue counts zeroed for its next launch (ZEROED), then the
+# memory system's reset: the caches' (L1's first, where there is one), the cycles
 SETTLE, BUSIEST, ZEROED = FOLD + 1, FOLD + 2, FOLD + 3
 RESET = ZEROED + 2
 
@@ -226,12 +227,12 @@ class Steady:
     system, its sums, their kernel and settle call, whether the chain holds
     the resets, the busiest SM call's arguments then (MemorySystem.
     busiest_args, (issue counts, divisor): a finish in between re-points
-    them) and the caller's arrays a reset zeroes."""
-    __slots__ = ("ms", "sums", "kernel", "settle", "resets", "busiest", "zero")
+    them) and the caller's per-line counters (a reset zeroes them)."""
+    __slots__ = ("ms", "sums", "kernel", "settle", "resets", "busiest", "counters")
 
-    def __init__(self, ms, sums, resets: bool, zero: tuple) -> None:
+    def __init__(self, ms, sums, resets: bool, counters: np.ndarray | None) -> None:
         self.ms, self.sums, self.kernel, self.settle = ms, sums, sums.kernel, sums._settle
-        self.resets, self.busiest, self.zero = resets, ms.busiest_args, zero
+        self.resets, self.busiest, self.counters = resets, ms.busiest_args, counters
 
 
 class NativeBatch:
@@ -470,19 +471,19 @@ class NativeBatch:
         return True
 
     def charge_last(self, ms, instrs, n: int, at: int, stats, issue: np.ndarray, schedulers: int,
-                    reset: bool = False, zero: tuple = (), lines: tuple | None = None) -> int | None:
+                    reset: bool = False, counters: np.ndarray | None = None) -> int | None:
         """The launch's last batch, n > 0 trace records (abi.TRACE_DTYPE) at
         address `at`, charged as `charge` charges it, then what the end of
         the launch adds, as MemorySystem.settle and finish do: the launch's
         sums settled into `stats` and the memory system's worst requests,
         and the cycles (returned, not added: max over SMs of the memory
         cycles + issue // schedulers, MemorySystem.busiest_call's), in one
-        native call. lines: (names, table, name set), the launch's per-line
-        counters, deferred into `stats` after the settled sums and followed
-        by the cycles, added (Stats.defer_end: the machine's end, one call).
-        reset: then the arrays `zero` (int64, C-contiguous, two
-        at most: the caller's own, such as the issue counts, read before)
-        zeroed, and the native half of MemorySystem.reset too (cold caches,
+        native call. counters: the machine's per-line counters (int64
+        [lines, abi.N_LINE_COUNTERS], C-contiguous), copied first, deferred
+        into `stats` after the settled sums and followed by the cycles,
+        added (Stats.defer_end: a launch's end in one call). reset: then
+        those counters and `issue` zeroed (a kept run's, for its next
+        launch), and the native half of MemorySystem.reset too (cold caches,
         no cycles: the run is renewed for a next launch, whose reset does
         the rest) where the walk's caches are all the memory system has.
         None (nothing charged or settled) where this path does not serve
@@ -496,12 +497,12 @@ class NativeBatch:
         steady = self._steady
         sums = ms.sums
         if (steady is None or steady.ms is not ms or steady.sums is not sums or sums.kernel is not steady.kernel
-                or steady.zero is not zero or sums._settle is not steady.settle
+                or steady.counters is not counters or sums._settle is not steady.settle
                 or ms.busiest_args is not steady.busiest or steady.busiest[0] is not issue     # (a finish
                 or steady.busiest[1] != schedulers        # re-points it; 0 schedulers, divisor 1: set up again)
                 or instrs is not self.instrs or ms.tables_for is not instrs or not ms.native
                 or n > self.capacity or self.cols.capacity != self.capacity):
-            steady = self._steady = self._ready_last(ms, instrs, n, issue, schedulers, zero)
+            steady = self._steady = self._ready_last(ms, instrs, n, issue, schedulers, counters)
             if steady is None:
                 return None
             sums = steady.sums
@@ -510,6 +511,7 @@ class NativeBatch:
         self._before_apply(sums)
         chain = self._last
         stop = (None if steady.resets else RESET) if reset else ZEROED
+        table = counters.copy() if counters is not None else None      # (before the chain zeroes them)
         stopped = chain(0, stop)
         if stopped == GUARD + 1:
             self._steady = None            # (the next call looks everything up again)
@@ -518,21 +520,22 @@ class NativeBatch:
         kernel = steady.kernel
         cycles = chain.result(BUSIEST)
         sums.settled(chain.result(SETTLE), stats, ms.worst, kernel[1], kernel[2],    # (no batch left folded)
-                     None if lines is None else (lines, ("cycles", cycles)))
+                     None if table is None else ((abi.LINE_COUNTERS, table, LINE_COUNTER_SET), ("cycles", cycles)))
         if stop is None:
             ms.reset_native_done(self.clock)
         return cycles
 
-    def _ready_last(self, ms, instrs, n: int, issue: np.ndarray, schedulers: int, zero: tuple) -> Steady | None:
+    def _ready_last(self, ms, instrs, n: int, issue: np.ndarray, schedulers: int,
+                    counters: np.ndarray | None) -> Steady | None:
         """charge_last's arguments and chain set up for `ms` charging
         `instrs`, batches of n records, the busiest SM's call of `issue`
-        and `schedulers` and the arrays `zero`, and what they depend on (a
-        Steady); None where this path does not serve them."""
+        and `schedulers` and the per-line `counters` (a reset zeroes them
+        and `issue`), and what they depend on (a Steady); None where this
+        path does not serve them."""
         self._steady = None
         if not ms.native or not self.serves(ms, instrs):
             return None
-        if len(zero) > RESET - ZEROED:
-            raise ValueError(f"charge_last zeroes {RESET - ZEROED} arrays at most, got {len(zero)}")
+        zero = (counters, issue) if counters is not None else ()
         self._fit(n)
         sums = ms.launch_sums()
         self._folder(sums)
@@ -550,7 +553,7 @@ class NativeBatch:
             if a is not None and (a.dtype != np.int64 or not a.flags.c_contiguous):
                 raise ValueError("charge_last zeroes C-contiguous int64 arrays")
             steps[ZEROED + k]["p"], steps[ZEROED + k]["n"] = (address(a), a.size) if a is not None else (0, 0)
-        return Steady(ms, sums, len(steps) > RESET, zero)
+        return Steady(ms, sums, len(steps) > RESET, counters)
 
     def _last_chain(self, settle: PackedCall, busiest: PackedCall) -> Chain:
         """The chain of charge_last: the batch's steps, the settle, the

@@ -40,9 +40,10 @@ def _summed_at_once(self, names, table, name_set=None):
 
 
 def _ended_at_once(self, named, table, added):
-    """Stats.defer_end (the machine's native end) with the reference's table."""
+    """Stats.defer_end (the machine's native end: its table's bytes) with the reference's table."""
+    names, data, name_set = table
     self.defer_named(*named)
-    _summed_at_once(self, *table)
+    _summed_at_once(self, names, np.frombuffer(data, dtype=np.int64).reshape(-1, len(names)), name_set)
     self.add(*added)
 
 

@@ -147,6 +147,36 @@ def test_deferred_rows_given_as_the_first_of_a_flat_array_read_as_those_rows():
     assert flat.as_dict() == whole.as_dict() and flat.lines_dict() == whole.lines_dict()
 
 
+def test_deferred_sums_given_as_bytes_read_as_the_arrays_they_copy():
+    # a launch's end copies its settled rows and per-line table as bytes (memoryview.tobytes)
+    names, table_names = ["global_load_requests", "memory_cycles"], ("warp_instructions", "barriers")
+    rows = np.array([[0, 7, 3], [1, 7, 11], [0, 2, 4], [99, 98, 97]])
+    table = np.array([[0, 0], [4, 1], [0, 2]])
+    as_bytes, arrays = Stats(), Stats()
+    as_bytes.defer_named(names, rows.tobytes(), frozenset(names), count=3)
+    as_bytes.defer_table(table_names, table.tobytes())
+    arrays.defer_named(names, rows[:3])
+    arrays.defer_table(table_names, table)
+    assert as_bytes.as_dict() == arrays.as_dict() and as_bytes.lines_dict() == arrays.lines_dict()
+
+
+def test_a_launchs_end_deferred_in_one_call_reads_as_each_deferred_in_turn():
+    names, table_names = ["global_load_requests", "memory_cycles"], ("warp_instructions", "barriers")
+    rows, table = np.array([[0, 7, 3], [1, 7, 11], [0, 2, 4]]), np.array([[0, 0], [4, 1], [0, 2]])
+    for before in ((), (("add_lines", "l1_hits", np.array([2]), np.array([5])),)):
+        one, each = Stats(), Stats()
+        for st in (one, each):
+            for kind, *args in before:
+                getattr(st, kind)(*args)
+        one.defer_end((names, rows.tobytes(), None, 3), (table_names, table.tobytes(), None), ("cycles", 40))
+        each.defer_named(names, rows.copy())
+        each.defer_table(table_names, table.copy())
+        each.add("cycles", 40)
+        assert one.get("cycles") == 40
+        assert list(one.as_dict()) == list(each.as_dict()) and one.as_dict() == each.as_dict()
+        assert one.lines_dict() == each.lines_dict()
+
+
 def test_sums_added_after_deferred_ones_come_after_them():
     s = Stats()
     s.defer_named(["l2_hits"], np.array([[0, 3, 5]]))

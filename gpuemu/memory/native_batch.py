@@ -228,11 +228,12 @@ class Steady:
     the resets, the busiest SM call's arguments then (MemorySystem.
     busiest_args, (issue counts, divisor): a finish in between re-points
     them) and the caller's per-line counters (a reset zeroes them)."""
-    __slots__ = ("ms", "sums", "kernel", "settle", "resets", "busiest", "counters")
+    __slots__ = ("ms", "sums", "kernel", "settle", "resets", "busiest", "counters", "lines")
 
     def __init__(self, ms, sums, resets: bool, counters: np.ndarray | None) -> None:
         self.ms, self.sums, self.kernel, self.settle = ms, sums, sums.kernel, sums._settle
         self.resets, self.busiest, self.counters = resets, ms.busiest_args, counters
+        self.lines = memoryview(counters) if counters is not None else None     # (copied as bytes)
 
 
 class NativeBatch:
@@ -511,7 +512,7 @@ class NativeBatch:
         self._before_apply(sums)
         chain = self._last
         stop = (None if steady.resets else RESET) if reset else ZEROED
-        table = counters.copy() if counters is not None else None      # (before the chain zeroes them)
+        table = steady.lines.tobytes() if counters is not None else None    # (before the chain zeroes them)
         stopped = chain(0, stop)
         if stopped == GUARD + 1:
             self._steady = None            # (the next call looks everything up again)

@@ -701,9 +701,9 @@ def test_the_ranges_of_block_ranges_are_handed_out_as_those_of_any_list_of_them(
 
 def test_pool_threads_take_their_copies_once_the_memory_system_is_shared_and_a_failed_share_fails_the_launch(
         monkeypatch):
-    # the calling thread shares the memory system while the pool threads wake; they take their
-    # copies (whose NativeBatches bind to it) only after; an error sharing it ends the launch
-    import threading
+    # the calling thread shares the memory system (MemorySystem.share: what two threads must not
+    # make at once) before any worker takes its copy (whose NativeBatches bind to it); an error
+    # sharing it ends the launch
     from gpuemu.machine import block_workers
     from gpuemu.memory.memory_system import MemorySystem
     n = 1 << 18
@@ -714,7 +714,6 @@ def test_pool_threads_take_their_copies_once_the_memory_system_is_shared_and_a_f
 
     def share(self, *a):
         events.append("share")
-        threading.Event().wait(0.05)             # the pool threads are awake before it ends
         got = real_share(self, *a)
         events.append("shared")
         if armed:

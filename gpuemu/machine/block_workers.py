@@ -413,13 +413,17 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
                 spent: list) -> None:
     """run_parallel of a traced launch (counters on): the ordered step."""
     ms = run.memsys
+    # made here, not by two threads at once (a worker's NativeBatch.bind reads
+    # them): the tables, the sums (the last launch's, settled: the kept
+    # NativeBatches fold into them), the caches' states as large as the last launch's
+    sums, rows = run.__dict__.get(LAST, (None, ()))
+    states = ms.share(run.meta.instrs, sums, rows)
     source = _source(batches, nworkers, run.shape.threads_per_block, even=True)
     charge = _OrderedCharge(run, source)
     start = run.ctx.copy()       # what every worker's ctx starts from
     workers: list = []           # each thread's copy, taken on its own thread
     merged = threading.Lock()
-    shared = threading.Event()   # the memory system shared (below): a pool thread takes its copy then
-    got: dict = {"reported": 0}  # the calling thread's: its copy, the caches' states, blocks told to progress
+    got: dict = {"reported": 0}  # the calling thread's: its copy, blocks told to progress
 
     def finished(wk: _Worker) -> None:
         """The worker ran its last blocks: its counts go into the launch's
@@ -447,7 +451,6 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
             if mine:
                 wk = got["mine"] = _take(run, start, lend=True)
             else:
-                shared.wait()
                 wk = _take(run, start)
             workers.append(wk)       # list.append is atomic
             t0 = time.thread_time()
@@ -474,24 +477,13 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
             charge.fail(e)
             raise
 
-    def own_loop() -> None:
-        # made here, not by two threads at once (a worker's NativeBatch.bind reads
-        # them), while the pool threads wake: the tables, the sums (the last launch's,
-        # settled: the kept NativeBatches fold into them), the caches' states as large
-        # as the last launch's
-        try:
-            sums, rows = run.__dict__.get(LAST, (None, ()))
-            got["states"] = ms.share(run.meta.instrs, sums, rows)
-        finally:
-            shared.set()
-        loop(mine=True)
-
-    _on_threads(nworkers, loop, own_loop, source.close)
+    # (the pool threads start while this one takes its copy)
+    _on_threads(nworkers, loop, lambda: loop(mine=True), source.close)
     if progress is not None and charge.blocks > got["reported"]:
         progress(charge.blocks - got["reported"])
     if charge.error is not None:
         raise charge.error
-    run.__dict__[LAST] = (ms.launch_sums(), tuple(st.rows for st in got["states"]))
+    run.__dict__[LAST] = (ms.launch_sums(), tuple(st.rows for st in states))
     _keep(run, workers, got["mine"])
 
 

@@ -300,6 +300,7 @@ def _worded_asserts(err: "KernelError", strings: list) -> "KernelError":
 
 class RawKernel:
     """One __global__ function of a RawModule; call it to launch."""
+    _kept_launches = None           # launch_cache's kept runs, per call key, once one is kept
 
     def __init__(self, module, name: str, options: tuple = (), arch: str = "sm_90"):
         if isinstance(module, str):   # CuPy's RawKernel(code, name, options=...)
@@ -310,7 +311,7 @@ class RawKernel:
         self.kernel_ir = module.module.kernel(name)
         self.compiled = compile_kernel(module.module, name, module.arch, module.options)
         self._max_dynamic = None
-        self._last_call = None      # __call__'s: the parts and key of the last plain call
+        self._last_call = None      # launch_cache.call_key's: the parts and key of the last plain call
         # the L1/shared carve-out preference timing mode's occupancy uses, as
         # cudaFuncSetCacheConfig / cudaFuncAttributePreferredSharedMemoryCarveout
         # set it: None (the default), a percent 0..100 or 'prefer_shared' /
@@ -470,21 +471,8 @@ class RawKernel:
         default: the kernel's `preferred_carveout`); the report is `launch.timing`.
         `stream`: a gpuemu.Stream for the host timeline (gpuemu/host/streams.py;
         default: the legacy default stream)."""
-        # the call key: the last one's when every part is the very object it was made of
-        # (immutable: ints, bools, tuples of ints) and the options are as they were (none,
-        # or workers=1); else launch_cache.call_key's
-        last = self._last_call
-        if (last is not None and grid is last[0] and block is last[1] and stats is last[2]
-                and shared_mem is last[3] and budget is last[4] and mode is last[5]
-                and self._max_dynamic is last[6] and scheduler is None and block_scheduler is None
-                and (launch_cache.one_worker_option(options) if last[7] else not options)):
-            key = last[8]
-        else:
-            key = launch_cache.call_key(grid, block, shared_mem, budget, stats, mode, scheduler,
-                                        block_scheduler, options, self._max_dynamic)
-            if key is not None and (not options or launch_cache.one_worker_option(options)):
-                self._last_call = (grid, block, stats, shared_mem, budget, mode, self._max_dynamic,
-                                   bool(options), key)
+        key = launch_cache.call_key(self, grid, block, shared_mem, budget, stats, mode, scheduler,
+                                    block_scheduler, options)
         if key is not None:         # a plain launch like an earlier one: its kept run, if idle
             got = launch_cache.launch(self, key, args, stream, options)
             if got is not None:
@@ -548,8 +536,9 @@ class RawKernel:
         on the host timeline; numpy arguments are copied back after it is
         placed there. The fields the kernel and shape fix are worked out once
         per run (_fixed_fields)."""
-        fixed = run.__dict__.get("_launch_fields")
-        if fixed is None:
+        try:
+            fixed = run._launch_fields
+        except AttributeError:
             fixed = run._launch_fields = self._fixed_fields(shape)
         out = fixed.copy()             # in Launch's field order; the per-launch ones set here
         ms = run.memsys                # (the others' defaults are in fixed, stats' without counters)
@@ -572,8 +561,9 @@ class RawKernel:
                 out["memory_config"] = ms.mem
             else:
                 out["worst_requests"] = {}
-        for host, dev in copies:       # after the launch is placed
-            host[...] = dev.get().reshape(host.shape)
+        if copies:                     # after the launch is placed
+            for host, dev in copies:
+                host[...] = dev.get().reshape(host.shape)
         out["findings"] = list(findings)
         out["seconds"] = seconds
         if printed:

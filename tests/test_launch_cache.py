@@ -370,8 +370,10 @@ extern "C" __global__ void k(float v, float *out) { out[0] = v; }""").get_functi
 
 
 def test_workers_is_part_of_the_key_with_its_type():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+
     def key(options):
-        return launch_cache.call_key((1,), (32,), 0, 10, False, "functional", None, None, options, None)
+        return launch_cache.call_key(k, (1,), (32,), 0, 10, False, "functional", None, None, options)
     assert key({"workers": 1})[-1] == (("workers", int, 1),)
     assert key({"workers": 1, "l1": True})[-1] == (("l1", bool, True), ("workers", int, 1))
     assert key({"workers": 2})[-1] == (("workers", int, 2),)

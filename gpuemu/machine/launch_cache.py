@@ -62,9 +62,34 @@ PLAIN_OPTIONS = frozenset({"l1", "bank_mode", "enable_cooperative_groups", "work
 _ONE_WORKER = (("workers", int, 1),)     # call_key's options part of workers=1
 
 
-def call_key(grid, block, shared_mem, budget, stats, mode, scheduler, block_scheduler,
-             options: dict, max_dynamic):
-    """The key a plain launch call is kept under, or None when it is not plain."""
+_WORKERS_1 = {"workers": 1}
+
+
+def call_key(kernel, grid, block, shared_mem, budget, stats, mode, scheduler, block_scheduler,
+             options: dict):
+    """The key a plain launch call of `kernel` is kept under, or None when it
+    is not plain. The kernel's last call's key serves a call whose every part
+    is the very object it was made of (immutable: ints, bools, tuples of
+    ints) and whose options are as they were (none, or workers=1 alone, an
+    int: True is not 1); else the key is worked out (_key) and remembered."""
+    last = kernel._last_call
+    if (last is not None and grid is last[0] and block is last[1] and stats is last[2]
+            and shared_mem is last[3] and budget is last[4] and mode is last[5]
+            and kernel._max_dynamic is last[6] and scheduler is None and block_scheduler is None
+            and ((options == _WORKERS_1 and type(options["workers"]) is int) if last[7]
+                 else not options)):
+        return last[8]
+    key = _key(grid, block, shared_mem, budget, stats, mode, scheduler, block_scheduler, options,
+               kernel._max_dynamic)
+    if key is not None and (not options or key[-1] is _ONE_WORKER):
+        kernel._last_call = (grid, block, stats, shared_mem, budget, mode, kernel._max_dynamic,
+                             bool(options), key)
+    return key
+
+
+def _key(grid, block, shared_mem, budget, stats, mode, scheduler, block_scheduler,
+         options: dict, max_dynamic):
+    """call_key's key, worked out."""
     if (mode != "functional" or scheduler is not None or block_scheduler is not None
             or type(stats) is not bool or type(budget) is not int or type(shared_mem) is not int):
         return None
@@ -101,20 +126,6 @@ def call_key(grid, block, shared_mem, budget, stats, mode, scheduler, block_sche
     return grid, block, shared_mem, max_dynamic, budget, stats, opts
 
 
-_WORKERS_1 = {"workers": 1}
-
-
-def one_worker_option(options: dict) -> bool:
-    """Whether the options are workers=1 alone, an int (True is not 1)."""
-    return options == _WORKERS_1 and type(options["workers"]) is int
-
-
-def _workers(options: dict) -> int:
-    """Block workers the launch asks for (call_key let only an int >= 1
-    through); without the option, block_workers.default_workers."""
-    return options.get("workers") or default_workers()
-
-
 class KeptLaunch:
     """The prepared runs kept for one call key, and the argument layout."""
 
@@ -139,7 +150,7 @@ def launch(kernel, key, args, stream, options: dict):
     small launch about a tenth of a microsecond, so what those do for a kept
     run is written out here, where it is a few lines (each says whose it is;
     tests/test_launch_cache.py holds this path to the full path's results)."""
-    kept = kernel.__dict__.get("_kept_launches")
+    kept = kernel._kept_launches
     got = kept.get(key) if kept is not None else None
     if got is None:
         return None
@@ -161,7 +172,9 @@ def launch(kernel, key, args, stream, options: dict):
             raise
         run.params[:] = params
     counted = run.want_stats
-    several = _workers(options) > 1
+    # the block workers it asks for: the option (call_key let only an int >= 1 through), else
+    # block_workers.default_workers
+    several = (options.get("workers") or default_workers()) > 1
     if several:                         # renewed as launch_plan.take_run renews a run
         run.renew(run.params, run.options)
     elif counted:

@@ -87,11 +87,19 @@ class Stats:
     _totals: dict = _UNMADE
     _by_line: dict = _UNMADE
 
-    def __init__(self) -> None:
-        self._names: dict = {}           # counter name -> index in _pending keys
-        self._pending: list = []         # add_lines: (name index, lines int64[M], values int64[M])
-        self._held = 0
-        self._log: list = []             # defer_named / defer_table / add after them, in order
+    # made when first added to (a kept launch makes a Stats every time, and most add no batch):
+    _names = _UNMADE                     # counter name -> index in _pending keys
+    _pending: tuple | list = ()          # add_lines: (name index, lines int64[M], values int64[M])
+    _held = 0
+    _log: tuple | list = ()              # defer_named / defer_table / add after them, in order
+
+    def _keys(self) -> dict:
+        """_names, made at the first batch held back."""
+        names = self._names
+        if names is _UNMADE:
+            names = self._names = {}
+            self._pending = []
+        return names
 
     @property
     def empty(self) -> bool:
@@ -140,7 +148,8 @@ class Stats:
         if (_REDUCE_AT <= lines.size <= _EXACT_MAX and lines.min() >= 0
                 and lines.max() < _DENSE_MAX):
             lines, values = _dense_sums(lines, values)     # a big batch: held as per-line sums
-        self._pending.append((self._names.setdefault(name, len(self._names)), lines, values))
+        names = self._keys()
+        self._pending.append((names.setdefault(name, len(names)), lines, values))
         self._held += lines.size
         if self._held >= _PENDING_MAX:
             self._flush()
@@ -208,7 +217,7 @@ class Stats:
         if self._pending:
             self._flush()
         if not self._log:                 # (the look-ups of a new log: get)
-            self._log_sets, self._log_adds = [], {}
+            self._log_sets, self._log_adds, self._log = [], {}, []
         self._log.append(entry)
         self._log_sets.append(frozenset(entry[1]) if name_set is None else name_set)
 
@@ -301,8 +310,9 @@ class Stats:
         if other._log:
             other._replay()
         names = list(other._names)
+        mine = self._keys() if other._pending else self._names
         for idx, lines, values in other._pending:
-            self._pending.append((self._names.setdefault(names[idx], len(self._names)),
+            self._pending.append((mine.setdefault(names[idx], len(mine)),
                                   lines, values))
         self._held += other._held
         if other._totals or other._by_line:          # what other had summed already

@@ -112,6 +112,17 @@ def _eager_and_deferred(steps) -> tuple:
     return eager, lazy
 
 
+def test_new_stats_share_nothing_and_one_takes_anothers_held_batches():
+    # a Stats makes its held-back batches' containers when first added to (one per kept launch)
+    fresh, held, untouched = Stats(), Stats(), Stats()
+    held.add_lines("fences", np.array([1, 4]), np.array([3, 5]))
+    fresh.merge(held)
+    fresh.add_lines("barriers", np.array([4]), np.array([2]))
+    assert fresh.lines_dict() == {1: {"fences": 3}, 4: {"fences": 5, "barriers": 2}}
+    assert held.lines_dict() == {1: {"fences": 3}, 4: {"fences": 5}}
+    assert untouched.empty and untouched.lines_dict() == {} and Stats().empty
+
+
 def test_deferred_sums_read_as_the_sums_added_at_once_in_the_same_order():
     names = ["global_load_requests", "memory_cycles", "shared_conflict_ways_3"]
     steps = [("add_lines", "l1_hits", np.array([2, 2]), np.array([1, 4])),

@@ -110,6 +110,21 @@ def test_zero_copy_costs_more_cycles_than_device_memory():
     assert zc.timeline["seconds"] > dv.timeline["seconds"]
 
 
+def test_a_request_with_mapped_and_device_lanes_charges_each_sector_as_its_memorys():
+    src = r'''extern "C" __global__ void mix(float *o, const float *a, const float *b)
+    { int i = blockIdx.x * blockDim.x + threadIdx.x; o[i] = ((i >> 3) & 1 ? a : b)[i]; }'''
+    k = gpuemu.RawModule(code=src).get_function("mix")
+    mp = gpuemu.alloc_mapped(N, np.float32)
+    mp.host[...] = np.arange(N)
+    dev = gpuemu.asarray(np.arange(N, dtype=np.float32))
+    o = gpuemu.empty(N, np.float32)
+    # lanes 8-15 and 24-31 of each warp read mapped memory: two of a warp's four sectors
+    st = k((N // 256,), (256,), (o, mp, dev)).stats
+    assert np.array_equal(o.get(), np.arange(N, dtype=np.float32))
+    assert st["zero_copy_requests"] == N // 32 and st["global_load_sectors"] == N // 8
+    assert st["pcie_read_bytes"] == 2 * N == 32 * st["dram_read_sectors"]
+
+
 def test_kernel_writes_to_mapped_memory_are_seen_by_the_host():
     mp = gpuemu.alloc_mapped(N, np.float32)
     launch = kernel()((N // 256,), (256,), (mp, np.ones(N, np.float32), np.int32(N)))

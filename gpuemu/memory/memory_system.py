@@ -147,6 +147,11 @@ def _rule_tables(ms: "MemorySystem", instrs) -> tuple:
     return tables
 
 
+def _mapped_sectors(sectors: np.ndarray) -> np.ndarray:
+    """Which 32-byte sectors (address // 32) lie in mapped host memory."""
+    return kind_of_addresses(sectors * SECTOR) == 1
+
+
 def _per_line(lines: tuple, values: np.ndarray) -> tuple:
     """(distinct lines, the sum of `values` of each) from np.unique's (lines,
     index of each request's line): Stats.add_lines gets a few sums, not one
@@ -177,6 +182,7 @@ class GlobalPlan:
     ro_sectors: np.ndarray | None  # int64[N]: sectors per read-only load
     written: np.ndarray      # int64[N]: sectors written at L2
     in_l1: np.ndarray        # int64[N]: local-store sectors kept in L1
+    written_host: np.ndarray | None = None   # int64[N]: of `written`, those in mapped host memory
 
 
 @dataclass
@@ -448,7 +454,7 @@ class MemorySystem:
         sectors of one request in one line form one access (group). Returns
         (request, source: -1 always sent, else the L1 entry whose miss sends
         it; which cache: 0 straight, 1 read-only, 2 L1), group of each, the
-        groups' cache keys and sets, sector bit of each) or None."""
+        groups' cache keys and sets, sector bit of each, the sector) or None."""
         parts = [(req[(kind == 1) | (kind == 2)], sec[(kind == 1) | (kind == 2)], None, 0)]
         for code, ent in ((1, ro_entries), (2, l1_entries)):
             if ent is None:
@@ -468,13 +474,13 @@ class MemorySystem:
         order = np.argsort(creq, kind="stable")
         creq, csec, src, which = creq[order], csec[order], src[order], which[order]
         if self.l2 is None:                # no L2: they are counted, then go to DRAM
-            return creq, src, which, None, None, None, None
+            return creq, src, which, None, None, None, None, csec
         lines, bits = self.l2.split(csec)
         new = np.ones(lines.size, dtype=bool)
         new[1:] = (lines[1:] != lines[:-1]) | (creq[1:] != creq[:-1])
         gid = np.cumsum(new) - 1
         keys, sets = self.l2.keys_and_sets(lines[new])
-        return creq, src, which, gid, keys, sets, bits
+        return creq, src, which, gid, keys, sets, bits, csec
 
     # ------------------------------------------------------------ charging
     def charge(self, batch: AccessBatch, instrs, stats) -> ChargeResult:
@@ -557,7 +563,7 @@ class MemorySystem:
             if not mapped.any():
                 mapped = None
             entries = self._prepare_global(np.flatnonzero(p.host_global | (p.space == LOCAL)), p,
-                                           stats, self.worst)
+                                           stats, self.worst, host=mapped is not None)
         if entries is not None:
             self._apply_global(entries, p, stats, mapped)
         if p.native_global is not None:
@@ -744,7 +750,7 @@ class MemorySystem:
         cycles[sel] = cost * m.cycles_per_shared_wavefront
         latency[sel] = m.shared_latency + np.maximum(cost - 1, 0) * m.cycles_per_shared_wavefront
 
-    def _prepare_global(self, sel, p: "PreparedBatch", stats, worst):
+    def _prepare_global(self, sel, p: "PreparedBatch", stats, worst, host: bool = False):
         """Global and local requests `sel` of a batch, the part no earlier batch
         changes: counts by group (into `stats`, `worst`), atomics' same-address
         cycles, and the sectors each request asks of L1 or L2: (sel, req,
@@ -863,22 +869,25 @@ class MemorySystem:
                           ro_entries=ro_entries,
                           l1_entries=l1_entries, ro_req=ro_req, ro_sectors=ro_sectors,
                           written=np.bincount(req[kind == 2], minlength=n_all).astype(np.int64),
-                          in_l1=np.bincount(req[kind == 3], minlength=n_all).astype(np.int64))
+                          in_l1=np.bincount(req[kind == 3], minlength=n_all).astype(np.int64),
+                          written_host=np.bincount(req[(kind == 2) & _mapped_sectors(sec)], minlength=n_all)
+                          .astype(np.int64) if host else None)
 
     def _apply_global(self, g: "GlobalPlan", p: "PreparedBatch", stats,
                       mapped: Optional[np.ndarray] = None) -> None:
         """The caches, in issue order, for prepared global and local requests:
         hits and misses, L2 and DRAM sectors, and their cycles.
 
-        `mapped` (per request of the batch): requests to mapped host memory.
-        As an H100 counts them (benchmarks/mapped_counters_h100.py, results in
-        benchmarks/results/mapped_counters_h100.json): they are global
-        requests and sectors like any; L1 keeps their sectors (a second read
-        hits); the sectors that miss L1, and stores, reach L2 (l2_read_sectors,
-        l2_write_sectors) but L2 does not keep them (every one a miss) and
-        they cross PCIe instead of reading DRAM: pcie_read_bytes and
-        pcie_write_bytes, cycles_per_pcie_sector each, about a microsecond
-        of latency."""
+        `mapped` (per request of the batch): requests with a lane in mapped
+        host memory. Their sectors there (a sector of another lane is its own
+        memory's), as an H100 counts them (benchmarks/mapped_counters_h100.py,
+        results in benchmarks/results/mapped_counters_h100.json), are global
+        requests' sectors like any; L1 keeps them (a second read hits); those
+        that miss L1, and stores, reach L2 (l2_read_sectors, l2_write_sectors;
+        l2_misses, as the H100's sysmem-aperture lookups all miss) but L2 does
+        not keep them, and they cross PCIe instead of reading DRAM:
+        pcie_read_bytes and pcie_write_bytes, cycles_per_pcie_sector each,
+        about a microsecond of latency."""
         m = self.mem
         line = p.line
         n_all = p.n
@@ -909,7 +918,7 @@ class MemorySystem:
         l2_hit = np.zeros(n_all, dtype=np.int64)
         host_read = None                   # per request: its sectors read across PCIe
         if g.l2 is not None:
-            creq, src, which, gid, keys, sets, bits = g.l2
+            creq, src, which, gid, keys, sets, bits, csec = g.l2
             sent = which == 0
             for code, miss in missed.items():
                 w = which == code
@@ -918,6 +927,7 @@ class MemorySystem:
             l2_read = np.bincount(creq[rd], minlength=n_all).astype(np.int64)
             if mapped is not None:
                 host = mapped[creq]
+                host[host] = _mapped_sectors(csec[host])
                 host_read = np.bincount(creq[rd & host], minlength=n_all).astype(np.int64)
                 sent = sent & ~host        # not kept in L2
             if keys is not None:
@@ -949,11 +959,11 @@ class MemorySystem:
         written, in_l1 = g.written, g.in_l1
         if mapped is not None:             # across PCIe, not from DRAM
             host_read = host_read if host_read is not None else np.zeros(n_all, dtype=np.int64)
-            host_written = np.where(mapped, written, 0)
+            host_written = g.written_host
             dram = dram - host_read
             written = written - host_written
             stats.add_lines("pcie_read_bytes", *per_load_line(SECTOR * host_read[loads]))
-            stores = sel[~is_load[sel] & mapped[sel]]
+            stores = sel[~is_load[sel] & (host_written[sel] > 0)]
             stats.add_lines("pcie_write_bytes", line[stores], SECTOR * host_written[stores])
         stats.add_lines("dram_read_sectors", *per_load_line(dram[loads]))
         # ---- cycles: loads by the level that served each sector; writes at L2

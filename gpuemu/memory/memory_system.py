@@ -289,7 +289,8 @@ class MemorySystem:
                     c.reset_fields()
         if self.const._per_sm:
             self.const = constant_cache.ConstantCache(self.mem)
-        self._warp_parts = []
+        if self._warp_parts:               # (no new empty list every launch)
+            self._warp_parts = []
         self.worst = WorstRequests.empty()
         sums = self.sums
         if sums is not None and sums.batches:
@@ -333,7 +334,8 @@ class MemorySystem:
         charged before it (then it resets all). The warps' cycles go now,
         with the SMs'."""
         self._reset_clock = clock
-        self._warp_parts = []
+        if self._warp_parts:
+            self._warp_parts = []
 
     def state_bytes(self) -> int:
         """Bytes the caches' state holds (kept between launches by `reset`)."""

@@ -147,21 +147,32 @@ def _phase_clock():
     passes' own, NativeBatch.prepare and apply, the same: one worker's
     NativeBatch.charge is made those two steps here, and its last batch
     with the launch's end, NativeBatch.charge_last, counts as apply) and range
-    (a worker's whole batch: native, prepare and the Python around them).
+    (a worker's whole batch: native, prepare, the applies its worker makes
+    at once, _OrderedCharge.now, and the Python around them). An apply
+    inside a range counts as well under "apply_in_range" (its range holds
+    it: `split_phases` counts it once).
     Yields {thread id: {phase: [cpu, wall]}}; the calling thread's id is
     threading.main_thread().ident."""
     spent: dict = {}
+    in_range = threading.local()
 
     def timing(fn, phase):
         def call(*args, **kw):
+            inside = getattr(in_range, "on", False)
+            if phase == "range":
+                in_range.on = True
             c0, w0 = time.thread_time(), time.perf_counter()
             try:
                 return fn(*args, **kw)
             finally:
+                cpu, wall = time.thread_time() - c0, time.perf_counter() - w0
+                if phase == "range":
+                    in_range.on = inside
                 mine = spent.setdefault(threading.get_ident(), {})
-                acc = mine.setdefault(phase, [0.0, 0.0])
-                acc[0] += time.thread_time() - c0
-                acc[1] += time.perf_counter() - w0
+                for name in (phase, f"{phase}_in_range") if inside and phase == "apply" else (phase,):
+                    acc = mine.setdefault(name, [0.0, 0.0])
+                    acc[0] += cpu
+                    acc[1] += wall
         return call
 
     patches = [(block_runner, n, lambda get: (lambda: timing(get(), "native")))
@@ -235,7 +246,14 @@ def phase_times(launch, workers: int, repeats: int, **opt) -> dict:
         got = _timed(launch, workers=workers, **opt)
         if best is None or got[0] < best[0]:
             best = got
-    wall, cpu, spent = best
+    return split_phases(*best)
+
+
+def split_phases(wall: float, cpu: float, spent: dict) -> dict:
+    """phase_times' milliseconds from one launch's wall and calling thread's
+    CPU seconds and its _phase_clock: an apply a worker made inside its
+    range (apply_in_range) counts once, in its range, not in the other
+    workers' "other" nor twice in all_cpu."""
     main = spent.get(threading.main_thread().ident, {})
     others = [ph for t, ph in spent.items() if t != threading.main_thread().ident]
 
@@ -246,15 +264,15 @@ def phase_times(launch, workers: int, repeats: int, **opt) -> dict:
         return 1e3 * sum(ph.get("range", [0.0, 0.0])[1] - ph.get("range", [0.0, 0.0])[0]
                          for ph in phs)
     m = {k: cpu_of([main], k) for k in ("native", "prepare", "apply")}
-    o = {k: cpu_of(others, k) for k in ("native", "prepare", "apply", "range")}
+    o = {k: cpu_of(others, k) for k in ("native", "prepare", "apply", "range", "apply_in_range")}
     return {"wall": 1e3 * wall, "main_cpu": 1e3 * cpu, **{f"main_{k}": v for k, v in m.items()},
             "main_other": 1e3 * cpu - sum(m.values()), "main_idle": 1e3 * (wall - cpu),
             "main_offcpu_in_batches": off_cpu([main]),
             "workers_native": o["native"], "workers_prepare": o["prepare"],
             "workers_apply": o["apply"],
-            "workers_other": o["range"] - o["native"] - o["prepare"],
+            "workers_other": o["range"] - o["native"] - o["prepare"] - o["apply_in_range"],
             "workers_offcpu_in_batches": off_cpu(others),
-            "all_cpu": 1e3 * cpu + o["range"] + o["apply"]}
+            "all_cpu": 1e3 * cpu + o["range"] + o["apply"] - o["apply_in_range"]}
 
 
 def _phase_table(args) -> None:

@@ -86,3 +86,31 @@ def test_the_phase_clock_times_one_worker_s_native_charge_as_its_prepare_and_app
     mine = spent[threading.main_thread().ident]
     assert mine["prepare"][0] > 0 and mine["apply"][0] > 0
     assert split.stats == plain.stats and split.stats_by_line == plain.stats_by_line
+
+
+def test_the_phase_clock_counts_an_apply_inside_a_range_also_as_in_range():
+    import threading
+    from types import SimpleNamespace
+    from gpuemu.machine import block_workers
+    from gpuemu.memory.native_batch import NativeBatch
+    nb = NativeBatch.__new__(NativeBatch)
+    nb._n = 0                                    # (an empty batch: apply has nothing to charge)
+    run = SimpleNamespace(findings=[], want_stats=False, _run_batch=lambda blocks: NativeBatch.apply(nb))
+    worker = SimpleNamespace(run=run, chunks=[], held=[], records=0)
+    with bench_workers._phase_clock() as spent:
+        NativeBatch.apply(nb)                    # outside a range
+        block_workers._Worker.run_batch(worker, range(1))
+    mine = spent[threading.get_ident()]
+    assert set(mine) == {"apply", "apply_in_range", "range"}
+    assert mine["apply"][0] >= mine["apply_in_range"][0] >= 0
+
+
+def test_split_phases_counts_a_worker_s_apply_inside_its_range_once():
+    import threading
+    ms = lambda v: [v / 1e3, v / 1e3]            # noqa: E731  (cpu, wall) seconds of v ms
+    spent = {threading.main_thread().ident: {"native": ms(4), "prepare": ms(2), "apply": ms(3)},
+             -1: {"range": ms(10), "native": ms(4), "prepare": ms(3), "apply": ms(5), "apply_in_range": ms(2)}}
+    got = bench_workers.split_phases(0.012, 0.011, spent)
+    assert math.isclose(got["workers_other"], 10 - 4 - 3 - 2)
+    assert math.isclose(got["all_cpu"], 11 + 10 + (5 - 2))
+    assert math.isclose(got["workers_apply"], 5) and math.isclose(got["main_other"], 11 - 4 - 2 - 3)

@@ -184,6 +184,24 @@ def test_batches_prepared_apart_out_of_order_and_applied_in_order_charge_as_one_
 
 
 @pytest.mark.parametrize("preset", ["sm_90", "sm_70"])
+def test_native_batches_of_one_memory_system_applied_in_turn_walk_one_clock(preset, monkeypatch):
+    # block workers' NativeBatches take turns on one memory system: the caches stay counted
+    # in its one clock array, not read back (SectoredCache._sync) before each apply
+    from gpuemu.memory.cache import SectoredCache
+    rng, instrs, batches, want, ms, parts = _apart(preset, 9, monkeypatch)
+    for nb, b in zip(parts, batches):
+        assert nb.prepare(_records(b))
+    parts[0].apply()
+    sync, synced = SectoredCache._sync, []
+    monkeypatch.setattr(SectoredCache, "_sync", lambda cache: synced.append(cache.name) or sync(cache))
+    for nb in parts[1:]:
+        nb.apply()
+    monkeypatch.setattr(SectoredCache, "_sync", sync)
+    assert synced == [] and all(nb.clock is parts[0].clock for nb in parts)
+    assert _outcome(ms, Stats()) == want
+
+
+@pytest.mark.parametrize("preset", ["sm_90", "sm_70"])
 def test_a_prepared_batch_whose_records_are_written_over_after_keep_records_applies_as_charged(preset, monkeypatch):
     # block workers write the next batch into the buffer a prepared one was read from:
     # apply reads the records it needs (the fold's costliest requests) from the kept copy

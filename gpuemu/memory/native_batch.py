@@ -152,6 +152,7 @@ def _build_room_ir() -> str:
 
 
 _BEST, _BEST_AT = request_table.COL["best"], request_table.COL["best_at"]
+_WALK_CLOCK = "_native_walk_clock"        # a memory system's: its caches' clocks, as the walks count them
 
 
 # private anonymous memory: pages given back read as zero (Linux; elsewhere they are kept)
@@ -289,10 +290,24 @@ class NativeBatch:
         for argv, k, of_cycles in self._ms_arrays:
             argv[k] = cycles if of_cycles else skip
         if self.global_native:
+            self._use_clock(ms)
+            self.walk["clock"] = address(self.clock)
             self._bind_caches(ms)
         sums = self.__dict__.get("_fold_into")
         if sums is not None:
             ms.adopt_sums(sums)            # the launch's sums (settled, clear) serve the new one
+
+    def _use_clock(self, ms) -> None:
+        """The walk counts the caches' clocks (L1's, L2's) in `ms`'s one array,
+        shared by every NativeBatch serving it (made by the first): where
+        block workers' NativeBatches take turns, the caches were counted in
+        the other's clock, so each apply read them back (SectoredCache._sync,
+        `_before_apply`) and pointed them at its own again (`_after`)."""
+        clock = ms.__dict__.get(_WALK_CLOCK)
+        if clock is None:                  # (dict.setdefault: one array where two workers bind at once)
+            clock = ms.__dict__.setdefault(_WALK_CLOCK, np.zeros(2, dtype=np.int64))
+        self.clock = clock
+        self._clock_m = memoryview(clock)
 
     def _bind_caches(self, ms) -> None:
         """The walk's cache arguments: `ms`'s L1 (if any) and L2, their states
@@ -375,8 +390,7 @@ class NativeBatch:
                 ib_log=m.local_interleave_bytes.bit_length() - 1, window=m.local_bytes_per_thread_window * WARP,
                 cycles_per_atomic=m.cycles_per_atomic_serialization, start=address(self.start), sec=0))
             l1 = ms.l1
-            self.clock = np.zeros(2, dtype=np.int64)
-            self._clock_m = memoryview(self.clock)
+            self._use_clock(ms)
             self.walk = PackedCall(native_cache_walk.SYMBOL, native_cache_walk._build_ir, native_cache_walk.ARGS, dict(
                 common, glob=GLOBAL, local=LOCAL, start=address(self.start), kind=address(ms._row_kind),
                 nsm=ms.preset.num_sms,

@@ -125,6 +125,30 @@ def test_a_request_with_mapped_and_device_lanes_charges_each_sector_as_its_memor
     assert st["pcie_read_bytes"] == 2 * N == 32 * st["dram_read_sectors"]
 
 
+def test_a_store_with_mapped_and_device_lanes_writes_only_the_mapped_sectors_across_pcie():
+    src = r'''extern "C" __global__ void mix(float *a, float *b)
+    { int i = blockIdx.x * blockDim.x + threadIdx.x; ((i >> 3) & 1 ? a : b)[i] = 1.0f; }'''
+    k = gpuemu.RawModule(code=src).get_function("mix")
+    mp = gpuemu.alloc_mapped(N, np.float32)
+    dev = gpuemu.asarray(np.zeros(N, np.float32))
+    st = k((N // 256,), (256,), (mp, dev)).stats
+    assert st["global_store_sectors"] == N // 8
+    assert st["pcie_write_bytes"] == 2 * N
+
+
+def test_managed_lanes_beside_mapped_lanes_fault_on_first_touch():
+    src = r'''extern "C" __global__ void mix(float *o, const float *a, const float *b)
+    { int i = blockIdx.x * blockDim.x + threadIdx.x; o[i] = ((i >> 3) & 1 ? a : b)[i]; }'''
+    k = gpuemu.RawModule(code=src).get_function("mix")
+    mp, mg = gpuemu.alloc_mapped(N, np.float32), gpuemu.alloc_managed(N, np.float32)
+    mg[:] = np.arange(N)
+    o = gpuemu.empty(N, np.float32)
+    st = k((N // 256,), (256,), (o, mp, mg)).stats
+    idx = np.arange(N)
+    assert np.array_equal(o.get(), np.where((idx >> 3) & 1, 0, idx).astype(np.float32))
+    assert st["page_faults"] == -(-4 * N // link_for("sm_90").migrate_bytes)
+
+
 def test_kernel_writes_to_mapped_memory_are_seen_by_the_host():
     mp = gpuemu.alloc_mapped(N, np.float32)
     launch = kernel()((N // 256,), (256,), (mp, np.ones(N, np.float32), np.int32(N)))

@@ -623,6 +623,55 @@ def _kept_vecadd_ends(a, monkeypatch) -> tuple:
     return ends, counted, (fresh.stats, fresh.stats_by_line)
 
 
+def _one_lane_loads(addrs) -> np.ndarray:
+    r = np.zeros(len(addrs), dtype=abi.TRACE_DTYPE)
+    r["instr"], r["mask"], r["space"], r["sm"] = 0, 1, SPACE_CODES["global"], 0
+    r["warp"] = np.arange(len(addrs))
+    r["addr"][:, 0] = addrs
+    return r
+
+
+@pytest.mark.parametrize("apart", [False, True])
+def test_a_batch_that_looked_up_l1_alone_leaves_the_walk_its_l1_clock(apart):
+    # A batch charged the other way (prepare and apply: its loads of mapped memory) looks L1
+    # up and leaves L2 alone (mapped sectors do not stay there); the native batches after it
+    # walk L1 with its clock, so the line it made youngest is not taken for the oldest.
+    # apart: one NativeBatch per batch, as block workers' buffers take turns.
+    import gpuemu
+    instrs = [MemInstr(0, "ld", 4, 1, "global")]
+    mp, dev = gpuemu.alloc_mapped(1 << 22, np.float32), gpuemu.empty(1 << 22, np.float32)
+    sets, s = 416, 5                             # sm_90's L1: 416 sets of 4 128-byte lines
+
+    def in_set(base, k_set, k):                  # the k-th line of L1 set k_set from base on
+        first = (base + 127) // 128
+        return (first + (k_set - first) % sets + k * sets) * 128
+    d, m = dev.device_address, mp.device_address
+    batches = [_one_lane_loads([in_set(d, s + 1, 0)]),
+               _one_lane_loads([in_set(m, s + 2, 0), in_set(m, s, 0)]),       # charged the other way
+               _one_lane_loads([in_set(d, s, 0)]),
+               _one_lane_loads([in_set(d, s, k) for k in (1, 2, 3)]),         # set s full, then evicts
+               _one_lane_loads([in_set(d, s, 0)])]
+
+    def charged(fast: bool) -> tuple:
+        ms, st = MemorySystem("sm_90"), Stats()
+        ms._tables(instrs)
+        nb, served = NativeBatch(ms, instrs, 16), []
+        for r in batches:
+            if apart:
+                nb = NativeBatch(ms, instrs, 16)
+            ok = fast and nb.prepare(r)
+            if ok:
+                nb.apply()
+            else:
+                ms.apply(ms.prepare(nb.cols.batch(r, ms._op, ms._size, ms._skip), instrs), st)
+            served.append(ok)
+        return _outcome(ms, st), served
+    want, _ = charged(False)
+    got, served = charged(True)
+    assert served == [True, False, True, True, True]
+    assert got == want and want["totals"]["l1_hits"] == 1
+
+
 def test_a_freed_mapped_buffer_leaves_kept_launches_on_the_native_end_path(monkeypatch):
     import gc
     import gpuemu

@@ -713,7 +713,7 @@ class MemorySystem:
             rq = sel[mapped]
             stats.add_lines("zero_copy_requests", line[rq], np.ones(rq.size, dtype=np.int64))
             out[rq] = True
-        managed = (kinds == 2).any(axis=1) & ~mapped
+        managed = (kinds == 2).any(axis=1)         # (its managed lanes, beside any mapped ones)
         if managed.any():
             link = link_for(self.preset)
             rq = sel[managed]

@@ -671,12 +671,11 @@ class NativeBatch:
         ms.charging()                      # (a batch after MemorySystem.reset_native_done: reset does all)
         if self.global_native:
             self._follow_planes()
-            l1, l2 = ms.l1, ms.l2
-            counted = l2._counted_in
-            if counted is None or counted[0] is not self.clock:     # (else clock holds theirs)
-                clock = self._clock_m
-                clock[0] = l1._t if l1 is not None else 0
-                clock[1] = l2._t
+            clock, own = self._clock_m, self.clock
+            for cc, k in self._counted_slots:   # each cache on its own: a batch charged the
+                counted = cc._counted_in        # other way may have looked up L1 alone (mapped loads)
+                if counted is None or counted[0] is not own:     # (else clock holds its)
+                    clock[k] = cc._t
         if sums is None:
             sums = ms.launch_sums()
             self._folder(sums)

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))    # this checkout's gpuemu, as compare.py's main
 
 
 def cpu_seconds(bench, k, inp: dict, stats: bool, repeats: int) -> float:

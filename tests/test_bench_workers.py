@@ -105,6 +105,23 @@ def test_the_phase_clock_counts_an_apply_inside_a_range_also_as_in_range():
     assert mine["apply"][0] >= mine["apply_in_range"][0] >= 0
 
 
+def test_the_phase_clock_counts_an_apply_after_a_range_as_apply_alone():
+    import threading
+    from types import SimpleNamespace
+    from gpuemu.machine import block_workers
+    from gpuemu.memory.native_batch import NativeBatch
+    nb = NativeBatch.__new__(NativeBatch)
+    nb._n = 0
+    run = SimpleNamespace(findings=[], want_stats=False, _run_batch=lambda blocks: NativeBatch.apply(nb))
+    worker = SimpleNamespace(run=run, chunks=[], held=[], records=0)
+    with bench_workers._phase_clock() as spent:
+        block_workers._Worker.run_batch(worker, range(1))
+        mine = spent[threading.get_ident()]
+        in_range, applied = list(mine["apply_in_range"]), list(mine["apply"])
+        NativeBatch.apply(nb)                    # the range is over: not inside one
+    assert mine["apply_in_range"] == in_range and mine["apply"][1] > applied[1]
+
+
 def test_split_phases_counts_a_worker_s_apply_inside_its_range_once():
     import threading
     ms = lambda v: [v / 1e3, v / 1e3]            # noqa: E731  (cpu, wall) seconds of v ms

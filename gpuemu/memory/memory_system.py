@@ -557,17 +557,13 @@ class MemorySystem:
             stats.merge(p.stats)
         self.worst.merge(p.worst)
         entries = p.global_entries
-        mapped = None
         if p.host_global is not None:
             self._gather(p)
-            mapped = self._charge_host_memory(np.flatnonzero(p.host_global), p.op, p.line, p.addr,
-                                              p.mask, stats)
-            if not mapped.any():
-                mapped = None
+            mapped = self._charge_host_memory(np.flatnonzero(p.host_global), p.line, p.addr, p.mask, stats)
             entries = self._prepare_global(np.flatnonzero(p.host_global | (p.space == LOCAL)), p,
-                                           stats, self.worst, host=mapped is not None)
+                                           stats, self.worst, host=mapped)
         if entries is not None:
-            self._apply_global(entries, p, stats, mapped)
+            self._apply_global(entries, p, stats)
         if p.native_global is not None:
             sec, start = p.native_global
             native_cache_walk.cache_walk(p.arrays, (GLOBAL, LOCAL), start, sec, self._row_kind, self.mem,
@@ -698,21 +694,20 @@ class MemorySystem:
         self._warp_parts = [(uk, sums)]
         return {(k // 4096, k % 4096): int(v) for k, v in zip(uk.tolist(), sums.tolist())}
 
-    def _charge_host_memory(self, sel, op, line, addr, mask, stats) -> np.ndarray:
-        """Requests `sel` to host memory (gpuemu/host/buffers.py): the mask of
-        the mapped (zero-copy) ones, counted as zero_copy_requests; they go on
-        as global requests (_apply_global sends their L1 misses across PCIe).
+    def _charge_host_memory(self, sel, line, addr, mask, stats) -> bool:
+        """Requests `sel` to host memory (gpuemu/host/buffers.py); whether any
+        has a lane in mapped (zero-copy) memory. Those are counted as
+        zero_copy_requests and go on as global requests (_apply_global sends
+        their sectors that miss L1 across PCIe).
         Managed requests fault on the first touch of each migration block
         (page_faults, managed_migrated_bytes) and then go on as device
         accesses."""
         active = bank_arbiter._lane_bits(mask[sel])
         kinds = np.where(active, kind_of_addresses(addr[sel]), 0)
         mapped = (kinds == 1).any(axis=1)
-        out = np.zeros(op.size, dtype=bool)
         if mapped.any():
             rq = sel[mapped]
             stats.add_lines("zero_copy_requests", line[rq], np.ones(rq.size, dtype=np.int64))
-            out[rq] = True
         managed = (kinds == 2).any(axis=1)         # (its managed lanes, beside any mapped ones)
         if managed.any():
             link = link_for(self.preset)
@@ -723,7 +718,7 @@ class MemorySystem:
                 if new.size:
                     stats.add("page_faults", int(new.size), int(line[r]))
                     stats.add("managed_migrated_bytes", int(new.size) * link.migrate_bytes, int(line[r]))
-        return out
+        return bool(mapped.any())
 
     def _charge_shared(self, sel, op, size, line, addr, mask, stats, cycles, latency, worst):
         m = self.mem
@@ -756,7 +751,8 @@ class MemorySystem:
         """Global and local requests `sel` of a batch, the part no earlier batch
         changes: counts by group (into `stats`, `worst`), atomics' same-address
         cycles, and the sectors each request asks of L1 or L2: (sel, req,
-        sector, kind) in issue order, or None."""
+        sector, kind) in issue order, or None. host: some request has a lane
+        in mapped host memory (the plan counts its stores' sectors there)."""
         if sel.size == 0:
             return None
         m = self.mem
@@ -875,15 +871,14 @@ class MemorySystem:
                           written_host=np.bincount(req[(kind == 2) & _mapped_sectors(sec)], minlength=n_all)
                           .astype(np.int64) if host else None)
 
-    def _apply_global(self, g: "GlobalPlan", p: "PreparedBatch", stats,
-                      mapped: Optional[np.ndarray] = None) -> None:
+    def _apply_global(self, g: "GlobalPlan", p: "PreparedBatch", stats) -> None:
         """The caches, in issue order, for prepared global and local requests:
         hits and misses, L2 and DRAM sectors, and their cycles.
 
-        `mapped` (per request of the batch): requests with a lane in mapped
-        host memory. Their sectors there (a sector of another lane is its own
-        memory's), as an H100 counts them (benchmarks/mapped_counters_h100.py,
-        results in benchmarks/results/mapped_counters_h100.json), are global
+        Sectors in mapped host memory (where some request has a lane there:
+        _prepare_global set g.written_host), as an H100 counts them
+        (benchmarks/mapped_counters_h100.py, results in
+        benchmarks/results/mapped_counters_h100.json), are global
         requests' sectors like any; L1 keeps them (a second read hits); those
         that miss L1, and stores, reach L2 (l2_read_sectors, l2_write_sectors;
         l2_misses, as the H100's sysmem-aperture lookups all miss) but L2 does
@@ -927,9 +922,8 @@ class MemorySystem:
                 sent[w] = miss[src[w]]
             rd = sent & is_load[creq]
             l2_read = np.bincount(creq[rd], minlength=n_all).astype(np.int64)
-            if mapped is not None:
-                host = mapped[creq]
-                host[host] = _mapped_sectors(csec[host])
+            if g.written_host is not None:
+                host = _mapped_sectors(csec)
                 host_read = np.bincount(creq[rd & host], minlength=n_all).astype(np.int64)
                 sent = sent & ~host        # not kept in L2
             if keys is not None:
@@ -959,9 +953,9 @@ class MemorySystem:
         else:
             dram = l2_read
         written, in_l1 = g.written, g.in_l1
-        if mapped is not None:             # across PCIe, not from DRAM
+        host_written = g.written_host
+        if host_written is not None:       # across PCIe, not from DRAM
             host_read = host_read if host_read is not None else np.zeros(n_all, dtype=np.int64)
-            host_written = g.written_host
             dram = dram - host_read
             written = written - host_written
             stats.add_lines("pcie_read_bytes", *per_load_line(SECTOR * host_read[loads]))
@@ -975,7 +969,7 @@ class MemorySystem:
         lat = np.where(dram > 0, m.dram_latency,
                        np.where(l2_hit > 0, m.l2_hit_latency, m.l1_hit_latency))
         lat = np.where(is_load, lat, np.where(in_l1 > 0, m.l1_hit_latency, m.l2_hit_latency))
-        if mapped is not None:
+        if host_written is not None:
             link = link_for(self.preset)
             crossing = host_read + host_written
             c += crossing * cycles_per_pcie_sector(self.preset, link)

@@ -107,6 +107,32 @@ def test_two_workers_count_batches_the_native_passes_do_not_serve_as_one_worker(
     assert two.stats == one.stats and two.stats_by_line == one.stats_by_line
 
 
+def test_a_batch_the_native_passes_do_not_serve_is_copied_into_the_columns_once(monkeypatch):
+    # NativeBatch.prepare puts the records in the columns before it finds the constant
+    # request; the MemorySystem way then reads those columns (TraceColumns.batch, filled)
+    # rather than copying the records in again (TraceColumns.fill)
+    from gpuemu.machine import block_workers
+    from gpuemu.memory.native_batch import NativeBatch
+    from gpuemu.memory.trace_columns import TraceColumns
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})
+    fills, prepares = [0], [0]
+    fill, prepare = TraceColumns.fill, NativeBatch.prepare
+
+    def counted_fill(self, records):
+        fills[0] += 1
+        return fill(self, records)
+
+    def counted_prepare(self, records):
+        prepares[0] += 1
+        return prepare(self, records)
+    monkeypatch.setattr(TraceColumns, "fill", counted_fill)
+    monkeypatch.setattr(NativeBatch, "prepare", counted_prepare)
+    x = np.arange(1024 * 256, dtype=np.float32)
+    lau = launch(CONSTANT, "k", (1024,), (256,), x, np.zeros_like(x), np.int32(x.size), workers=2)
+    assert lau.stats["constant_requests"] > 0
+    assert prepares[0] > 0 and fills[0] == 0
+
+
 GLOBAL_HIST = r"""
 extern "C" __global__ void hist(const int* data, unsigned int* bins, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

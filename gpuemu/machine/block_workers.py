@@ -198,8 +198,9 @@ class _Worker:
                 nb.bind(ms, instrs)
             self.records += n
             front = self.front
-            chunk = nb if nb.prepare(buf[:n]) else ms.prepare(
-                nb.cols.batch(buf[:n], ms._op, ms._size, ms._skip), instrs)
+            records = buf[:n]                # (one view: the columns prepare filled are reused)
+            chunk = nb if nb.prepare(records) else ms.prepare(
+                nb.cols.batch(records, ms._op, ms._size, ms._skip, filled=True), instrs)
             if front is not None and front[0].now(front[1], self, chunk):
                 pass                         # applied: the buffer and its NativeBatch free again
             elif chunk is nb:                # applied in order (nb.apply) later

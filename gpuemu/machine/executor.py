@@ -383,7 +383,7 @@ class LaunchRun:
         if self.weak is not None:
             self.weak.finish()
         if self.want_stats:
-            self._collect(self.issue)
+            self._collect()
         if self.checker is not None:
             self.findings.extend(self.checker.finish())
 
@@ -549,7 +549,7 @@ class LaunchRun:
 
     _zeroed = False                        # the counters and issue counts are zero (_charge_last)
 
-    def _collect(self, issue):
+    def _collect(self):
         """The native per-line counters into the launch's Stats, then cycles
         (the memory counters settled first). The per-line table is added as
         sums when the counters are read (Stats.defer_table), counter by
@@ -560,7 +560,7 @@ class LaunchRun:
         stats.defer_table(abi.LINE_COUNTERS, self.counters.copy(), LINE_COUNTER_SET)
         if self.warp_counts is not None:
             self.memsys.add_warp_counts(self.warp_counts, self.meta.instrs, stats)
-        self.memsys.finish(stats, issue, self.schedulers)
+        self.memsys.finish(stats, self.issue, self.schedulers)
 
     def _fail(self, ev, idx, w, rows, state):
         meta, shape = self.meta, self.shape

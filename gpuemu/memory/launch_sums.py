@@ -255,14 +255,14 @@ class LaunchSums:
                 batch_of=address(self.batch_of), rank=address(plan.rank), line=address(plan.line),
                 n_instrs=len(plan.line), shared=shared, glob=glob, winners=address(win),
                 masks=address(self.masks), addrs=address(self.addrs), rows=self.rows))
-            got = self._settle = (plan, both, rows, call, spaces, memoryview(both))
+            got = self._settle = (plan, memoryview(both), rows, call, spaces)   # (the view holds both)
         return got[3]
 
     def settled(self, r: int, stats, worst, op: np.ndarray, size: np.ndarray, then: tuple | None = None) -> None:
         """`settle` after its native pass (settle_call's, which returned r).
         then: (table, added), deferred and added into `stats` after the
         settled counters, in the same call (Stats.defer_end: a launch's end)."""
-        plan, _, rows, _, spaces, both = self._settle
+        plan, both, rows, _, spaces = self._settle
         self.batches = 0
         counted, kept = r & 0xFFFFFFFF, r >> 32
         # their bytes (Stats and _keep read them as int64): a copy at a tenth of numpy's cost
@@ -277,10 +277,10 @@ class LaunchSums:
 
 def _keep(got, at: int, n: int, spaces: dict, op: np.ndarray, size: np.ndarray, kept: dict) -> None:
     """Merge the settle's n kept requests (from got[at:], WINNER_FIELDS
-    each; got: int64, or their bytes) into `kept` (WorstRequests.by_line),
+    each; got: their int64s' bytes) into `kept` (WorstRequests.by_line),
     as a later batch's: a request replaces a kept one of its line only when
     it costs more."""
-    got = np.frombuffer(got, dtype=np.int64) if type(got) is bytes else got
+    got = np.frombuffer(got, dtype=np.int64)
     for w in got[at:at + n * WINNER_FIELDS].reshape(n, WINNER_FIELDS).tolist():
         sp, row, ln, cost = w[:4]
         key = (spaces[sp], ln)

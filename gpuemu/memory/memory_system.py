@@ -257,8 +257,10 @@ class MemorySystem:
                                        m.readonly_sector_bytes, m.readonly_cache_assoc, "read-only",
                                        partitions=self.preset.num_sms)
                          if self.readonly_path == "separate" else None)
-        self._caches = tuple(c for c in (self.l1, self.l2, self.ro_cache) if c is not None)   # (reset's)
+        self._caches = tuple(c for c in (self.l1, self.l2, self.ro_cache) if c is not None)
         self.sm_cycles = np.zeros(self.preset.num_sms, dtype=np.int64)
+        # L1's and L2's clocks as the native walks count them (every NativeBatch serving this)
+        self.walk_clock = np.zeros(2, dtype=np.int64)
         self._warp_parts: list = []     # per batch: (block * 4096 + warp keys, their cycles), or int64[2, N] of them
         self.tables_for = None         # the instructions (a kernel's MemInstr list) `_tables` built for
         self.sums = None               # the folded native sums not settled yet (launch_sums.py)
@@ -350,9 +352,8 @@ class MemorySystem:
         """Cold caches whose states hold only their sets' row numbers (the
         planes back to record_pool: SectoredCache.release_state), so a kept
         memory system holds little between launches (launch_plan.keep_memory_system)."""
-        for cache in (self.l1, self.l2, self.ro_cache):
-            if cache is not None:
-                cache.release_state()
+        for cache in self._caches:
+            cache.release_state()
 
     # ------------------------------------------------------------ helpers
     def _tables(self, instrs):
@@ -641,7 +642,7 @@ class MemorySystem:
         if sums is not None:
             self.adopt_sums(sums)
         self.launch_sums()
-        states = tuple(c.lru_state() for c in (self.l1, self.l2, self.ro_cache) if c is not None)
+        states = tuple(c.lru_state() for c in self._caches)
         # the largest first: record_pool hands out the smallest free block that holds
         # a request, so a smaller state first could take the block a larger one needs
         for m, st in sorted(zip(rows, states), key=lambda p: -p[0] * p[1].assoc):

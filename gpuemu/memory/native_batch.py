@@ -152,7 +152,6 @@ def _build_room_ir() -> str:
 
 
 _BEST, _BEST_AT = request_table.COL["best"], request_table.COL["best_at"]
-_WALK_CLOCK = "_native_walk_clock"        # a memory system's: its caches' clocks, as the walks count them
 
 
 # private anonymous memory: pages given back read as zero (Linux; elsewhere they are kept)
@@ -298,15 +297,12 @@ class NativeBatch:
             ms.adopt_sums(sums)            # the launch's sums (settled, clear) serve the new one
 
     def _use_clock(self, ms) -> None:
-        """The walk counts the caches' clocks (L1's, L2's) in `ms`'s one array,
-        shared by every NativeBatch serving it (made by the first): where
+        """The walk counts the caches' clocks (L1's, L2's) in `ms`'s one array
+        (MemorySystem.walk_clock), shared by every NativeBatch serving it: where
         block workers' NativeBatches take turns, the caches were counted in
         the other's clock, so each apply read them back (SectoredCache._sync,
         `_before_apply`) and pointed them at its own again (`_after`)."""
-        clock = ms.__dict__.get(_WALK_CLOCK)
-        if clock is None:                  # (dict.setdefault: one array where two workers bind at once)
-            clock = ms.__dict__.setdefault(_WALK_CLOCK, np.zeros(2, dtype=np.int64))
-        self.clock = clock
+        self.clock = clock = ms.walk_clock
         self._clock_m = memoryview(clock)
 
     def _bind_caches(self, ms) -> None:

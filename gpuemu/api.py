@@ -36,6 +36,7 @@ from .check.shadow_memory import forget_args
 from .host.streams import place_kernel, place_launch
 from .machine import DEFAULT_BUDGET, LaunchRun, launch_cache, launch_plan
 from .machine.weak_memory import parse_memory_model
+from .memory.launch_sums import Ended
 from .stats import Deferred, Stats, deferred_field, made
 
 _NP = {("int", 8, True): np.int8, ("int", 8, False): np.uint8, ("int", 16, True): np.int16,
@@ -557,7 +558,8 @@ class RawKernel:
                 out["stats_by_line"] = Deferred(_lines_of, stats, key)
                 out["timeline"] = place_launch(self.name, stats, self.module.preset, stream)
             if ms is not None:
-                out["worst_requests"] = Deferred(_worst_of, ms.worst, key)
+                # (a kept launch's end, launch_sums.Ended, holds its kept requests until read)
+                out["worst_requests"] = Deferred(_worst_of, stats if type(stats) is Ended else ms.worst, key)
                 out["memory_config"] = ms.mem
             else:
                 out["worst_requests"] = {}

@@ -530,3 +530,41 @@ def test_a_direct_call_that_cannot_be_built_leaves_the_ctypes_call(monkeypatch):
     k((4,), (256,), args, stats=False)
     assert np.array_equal(args[2].get(), a + b)
     monkeypatch.setattr(block_runner, "_direct", [])       # the next test builds it anew
+
+
+def test_a_kept_launchs_counters_read_after_later_launches_and_after_its_run_went_are_its_own():
+    # each kept launch's counters, kept requests and timeline are made when first read (from what
+    # its end copied out), so they are that launch's even when read after the run's later
+    # launches of other lengths, and after the run itself is gone
+    import gc
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(1024)
+    sizes = (1024, 700, 1000, 300, 1024, 513)
+    launches = [k((4,), (256,), args[:3] + (np.int32(n),)) for n in sizes]
+    k.__dict__["_kept_launches"].clear()
+    gc.collect()
+    for n, got in zip(sizes, launches):
+        fresh = gpuemu.RawModule(code=VECADD).get_function("vecadd")((4,), (256,), args[:3] + (np.int32(n),))
+        assert got.stats == fresh.stats and list(got.stats) == list(fresh.stats)
+        assert got.stats_by_line == fresh.stats_by_line
+        assert got.worst_requests == fresh.worst_requests
+        assert got.timeline["seconds"] == fresh.timeline["seconds"]
+    assert len({la.stats["global_load_requests"] for la in launches}) == 4
+
+
+def test_a_kept_launch_adds_its_counters_up_only_when_they_are_first_read(monkeypatch):
+    from gpuemu.stats import Stats
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(1024)
+    first = k((4,), (256,), args)
+    ends, defer_end = [], Stats.defer_end
+
+    def spy(self, *a):
+        ends.append(self)
+        return defer_end(self, *a)
+    monkeypatch.setattr(Stats, "defer_end", spy)
+    kept = k((4,), (256,), args)
+    assert ends == [] and kept.timeline["seconds"] == first.timeline["seconds"] > 0
+    assert kept.stats == first.stats and len(ends) == 1
+    assert kept.stats_by_line == first.stats_by_line and kept.worst_requests == first.worst_requests
+    assert len(ends) == 1

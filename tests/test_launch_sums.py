@@ -189,3 +189,39 @@ def test_the_native_settle_gives_the_plans_counters_and_worst_ofs_kept_requests(
     assert {k: w.as_dict() for k, w in got_worst.by_line.items()} == \
         {k: w.as_dict() for k, w in want_worst.by_line.items()}
     assert sums.batches == 0 and (sums.table == request_table.new_table(n)).all()
+
+
+def _ended(seed: int, then: tuple):
+    """A random launch's sums settled natively and kept as an Ended (LaunchSums.ended) with
+    the launch's end `then`, and the Stats and WorstRequests `settled` fills at once."""
+    from gpuemu.memory.worst_requests import WorstRequests
+    out = []
+    for _ in range(2):
+        rng = np.random.default_rng(seed)
+        plan, t = _plan(rng, 7)
+        sums = _folded(rng, 7, 3)
+        spaces = {1: "shared", 0: "global"}
+        r = sums.settle_call(plan, spaces)()
+        out.append((sums, r, Stats(), WorstRequests(), t))
+    (s1, r1, st, worst, t), (s2, r2, st2, worst2, _) = out
+    s1.settled(r1, st, worst, t["op"], t["size"], then)
+    return s2.ended(r2, st2, worst2, t["op"], t["size"], then), st, worst
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_an_ended_launch_reads_as_its_sums_settled_at_once(seed):
+    table = np.array([[0, 3], [5, 0]], dtype=np.int64)
+    end, st, worst = _ended(seed, ((("fences", "barriers"), table.tobytes(), None), ("cycles", 40)))
+    assert end.as_dict() == st.as_dict() and end.lines_dict() == st.lines_dict()
+    assert {k: w.as_dict() for k, w in end.by_line.items()} == {k: w.as_dict() for k, w in worst.by_line.items()}
+
+
+def test_an_ended_launch_tells_counters_it_does_not_hold_without_adding_them_up():
+    table = np.array([[0, 3], [5, 0]], dtype=np.int64)
+    end, st, _ = _ended(1, ((("fences", "barriers"), table.tobytes(), None), ("cycles", 40)))
+    timed = ("cycles", "page_faults")
+    assert end.get_each(timed, frozenset(timed)) == st.get_each(timed, frozenset(timed)) == [40, 0]
+    assert end.base.empty                  # nothing deferred into its Stats yet
+    held = ("barriers", "cycles", end.settle[0].names[0])
+    assert end.get_each(held, frozenset(held)) == st.get_each(held, frozenset(held))
+    assert not end.base.empty

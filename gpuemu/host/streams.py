@@ -30,6 +30,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Optional
 
+from gpuemu.memory.launch_sums import Ended
 from gpuemu.stats import Stats
 
 from .pcie import PcieLink, copy_seconds, link_for
@@ -220,9 +221,9 @@ _TIMED_SET = frozenset(_TIMED)
 
 
 def place_launch(name: str, stats, preset, stream: Optional[Stream] = None) -> dict:
-    """Put a finished launch (its counters: a Stats, or a dict) on the
-    timeline; its start, end and seconds."""
-    if type(stats) is Stats:           # (the three in one call: every counted launch)
+    """Put a finished launch (its counters: a Stats, a kept launch's
+    launch_sums.Ended, or a dict) on the timeline; its start, end and seconds."""
+    if type(stats) is Stats or type(stats) is Ended:    # (the three in one call: every counted launch)
         cycles, faults, moved = stats.get_each(_TIMED, _TIMED_SET)
     else:
         cycles, faults, moved = stats.get(_TIMED[0], 0), stats.get(_TIMED[1], 0), stats.get(_TIMED[2], 0)

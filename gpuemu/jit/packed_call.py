@@ -195,6 +195,7 @@ class Chain:
         self.table = np.zeros(5 + 4 * k, dtype=np.int64)
         self._results = 3 + 3 * k          # where step results start in the table
         self._tm = memoryview(self.table)  # (its items read and set as Python ints: no numpy scalar)
+        self.results = self._tm[self._results:self._results + k]    # results[k]: result(k), without its call
         self._nsteps = k
         self._at = self.table.ctypes.data
         self._links = [(name, step, arg, add) for name, targets in (links or {}).items()

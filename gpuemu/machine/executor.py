@@ -204,17 +204,7 @@ class LaunchRun:
                 self.memsys = make_memory_system(self.preset, options)
             else:                          # the one of an earlier launch like this one
                 self.memsys.reset()
-            zeroed = self._zeroed          # (by the last launch's end: _charge_last)
-            if zeroed:
-                self._zeroed = False
-            else:
-                self.counters.fill(0)
-            warp_bank_counts.for_run(self)     # after the memory system: it binds to it
-            issue = self.__dict__.get("issue")
-            if issue is not None:          # kept: the native loop's scratch points at it
-                if not zeroed:
-                    issue.fill(0)
-                block_runner.new_launch(self)
+            self._fresh_counts(self.__dict__.get("issue"))
         elif self.stats is None:           # (no memory system: no warp counts, as _setup bound)
             self.stats = Stats()
         if self._order_rng is not None:    # a seeded launch shuffled it
@@ -223,6 +213,34 @@ class LaunchRun:
         seed = options.get("seed")
         if seed is not None:
             self._order_rng = np.random.default_rng(seed)
+
+    def renew_kept(self) -> None:
+        """renew(self.params, self.options, ctx=False) of a kept run with
+        counters (launch_cache: its own parameters and options again, no
+        seed), written out where it keeps its memory system."""
+        ms, issue = self.memsys, self.__dict__.get("issue")
+        if ms is None or issue is None:    # (dropped: launch_plan.keep_memory_system)
+            return self.renew(self.params, self.options, ctx=False)
+        self.fresh_findings()
+        self.stats = Stats()
+        ms.reset()
+        self._fresh_counts(issue)
+
+    def _fresh_counts(self, issue: np.ndarray | None) -> None:
+        """renew's counters with the memory system renewed: the per-line
+        counters and `issue` (the run's issue counts, None before it ran)
+        zero, the warps' bank counts bound to the memory system."""
+        if self._zeroed:                   # (by the last launch's end: _charge_last)
+            self._zeroed = False
+            zeroed = True
+        else:
+            self.counters.fill(0)
+            zeroed = False
+        warp_bank_counts.for_run(self)     # after the memory system: it binds to it
+        if issue is not None:              # kept: the native loop's scratch points at it
+            if not zeroed:
+                issue.fill(0)
+            block_runner.new_launch(self)
 
     def fresh_findings(self) -> None:
         """What each launch starts without: findings, the barriers found
@@ -376,9 +394,24 @@ class LaunchRun:
         reads its memory system (launch_cache's kept runs): its caches and
         cycles may be reset now, in the native call that charges the last
         batch (MemorySystem.reset_native_done)."""
+        if self._tracing and self.want_stats and self._charge_last(renewed) is not None:
+            return
+        self._finish_rest()
+
+    def finish_kept(self):
+        """finish(renewed=True) of a kept run's launch with counters
+        (launch_cache): its counters as RawKernel._launch_of takes them, a
+        launch_sums.Ended where the native end charged it (made into the
+        launch's Stats when first read), else the Stats."""
+        got = self._charge_last(True, True)
+        if got is not None:
+            return got
+        self._finish_rest()
+        return self.stats
+
+    def _finish_rest(self) -> None:
+        """finish where the native end did not serve the launch."""
         if self._tracing:
-            if self.want_stats and self._charge_last(renewed):
-                return
             self.drain()
         if self.weak is not None:
             self.weak.finish()
@@ -524,28 +557,29 @@ class LaunchRun:
         self.findings.append(barrier_divergence_finding(
             self.meta, idx, w, lane, line, int(np.uint32(row[_CUR])), self.shape.block))
 
-    def _charge_last(self, renewed: bool) -> bool:
+    def _charge_last(self, renewed: bool, ended: bool = False):
         """finish's one native call, where it applies (the trace charged at
         once by the run's NativeBatch; no check tool, weak memory model,
         timing recorder or shared requests counted by the warps): the last
         trace batch, the memory counters settled, the busiest SM's cycles
         (NativeBatch.charge_last), the per-line counters and the cycles
-        added as _collect adds them, in the same Stats call. False: nothing
-        done (finish goes the general way)."""
+        added as _collect adds them, in the same Stats call; what it
+        returned (the cycles, or with `ended` the launch's end). None:
+        nothing done (finish goes the general way)."""
         nb = self.__dict__.get("_native_batch")
         if (nb is None or self.warp_counts is not None or self.checker is not None or self.weak is not None
                 or self.recorder is not None):
-            return False
+            return None
         ctx = self._ctx_views[0]           # (ctx's items as Python ints)
         n = ctx[abi.C_TRACE_LEN]
         if not n:
-            return False
-        if nb.charge_last(self.memsys, self.meta.instrs, n, ctx[abi.C_TRACE], self.stats, self.issue,
-                          self.schedulers, renewed, self.counters) is None:
-            return False
-        ctx[abi.C_TRACE_LEN] = 0
-        self._zeroed = renewed             # (the per-line counters and issue counts: renew need not zero them)
-        return True
+            return None
+        got = nb.charge_last(self.memsys, self.meta.instrs, n, ctx[abi.C_TRACE], self.stats, self.issue,
+                             self.schedulers, renewed, self.counters, ended)
+        if got is not None:
+            ctx[abi.C_TRACE_LEN] = 0
+            self._zeroed = renewed         # (the per-line counters and issue counts: renew need not zero them)
+        return got
 
     _zeroed = False                        # the counters and issue counts are zero (_charge_last)
 

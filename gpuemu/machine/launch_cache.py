@@ -189,7 +189,7 @@ def launch(kernel, key, args, stream, options: dict):
     if several:                         # renewed as launch_plan.take_run renews a run
         run.renew(run.params, run.options)
     elif counted:
-        run.renew(run.params, run.options, ctx=False)     # (the native call makes the ctx anew)
+        run.renew_kept()                # (the native call makes the ctx anew)
     else:
         # LaunchRun.renew(run.params, run.options, ctx=False) without counters, for a kept
         # run: its own parameters and options (no seed, no seeded order) are given again
@@ -200,23 +200,24 @@ def launch(kernel, key, args, stream, options: dict):
     # block_runner._range_function is looked up per call (benchmarks/bench_workers.py wraps
     # it); as loaded, the kept range's direct call makes the same native call
     call = kept_range.call if block_runner._range_function is _RANGE_FUNCTION else None
+    counts = None
     t0 = _clock()
     try:
         if several:                     # as the full path runs it: block_workers.run_parallel, finish
             run.run()
+            counts = run.stats if counted else None
         else:
             code = call() if call is not None else block_runner._range_function()(kept_range.address)
             if code:                    # (not block_runner.DONE)
                 block_runner.kept_event(run, code, got.blocks)
             if counted:                 # as LaunchRun.run ends (without counters a kept run,
-                run.finish(renewed=True)    # which has no check tools or weak memory, has no more
+                counts = run.finish_kept()  # which has no check tools or weak memory, has no more
                                             # to do; with them the counters are collected, and the
                                             # memory system's caches may be reset for the next launch now)
     except KernelError as err:          # the run is not reused
         raise kernel._worded(err) from None
     seconds = _clock() - t0
-    result = kernel._launch_of(run, run.stats if counted else None, run.findings, run.shape,
-                               seconds, stream, copies)
+    result = kernel._launch_of(run, counts, run.findings, run.shape, seconds, stream, copies)
     del hold
     if counted:                         # what only the finished launch needed
         run.stats = None

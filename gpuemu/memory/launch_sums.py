@@ -262,17 +262,77 @@ class LaunchSums:
         """`settle` after its native pass (settle_call's, which returned r).
         then: (table, added), deferred and added into `stats` after the
         settled counters, in the same call (Stats.defer_end: a launch's end)."""
-        plan, both, rows, _, spaces = self._settle
+        self.ended(r, stats, worst, op, size, then).made()
+
+    def ended(self, r: int, stats, worst, op: np.ndarray, size: np.ndarray, then: tuple | None = None) -> "Ended":
+        """`settled` kept as
+        an Ended: the settled values copied, deferred into `stats` and
+        `worst` only when first read."""
+        settle = self._settle
         self.batches = 0
-        counted, kept = r & 0xFFFFFFFF, r >> 32
+        kept = r >> 32
         # their bytes (Stats and _keep read them as int64): a copy at a tenth of numpy's cost
-        got = both[:rows + kept * WINNER_FIELDS].tobytes() if kept else both[:3 * counted].tobytes()
-        if then is None:
+        end = _new(Ended)
+        end.got = settle[1][:settle[2] + kept * WINNER_FIELDS].tobytes() if kept else \
+            settle[1][:3 * (r & 0xFFFFFFFF)].tobytes()
+        end.base, end.worst, end.settle, end.r, end.op, end.size, end.then = stats, worst, settle, r, op, size, then
+        return end
+
+
+_new = object.__new__
+
+
+class Ended:
+    """A launch's end as the native settle left it (LaunchSums.ended): its
+    counters' and kept requests' bytes, the per-line table and the cycles
+    (`then`), deferred into the launch's Stats (`base`) and WorstRequests
+    (`worst`) as `settled` defers them, but only when first read (`made`):
+    a kept launch whose counters nobody reads pays for neither
+    (launch_cache; RawKernel._launch_of reads it as it reads a Stats)."""
+    __slots__ = ("base", "worst", "settle", "got", "r", "op", "size", "then", "_made")
+
+    def made(self) -> tuple:
+        """(the Stats, the WorstRequests) with this end deferred into them (once)."""
+        try:
+            return self._made
+        except AttributeError:
+            pass
+        plan, _, rows, _, spaces = self.settle
+        counted, kept = self.r & 0xFFFFFFFF, self.r >> 32
+        got, stats = self.got, self.base
+        if self.then is None:
             stats.defer_named(plan.names, got, plan.name_set, counted)
         else:
-            stats.defer_end((plan.names, got, plan.name_set, counted), *then)
+            stats.defer_end((plan.names, got, plan.name_set, counted), *self.then)
         if kept:
-            worst.defer(_keep, got, rows, kept, spaces, op, size)
+            self.worst.defer(_keep, got, rows, kept, spaces, self.op, self.size)
+        self._made = made = (stats, self.worst)
+        return made
+
+    def get_each(self, names: tuple, name_set: frozenset) -> list:
+        """Stats.get_each of the launch's counters: where none of `names` is
+        among the settled or tabled ones and nothing came before, without
+        making them (the cycles, added last, are known)."""
+        then = self.then
+        if (then is not None and self.base.empty and self.settle[0].name_set.isdisjoint(name_set)
+                and (then[0][2] or frozenset(then[0][0])).isdisjoint(name_set)):
+            added, value = then[1]
+            out = []
+            for name in names:
+                out.append(value if name == added else 0)
+            return out
+        return self.made()[0].get_each(names, name_set)
+
+    def as_dict(self) -> dict:
+        return self.made()[0].as_dict()
+
+    def lines_dict(self) -> dict:
+        return self.made()[0].lines_dict()
+
+    @property
+    def by_line(self) -> dict:
+        """The launch's kept requests (WorstRequests.by_line)."""
+        return self.made()[1].by_line
 
 
 def _keep(got, at: int, n: int, spaces: dict, op: np.ndarray, size: np.ndarray, kept: dict) -> None:

@@ -482,7 +482,7 @@ class NativeBatch:
         return True
 
     def charge_last(self, ms, instrs, n: int, at: int, stats, issue: np.ndarray, schedulers: int,
-                    reset: bool = False, counters: np.ndarray | None = None) -> int | None:
+                    reset: bool = False, counters: np.ndarray | None = None, ended: bool = False):
         """The launch's last batch, n > 0 trace records (abi.TRACE_DTYPE) at
         address `at`, charged as `charge` charges it, then what the end of
         the launch adds, as MemorySystem.settle and finish do: the launch's
@@ -504,7 +504,9 @@ class NativeBatch:
         whole, `charging`; the clocks reread; the columns' records
         forgotten; the next call not steady.) Where nothing it depends on
         changed since its last call (`Steady`) it only sets the batch's
-        values and calls."""
+        values and calls. ended: the launch's end is returned instead, as
+        a launch_sums.Ended (deferred into `stats` and the worst requests
+        when first read: a kept launch's counters, RawKernel._launch_of)."""
         steady = self._steady
         sums = ms.sums
         if (steady is None or steady.ms is not ms or steady.sums is not sums or sums.kernel is not steady.kernel
@@ -517,9 +519,13 @@ class NativeBatch:
             if steady is None:
                 return None
             sums = steady.sums
-        self.cols.holds = None             # (the columns will hold records no array is known as)
-        self._set_batch(n, at)
-        self._before_apply(sums)
+        cols = self.cols
+        cols.holds = None                  # (the columns will hold records no array is known as)
+        v = self._values                   # (_set_batch's, written out: every kept launch)
+        v[self._n_at] = self._n = n
+        v[self._records_at] = cols.records_at = at
+        v[self._host_at] = host_memory_in_use()
+        placed = self._before_apply(sums)
         chain = self._last
         stop = (None if steady.resets else RESET) if reset else ZEROED
         table = steady.lines.tobytes() if counters is not None else None    # (before the chain zeroes them)
@@ -527,13 +533,22 @@ class NativeBatch:
         if stopped == GUARD + 1:
             self._steady = None            # (the next call looks everything up again)
             return None
-        self._after(stopped, chain, stop, stop is not None)
+        if stopped or stop is not None or not placed:
+            self._after(stopped, chain, stop, stop is not None)
+        else:                              # (_after's part where the caches count in this one's clock
+            self._records = None           # already; the settle below leaves no batch folded)
+            if self.global_native and not chain.skipped(WALK):
+                self._sectors.wrote(self._start_m[n])
         kernel = steady.kernel
-        cycles = chain.result(BUSIEST)
-        sums.settled(chain.result(SETTLE), stats, ms.worst, kernel[1], kernel[2],    # (no batch left folded)
-                     None if table is None else ((abi.LINE_COUNTERS, table, LINE_COUNTER_SET), ("cycles", cycles)))
+        results = chain.results
+        cycles = results[BUSIEST]
+        end = sums.ended(results[SETTLE], stats, ms.worst, kernel[1], kernel[2],    # (no batch left folded)
+                         None if table is None else ((abi.LINE_COUNTERS, table, LINE_COUNTER_SET), ("cycles", cycles)))
         if stop is None:
             ms.reset_native_done(self.clock)
+        if ended:
+            return end
+        end.made()
         return cycles
 
     def _ready_last(self, ms, instrs, n: int, issue: np.ndarray, schedulers: int,
@@ -659,12 +674,14 @@ class NativeBatch:
         v[self._records_at] = self.cols.records_at = at
         v[self._host_at] = host_memory_in_use()
 
-    def _before_apply(self, sums: launch_sums.LaunchSums | None = None) -> None:
+    def _before_apply(self, sums: launch_sums.LaunchSums | None = None) -> bool:
         """The arguments of the apply steps: the caches' planes and clocks,
         the fold's (sums: the memory system's launch sums, the fold's
-        already, where the caller knows them)."""
+        already, where the caller knows them). Whether every cache counted
+        in this one's clock already (`_after` need not point them at it)."""
         ms = self.ms
         ms.charging()                      # (a batch after MemorySystem.reset_native_done: reset does all)
+        placed = True
         if self.global_native:
             self._follow_planes()
             clock, own = self._clock_m, self.clock
@@ -672,10 +689,12 @@ class NativeBatch:
                 counted = cc._counted_in        # other way may have looked up L1 alone (mapped loads)
                 if counted is None or counted[0] is not own:     # (else clock holds its)
                     clock[k] = cc._t
+                    placed = False
         if sums is None:
             sums = ms.launch_sums()
             self._folder(sums)
         self._values[self._number_at] = sums.batches
+        return placed
 
     def apply(self) -> None:
         """The rest of `charge` for the batch `prepare` took, the next in issue

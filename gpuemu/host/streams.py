@@ -227,7 +227,13 @@ def place_launch(name: str, stats, preset, stream: Optional[Stream] = None) -> d
         cycles, faults, moved = stats.get_each(_TIMED, _TIMED_SET)
     else:
         cycles, faults, moved = stats.get(_TIMED[0], 0), stats.get(_TIMED[1], 0), stats.get(_TIMED[2], 0)
-    return place_kernel(name, kernel_seconds(int(cycles), int(faults), int(moved), link_for(preset)), stream)
+    link = _links.get(id(preset))
+    if link is None or link[0] is not preset:
+        link = _links[id(preset)] = (preset, link_for(preset))
+    return place_kernel(name, kernel_seconds(int(cycles), int(faults), int(moved), link[1]), stream)
+
+
+_links: dict = {}       # id(preset) -> (preset, link_for(preset)): place_launch's, every counted launch
 
 
 def place_kernel(name: str, seconds: float, stream: Optional[Stream] = None) -> dict:

@@ -221,7 +221,8 @@ class LaunchRun:
         ms, issue = self.memsys, self.__dict__.get("issue")
         if ms is None or issue is None:    # (dropped: launch_plan.keep_memory_system)
             return self.renew(self.params, self.options, ctx=False)
-        self.fresh_findings()
+        if self.findings:                  # (a launch copies them: an empty list serves again;
+            self.fresh_findings()          # a barrier found divergent was found with one)
         self.stats = Stats()
         ms.reset()
         self._fresh_counts(issue)

@@ -313,8 +313,9 @@ class Ended:
         """Stats.get_each of the launch's counters: where none of `names` is
         among the settled or tabled ones and nothing came before, without
         making them (the cycles, added last, are known)."""
-        then = self.then
-        if (then is not None and self.base.empty and self.settle[0].name_set.isdisjoint(name_set)
+        then, base = self.then, self.base
+        if (then is not None and not (base._log or base._pending or base._totals or base._by_line)   # (empty)
+                and self.settle[0].name_set.isdisjoint(name_set)
                 and (then[0][2] or frozenset(then[0][0])).isdisjoint(name_set)):
             added, value = then[1]
             out = []

@@ -321,7 +321,9 @@ class NativeBatch:
             self.room[f"{name}_cap"] = st.planes.shape[1]
             self._cache_slots.append((cc, slot, name))
         self._states = [cc._state for cc, _, _ in self._cache_slots]
-        self._counted_slots = [(cc, 0 if name == "l1" else 1) for cc, _, name in self._cache_slots]   # (clock[k])
+        # (cache, k: its clock's index in clock, its state, i: the state's index in _states)
+        self._counted_slots = [(cc, 0 if name == "l1" else 1, cc._state, i)
+                               for i, (cc, _, name) in enumerate(self._cache_slots)]
         self._forget_last()                # (its resets are those of these caches)
         self._ptrs = [st._ptrs for st in self._states]
 
@@ -683,12 +685,13 @@ class NativeBatch:
         ms.charging()                      # (a batch after MemorySystem.reset_native_done: reset does all)
         placed = True
         if self.global_native:
-            self._follow_planes()
-            clock, own = self._clock_m, self.clock
-            for cc, k in self._counted_slots:   # each cache on its own: a batch charged the
-                counted = cc._counted_in        # other way may have looked up L1 alone (mapped loads)
-                if counted is None or counted[0] is not own:     # (else clock holds its)
-                    clock[k] = cc._t
+            ptrs, clock, own = self._ptrs, self._clock_m, self.clock
+            for cc, k, st, i in self._counted_slots:
+                if st._ptrs is not ptrs[i]:     # (moved: _follow_planes, once)
+                    self._follow_planes()
+                counted = cc._counted_in        # each cache on its own: a batch charged the other
+                if counted is None or counted[0] is not own:     # way may have looked up L1 alone
+                    clock[k] = cc._t            # (mapped loads); else clock holds its
                     placed = False
         if sums is None:
             sums = ms.launch_sums()
@@ -721,7 +724,7 @@ class NativeBatch:
         if self.global_native and not chain.skipped(WALK):     # the walk ran: its caches' counts
             self._sectors.wrote(self._start_m[self._n])
             clock = self.clock
-            for cc, k in self._counted_slots:
+            for cc, k, _, _ in self._counted_slots:
                 if cc._counted_in is None or cc._counted_in[0] is not clock:
                     cc.counted_in(clock, k)
         if parts:

@@ -275,6 +275,9 @@ NO_COUNTS = dict(Stats().as_dict(), active_lanes_per_instruction=0.0)
 # launch.stats of such a launch: a fresh copy made when first read (one Deferred
 # serves every launch: it holds nothing of any)
 _NO_COUNTS_LATER = Deferred(dict, NO_COUNTS)
+# its stats_by_line and worst_requests, and worst_requests of any launch without
+# a memory model: a fresh empty dict made when first read (no two dicts made per launch)
+_EMPTY_LATER = Deferred(dict)
 
 # Launch keywords handed to the machine / memory system besides budget,
 # stats and scheduler: l1 (False: global loads bypass L1, as -dlcm=cg; True:
@@ -302,6 +305,7 @@ def _worded_asserts(err: "KernelError", strings: list) -> "KernelError":
 class RawKernel:
     """One __global__ function of a RawModule; call it to launch."""
     _kept_launches = None           # launch_cache's kept runs, per call key, once one is kept
+    _last_kept = None               # launch_cache.launch's: (key, its KeptLaunch) of the last kept launch
 
     def __init__(self, module, name: str, options: tuple = (), arch: str = "sm_90"):
         if isinstance(module, str):   # CuPy's RawKernel(code, name, options=...)
@@ -542,16 +546,13 @@ class RawKernel:
         except AttributeError:
             fixed = run._launch_fields = self._fixed_fields(shape)
         out = fixed.copy()             # in Launch's field order; the per-launch ones set here
-        ms = run.memsys                # (the others' defaults are in fixed, stats' without counters)
-        if stats is None and ms is None:    # no counters, no memory model: a launch's fresh dicts
-            out["stats_by_line"] = {}
-            out["worst_requests"] = {}
+        ms = run.memsys                # (the others' defaults are in fixed: a launch's without counters)
+        if stats is None and ms is None:    # no counters, no memory model
             out["timeline"] = place_kernel(self.name, 0.0, stream)   # no cycles: kernel_seconds is 0
         else:
             meta = self.compiled.meta
             key = meta.line_key if meta.line_files else None    # else a counter row is its line
             if stats is None:
-                out["stats_by_line"] = {}
                 out["timeline"] = place_kernel(self.name, 0.0, stream)
             else:                      # the counter dicts made when first read (Launch.stats)
                 out["stats"] = Deferred(_totals_of, stats)
@@ -561,8 +562,6 @@ class RawKernel:
                 # (a kept launch's end, launch_sums.Ended, holds its kept requests until read)
                 out["worst_requests"] = Deferred(_worst_of, stats if type(stats) is Ended else ms.worst, key)
                 out["memory_config"] = ms.mem
-            else:
-                out["worst_requests"] = {}
         if copies:                     # after the launch is placed
             for host, dev in copies:
                 host[...] = dev.get().reshape(host.shape)
@@ -579,14 +578,16 @@ class RawKernel:
     def _fixed_fields(self, shape) -> dict:
         """A Launch's fields in field order: those the kernel and launch shape
         fix, the printed text, memory configuration and timing report their
-        defaults, stats a launch's without counters, the other per-launch
-        ones None until _launch_of sets them."""
+        defaults, stats, stats_by_line and worst_requests a launch's without
+        counters (each made when first read: a fresh dict per launch), the
+        other per-launch ones None until _launch_of sets them."""
         mod = self.module
         got = dict.fromkeys(_LAUNCH_FIELDS)
         got.update(kernel=self.name, grid=shape.grid, block=shape.block,
                    shared_mem=shape.shared_dynamic, compile_seconds=self.compiled.meta.compile_seconds,
                    arch=mod.arch, source=mod.code, filename=mod.filename, printed="",
-                   memory_config=None, timing=None, stats=_NO_COUNTS_LATER)
+                   memory_config=None, timing=None, stats=_NO_COUNTS_LATER,
+                   stats_by_line=_EMPTY_LATER, worst_requests=_EMPTY_LATER)
         return got
 
     def _uses_printf(self) -> bool:

@@ -264,6 +264,21 @@ def test_few_call_keys_are_kept_per_kernel():
     assert len(_kept(k)) == launch_plan.PLANS_PER_KERNEL
 
 
+def test_a_call_key_whose_kept_runs_were_dropped_takes_the_full_path_again(monkeypatch):
+    # launch_cache.launch remembers the last key's KeptLaunch; a launch of another key (l1=True:
+    # not the kernel's last call key) that drops it makes the next call find the pool anew
+    monkeypatch.setattr(launch_plan, "PLANS_PER_KERNEL", 1)
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd(1024)
+    for _ in range(2):
+        k((4,), (256,), args, stats=False)
+    k((4,), (256,), args, stats=False, l1=True)         # kept: the plain key's runs are dropped
+    assert [opts for *_, opts in _kept(k)] == [(("l1", bool, True),)]
+    k((4,), (256,), args, stats=False)                  # the full path, kept again
+    assert [opts for *_, opts in _kept(k)] == [()]
+    assert np.array_equal(args[2].get(), a + b)
+
+
 def test_a_kept_run_keeps_its_memory_system_for_the_next_launch_unless_large(monkeypatch):
     k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
     _, _, args = _vecadd(1024)

@@ -259,7 +259,12 @@ def place_kernel(name: str, seconds: float, stream: Optional[Stream] = None) -> 
         tl.host_time = end
     ops = tl.ops
     if len(ops) < tl.max_ops:       # Op(name, COMPUTE, 0, start, end) without its __init__'s call
-        op = _new(Op)
-        op.name, op.engine, op.stream, op.start, op.end, op.nbytes = name, COMPUTE, 0, start, end, 0
+        op = _new(Op)               # (a statement a field: no tuple made and unpacked)
+        op.name = name
+        op.engine = COMPUTE
+        op.stream = 0
+        op.start = start
+        op.end = end
+        op.nbytes = 0
         ops.append(op)
     return {"start": start, "end": end, "seconds": seconds, "stream": 0}

@@ -150,10 +150,15 @@ def launch(kernel, key, args, stream, options: dict):
     small launch about a tenth of a microsecond, so what those do for a kept
     run is written out here, where it is a few lines (each says whose it is;
     tests/test_launch_cache.py holds this path to the full path's results)."""
-    kept = kernel._kept_launches
-    got = kept.get(key) if kept is not None else None
-    if got is None:
-        return None
+    last = kernel._last_kept
+    if last is not None and last[0] is key:     # call_key's last key again (no hashing it)
+        got = last[1]
+    else:
+        kept = kernel._kept_launches
+        got = kept.get(key) if kept is not None else None
+        if got is None:
+            return None
+        kernel._last_kept = (key, got)
     try:
         run = got.idle.pop()
     except IndexError:                  # none idle (another thread has it)
@@ -185,15 +190,18 @@ def launch(kernel, key, args, stream, options: dict):
     counted = run.want_stats
     # the block workers it asks for: the option (call_key let only an int >= 1 through), else
     # block_workers.default_workers
-    several = (options.get("workers") or default_workers()) > 1
+    several = (options and options.get("workers") or default_workers()) > 1
     if several:                         # renewed as launch_plan.take_run renews a run
         run.renew(run.params, run.options)
     elif counted:
         run.renew_kept()                # (the native call makes the ctx anew)
     else:
         # LaunchRun.renew(run.params, run.options, ctx=False) without counters, for a kept
-        # run: its own parameters and options (no seed, no seeded order) are given again
-        run.fresh_findings()
+        # run: its own parameters and options (no seed, no seeded order) are given again;
+        # LaunchRun.fresh_findings only where a barrier was found divergent
+        run.findings = []
+        if run._divergent_barriers or "_merged_divergence" in run.__dict__:
+            run.fresh_findings()
         if run.stats is None:
             run.stats = Stats()
     kept_range = run._kept_range
@@ -240,5 +248,10 @@ def keep(kernel, key, run) -> bool:
     keep_memory_system(run)            # renewed (cold caches) by the next launch
     if run.want_stats:                 # what only the finished launch needed
         run.stats = None
-    return keep_idle(kernel, "_kept_launches", key, run,
+    kept = keep_idle(kernel, "_kept_launches", key, run,
                      lambda: KeptLaunch(layout_of(kernel), grid_blocks(run.shape)), lambda got: got.idle)
+    # keep_idle may have dropped the KeptLaunch that launch's last key names: found anew
+    # (a launch of another thread may name one dropped just now: that key's runs serve
+    # it until the kernel's next keep, results alike)
+    kernel._last_kept = None
+    return kept

@@ -37,7 +37,7 @@ from .host.streams import place_kernel, place_launch
 from .machine import DEFAULT_BUDGET, LaunchRun, launch_cache, launch_plan
 from .machine.weak_memory import parse_memory_model
 from .memory.launch_sums import Ended
-from .stats import Deferred, Stats, deferred_field, made
+from .stats import Deferred, Stats, deferred, deferred_field, made
 
 _NP = {("int", 8, True): np.int8, ("int", 8, False): np.uint8, ("int", 16, True): np.int16,
        ("int", 16, False): np.uint16, ("int", 32, True): np.int32, ("int", 32, False): np.uint32,
@@ -555,12 +555,12 @@ class RawKernel:
             if stats is None:
                 out["timeline"] = place_kernel(self.name, 0.0, stream)
             else:                      # the counter dicts made when first read (Launch.stats)
-                out["stats"] = Deferred(_totals_of, stats)
-                out["stats_by_line"] = Deferred(_lines_of, stats, key)
+                out["stats"] = deferred(_totals_of, (stats,))
+                out["stats_by_line"] = deferred(_lines_of, (stats, key))
                 out["timeline"] = place_launch(self.name, stats, self.module.preset, stream)
             if ms is not None:
                 # (a kept launch's end, launch_sums.Ended, holds its kept requests until read)
-                out["worst_requests"] = Deferred(_worst_of, stats if type(stats) is Ended else ms.worst, key)
+                out["worst_requests"] = deferred(_worst_of, (stats if type(stats) is Ended else ms.worst, key))
                 out["memory_config"] = ms.mem
         if copies:                     # after the launch is placed
             for host, dev in copies:

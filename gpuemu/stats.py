@@ -367,6 +367,17 @@ class Deferred:
         return repr(self.make())
 
 
+def deferred(fn: Callable, args: tuple) -> Deferred:
+    """Deferred(fn, *args), made without its __init__'s call (a counted
+    launch makes three: RawKernel._launch_of)."""
+    d = _new(Deferred)
+    d.fn, d.args = fn, args
+    return d
+
+
+_new = object.__new__
+
+
 def deferred_field(name: str, doc: str = "") -> property:
     """A property for the instance attribute `name` whose value may be a
     Deferred: made (and kept) when first read."""

@@ -540,7 +540,9 @@ class NativeBatch:
         else:                              # (_after's part where the caches count in this one's clock
             self._records = None           # already; the settle below leaves no batch folded)
             if self.global_native and not chain.skipped(WALK):
-                self._sectors.wrote(self._start_m[n])
+                sectors = self._start_m[n]
+                if sectors > self._sectors.most:
+                    self._sectors.wrote(sectors)
         kernel = steady.kernel
         results = chain.results
         cycles = results[BUSIEST]

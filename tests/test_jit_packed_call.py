@@ -225,3 +225,27 @@ def test_two_chains_may_share_their_link_values():
     second = packed_call.Chain(_steps(out, [0, 0]), links=links, values=first.values)
     first.values[first.slot("x")] = 6
     assert second() == 0 and out[0] == 62         # second's step 0 got the value set through first
+
+
+def test_a_chain_is_called_as_a_builtin_function_bound_to_its_table():
+    # (jit/direct_call.py: no ctypes call per chain call) with what the ctypes call gives
+    out = np.zeros(1, dtype=np.int64)
+    g = packed_call.GUARD
+    chain = packed_call.Chain(_steps(out, [0, -1, 0]), [packed_call.CALL, g, packed_call.CALL])
+    assert type(chain._direct).__name__ == "builtin_function_or_method"
+    assert chain() == 2 and out[0] == 12
+    out[0] = 0
+    assert chain._fn(chain.table.ctypes.data) == 2 and out[0] == 12
+
+
+def test_a_chain_whose_direct_call_cannot_be_made_keeps_the_ctypes_call(monkeypatch):
+    from gpuemu.jit import direct_call
+
+    def broken(*_):
+        raise RuntimeError("no object code")
+    monkeypatch.setattr(packed_call, "_direct_methods", {})
+    monkeypatch.setattr(direct_call, "method", broken)
+    out = np.zeros(1, dtype=np.int64)
+    chain = packed_call.Chain(_steps(out, [0, 0, 0]))
+    assert chain._direct is None
+    assert chain() == 0 and out[0] == 123

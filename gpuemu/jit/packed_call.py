@@ -25,12 +25,13 @@ chain, which is resumed later from a given step, or skip later steps).
 from __future__ import annotations
 
 import ctypes
+import threading
 from array import array as _int64s
 
 import llvmlite.ir as ll
 import numpy as np
 
-from . import engine
+from . import direct_call, engine
 
 _I64 = ll.IntType(64)
 _TRAMPOLINE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
@@ -193,6 +194,9 @@ class Chain:
         self._fn = engine.native_function(symbol, lambda: _build_chain_ir(symbol, arities), _CHAIN)
         k = len(self.steps)
         self.table = np.zeros(5 + 4 * k, dtype=np.int64)
+        # the chain on its table as a builtin function of no arguments, else (None) the ctypes call
+        ml = _direct_method(symbol, self._fn)
+        self._direct = direct_call.bind(ml, self.table.ctypes.data) if ml is not None else None
         self._results = 3 + 3 * k          # where step results start in the table
         self._tm = memoryview(self.table)  # (its items read and set as Python ints: no numpy scalar)
         self.results = self._tm[self._results:self._results + k]    # results[k]: result(k), without its call
@@ -255,7 +259,29 @@ class Chain:
         t = self._tm
         t[0] = first
         t[1] = self._nsteps if stop is None else stop
-        return self._fn(self._at)
+        direct = self._direct
+        return direct() if direct is not None else self._fn(self._at)
+
+
+_direct_methods: dict = {}     # chain symbol -> its direct_call.MethodDef, or None where it could not be made
+_direct_lock = threading.Lock()
+
+
+def _direct_method(symbol: str, fn) -> direct_call.MethodDef | None:
+    """The direct_call wrapper of the chain function `fn` (`symbol`'s), made
+    once per process; None where it cannot be made (the chain keeps its
+    ctypes call)."""
+    got = _direct_methods.get(symbol, _direct_methods)
+    if got is _direct_methods:
+        with _direct_lock:
+            got = _direct_methods.get(symbol, _direct_methods)
+            if got is _direct_methods:
+                try:
+                    got = direct_call.method("gpuemu_direct_" + symbol, ctypes.cast(fn, ctypes.c_void_p).value)
+                except Exception:          # (no CPython C API, no object code: the ctypes call)
+                    got = None
+                _direct_methods[symbol] = got
+    return got
 
 
 def caller(fn, nargs: int):

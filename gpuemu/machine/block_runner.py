@@ -35,7 +35,7 @@ from functools import partial
 import llvmlite.ir as ll
 import numpy as np
 
-from gpuemu.jit import abi
+from gpuemu.jit import abi, direct_call
 from gpuemu.jit import engine
 
 from .thread_scheduling import split_warp
@@ -546,75 +546,36 @@ class KeptRange:
         self.call = direct_range_call(self.address.value)
 
 
-class _MethodDef(ctypes.Structure):
-    """CPython's PyMethodDef."""
-    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p),
-                ("ml_flags", ctypes.c_int), ("ml_doc", ctypes.c_char_p)]
-
-
 DIRECT_SYMBOL = "gpuemu_run_range_direct"
-_METH_NOARGS = 0x0004
-_C_API = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyLong_AsLongLong", "PyLong_FromLong")
-# PyCFunction_NewEx(method def, self, module), called with the GIL held
-_NEW_FUNCTION = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object,
-                                  ctypes.py_object)
-_direct: list = []          # [its PyMethodDef, PyCFunction_NewEx] once made (or [None, None])
+_direct: list = []          # [its direct_call.MethodDef] once made (or [None])
 _direct_lock = threading.Lock()
-
-
-def _build_direct_ir(target: int, c_api: dict) -> str:
-    """gpuemu_run_range_direct(self, _): as a ctypes call of the function at
-    `target` (gpuemu_run_range_packed) with the int `self`: the GIL released
-    around it; its code as an int (functions of the C API at their addresses)."""
-    m = ll.Module(name="range_direct")
-    i8p = I8.as_pointer()
-    fn = ll.Function(m, ll.FunctionType(i8p, [i8p, i8p]), DIRECT_SYMBOL)
-    b = ll.IRBuilder(fn.append_basic_block("entry"))
-
-    def at(address, ret, *args):
-        return b.inttoptr(ll.Constant(I64, address), ll.FunctionType(ret, args).as_pointer())
-
-    def c(name, ret, *args):
-        return at(c_api[name], ret, *args)
-    address = b.call(c("PyLong_AsLongLong", I64, i8p), [fn.args[0]])
-    state = b.call(c("PyEval_SaveThread", i8p), [])
-    code = b.call(at(target, I32, I64), [address])
-    b.call(c("PyEval_RestoreThread", ll.VoidType(), i8p), [state])
-    b.ret(b.call(c("PyLong_FromLong", i8p, I64), [b.sext(code, I64)]))
-    return str(m)
 
 
 def direct_range_call(address: int):
     """gpuemu_run_range_packed(address) as a builtin function of no arguments
-    (CPython's PyCFunction, METH_NOARGS, bound to the int `address`): the
-    same native call as _range_function()(address), the GIL released while
-    it runs, at about half a ctypes call's cost (~0.13 against ~0.28 us a
-    small launch). None where CPython's C API is not at hand."""
+    (jit/direct_call.py: bound to the int `address`): the same native call
+    as _range_function()(address), the GIL released while it runs, at
+    about half a ctypes call's cost (~0.13 against ~0.28 us a small
+    launch). None where CPython's C API is not at hand."""
     if not _direct:
         with _direct_lock:
             if not _direct:
-                _direct.extend(_make_direct())
-    ml, new = _direct
-    return new(ctypes.addressof(ml), address, None) if ml is not None else None
+                _direct.append(_make_direct())
+    ml = _direct[0]
+    return direct_call.bind(ml, address) if ml is not None else None
 
 
-def _make_direct() -> tuple:
-    """The PyMethodDef of gpuemu_run_range_direct and PyCFunction_NewEx, or
-    (None, None) where they cannot be made (no CPython C API, or the wrapper
-    failed to build): kept launches then make the ctypes call."""
-    api = getattr(ctypes, "pythonapi", None)
+def _make_direct():
+    """The direct_call.MethodDef of gpuemu_run_range_direct, or None where it
+    cannot be made (no CPython C API, or the wrapper failed to build): kept
+    launches then make the ctypes call. Kept for the process: every
+    function made from it points at it."""
     try:
-        c_api = {n: ctypes.cast(getattr(api, n), ctypes.c_void_p).value
-                 for n in _C_API + ("PyCFunction_NewEx",)}
-        new = _NEW_FUNCTION(c_api["PyCFunction_NewEx"])
         target = ctypes.cast(engine.native_function(PACKED_RANGE_SYMBOL, _build_range_ir,
                                                     RANGE_PROTOTYPE), ctypes.c_void_p).value
-        addr = engine.load_object(engine.compile_to_object(_build_direct_ir(target, c_api)),
-                                  DIRECT_SYMBOL)
+        return direct_call.method(DIRECT_SYMBOL, target, I32)
     except Exception:                  # (the ctypes call does the same work)
-        return None, None
-    # kept for the process: every function made from it points at it
-    return _MethodDef(b"run_range", addr, _METH_NOARGS, None), new
+        return None
 
 
 def kept_range(run, blocks: int) -> KeptRange:

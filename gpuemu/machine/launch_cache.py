@@ -19,9 +19,10 @@ was checked by that first launch. A later call with the key:
   full path, with its conversions and errors;
 - makes the run's ctx anew and runs every block of the grid in one native
   call (the kept range's, block_runner.kept_range), then ends as LaunchRun.run does
-  (LaunchRun.finish: with counters on, it charges the rest of the trace
-  and collects the counters); the run's memory system is reused, reset to
-  cold caches (LaunchRun.renew);
+  (with counters on, LaunchRun.finish_kept: it charges the rest of the trace
+  and settles the counters, kept as bytes, launch_sums.Ended, that become
+  the launch's Stats when first read); the run's memory system is reused,
+  reset to cold caches (LaunchRun.renew_kept);
 - builds the Launch as the full path does (RawKernel._launch_of, the one
   constructor of a launch's result).
 

@@ -192,6 +192,24 @@ def test_a_finding_is_reported_on_every_repeated_launch():
     assert kinds == [["barrier_divergence"]] * 5
 
 
+SOMETIMES_DIVERGENT = r"""
+extern "C" __global__ void k(int *out, int n) {
+    if (threadIdx.x < n) __syncthreads();
+    out[threadIdx.x] = n;
+}
+"""
+
+
+@pytest.mark.parametrize("stats", [False, True])
+def test_a_clean_repeated_launch_after_a_divergent_one_reports_no_finding(stats):
+    """Each launch's findings are its own: a kept run renews them after a launch that had some."""
+    k = gpuemu.RawModule(code=SOMETIMES_DIVERGENT).get_function("k")
+    out = gpuemu.asarray(np.zeros(32, np.int32))
+    kinds = [[f.kind for f in k(1, 32, (out, np.int32(n)), stats=stats).findings]
+             for n in (16, 64, 16, 16, 64, 64)]
+    assert kinds == [["barrier_divergence"], [], ["barrier_divergence"], ["barrier_divergence"], [], []]
+
+
 def test_a_launch_on_two_workers_takes_its_kept_run_and_gives_what_the_full_path_gives(monkeypatch):
     from gpuemu.machine import block_workers
     monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # on the workers, however small

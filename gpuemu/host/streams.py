@@ -33,7 +33,7 @@ from typing import Optional
 from gpuemu.memory.launch_sums import Ended
 from gpuemu.stats import Stats
 
-from .pcie import PcieLink, copy_seconds, link_for
+from .pcie import LINKS, PcieLink, copy_seconds, link_for
 
 COMPUTE = "compute"                 # the engine that runs kernels
 _new = object.__new__
@@ -227,13 +227,11 @@ def place_launch(name: str, stats, preset, stream: Optional[Stream] = None) -> d
         cycles, faults, moved = stats.get_each(_TIMED, _TIMED_SET)
     else:
         cycles, faults, moved = stats.get(_TIMED[0], 0), stats.get(_TIMED[1], 0), stats.get(_TIMED[2], 0)
-    link = _links.get(id(preset))
-    if link is None or link[0] is not preset:
-        link = _links[id(preset)] = (preset, link_for(preset))
-    return place_kernel(name, kernel_seconds(int(cycles), int(faults), int(moved), link[1]), stream)
-
-
-_links: dict = {}       # id(preset) -> (preset, link_for(preset)): place_launch's, every counted launch
+    try:                        # link_for's lookup, without its call, for a preset object
+        link = LINKS[preset.name]
+    except AttributeError:      # a preset's name
+        link = link_for(preset)
+    return place_kernel(name, kernel_seconds(int(cycles), int(faults), int(moved), link), stream)
 
 
 def place_kernel(name: str, seconds: float, stream: Optional[Stream] = None) -> dict:

@@ -387,21 +387,20 @@ class LaunchRun:
             if progress is not None:
                 progress(len(blocks))
 
-    def finish(self, renewed: bool = False) -> None:
+    def finish(self) -> None:
         """After the last block: charge the rest of the trace, release weak
-        stores, collect the counters and the check tools' findings (the
-        launch fast path, launch_cache.launch, ends its launches here too).
-        renewed: the run is renewed for a next launch before anything else
-        reads its memory system (launch_cache's kept runs): its caches and
-        cycles may be reset now, in the native call that charges the last
-        batch (MemorySystem.reset_native_done)."""
-        if self._tracing and self.want_stats and self._charge_last(renewed) is not None:
+        stores, collect the counters and the check tools' findings (a kept
+        run's launch ends in finish_kept instead)."""
+        if self._tracing and self.want_stats and self._charge_last(False) is not None:
             return
         self._finish_rest()
 
     def finish_kept(self):
-        """finish(renewed=True) of a kept run's launch with counters
-        (launch_cache): its counters as RawKernel._launch_of takes them, a
+        """finish of a kept run's launch with counters (launch_cache),
+        renewed for a next launch before anything else reads its memory
+        system: its caches and cycles may be reset now, in the native call
+        that charges the last batch (MemorySystem.reset_native_done). Its
+        counters as RawKernel._launch_of takes them, a
         launch_sums.Ended where the native end charged it (made into the
         launch's Stats when first read), else the Stats."""
         got = self._charge_last(True, True)

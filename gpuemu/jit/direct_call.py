@@ -21,7 +21,7 @@ from . import engine
 
 I32, I64 = ll.IntType(32), ll.IntType(64)
 _METH_NOARGS = 0x0004
-_C_API = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyLong_AsLongLong", "PyLong_FromLong")
+_C_API = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyLong_AsLongLong", "PyLong_FromLongLong")
 # PyCFunction_NewEx(method def, self, module), called with the GIL held
 _NEW_FUNCTION = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object, ctypes.py_object)
 
@@ -55,7 +55,7 @@ def _build_ir(symbol: str, target: int, returns: ll.IntType, c_api: dict) -> str
     state = b.call(c("PyEval_SaveThread", i8p), [])
     got = b.call(at(target, returns, I64), [argument])
     b.call(c("PyEval_RestoreThread", ll.VoidType(), i8p), [state])
-    b.ret(b.call(c("PyLong_FromLong", i8p, I64), [got if returns.width == 64 else b.sext(got, I64)]))
+    b.ret(b.call(c("PyLong_FromLongLong", i8p, I64), [got if returns.width == 64 else b.sext(got, I64)]))
     return str(m)
 
 

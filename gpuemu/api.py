@@ -317,6 +317,7 @@ class RawKernel:
         self.compiled = compile_kernel(module.module, name, module.arch, module.options)
         self._max_dynamic = None
         self._last_call = None      # launch_cache.call_key's: the parts and key of the last plain call
+                                    # (__call__ reads it: a call of the very same parts has that key)
         # the L1/shared carve-out preference timing mode's occupancy uses, as
         # cudaFuncSetCacheConfig / cudaFuncAttributePreferredSharedMemoryCarveout
         # set it: None (the default), a percent 0..100 or 'prefer_shared' /
@@ -476,8 +477,15 @@ class RawKernel:
         default: the kernel's `preferred_carveout`); the report is `launch.timing`.
         `stream`: a gpuemu.Stream for the host timeline (gpuemu/host/streams.py;
         default: the legacy default stream)."""
-        key = launch_cache.call_key(self, grid, block, shared_mem, budget, stats, mode, scheduler,
-                                    block_scheduler, options)
+        last = self._last_call      # a call of the very parts of the last plain call: its key
+        if (last is not None and grid is last[0] and block is last[1] and stats is last[2]
+                and shared_mem is last[3] and budget is last[4] and mode is last[5]
+                and self._max_dynamic is last[6] and scheduler is None and block_scheduler is None
+                and (launch_cache.one_worker(options) if last[7] else not options)):
+            key = last[8]
+        else:
+            key = launch_cache.call_key(self, grid, block, shared_mem, budget, stats, mode,
+                                        scheduler, block_scheduler, options)
         if key is not None:         # a plain launch like an earlier one: its kept run, if idle
             got = launch_cache.launch(self, key, args, stream, options)
             if got is not None:

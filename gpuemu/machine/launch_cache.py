@@ -66,20 +66,19 @@ _ONE_WORKER = (("workers", int, 1),)     # call_key's options part of workers=1
 _WORKERS_1 = {"workers": 1}
 
 
+def one_worker(options: dict) -> bool:
+    """Whether `options` is workers=1 alone, an int (True is not 1)."""
+    return options == _WORKERS_1 and type(options["workers"]) is int
+
+
 def call_key(kernel, grid, block, shared_mem, budget, stats, mode, scheduler, block_scheduler,
              options: dict):
     """The key a plain launch call of `kernel` is kept under, or None when it
-    is not plain. The kernel's last call's key serves a call whose every part
-    is the very object it was made of (immutable: ints, bools, tuples of
-    ints) and whose options are as they were (none, or workers=1 alone, an
-    int: True is not 1); else the key is worked out (_key) and remembered."""
-    last = kernel._last_call
-    if (last is not None and grid is last[0] and block is last[1] and stats is last[2]
-            and shared_mem is last[3] and budget is last[4] and mode is last[5]
-            and kernel._max_dynamic is last[6] and scheduler is None and block_scheduler is None
-            and ((options == _WORKERS_1 and type(options["workers"]) is int) if last[7]
-                 else not options)):
-        return last[8]
+    is not plain: worked out (_key) and remembered as kernel._last_call, the
+    parts and the key. RawKernel.__call__ gives a call whose every part is
+    the very object the last one was made of (immutable: ints, bools, tuples
+    of ints) and whose options are as they were (none, or one_worker's) that
+    call's key without calling this."""
     key = _key(grid, block, shared_mem, budget, stats, mode, scheduler, block_scheduler, options,
                kernel._max_dynamic)
     if key is not None and (not options or key[-1] is _ONE_WORKER):

@@ -42,6 +42,7 @@ Results, counters, findings and errors are those of the full path
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -51,7 +52,7 @@ from gpuemu.errors import KernelError
 from gpuemu.stats import Stats
 
 from . import block_runner
-from .block_workers import default_workers
+from .block_workers import _ENV, _ENV_KEY, _ENVIRON, default_workers
 from .executor import grid_blocks
 from .launch_plan import (RUNS_PER_PLAN, keep_idle, keep_memory_system, layout_of, new_written, pack,
                           reusable, write_args)
@@ -189,8 +190,13 @@ def launch(kernel, key, args, stream, options: dict):
         run.params[:] = params
     counted = run.want_stats
     # the block workers it asks for: the option (call_key let only an int >= 1 through), else
-    # block_workers.default_workers
-    several = (options and options.get("workers") or default_workers()) > 1
+    # block_workers.default_workers (its test of an unset GPUEMU_WORKERS written out)
+    if options:
+        several = (options.get("workers") or default_workers()) > 1
+    elif _ENV is not None and _ENV_KEY not in _ENV and os.environ is _ENVIRON:
+        several = False
+    else:
+        several = default_workers() > 1
     if several:                         # renewed as launch_plan.take_run renews a run
         run.renew(run.params, run.options)
     elif counted:
@@ -198,9 +204,9 @@ def launch(kernel, key, args, stream, options: dict):
     else:
         # LaunchRun.renew(run.params, run.options, ctx=False) without counters, for a kept
         # run: its own parameters and options (no seed, no seeded order) are given again;
-        # LaunchRun.fresh_findings only where a barrier was found divergent
-        run.findings = []
-        if run._divergent_barriers or "_merged_divergence" in run.__dict__:
+        # LaunchRun.fresh_findings only where the last launch found something (a launch
+        # copies its findings: an empty list serves again)
+        if run.findings or run._divergent_barriers or "_merged_divergence" in run.__dict__:
             run.fresh_findings()
         if run.stats is None:
             run.stats = Stats()

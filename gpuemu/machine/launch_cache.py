@@ -204,9 +204,10 @@ def launch(kernel, key, args, stream, options: dict):
     else:
         # LaunchRun.renew(run.params, run.options, ctx=False) without counters, for a kept
         # run: its own parameters and options (no seed, no seeded order) are given again;
-        # LaunchRun.fresh_findings only where the last launch found something (a launch
-        # copies its findings: an empty list serves again)
-        if run.findings or run._divergent_barriers or "_merged_divergence" in run.__dict__:
+        # LaunchRun.fresh_findings only where the last launch found something, as renew_kept
+        # (a launch copies its findings: an empty list serves again; a barrier found divergent,
+        # by the run or merged from block workers, was found with one)
+        if run.findings:
             run.fresh_findings()
         if run.stats is None:
             run.stats = Stats()

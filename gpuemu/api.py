@@ -252,6 +252,8 @@ Launch.stats_by_line = deferred_field("stats_by_line", """The counters per sourc
     holds the counters it counted.""")
 Launch.worst_requests = deferred_field("worst_requests", """Per (space, stats_by_line key): the
     costliest warp request of the line (gpuemu/memory/worst_requests.py).""")
+Launch.findings = deferred_field("findings", """What the launch found (gpuemu/machine/findings.py,
+    the check tools'), in the order found.""")
 
 
 def _timeline_of_op(self) -> dict:
@@ -316,6 +318,8 @@ _NO_COUNTS_LATER = Deferred(dict, NO_COUNTS)
 # its stats_by_line and worst_requests, and worst_requests of any launch without
 # a memory model: a fresh empty dict made when first read (no two dicts made per launch)
 _EMPTY_LATER = Deferred(dict)
+# the findings of a launch that found nothing: a fresh empty list made when first read
+_NONE_FOUND_LATER = Deferred(list)
 
 # Launch keywords handed to the machine / memory system besides budget,
 # stats and scheduler: l1 (False: global loads bypass L1, as -dlcm=cg; True:
@@ -611,7 +615,8 @@ class RawKernel:
         if copies:                     # after the launch is placed
             for host, dev in copies:
                 host[...] = dev.get().reshape(host.shape)
-        out["findings"] = list(findings)
+        if findings:                   # (else fixed's: an empty list made when first read)
+            out["findings"] = list(findings)
         out["seconds"] = seconds
         if printed:
             out["printed"] = printed
@@ -625,15 +630,16 @@ class RawKernel:
         """A Launch's fields in field order: those the kernel and launch shape
         fix, the printed text, memory configuration and timing report their
         defaults, stats, stats_by_line and worst_requests a launch's without
-        counters (each made when first read: a fresh dict per launch), the
-        other per-launch ones None until _launch_of sets them."""
+        counters and findings a launch's that found nothing (each made when
+        first read: a fresh dict or list per launch), the other per-launch
+        ones None until _launch_of sets them."""
         mod = self.module
         got = dict.fromkeys(_LAUNCH_FIELDS)
         got.update(kernel=self.name, grid=shape.grid, block=shape.block,
                    shared_mem=shape.shared_dynamic, compile_seconds=self.compiled.meta.compile_seconds,
                    arch=mod.arch, source=mod.code, filename=mod.filename, printed="",
                    memory_config=None, timing=None, stats=_NO_COUNTS_LATER,
-                   stats_by_line=_EMPTY_LATER, worst_requests=_EMPTY_LATER)
+                   stats_by_line=_EMPTY_LATER, worst_requests=_EMPTY_LATER, findings=_NONE_FOUND_LATER)
         return got
 
     def _uses_printf(self) -> bool:

@@ -601,3 +601,34 @@ def test_a_kept_launch_adds_its_counters_up_only_when_they_are_first_read(monkey
     assert kept.stats == first.stats and len(ends) == 1
     assert kept.stats_by_line == first.stats_by_line and kept.worst_requests == first.worst_requests
     assert len(ends) == 1
+
+
+def test_a_kept_launch_that_another_thread_drops_while_it_runs_is_not_remembered(monkeypatch):
+    """Thread X looks its key up; thread Y's launch of another key keeps its run and drops X's
+    (one key per kernel); X must not then remember the dropped KeptLaunch for its next launches
+    (its runs would be held outside the kernel's pool and its limits)."""
+    from collections import OrderedDict
+    monkeypatch.setattr(launch_plan, "PLANS_PER_KERNEL", 1)
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a = gpuemu.asarray(np.ones(1024, np.float32))
+    c = gpuemu.asarray(np.zeros(1024, np.float32))
+    args = (a, a, c, np.int32(1024))
+    k((4,), (256,), args, stats=False)
+    k((4,), (256,), args, stats=False)
+    [key_a] = k._kept_launches
+    k._last_kept = None
+
+    class Pool(OrderedDict):
+        other_thread_runs = True
+
+        def get(self, key, default=None):
+            got = OrderedDict.get(self, key, default)
+            if key == key_a and Pool.other_thread_runs:
+                Pool.other_thread_runs = False
+                k((4,), (256,), args, stats=False, l1=True)     # Y: keeps another key, drops key_a
+            return got
+    k._kept_launches = Pool(k._kept_launches)
+    k((4,), (256,), args, stats=False)                          # X
+    assert np.array_equal(c.get(), np.full(1024, 2, np.float32))
+    assert k._last_kept is None or k._last_kept[1] in k._kept_launches.values()
+

@@ -160,6 +160,8 @@ def launch(kernel, key, args, stream, options: dict):
         if got is None:
             return None
         kernel._last_kept = (key, got)
+        if kept.get(key) is not got:    # another thread's keep dropped it just now (and then
+            kernel._last_kept = None    # cleared _last_kept, before this set it): not remembered
     try:
         run = got.idle.pop()
     except IndexError:                  # none idle (another thread has it)
@@ -258,7 +260,6 @@ def keep(kernel, key, run) -> bool:
     kept = keep_idle(kernel, "_kept_launches", key, run,
                      lambda: KeptLaunch(layout_of(kernel), grid_blocks(run.shape)), lambda got: got.idle)
     # keep_idle may have dropped the KeptLaunch that launch's last key names: found anew
-    # (a launch of another thread may name one dropped just now: that key's runs serve
-    # it until the kernel's next keep, results alike)
+    # (a launch of another thread that looked it up just before sees it gone and forgets it)
     kernel._last_kept = None
     return kept

@@ -15,7 +15,6 @@ from __future__ import annotations
 import numbers
 import shlex
 import sys
-import threading
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -34,7 +33,7 @@ from .texture import Texture
 from .jit import abi, compile_kernel
 from .check import parse_check
 from .check.shadow_memory import forget_args
-from .host.streams import Op, place_kernel, place_launch, place_op
+from .host.streams import place_kernel, place_launch
 from .machine import DEFAULT_BUDGET, LaunchRun, launch_cache, launch_plan
 from .machine.weak_memory import parse_memory_model
 from .memory.launch_sums import Ended
@@ -226,12 +225,8 @@ class Launch:
     def __getstate__(self) -> dict:
         """Pickled and copied with its counters made (stats, stats_by_line and
         worst_requests are made when first read; vars() shows a placeholder,
-        stats.Deferred, until then: dataclasses.asdict gives plain dicts),
-        and its timeline (a launch without counters holds its Op until read)."""
-        d = made(self)
-        if type(d.get("timeline")) is Op:
-            self.timeline               # (made and kept)
-        return d
+        stats.Deferred, until then: dataclasses.asdict gives plain dicts)."""
+        return made(self)
 
     def report(self, top: int = 3):
         """A Report of this launch (gpuemu/report/): counter tables and the source
@@ -254,39 +249,6 @@ Launch.worst_requests = deferred_field("worst_requests", """Per (space, stats_by
     costliest warp request of the line (gpuemu/memory/worst_requests.py).""")
 Launch.findings = deferred_field("findings", """What the launch found (gpuemu/machine/findings.py,
     the check tools'), in the order found.""")
-
-
-def _timeline_of_op(self) -> dict:
-    """The launch's place on the host timeline: start, end, seconds, stream. A
-    launch without counters (no modelled time) holds its Op (host/streams.py
-    place_op) until this is first read: a dict of four made per launch read,
-    not per launch."""
-    d = self.__dict__
-    try:
-        v = d["timeline"]
-    except KeyError:
-        raise AttributeError("timeline") from None
-    if type(v) is Op:
-        with _PLACING:                  # made once, though two threads read it at once
-            v = d["timeline"]
-            if type(v) is Op:
-                v = d["timeline"] = {"start": v.start, "end": v.end, "seconds": 0.0, "stream": v.stream}
-    return v
-
-
-def _put_timeline(self, value) -> None:
-    self.__dict__["timeline"] = value
-
-
-def _drop_timeline(self) -> None:
-    try:
-        del self.__dict__["timeline"]
-    except KeyError:
-        raise AttributeError("timeline") from None
-
-
-_PLACING = threading.Lock()
-Launch.timeline = property(_timeline_of_op, _put_timeline, _drop_timeline, _timeline_of_op.__doc__)
 
 
 def _totals_of(stats: Stats) -> dict:
@@ -597,8 +559,8 @@ class RawKernel:
             fixed = run._launch_fields = self._fixed_fields(shape)
         out = fixed.copy()             # in Launch's field order; the per-launch ones set here
         ms = run.memsys                # (the others' defaults are in fixed: a launch's without counters)
-        if stats is None and ms is None:    # no counters, no memory model: no cycles
-            out["timeline"] = place_op(self.name, 0.0, stream)   # (Launch.timeline: made when read)
+        if stats is None and ms is None:    # no counters, no memory model
+            out["timeline"] = place_kernel(self.name, 0.0, stream)   # no cycles: kernel_seconds is 0
         else:
             meta = self.compiled.meta
             key = meta.line_key if meta.line_files else None    # else a counter row is its line

@@ -91,26 +91,6 @@ def test_a_launchs_counters_made_when_first_read_are_those_of_a_launch_read_at_o
     assert later[1].stats["global_store_sectors"] == 64 > now[0]["global_store_sectors"] == 8   # a sector a lane
 
 
-def test_a_launch_without_counters_reads_its_place_on_the_host_timeline_from_its_op():
-    """Without counters a launch holds its Op (host/streams.place_op) until its
-    timeline is read: a dict of the Op's start, end and stream, no seconds,
-    kept (changed, it stays changed), plain when pickled or copied."""
-    import copy
-    import pickle
-    k = gpuemu.RawModule(code=r"""
-    extern "C" __global__ void inc(int *x) { x[threadIdx.x] += 1; }""").get_function("inc")
-    x = gpuemu.asarray(np.zeros(64, np.int32))
-    tl = gpuemu.timeline().reset("sm_90")
-    got = [k((1,), (64,), (x,), stats=False) for _ in range(3)]    # the full path, then kept
-    for la, op in zip(got, tl.ops):
-        back, copied = pickle.loads(pickle.dumps(la)), copy.copy(la)
-        assert la.timeline == {"start": op.start, "end": op.end, "seconds": 0.0, "stream": 0}
-        assert type(vars(back)["timeline"]) is dict and back.timeline == la.timeline
-        assert copied.timeline is la.timeline
-    got[0].timeline["seconds"] = 1.0
-    assert got[0].timeline["seconds"] == 1.0 and got[1].timeline["seconds"] == 0.0
-
-
 def _unread_launches(count: int) -> tuple:
     """A kernel's launch read at once, and `count` launches of it whose counters nobody read yet."""
     k = gpuemu.RawModule(code=r"""

@@ -114,17 +114,6 @@ def test_a_kernel_on_the_default_stream_does_not_wait_for_a_non_blocking_streams
     assert copy.end > 0 and placed["start"] == 0.0 and placed["end"] == 1e-6
 
 
-def test_place_op_gives_the_kernels_op_the_timeline_keeps():
-    from gpuemu.host.streams import COMPUTE, Op, place_kernel, place_op
-    tl = gpuemu.timeline().reset("sm_90")
-    placed = place_kernel("a", 2e-6)
-    op = place_op("b", 0.0, gpuemu.Stream())
-    assert tl.ops == [Op("a", COMPUTE, 0, 0.0, 2e-6), op] and op.start == placed["end"] == op.end
-    tl.max_ops = 2                  # a full timeline keeps no more, the op is still made
-    assert place_op("c", 1e-6) == Op("c", COMPUTE, 0, 2e-6, 3e-6) and len(tl.ops) == 2
-    tl.reset()
-
-
 def test_a_kernel_alone_on_the_default_stream_is_placed_as_schedule_places_it():
     from gpuemu.host.streams import COMPUTE, place_kernel
     tl = gpuemu.timeline().reset("sm_90")

@@ -237,16 +237,10 @@ def place_launch(name: str, stats, preset, stream: Optional[Stream] = None) -> d
 def place_kernel(name: str, seconds: float, stream: Optional[Stream] = None) -> dict:
     """Put a kernel of `seconds` (place_launch's, known before: a repeated
     launch without counters) on the timeline; its start, end and seconds."""
-    op = place_op(name, seconds, stream)
-    return {"start": op.start, "end": op.end, "seconds": seconds, "stream": op.stream}
-
-
-def place_op(name: str, seconds: float, stream: Optional[Stream] = None) -> Op:
-    """place_kernel's operation: the kernel's Op on the compute engine (the
-    timeline keeps it while it holds fewer than max_ops)."""
     tl = _TIMELINE
     if stream is not None or tl.streams:
-        return tl.schedule(name, COMPUTE, seconds, stream)     # sync=False: a kernel launch
+        op = tl.schedule(name, COMPUTE, seconds, stream)     # a kernel: on the compute engine, sync=False
+        return {"start": op.start, "end": op.end, "seconds": seconds, "stream": op.stream}
     # the default stream, no other seen: Timeline.schedule's rule written out (every launch
     # without counters: a third of a microsecond less; test_host_streams holds it to schedule)
     start = tl.default_ready
@@ -261,14 +255,14 @@ def place_op(name: str, seconds: float, stream: Optional[Stream] = None) -> Op:
     free[COMPUTE] = tl.default_ready = end
     if end > host:
         tl.host_time = end
-    op = _new(Op)                   # Op(name, COMPUTE, 0, start, end) without its __init__'s call
-    op.name = name                  # (a statement a field: no tuple made and unpacked)
-    op.engine = COMPUTE
-    op.stream = 0
-    op.start = start
-    op.end = end
-    op.nbytes = 0
     ops = tl.ops
-    if len(ops) < tl.max_ops:
+    if len(ops) < tl.max_ops:       # Op(name, COMPUTE, 0, start, end) without its __init__'s call
+        op = _new(Op)               # (a statement a field: no tuple made and unpacked)
+        op.name = name
+        op.engine = COMPUTE
+        op.stream = 0
+        op.start = start
+        op.end = end
+        op.nbytes = 0
         ops.append(op)
-    return op
+    return {"start": start, "end": end, "seconds": seconds, "stream": 0}

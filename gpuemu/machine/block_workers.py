@@ -72,8 +72,7 @@ _ENV_KEY = _ENVIRON.encodekey("GPUEMU_WORKERS") if _ENV is not None else None
 def default_workers() -> int:
     """GPUEMU_WORKERS, else 1 (the cores are often shared; ask for more).
     Read on every launch: unset is found without os.environ's encoding and
-    KeyError (a microsecond or two of a small launch). launch_cache.launch
-    writes this test of an unset GPUEMU_WORKERS out (keep the two alike)."""
+    KeyError (a microsecond or two of a small launch)."""
     if _ENV is not None and os.environ is _ENVIRON and _ENV_KEY not in _ENV:
         return 1
     try:

@@ -42,7 +42,6 @@ Results, counters, findings and errors are those of the full path
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
 
@@ -52,7 +51,7 @@ from gpuemu.errors import KernelError
 from gpuemu.stats import Stats
 
 from . import block_runner
-from .block_workers import _ENV, _ENV_KEY, _ENVIRON, default_workers
+from .block_workers import default_workers
 from .executor import grid_blocks
 from .launch_plan import (RUNS_PER_PLAN, keep_idle, keep_memory_system, layout_of, new_written, pack,
                           reusable, write_args)
@@ -192,13 +191,8 @@ def launch(kernel, key, args, stream, options: dict):
         run.params[:] = params
     counted = run.want_stats
     # the block workers it asks for: the option (call_key let only an int >= 1 through), else
-    # block_workers.default_workers (its test of an unset GPUEMU_WORKERS written out)
-    if options:
-        several = (options.get("workers") or default_workers()) > 1
-    elif _ENV is not None and _ENV_KEY not in _ENV and os.environ is _ENVIRON:
-        several = False
-    else:
-        several = default_workers() > 1
+    # block_workers.default_workers
+    several = ((options and options.get("workers")) or default_workers()) > 1
     if several:                         # renewed as launch_plan.take_run renews a run
         run.renew(run.params, run.options)
     elif counted:

@@ -314,7 +314,7 @@ class Ended:
         among the settled or tabled ones and nothing came before, without
         making them (the cycles, added last, are known)."""
         then, base = self.then, self.base
-        if (then is not None and not (base._log or base._pending or base._totals or base._by_line)   # (empty)
+        if (then is not None and base.empty
                 and self.settle[0].name_set.isdisjoint(name_set)
                 and (then[0][2] or frozenset(then[0][0])).isdisjoint(name_set)):
             added, value = then[1]

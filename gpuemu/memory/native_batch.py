@@ -521,12 +521,8 @@ class NativeBatch:
             if steady is None:
                 return None
             sums = steady.sums
-        cols = self.cols
-        cols.holds = None                  # (the columns will hold records no array is known as)
-        v = self._values                   # (_set_batch's, written out: every kept launch)
-        v[self._n_at] = self._n = n
-        v[self._records_at] = cols.records_at = at
-        v[self._host_at] = host_memory_in_use()
+        self.cols.holds = None             # (the columns will hold records no array is known as)
+        self._set_batch(n, at)
         placed = self._before_apply(sums)
         chain = self._last
         stop = (None if steady.resets else RESET) if reset else ZEROED
@@ -540,9 +536,7 @@ class NativeBatch:
         else:                              # (_after's part where the caches count in this one's clock
             self._records = None           # already; the settle below leaves no batch folded)
             if self.global_native and not chain.skipped(WALK):
-                sectors = self._start_m[n]
-                if sectors > self._sectors.most:
-                    self._sectors.wrote(sectors)
+                self._sectors.wrote(self._start_m[n])
         kernel = steady.kernel
         results = chain.results
         cycles = results[BUSIEST]

@@ -34,7 +34,7 @@ from .jit import abi, compile_kernel
 from .check import parse_check
 from .check.shadow_memory import forget_args
 from .host.streams import place_kernel, place_launch
-from .machine import DEFAULT_BUDGET, LaunchRun, launch_cache, launch_plan
+from .machine import DEFAULT_BUDGET, LaunchRun, launch_cache, launch_gate, launch_plan
 from .machine.weak_memory import parse_memory_model
 from .memory.launch_sums import Ended
 from .stats import Deferred, Stats, deferred, deferred_field, made
@@ -310,6 +310,7 @@ class RawKernel:
     """One __global__ function of a RawModule; call it to launch."""
     _kept_launches = None           # launch_cache's kept runs, per call key, once one is kept
     _last_kept = None               # launch_cache.launch's: (key, its KeptLaunch) of the last kept launch
+    _gate = None                    # launch_gate's native function, while armed
 
     def __init__(self, module, name: str, options: tuple = (), arch: str = "sm_90"):
         if isinstance(module, str):   # CuPy's RawKernel(code, name, options=...)
@@ -352,6 +353,7 @@ class RawKernel:
                               f"(opt-in limit {preset.max_shared_per_block_optin} bytes less "
                               f"{self.meta.static_shared} static), got {nbytes!r}")
         self._max_dynamic = int(nbytes)
+        launch_gate.forget(self)    # armed for a call under the old limit
 
     @property
     def registers(self):
@@ -481,6 +483,12 @@ class RawKernel:
         default: the kernel's `preferred_carveout`); the report is `launch.timing`.
         `stream`: a gpuemu.Stream for the host timeline (gpuemu/host/streams.py;
         default: the legacy default stream)."""
+        gate = self._gate           # a kept launch without counters, in one native call (launch_gate)
+        if gate is not None:
+            got = gate(grid, block, args, shared_mem, budget, stats, mode, scheduler, block_scheduler,
+                       stream, options)
+            if got is not None:     # (else not the launch it was armed for: the Python path)
+                return got if type(got) is not tuple else launch_gate.finish(self, gate, got)
         last = self._last_call      # a call of the very parts of the last plain call: its key
         if (last is not None and grid is last[0] and block is last[1] and stats is last[2]
                 and shared_mem is last[3] and budget is last[4] and mode is last[5]

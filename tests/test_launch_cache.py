@@ -42,8 +42,11 @@ def _vecadd(n, seed=0):
 
 
 def _kept(k):
-    """The runs kept for k's plain launches, per call key."""
-    return {key: list(got.idle) for key, got in k.__dict__.get("_kept_launches", {}).items()}
+    """The runs kept for k's plain launches, per call key: the idle ones, then
+    the one the launch gate holds (machine/launch_gate.py)."""
+    gate = k.__dict__.get("_gate_state")
+    return {key: list(got.idle) + ([gate.run] if gate is not None and gate.got is got else [])
+            for key, got in k.__dict__.get("_kept_launches", {}).items()}
 
 
 def test_a_plain_launch_leaves_its_run_for_the_next_one_like_it():

@@ -17,11 +17,11 @@ import ctypes
 
 import llvmlite.ir as ll
 
-from . import engine
+from . import c_api, engine
 
 I32, I64 = ll.IntType(32), ll.IntType(64)
 _METH_NOARGS = 0x0004
-_C_API = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyLong_AsLongLong", "PyLong_FromLongLong")
+METH_FASTCALL = 0x0080
 # PyCFunction_NewEx(method def, self, module), called with the GIL held
 _NEW_FUNCTION = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object, ctypes.py_object)
 
@@ -32,30 +32,18 @@ class MethodDef(ctypes.Structure):
                 ("ml_flags", ctypes.c_int), ("ml_doc", ctypes.c_char_p)]
 
 
-def _c_api() -> dict:
-    """The addresses of the C API functions the wrapper calls, and PyCFunction_NewEx's."""
-    api = ctypes.pythonapi
-    return {n: ctypes.cast(getattr(api, n), ctypes.c_void_p).value for n in _C_API + ("PyCFunction_NewEx",)}
-
-
-def _build_ir(symbol: str, target: int, returns: ll.IntType, c_api: dict) -> str:
+def _build_ir(symbol: str, target: int, returns: ll.IntType) -> str:
     """symbol(self, _): the function at `target` called with the int `self`,
     the GIL released around it; its result (of type `returns`) as an int."""
     m = ll.Module(name=symbol)
-    i8p = ll.IntType(8).as_pointer()
-    fn = ll.Function(m, ll.FunctionType(i8p, [i8p, i8p]), symbol)
+    fn = ll.Function(m, ll.FunctionType(c_api.PTR, [c_api.PTR, c_api.PTR]), symbol)
     b = ll.IRBuilder(fn.append_basic_block("entry"))
-
-    def at(address, ret, *args):
-        return b.inttoptr(ll.Constant(I64, address), ll.FunctionType(ret, args).as_pointer())
-
-    def c(name, ret, *args):
-        return at(c_api[name], ret, *args)
-    argument = b.call(c("PyLong_AsLongLong", I64, i8p), [fn.args[0]])
-    state = b.call(c("PyEval_SaveThread", i8p), [])
-    got = b.call(at(target, returns, I64), [argument])
-    b.call(c("PyEval_RestoreThread", ll.VoidType(), i8p), [state])
-    b.ret(b.call(c("PyLong_FromLongLong", i8p, I64), [got if returns.width == 64 else b.sext(got, I64)]))
+    c = c_api.Caller(b)
+    argument = c("PyLong_AsLongLong", fn.args[0])
+    state = c("PyEval_SaveThread")
+    got = c.at(target, ll.FunctionType(returns, [I64]), argument)
+    c("PyEval_RestoreThread", state)
+    b.ret(c("PyLong_FromLongLong", got if returns.width == 64 else b.sext(got, I64)))
     return str(m)
 
 
@@ -64,17 +52,23 @@ def method(symbol: str, target: int, returns: ll.IntType = I64) -> MethodDef:
     `target` (one int64 argument; an int of `returns`' width back), compiled
     and loaded now; raises where it cannot be made. The caller keeps it for
     the process (every function `bind` makes of it points at it)."""
-    c_api = _c_api()
-    address = engine.load_object(engine.compile_to_object(_build_ir(symbol, target, returns, c_api)), symbol)
-    return MethodDef(symbol.encode(), address, _METH_NOARGS, None)
+    return loaded(symbol, _build_ir(symbol, target, returns), _METH_NOARGS)
+
+
+def loaded(symbol: str, llvm_ir: str, flags: int) -> MethodDef:
+    """The PyMethodDef (calling convention `flags`) of the function `symbol`
+    of `llvm_ir`, compiled and loaded now; raises where it cannot be made."""
+    address = engine.load_object(engine.compile_to_object(llvm_ir), symbol)
+    return MethodDef(symbol.encode(), address, flags, None)
 
 
 _new: list = []          # PyCFunction_NewEx, once looked up
 
 
-def bind(ml: MethodDef, argument: int):
-    """The builtin function of no arguments that calls ml's target with
-    `argument` (an int64: an address the caller keeps valid while it calls)."""
+def bind(ml: MethodDef, argument):
+    """The builtin function made of `ml` with `argument` as its self (for
+    method's wrappers an int64: an address the caller keeps valid while it
+    calls); the function holds `argument`, and `ml` must outlive it."""
     if not _new:
-        _new.append(_NEW_FUNCTION(_c_api()["PyCFunction_NewEx"]))
+        _new.append(_NEW_FUNCTION(c_api.addresses(["PyCFunction_NewEx"])["PyCFunction_NewEx"]))
     return _new[0](ctypes.addressof(ml), argument, None)

@@ -571,11 +571,15 @@ def _make_direct():
     launches then make the ctypes call. Kept for the process: every
     function made from it points at it."""
     try:
-        target = ctypes.cast(engine.native_function(PACKED_RANGE_SYMBOL, _build_range_ir,
-                                                    RANGE_PROTOTYPE), ctypes.c_void_p).value
-        return direct_call.method(DIRECT_SYMBOL, target, I32)
+        return direct_call.method(DIRECT_SYMBOL, packed_range_address(), I32)
     except Exception:                  # (the ctypes call does the same work)
         return None
+
+
+def packed_range_address() -> int:
+    """gpuemu_run_range_packed's address (loaded as it first is asked for)."""
+    return ctypes.cast(engine.native_function(PACKED_RANGE_SYMBOL, _build_range_ir, RANGE_PROTOTYPE),
+                       ctypes.c_void_p).value
 
 
 def kept_range(run, blocks: int) -> KeptRange:

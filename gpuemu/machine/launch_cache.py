@@ -50,7 +50,7 @@ from gpuemu.device_memory import device_memory
 from gpuemu.errors import KernelError
 from gpuemu.stats import Stats
 
-from . import block_runner
+from . import block_runner, launch_gate
 from .block_workers import default_workers
 from .executor import grid_blocks
 from .launch_plan import (RUNS_PER_PLAN, keep_idle, keep_memory_system, layout_of, new_written, pack,
@@ -163,8 +163,10 @@ def launch(kernel, key, args, stream, options: dict):
             kernel._last_kept = None    # cleared _last_kept, before this set it): not remembered
     try:
         run = got.idle.pop()
-    except IndexError:                  # none idle (another thread has it)
-        return None
+    except IndexError:                  # none idle: the gate's (launch_gate), unless another thread has it
+        run = launch_gate.take(kernel, got)
+        if run is None:
+            return None
     if run.memory is not _memories._device_memory:     # a new device memory (device_memory()'s):
         return None                                     # the run is stale
     copies = hold = ()
@@ -233,7 +235,9 @@ def launch(kernel, key, args, stream, options: dict):
     if counted:                         # what only the finished launch needed
         run.stats = None
         keep_memory_system(run)
-    if len(got.idle) < RUNS_PER_PLAN:
+    # without counters on one worker and clean: the gate launches it next (launch_gate), else idle
+    if (counted or several or copies or call is None or run.findings
+            or not launch_gate.arm(kernel, key, got, run)) and len(got.idle) < RUNS_PER_PLAN:
         got.idle.append(run)
     return result
 
@@ -256,4 +260,8 @@ def keep(kernel, key, run) -> bool:
     # keep_idle may have dropped the KeptLaunch that launch's last key names: found anew
     # (a launch of another thread that looked it up just before sees it gone and forgets it)
     kernel._last_kept = None
+    gate_state = kernel.__dict__.get("_gate_state")     # the gate's run, if its key was dropped
+    if gate_state is not None and gate_state.got is not None and all(
+            e is not gate_state.got for e in kernel._kept_launches.values()):
+        launch_gate.forget(kernel)
     return kept

@@ -1,0 +1,275 @@
+"""The launch gate: a kept launch without counters, checked, run and built in one native call.
+
+A kept launch (machine/launch_cache.py) of a thousand threads runs its
+blocks natively in about 3 us; the Python around it (RawKernel.__call__'s
+identity tests, launch_cache.launch's argument test, the timeline, the
+Launch) cost as much again, so a 1K launch took over twice the time per
+thread of a large one (issue 6: within 2x from 1K to 16M). The gate moves
+that Python into one native function (jit/gate_codegen.py), per kernel:
+
+- launch_cache.launch arms it after a kept launch without counters on one
+  block worker that ended clean (no findings, no numpy argument copied):
+  it holds that run, out of the KeptLaunch's idle list, and the words the
+  native function compares a call with (the key's grid, block, shared
+  memory, budget and options; each argument as the run's parameter buffer
+  holds it, launch_plan.write_args' record);
+- RawKernel.__call__ calls it first. A call it does not match (another
+  shape, a new argument, counters on, a stream, GPUEMU_WORKERS set, a new
+  device memory, another thread launching it) gets None and takes the
+  Python path, which takes the armed run back (`take`) when it needs it
+  and arms the gate again after;
+- a block that needs Python (an event, a fault) hands the launch back to
+  Python (`finish`), which ends it as launch_cache.launch does.
+
+The Python path stays the definition: tests/test_launch_gate.py holds the
+gate's results, timeline, findings and errors to it. Where the gate cannot
+be built (no CPython C API, perf_counter not clock_gettime), nothing arms it.
+"""
+from __future__ import annotations
+
+import ctypes
+import struct
+import sys
+import threading
+import time
+import weakref
+
+from gpuemu.errors import KernelError
+from gpuemu.jit import direct_call, gate_codegen
+from gpuemu.jit.gate_codegen import (IDLE, KIND_OBJECT, KIND_WEAK, LAUNCHING, OPTIONS_NONE,
+                                     OPTIONS_ONE_WORKER, UNARMED, W, WORDS)
+
+from . import block_runner
+
+_lock = threading.Lock()        # the Python side's changes of a gate (the native side holds the GIL)
+_method: list = []              # [the gate's direct_call.MethodDef, or None], once built
+_objects: dict = {}             # what the module's constants point at: kept for the process
+_DEBUG = False                  # tests: raise what stopped the gate's build
+_ARMED = struct.Struct(f"<{len(WORDS) - W['target']}q")      # the words from target on
+
+
+class Gate(bytearray):
+    """A kernel's gate: its state words (the bytearray, the native function's
+    self), the builtin function `call`, the run it holds and what the words
+    point at (`refs`: alive while armed)."""
+    __slots__ = ("words", "call", "run", "got", "refs", "armed", "armed_key", "held", "hits_seen",
+                 "misses")
+
+
+def _perf_counter_clock():
+    """The clock_gettime clock id time.perf_counter reads, or None."""
+    info = time.get_clock_info("perf_counter").implementation
+    if info == "clock_gettime(CLOCK_MONOTONIC)":
+        return time.CLOCK_MONOTONIC
+    return None
+
+
+def _build():
+    """The gate's MethodDef, or None where it cannot be made here."""
+    from gpuemu import api
+    from gpuemu.host import streams
+
+    from . import block_workers, launch_cache
+    clock_id = _perf_counter_clock()
+    if (clock_id is None or block_workers._ENV is None or not gate_codegen.layout_ok()
+            or sys.implementation.name != "cpython"):
+        return None
+    try:
+        clock = ctypes.cast(ctypes.CDLL(None).clock_gettime, ctypes.c_void_p).value
+    except (AttributeError, OSError):
+        return None
+    s = sys.intern
+    _objects.update({
+        "None": None, "False": False, "True": True, "one": 1, "zero": 0, "zero_float": 0.0,
+        "functional": "functional", "tuple": tuple, "float": float, "int": int, "dict": dict,
+        "list": list, "workers": s("workers"),
+        "memory_globals": vars(launch_cache._memories),
+        "device_memory_name": s("_device_memory"),
+        "runner_globals": vars(block_runner), "range_function_name": s("_range_function"),
+        "range_function": launch_cache._RANGE_FUNCTION,
+        "os_globals": vars(sys.modules["os"]), "environ_name": s("environ"),
+        "environ": block_workers._ENVIRON, "environ_data": block_workers._ENV,
+        "environ_key": block_workers._ENV_KEY,
+        "timeline": streams.timeline(), "compute": streams.COMPUTE,
+        "launch_type": api.Launch, "op_type": streams.Op,
+        "timeline_key": s("timeline"), "seconds_key": s("seconds"),
+    })
+    for name in ("streams", "default_ready", "engine_free", "host_time", "ops", "max_ops", "start",
+                 "end", "seconds", "stream"):
+        _objects[name] = s(name)
+    for name in ("name", "engine", "stream", "start", "end", "nbytes"):
+        _objects["op_" + name] = s(name)
+    try:
+        ir = gate_codegen.build_ir(_objects, block_runner.DONE, clock, clock_id)
+        return direct_call.loaded(gate_codegen.SYMBOL, ir, direct_call.METH_FASTCALL)
+    except Exception:           # noqa: BLE001 (no C API, or the module failed to build: no gate)
+        if _DEBUG:
+            raise
+        return None
+
+
+def method():
+    """The gate's MethodDef (built once per process), or None."""
+    if not _method:
+        with _lock:
+            if not _method:
+                _method.append(_build())
+    return _method[0]
+
+
+def _new_gate(kernel, nargs: int) -> Gate:
+    g = Gate(8 * (len(WORDS) + 2 * nargs))
+    g.words = memoryview(g).cast("q")
+    g.words[W["busy"]] = UNARMED
+    g.call = direct_call.bind(method(), g)
+    g.run = g.got = g.armed = None
+    g.refs = []
+    g.hits_seen, g.misses = -1, 0
+    g.armed_key, g.held = None, ()
+    kernel._gate_state = g
+    return g
+
+
+# a gate re-armed this many times in a row without a launch between is armed only
+# every RETRY-th time after (the arguments change from call to call: arming would cost
+# each call more than the gate saves)
+MISSES, RETRY = 2, 32
+
+
+def arm(kernel, key, got, run) -> bool:
+    """Let the gate launch `run` (a kept run of `key` without counters that
+    just ended clean, its KeptLaunch `got`) for the next call like this one;
+    False where it does not (the caller keeps the run idle)."""
+    if method() is None:
+        return False
+    back = None
+    with _lock:
+        g = kernel.__dict__.get("_gate_state")
+        nargs = len(run._args_written)
+        if g is None or len(g) != 8 * (len(WORDS) + 2 * nargs) or not (
+                g.words[W["busy"]] == UNARMED or g.call()):
+            g = _new_gate(kernel, nargs)        # (another thread is launching the old one)
+        hits = g.words[W["hits"]]
+        g.misses = g.misses + 1 if hits == g.hits_seen else 0
+        g.hits_seen = hits
+        if g.run is not None and g.run is not run:
+            back = (g.got, g.run)
+            g.run = g.got = None
+            g.refs = []
+        if g.misses >= MISSES and g.misses % RETRY:
+            armed = False
+        else:
+            armed = _write(g, kernel, key, got, run)
+        if armed:
+            kernel._gate = g.call
+    if back is not None:                # the run it held before, idle again
+        _give_back(kernel, *back)
+    return armed
+
+
+def _write(g: Gate, kernel, key, got, run) -> bool:
+    """Arm the (unarmed) gate g for `run`: its words, then busy = IDLE."""
+    if g.armed is not run or g.armed_key is not key:      # the words of the run and key
+        opts = key[-1]
+        options = (OPTIONS_NONE if not opts else
+                   OPTIONS_ONE_WORKER if opts == (("workers", int, 1),) else None)
+        fixed = run.__dict__.get("_launch_fields")
+        if options is None or fixed is None or run.memsys is not None:
+            return False
+        _ARMED.pack_into(g, 8 * W["target"], _range_address(), run._kept_range.address.value,
+                         id(fixed), id(kernel.name), id(run.memory), id(key[0]), id(key[1]),
+                         id(key[2]), id(key[4]), options, len(run._args_written))
+        g.armed, g.armed_key = run, key
+        g.held = (run, key, fixed, run._kept_range, kernel.name, run.memory)
+    refs = list(g.held)
+    pairs = []
+    for entry in run._args_written:     # launch_plan.write_args' record: weak, or the value
+        if type(entry) is weakref.ref:
+            if entry() is None:
+                g.armed = None
+                return False
+            pairs += (KIND_WEAK, id(entry))
+        else:
+            value = entry()
+            pairs += (KIND_OBJECT, id(value))
+            refs.append(value)
+        refs.append(entry)
+    struct.pack_into(f"<{len(pairs)}q", g, 8 * len(WORDS), *pairs)
+    g.run, g.got, g.refs = run, got, refs
+    g.words[W["busy"]] = IDLE
+    return True
+
+
+_range: list = []
+
+
+def _range_address() -> int:
+    if not _range:
+        _range.append(block_runner.packed_range_address())
+    return _range[0]
+
+
+def _give_back(kernel, got, run) -> None:
+    from .launch_cache import RUNS_PER_PLAN
+    pool = kernel._kept_launches
+    if pool is not None and any(e is got for e in pool.values()) and len(got.idle) < RUNS_PER_PLAN:
+        got.idle.append(run)
+
+
+def take(kernel, got):
+    """The run the gate holds for `got` (it is then not armed), or None
+    (none, another's, or another thread is launching it)."""
+    g = kernel.__dict__.get("_gate_state")
+    if g is None or g.got is not got:
+        return None
+    with _lock:
+        if g.got is not got or not g.call():
+            return None
+        run = g.run
+        g.run = g.got = None
+        g.refs = []
+        kernel._gate = None
+    return run
+
+
+def forget(kernel) -> None:
+    """Not armed any more, its run dropped (its KeptLaunch is gone, or the
+    kernel changed what its calls mean)."""
+    kernel._gate = None
+    g = kernel.__dict__.get("_gate_state")
+    if g is not None:
+        with _lock:
+            if g.words[W["busy"]] == UNARMED or g.call():
+                g.run = g.got = g.armed = None
+                g.refs, g.held = [], ()
+
+
+def finish(kernel, gate, handed: tuple):
+    """The Launch of a gate's launch that handed back (code, t0): the blocks
+    from the one that stopped, as launch_cache.launch ends a kept launch."""
+    code, t0 = handed
+    g = gate.__self__
+    run, got = g.run, g.got
+    try:
+        if code != block_runner.DONE:
+            block_runner.kept_event(run, code, got.blocks)
+    except KernelError as err:          # the run is not reused (the gate stays LAUNCHING: dead)
+        if kernel._gate is gate:
+            kernel._gate = None
+        raise kernel._worded(err) from None
+    seconds = time.perf_counter() - t0
+    result = kernel._launch_of(run, None, run.findings, run.shape, seconds, None, ())
+    if run.findings:                    # the next launch starts without them: the Python path
+        with _lock:
+            g.run = g.got = None
+            g.refs = []
+            g.words[W["busy"]] = UNARMED
+            if kernel._gate is gate:
+                kernel._gate = None
+        _give_back(kernel, got, run)
+    else:
+        g.words[W["busy"]] = IDLE
+    return result
+
+
+__all__ = ["Gate", "arm", "take", "forget", "finish", "method", "LAUNCHING"]

@@ -1,0 +1,301 @@
+"""launch_gate: a kept launch without counters checked, run and built in one native call,
+held to the Python path (launch_cache.launch) that stays its definition."""
+from __future__ import annotations
+
+import dataclasses
+import gc
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import gpuemu
+from gpuemu.errors import KernelError
+from gpuemu.machine import DEFAULT_BUDGET, launch_cache, launch_gate
+
+VECADD = r"""
+extern "C" __global__ void vecadd(const float *a, const float *b, float *c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+"""
+
+# reads a[idx[i]]: out of bounds where idx says so
+GATHER = r"""
+extern "C" __global__ void gather(const float *a, const int *idx, float *c) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    c[i] = a[idx[i]];
+}
+"""
+
+# a barrier that the threads below flag[0] reach: all of a block's, or some
+SOME_SYNC = r"""
+extern "C" __global__ void some_sync(float *c, const int *flag) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x < flag[0]) __syncthreads();
+    c[i] = 1.0f;
+}
+"""
+
+pytestmark = pytest.mark.skipif(launch_gate.method() is None, reason="no CPython C API here")
+
+
+def _vecadd(n, seed=0):
+    rng = np.random.default_rng(seed)
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    return a, b, (gpuemu.asarray(a), gpuemu.asarray(b), gpuemu.asarray(np.zeros_like(a)), np.int32(n))
+
+
+def _armed_vecadd(n=1024):
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd(n)
+    for _ in range(2):                  # the full path, then the first kept launch (it arms the gate)
+        k(((n + 255) // 256,), (256,), args, stats=False)
+    assert k._gate is not None
+    return k, a, b, args
+
+
+def _parts(grid=(4,), block=(256,), args=None, shared_mem=0, budget=DEFAULT_BUDGET, stats=False,
+           mode="functional", scheduler=None, block_scheduler=None, stream=None, options=None):
+    return (grid, block, args, shared_mem, budget, stats, mode, scheduler, block_scheduler, stream,
+            {} if options is None else options)
+
+
+def _fields(launch):
+    """A Launch's fields but its wall time."""
+    return {k: v for k, v in dataclasses.asdict(launch).items() if k != "seconds"}
+
+
+def test_a_kept_launch_without_counters_arms_the_gate():
+    k, *_ = _armed_vecadd()
+    assert k._gate_state.run is not None
+
+
+def test_the_gate_makes_the_launch_without_the_python_path(monkeypatch):
+    k, a, b, args = _armed_vecadd()
+    args[2].set(np.zeros(1024, np.float32))
+    monkeypatch.setattr(launch_cache, "launch", lambda *a, **kw: pytest.fail("the Python path ran"))
+    launch = k((4,), (256,), args, stats=False)
+    assert np.array_equal(args[2].get(), a + b)
+    assert launch.kernel == "vecadd" and launch.grid == (4, 1, 1) and launch.seconds > 0
+
+
+def test_a_gate_launch_is_the_python_paths_launch():
+    k, a, b, args = _armed_vecadd()
+    gpuemu.timeline().reset()
+    k._gate = None                      # this call: the Python path
+    by_python = k((4,), (256,), args, stats=False)
+    ops_python = list(gpuemu.timeline().ops)
+    gpuemu.timeline().reset()
+    by_gate = k((4,), (256,), args, stats=False)
+    assert _fields(by_gate) == _fields(by_python)
+    assert gpuemu.timeline().ops == ops_python
+
+
+def test_gate_launches_follow_a_copy_on_the_timeline_as_the_python_path_places_them():
+    k, a, b, args = _armed_vecadd()
+    placed = []
+    for python in (True, False):
+        tl = gpuemu.timeline().reset()
+        args[0].set(a)                  # a synchronous copy: the host's time moves on
+        if python:
+            k._gate = None
+        first = k((4,), (256,), args, stats=False).timeline
+        placed.append((first, tl.host_time, tl.default_ready, dict(tl.engine_free), list(tl.ops)))
+    assert placed[0] == placed[1]
+    assert placed[0][0]["start"] > 0
+
+
+def test_a_gate_launch_adds_no_op_past_the_timelines_limit():
+    k, a, b, args = _armed_vecadd()
+    tl = gpuemu.timeline().reset()
+    tl.max_ops = 0
+    try:
+        k((4,), (256,), args, stats=False)
+        assert tl.ops == []
+    finally:
+        tl.reset()
+
+
+def test_a_timeline_time_that_is_not_a_float_is_placed_by_python():
+    k, a, b, args = _armed_vecadd()
+    tl = gpuemu.timeline().reset()
+    tl.host_time = 2                    # an int: the gate hands the placing back
+    try:
+        launch = k((4,), (256,), args, stats=False)
+        assert launch.timeline["start"] == 2 and tl.ops[-1].start == 2
+    finally:
+        tl.reset()
+
+
+@pytest.mark.parametrize("change", [
+    dict(stats=True), dict(grid=(2,)), dict(block=(128,)), dict(shared_mem=16),
+    dict(budget=DEFAULT_BUDGET + 1), dict(mode="timing"), dict(scheduler="gto"),
+    dict(block_scheduler="x"), dict(stream=object()), dict(options={"l1": True}),
+    dict(options={"workers": 2}), dict(grid=(4.0,)), dict(grid=(True,)), dict(shared_mem=False)])
+def test_a_call_unlike_the_armed_one_is_not_the_gates(change):
+    k, a, b, args = _armed_vecadd()
+    assert k._gate(*_parts(args=args, **change)) is None
+    assert k._gate_state.words[0] == launch_gate.IDLE       # still armed, untouched
+
+
+def test_equal_launch_parts_of_other_objects_are_the_gates():
+    k, a, b, args = _armed_vecadd()
+    grid, block = tuple([4]), tuple([256])
+    got = k._gate(*_parts(grid=grid, block=block, args=tuple(args), mode="".join("functional")))
+    assert type(got) is gpuemu.Launch
+
+
+def test_workers_one_given_as_the_armed_call_gave_it_is_the_gates():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(1024)
+    for _ in range(2):
+        k((4,), (256,), args, stats=False, workers=1)
+    assert type(k._gate(*_parts(args=args, options={"workers": 1}))) is gpuemu.Launch
+    assert k._gate(*_parts(args=args)) is None              # no options: not the armed call's
+    assert k._gate(*_parts(args=args, options={"workers": True})) is None
+
+
+def test_gpuemu_workers_set_sends_a_call_to_the_python_path(monkeypatch):
+    k, a, b, args = _armed_vecadd()
+    monkeypatch.setenv("GPUEMU_WORKERS", "2")
+    assert k._gate(*_parts(args=args)) is None
+    monkeypatch.delenv("GPUEMU_WORKERS")
+    assert type(k._gate(*_parts(args=args))) is gpuemu.Launch
+
+
+def test_another_argument_takes_the_python_path_and_arms_the_gate_for_it():
+    k, a, b, args = _armed_vecadd()
+    a2, b2, args2 = _vecadd(1024, seed=1)
+    assert k._gate(*_parts(args=args2)) is None
+    k((4,), (256,), args2, stats=False)
+    assert np.array_equal(args2[2].get(), a2 + b2)
+    assert [len(runs) for runs in launch_cache_runs(k)] == [1]        # the one run, taken back
+    assert type(k._gate(*_parts(args=args2))) is gpuemu.Launch
+    assert k._gate(*_parts(args=args)) is None
+
+
+def launch_cache_runs(k):
+    gate = k._gate_state
+    return [list(got.idle) + ([gate.run] if gate.got is got else []) for got in k._kept_launches.values()]
+
+
+def test_a_new_array_where_a_freed_one_was_is_not_taken_for_it():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd(1024)
+    out = args[2]
+    for _ in range(2):
+        k((4,), (256,), (args[0], args[1], out, args[3]), stats=False)
+    del out, args
+    gc.collect()
+    for seed in range(5):               # new arrays, some perhaps at a freed one's address
+        a, b, args = _vecadd(1024, seed)
+        k((4,), (256,), args, stats=False)
+        assert np.array_equal(args[2].get(), a + b)
+
+
+def test_a_number_argument_is_compared_by_identity():
+    k, a, b, args = _armed_vecadd()
+    n = np.int32(512)
+    assert k._gate(*_parts(args=args[:3] + (n,))) is None
+    args[2].set(np.zeros(1024, np.float32))
+    k((4,), (256,), args[:3] + (n,), stats=False)
+    got = args[2].get()
+    assert np.array_equal(got[:512], (a + b)[:512]) and not got[512:].any()
+
+
+def test_a_new_device_memory_is_not_the_gates():
+    k, a, b, args = _armed_vecadd()
+    launch_cache._memories._device_memory = None
+    try:
+        a2, b2, args2 = _vecadd(1024)   # on a new device memory
+        assert k._gate(*_parts(args=args)) is None
+        k((4,), (256,), args2, stats=False)
+        assert np.array_equal(args2[2].get(), a2 + b2)
+    finally:
+        launch_cache._memories._device_memory = None
+
+
+def test_setting_the_dynamic_shared_limit_unarms_the_gate():
+    k, a, b, args = _armed_vecadd()
+    k.max_dynamic_shared_size_bytes = 1024
+    assert k._gate is None
+    k((4,), (256,), args, stats=False)
+    assert np.array_equal(args[2].get(), a + b)
+
+
+def _armed(code, name, grid, args):
+    k = gpuemu.RawModule(code=code).get_function(name)
+    for _ in range(2):
+        k(grid, (256,), args, stats=False)
+    assert k._gate is not None
+    return k
+
+
+def test_a_fault_in_a_gate_launch_is_the_python_paths_error():
+    src = gpuemu.asarray(np.ones(512, np.float32))
+    idx, dst = gpuemu.asarray(np.arange(512, dtype=np.int32)), gpuemu.asarray(np.zeros(512, np.float32))
+    errors = []
+    for python in (True, False):
+        idx.set(np.arange(512, dtype=np.int32))
+        k = _armed(GATHER, "gather", (2,), (src, idx, dst))
+        idx.set(np.full(512, 1 << 20, dtype=np.int32))    # the same arguments, now out of bounds
+        if python:
+            k._gate = None
+        with pytest.raises(KernelError) as err:
+            k((2,), (256,), (src, idx, dst), stats=False)
+        errors.append(str(err.value))
+        idx.set(np.arange(512, dtype=np.int32))
+        k((2,), (256,), (src, idx, dst), stats=False)     # the kernel launches on
+        assert np.array_equal(dst.get(), np.ones(512, np.float32))
+    assert errors[0] == errors[1] and "gather" in errors[0]
+
+
+def test_findings_of_a_gate_launch_are_the_python_paths_and_the_next_starts_without():
+    c, flag = gpuemu.asarray(np.zeros(512, np.float32)), gpuemu.asarray(np.array([256], np.int32))
+    found = []
+    for python in (True, False):
+        flag.set(np.array([256], np.int32))
+        k = _armed(SOME_SYNC, "some_sync", (2,), (c, flag))
+        flag.set(np.array([16], np.int32))                 # now a barrier only some threads reach
+        if python:
+            k._gate = None
+        found.append(k((2,), (256,), (c, flag), stats=False).findings)
+        flag.set(np.array([256], np.int32))
+        assert k((2,), (256,), (c, flag), stats=False).findings == []    # the next starts clean
+    assert found[0] == found[1] and found[0]
+
+
+def test_gate_launches_hold_no_reference_they_do_not_give_back():
+    k, a, b, args = _armed_vecadd()
+    tl = gpuemu.timeline()
+    watched = [None, False, True, 0, 0.0, "functional", *args, k._gate_state.run._launch_fields]
+    for _ in range(50):
+        k((4,), (256,), args, stats=False)
+    tl.reset()
+    gc.collect()
+    before = [sys.getrefcount(o) for o in watched]
+    for _ in range(500):
+        k((4,), (256,), args, stats=False)
+    tl.reset()
+    gc.collect()
+    assert [sys.getrefcount(o) for o in watched] == before
+
+
+def test_threads_launching_one_kernel_each_get_their_own_results():
+    k, a, b, args = _armed_vecadd()
+    sets = [_vecadd(1024, seed) for seed in range(4)]
+    bad = []
+
+    def work(a, b, args):
+        for _ in range(200):
+            k((4,), (256,), args, stats=False)
+            if not np.array_equal(args[2].get(), a + b):
+                bad.append(1)
+    threads = [threading.Thread(target=work, args=s) for s in sets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad

@@ -6,6 +6,7 @@ import dataclasses
 import gc
 import sys
 import threading
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -107,33 +108,88 @@ def test_gate_launches_follow_a_copy_on_the_timeline_as_the_python_path_places_t
     assert placed[0][0]["start"] > 0
 
 
+def _hits(k) -> int:
+    """Launches k's gate has made."""
+    return k._gate_state.words[launch_gate.W["hits"]]
+
+
 def test_a_gate_launch_adds_no_op_past_the_timelines_limit():
     k, a, b, args = _armed_vecadd()
     tl = gpuemu.timeline().reset()
     tl.max_ops = 0
     try:
+        hits = _hits(k)
         k((4,), (256,), args, stats=False)
-        assert tl.ops == []
+        assert _hits(k) == hits + 1 and tl.ops == []
     finally:
         tl.reset()
 
 
-def test_a_timeline_time_that_is_not_a_float_is_placed_by_python():
+def test_a_timeline_time_that_is_not_a_float_is_placed_by_python(monkeypatch):
     k, a, b, args = _armed_vecadd()
+    handed = []
+    finish = launch_gate.finish
+    monkeypatch.setattr(launch_gate, "finish", lambda *a: handed.append(a[2]) or finish(*a))
     tl = gpuemu.timeline().reset()
     tl.host_time = 2                    # an int: the gate hands the placing back
     try:
         launch = k((4,), (256,), args, stats=False)
         assert launch.timeline["start"] == 2 and tl.ops[-1].start == 2
+        assert [code for code, _ in handed] == [launch_gate.block_runner.DONE]
     finally:
         tl.reset()
+
+
+def test_a_renamed_kernel_is_placed_under_its_new_name():
+    k, a, b, args = _armed_vecadd()
+    k.name = "renamed"
+    tl = gpuemu.timeline().reset()
+    assert type(k._gate(*_parts(args=args))) is gpuemu.Launch
+    assert tl.ops[-1].name == "renamed"
+
+
+def test_the_gate_is_not_armed_while_gpuemu_workers_is_set(monkeypatch):
+    monkeypatch.setenv("GPUEMU_WORKERS", "1")
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(1024)
+    for _ in range(3):
+        k((4,), (256,), args, stats=False)
+    assert k._gate is None
+
+
+def test_the_gate_is_not_armed_once_a_stream_is_seen():
+    tl = gpuemu.timeline().reset()
+    try:
+        k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+        _, _, args = _vecadd(1024)
+        k((4,), (256,), args, stats=False, stream=gpuemu.Stream())
+        for _ in range(3):
+            k((4,), (256,), args, stats=False)
+        assert k._gate is None
+    finally:
+        tl.reset()
+
+
+def test_options_that_are_not_a_dict_are_not_the_gates():
+    k, a, b, args = _armed_vecadd()
+    assert k._gate(*_parts(args=args)[:10], ()) is None
+
+
+def test_a_grid_of_true_is_not_a_grid_of_one():
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    _, _, args = _vecadd(256)
+    for _ in range(2):
+        k((1,), (256,), args, stats=False)
+    assert type(k._gate(*_parts(grid=(1,), args=args))) is gpuemu.Launch
+    assert k._gate(*_parts(grid=(True,), args=args)) is None
+    assert k._gate(*_parts(grid=(1,), block=(256.0,), args=args)) is None
 
 
 @pytest.mark.parametrize("change", [
     dict(stats=True), dict(grid=(2,)), dict(block=(128,)), dict(shared_mem=16),
     dict(budget=DEFAULT_BUDGET + 1), dict(mode="timing"), dict(scheduler="gto"),
     dict(block_scheduler="x"), dict(stream=object()), dict(options={"l1": True}),
-    dict(options={"workers": 2}), dict(grid=(4.0,)), dict(grid=(True,)), dict(shared_mem=False)])
+    dict(options={"workers": 2}), dict(grid=(4.0,)), dict(grid=4), dict(shared_mem=False)])
 def test_a_call_unlike_the_armed_one_is_not_the_gates(change):
     k, a, b, args = _armed_vecadd()
     assert k._gate(*_parts(args=args, **change)) is None
@@ -267,20 +323,28 @@ def test_findings_of_a_gate_launch_are_the_python_paths_and_the_next_starts_with
     assert found[0] == found[1] and found[0]
 
 
-def test_gate_launches_hold_no_reference_they_do_not_give_back():
+def test_gate_launches_keep_no_memory_and_no_reference():
     k, a, b, args = _armed_vecadd()
     tl = gpuemu.timeline()
-    watched = [None, False, True, 0, 0.0, "functional", *args, k._gate_state.run._launch_fields]
-    for _ in range(50):
-        k((4,), (256,), args, stats=False)
-    tl.reset()
-    gc.collect()
-    before = [sys.getrefcount(o) for o in watched]
-    for _ in range(500):
-        k((4,), (256,), args, stats=False)
-    tl.reset()
-    gc.collect()
-    assert [sys.getrefcount(o) for o in watched] == before
+    run = k._gate_state.run
+    watched = [launch_gate._objects["zero_float"], run._launch_fields, k, run, k.name, *args]
+
+    def launches(n):
+        for i in range(n):
+            k((4,), (256,), args, stats=False)
+            if i % 100 == 99:
+                tl.reset()
+        gc.collect()
+    launches(200)
+    tracemalloc.start()
+    before = [sys.getrefcount(o) for o in watched], tracemalloc.get_traced_memory()[0]
+    hits = _hits(k)
+    launches(2000)
+    after = [sys.getrefcount(o) for o in watched], tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert _hits(k) == hits + 2000
+    assert after[0] == before[0]
+    assert after[1] - before[1] < 4096         # a float kept per launch would be 48 KB
 
 
 def test_threads_launching_one_kernel_each_get_their_own_results():

@@ -36,7 +36,7 @@ SYMBOL = "gpuemu_launch_gate"
 
 # the state's words: busy (0 armed and idle, 1 launching, 2 not armed), then the armed launch's
 # (hits: launches the gate made, counted for launch_gate.arm)
-WORDS = ("busy", "hits", "target", "argv", "fixed", "name", "memory", "grid", "block", "shared_mem",
+WORDS = ("busy", "hits", "target", "argv", "fixed", "kernel", "memory", "grid", "block", "shared_mem",
          "budget", "options", "nargs")
 W = {n: i for i, n in enumerate(WORDS)}
 IDLE, LAUNCHING, UNARMED = 0, 1, 2
@@ -52,7 +52,7 @@ OBJECTS = ("None", "False", "True", "one", "zero", "zero_float", "functional", "
            "environ", "environ_data", "environ_key", "timeline", "streams", "default_ready",
            "engine_free", "host_time", "ops", "max_ops", "compute", "launch_type", "op_type",
            "op_name", "op_engine", "op_stream", "op_start", "op_end", "op_nbytes", "start", "end",
-           "seconds", "stream", "timeline_key", "seconds_key")
+           "seconds", "stream", "timeline_key", "seconds_key", "name_attr", "dict_attr")
 PY_EQ = 2
 
 
@@ -127,6 +127,7 @@ def build_ir(objects: dict, done: int, clock: int, clock_id: int) -> str:
     for p in (sched, bsched, stream):
         ensure(is_(p, obj("None")), miss)
     # options: none, or workers=1 alone (as the armed key's)
+    ensure(is_(typeof(options), obj("dict")), miss)
     nopt = c("PyDict_Size", options)
     one_worker = b.icmp_signed("==", b.load(word(W["options"])), k64(OPTIONS_ONE_WORKER))
     no_opts, one_opt, opts_ok = block("no_options"), block("one_option"), block("options_ok")
@@ -221,31 +222,47 @@ def build_ir(objects: dict, done: int, clock: int, clock_id: int) -> str:
     t1 = now()
     ran = b.block
 
-    fail = block("fail")                # an allocation failed (its exception is set): not armed
-    b.position_at_end(fail)
-    b.store(k64(UNARMED), word(W["busy"]))
-    b.ret(ll.Constant(PTR, None))
+    null = ll.Constant(PTR, None)
+    # the new references made from here on, each in its own slot (NULL until made, NULL again
+    # once released): an error releases what is held and returns NULL with its exception set;
+    # the gate is then left LAUNCHING, dead (its run, perhaps mid-block, is never used again)
+    owned = {}
 
+    def own(name, value):
+        if name not in owned:
+            with b.goto_entry_block():
+                owned[name] = b.alloca(PTR, name=name)
+                b.store(null, owned[name])
+        b.store(value, owned[name])
+        return value
+
+    def release(name):
+        c("Py_DecRef", b.load(owned[name]))
+        b.store(null, owned[name])
+
+    fail = block("fail")
     handed = block("handed")            # (code, t0): the caller finishes the launch
+    odd = block("timeline_odd")
+
+    def nonnull(p, otherwise=fail):
+        ensure(b.not_(is_(p, null)), otherwise)
+        return p
+
+    def zero_status(v):
+        ensure(b.icmp_signed("==", v, ll.Constant(I32, 0)), fail)
+
     b.position_at_end(handed)
     code_at = b.phi(I64)
-    py_code = c("PyLong_FromLongLong", code_at)
-    py_t0 = c("PyFloat_FromDouble", t0)
-    pair = c("PyTuple_Pack", k64(2), py_code, py_t0)
-    c("Py_DecRef", py_code)
-    c("Py_DecRef", py_t0)
+    py_code = nonnull(own("code", c("PyLong_FromLongLong", code_at)))
+    py_t0 = nonnull(own("t0", c("PyFloat_FromDouble", t0)))
+    pair = nonnull(c("PyTuple_Pack", k64(2), py_code, py_t0))
+    release("code")
+    release("t0")
     b.ret(pair)
 
     def hand_over(code_value):          # branch to `handed` with the code
         code_at.add_incoming(code_value, b.block)
         b.branch(handed)
-
-    def nonnull(p):
-        ensure(b.not_(is_(p, ll.Constant(PTR, None))), fail)
-        return p
-
-    def zero_status(v):
-        ensure(b.icmp_signed("==", v, ll.Constant(I32, 0)), fail)
 
     b.position_at_end(ran)
     done_bb, event = block("done"), block("event")
@@ -257,25 +274,19 @@ def build_ir(objects: dict, done: int, clock: int, clock_id: int) -> str:
     # not a float): the caller places the launch in Python
     b.position_at_end(done_bb)
     tl = obj("timeline")
-    names = ("default_ready", "engine_free", "host_time", "ops", "max_ops")
-    reads = [c("PyObject_GetAttr", tl, obj(nm)) for nm in names]
-    ready, free, host, ops, max_ops = reads
-
-    def drop_reads():
-        for r in reads:
-            c("Py_DecRef", r)
-    odd = block("timeline_odd")
-    b.position_at_end(odd)
-    drop_reads()
-    c("PyErr_Clear")
-    hand_over(k64(done))
-    b.position_at_end(done_bb)
-    for r in reads:
-        ensure(b.not_(is_(r, ll.Constant(PTR, None))), odd)
-    for r, t in zip(reads, ("float", "dict", "float", "list", "int")):
-        ensure(is_(typeof(r), obj(t)), odd)
+    names = ("default_ready", "engine_free", "host_time", "ops", "max_ops", "kernel_name")
+    types = ("float", "dict", "float", "list", "int", None)
+    reads = []
+    for nm, t in zip(names, types):
+        got = own(nm, c("PyObject_GetAttr", word_ptr(W["kernel"]) if nm == "kernel_name" else tl,
+                        obj("name_attr") if nm == "kernel_name" else obj(nm)))
+        nonnull(got, odd)
+        if t is not None:
+            ensure(is_(typeof(got), obj(t)), odd)
+        reads.append(got)
+    ready, free, host, ops, max_ops, name = reads
     busy_until = c("PyDict_GetItem", free, obj("compute"))
-    ensure(b.not_(is_(busy_until, ll.Constant(PTR, None))), odd)
+    ensure(b.not_(is_(busy_until, null)), odd)
     ensure(is_(typeof(busy_until), obj("float")), odd)
     limit = c("PyLong_AsLongLong", max_ops)
     ensure(b.icmp_signed("!=", limit, k64(-1)), odd)
@@ -287,8 +298,8 @@ def build_ir(objects: dict, done: int, clock: int, clock_id: int) -> str:
     host_t = c("PyFloat_AsDouble", host)
     start = b.select(b.fcmp_ordered(">", host_t, start), host_t, start)
     end = b.fadd(start, ll.Constant(F64, 0.0))
-    py_start = nonnull(c("PyFloat_FromDouble", start))
-    py_end = nonnull(c("PyFloat_FromDouble", end))
+    py_start = nonnull(own("start", c("PyFloat_FromDouble", start)))
+    py_end = nonnull(own("end", c("PyFloat_FromDouble", end)))
     zero_status(c("PyDict_SetItem", free, obj("compute"), py_end))
     zero_status(c("PyObject_SetAttr", tl, obj("default_ready"), py_end))
     later, placed = block("host_later"), block("placed")
@@ -300,33 +311,44 @@ def build_ir(objects: dict, done: int, clock: int, clock_id: int) -> str:
     room, recorded = block("room"), block("recorded")
     b.cbranch(b.icmp_signed("<", c("PyList_Size", ops), limit), room, recorded)
     b.position_at_end(room)            # Op(name, COMPUTE, 0, start, end, 0) on the timeline
-    op = nonnull(c("PyType_GenericNew", obj("op_type"), ll.Constant(PTR, None), ll.Constant(PTR, None)))
-    for field, value in (("op_name", word_ptr(W["name"])), ("op_engine", obj("compute")),
+    op = nonnull(own("op", c("PyType_GenericNew", obj("op_type"), null, null)))
+    for field, value in (("op_name", name), ("op_engine", obj("compute")),
                          ("op_stream", obj("zero")), ("op_start", py_start), ("op_end", py_end),
                          ("op_nbytes", obj("zero"))):
         zero_status(c("PyObject_SetAttr", op, obj(field), value))
     zero_status(c("PyList_Append", ops, op))
-    c("Py_DecRef", op)
+    release("op")
     b.branch(recorded)
     b.position_at_end(recorded)
-    placed_at = nonnull(c("PyDict_New"))
+    placed_at = nonnull(own("placed", c("PyDict_New")))
     for key, value in (("start", py_start), ("end", py_end), ("seconds", obj("zero_float")),
                        ("stream", obj("zero"))):
         zero_status(c("PyDict_SetItem", placed_at, obj(key), value))
     # the Launch: the run's fixed fields, its timeline and seconds
-    out = nonnull(c("PyDict_Copy", word_ptr(W["fixed"])))
+    out = nonnull(own("out", c("PyDict_Copy", word_ptr(W["fixed"]))))
     zero_status(c("PyDict_SetItem", out, obj("timeline_key"), placed_at))
-    seconds = nonnull(c("PyFloat_FromDouble", b.fsub(t1, t0)))
+    seconds = nonnull(own("seconds", c("PyFloat_FromDouble", b.fsub(t1, t0))))
     zero_status(c("PyDict_SetItem", out, obj("seconds_key"), seconds))
-    result = nonnull(c("PyType_GenericNew", obj("launch_type"), ll.Constant(PTR, None),
-                       ll.Constant(PTR, None)))
-    zero_status(c("PyObject_GenericSetDict", result, out, ll.Constant(PTR, None)))
-    for r in (placed_at, out, seconds, py_start, py_end):
-        c("Py_DecRef", r)
-    drop_reads()
+    result = nonnull(own("result", c("PyType_GenericNew", obj("launch_type"), null, null)))
+    # launch.__dict__ = out, as _launch_of sets it (PyObject_GenericSetDict would leave 3.13.0-3
+    # reading a managed dict's inline values: CPython gh-133912)
+    zero_status(c("PyObject_SetAttr", result, obj("dict_attr"), out))
+    for r in ("placed", "out", "seconds", "start", "end") + names:
+        release(r)
     b.store(b.add(b.load(word(W["hits"])), k64(1)), word(W["hits"]))
     b.store(k64(IDLE), word(W["busy"]))
     b.ret(result)
+
+    b.position_at_end(odd)
+    for r in names:
+        release(r)
+    c("PyErr_Clear")
+    hand_over(k64(done))
+
+    b.position_at_end(fail)
+    for r in owned:
+        c("Py_DecRef", b.load(owned[r]))
+    b.ret(null)
     return str(m)
 
 

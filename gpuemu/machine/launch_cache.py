@@ -33,6 +33,12 @@ the checks, packing and the run taken and given back (a tenth of a
 millisecond of the calling thread's serial time, 2% of a two-worker
 vecadd 1M without counters).
 
+A kept launch without counters on one worker that ended clean arms the
+kernel's launch gate (launch_gate.py) with its run: the next call like it
+is checked, run and built in one native call, before this path is asked;
+a call the gate does not take comes here, which takes the gate's run back
+when no other is idle.
+
 Plain: functional mode, the default warp and block schedulers, no progress
 callback, no check tools, no weak memory model, no seed, no printf, and a
 machine whose native range loop applies. A run that raised is dropped; a

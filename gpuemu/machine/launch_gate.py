@@ -28,6 +28,7 @@ be built (no CPython C API, perf_counter not clock_gettime), nothing arms it.
 from __future__ import annotations
 
 import ctypes
+import os
 import struct
 import sys
 import threading
@@ -39,7 +40,9 @@ from gpuemu.jit import direct_call, gate_codegen
 from gpuemu.jit.gate_codegen import (IDLE, KIND_OBJECT, KIND_WEAK, LAUNCHING, OPTIONS_NONE,
                                      OPTIONS_ONE_WORKER, UNARMED, W, WORDS)
 
-from . import block_runner
+from gpuemu.host import streams
+
+from . import block_runner, block_workers
 
 _lock = threading.Lock()        # the Python side's changes of a gate (the native side holds the GIL)
 _method: list = []              # [the gate's direct_call.MethodDef, or None], once built
@@ -67,12 +70,12 @@ def _perf_counter_clock():
 def _build():
     """The gate's MethodDef, or None where it cannot be made here."""
     from gpuemu import api
-    from gpuemu.host import streams
 
-    from . import block_workers, launch_cache
+    from . import launch_cache
     clock_id = _perf_counter_clock()
-    if (clock_id is None or block_workers._ENV is None or not gate_codegen.layout_ok()
-            or sys.implementation.name != "cpython"):
+    # (its state changes are atomic because it holds the GIL throughout: none without one)
+    if (clock_id is None or block_workers._ENV is None or sys.implementation.name != "cpython"
+            or not getattr(sys, "_is_gil_enabled", lambda: True)() or not gate_codegen.layout_ok()):
         return None
     try:
         clock = ctypes.cast(ctypes.CDLL(None).clock_gettime, ctypes.c_void_p).value
@@ -92,7 +95,8 @@ def _build():
         "environ_key": block_workers._ENV_KEY,
         "timeline": streams.timeline(), "compute": streams.COMPUTE,
         "launch_type": api.Launch, "op_type": streams.Op,
-        "timeline_key": s("timeline"), "seconds_key": s("seconds"),
+        "timeline_key": s("timeline"), "seconds_key": s("seconds"), "name_attr": s("name"),
+        "dict_attr": s("__dict__"),
     })
     for name in ("streams", "default_ready", "engine_free", "host_time", "ops", "max_ops", "start",
                  "end", "seconds", "stream"):
@@ -140,7 +144,14 @@ def arm(kernel, key, got, run) -> bool:
     """Let the gate launch `run` (a kept run of `key` without counters that
     just ended clean, its KeptLaunch `got`) for the next call like this one;
     False where it does not (the caller keeps the run idle)."""
-    if method() is None:
+    g = kernel.__dict__.get("_gate_state")
+    if g is not None:                   # (an estimate: threads may count a launch twice)
+        hits = g.words[W["hits"]]
+        g.misses = g.misses + 1 if hits == g.hits_seen else 0
+        g.hits_seen = hits
+        if g.misses >= MISSES and g.misses % RETRY:
+            return False
+    if method() is None or not _may_match(key):
         return False
     back = None
     with _lock:
@@ -149,22 +160,26 @@ def arm(kernel, key, got, run) -> bool:
         if g is None or len(g) != 8 * (len(WORDS) + 2 * nargs) or not (
                 g.words[W["busy"]] == UNARMED or g.call()):
             g = _new_gate(kernel, nargs)        # (another thread is launching the old one)
-        hits = g.words[W["hits"]]
-        g.misses = g.misses + 1 if hits == g.hits_seen else 0
-        g.hits_seen = hits
         if g.run is not None and g.run is not run:
             back = (g.got, g.run)
             g.run = g.got = None
             g.refs = []
-        if g.misses >= MISSES and g.misses % RETRY:
-            armed = False
-        else:
-            armed = _write(g, kernel, key, got, run)
+        armed = _write(g, kernel, key, got, run)
         if armed:
             kernel._gate = g.call
     if back is not None:                # the run it held before, idle again
         _give_back(kernel, *back)
     return armed
+
+
+def _may_match(key) -> bool:
+    """Whether a call could match a gate armed for `key` now: the gate takes
+    none while a stream has been seen, nor without options while
+    GPUEMU_WORKERS is set (arming then would cost each call for nothing)."""
+    if streams.timeline().streams:
+        return False
+    return bool(key[-1]) or (block_workers._ENVIRON is os.environ
+                             and block_workers._ENV_KEY not in block_workers._ENV)
 
 
 def _write(g: Gate, kernel, key, got, run) -> bool:
@@ -177,10 +192,10 @@ def _write(g: Gate, kernel, key, got, run) -> bool:
         if options is None or fixed is None or run.memsys is not None:
             return False
         _ARMED.pack_into(g, 8 * W["target"], _range_address(), run._kept_range.address.value,
-                         id(fixed), id(kernel.name), id(run.memory), id(key[0]), id(key[1]),
+                         id(fixed), id(kernel), id(run.memory), id(key[0]), id(key[1]),
                          id(key[2]), id(key[4]), options, len(run._args_written))
         g.armed, g.armed_key = run, key
-        g.held = (run, key, fixed, run._kept_range, kernel.name, run.memory)
+        g.held = (run, key, fixed, run._kept_range, kernel, run.memory)
     refs = list(g.held)
     pairs = []
     for entry in run._args_written:     # launch_plan.write_args' record: weak, or the value

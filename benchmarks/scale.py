@@ -5,7 +5,7 @@
 For each size (1K, 4K, ..., 16M threads, blocks of 256) it launches
 programs/vecadd.cu warm (two untimed launches of each size first: a new
 shape's first launch sets up its run, the second is its first kept one) and reports seconds (the minimum over
---rounds rounds, default 5, of 20 runs each up to 64K, 3 below 4M, 2 from
+--rounds rounds, default 10, of 20 runs each up to 64K, 3 below 4M, 2 from
 4M up: a small launch is cheap, and its minimum needs more tries on a busy
 machine), microseconds per launch, seconds per thread, that over the best
 per-thread time of the sweep (the target: within 2x at every size),
@@ -18,13 +18,17 @@ A round times every size once, smallest first, so that each size is timed
 in every spell of the machine's speed: on a virtual machine whose cores
 run faster or slower for seconds at a time, sizes timed one after another
 would each see one spell, and the ratio to the best size would measure the
-spells as much as the emulator.
+spells as much as the emulator. A small size's turn in a round is a few
+milliseconds, one sample of the spells; with 5 rounds, one lent process in
+six saw 1K only in slow ones (its 1K launch 1.7x its gate's time on an idle
+core), hence 10.
 `--cpu-time`: per-thread times from the launching thread's CPU time (on a
 machine shared with other work, wall time measures the others too).
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import resource
@@ -69,11 +73,22 @@ class Size:
         self.k(self.grid, (256,), self.args, stats=self.stats, workers=self.workers)
 
     def time(self, repeats: int) -> None:
+        """`repeats` timed launches. The wall clock is read inside the thread
+        CPU clock's reads, and the launch is called bound (functools.partial),
+        so that neither the harness nor its clocks count toward a launch:
+        reading a thread's CPU time is a system call, 0.36 us on ours (a tenth
+        of a 1K launch), that sat inside the wall time before."""
+        launch = functools.partial(self.k, self.grid, (256,), self.args, stats=self.stats,
+                                   workers=self.workers)
+        wall, cpu = time.perf_counter, time.thread_time
         for _ in range(repeats):
-            t0, c0 = time.perf_counter(), time.thread_time()
-            self.launch()
-            self.times.append(time.perf_counter() - t0)
-            self.cpus.append(time.thread_time() - c0)
+            c0 = cpu()
+            t0 = wall()
+            launch()
+            t1 = wall()
+            c1 = cpu()
+            self.times.append(t1 - t0)
+            self.cpus.append(c1 - c0)
 
     def row(self) -> dict:
         """The size's row: its least times, and the memory of one more launch."""
@@ -120,8 +135,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cpu-time", action="store_true",
                     help="per-thread times from the launching thread's CPU time, not wall "
                          "time (steadier on a loaded machine; one worker)")
-    ap.add_argument("--rounds", type=int, default=5,
-                    help="rounds over all sizes (default 5); a size's time is its least")
+    ap.add_argument("--rounds", type=int, default=10,
+                    help="rounds over all sizes (default 10); a size's time is its least")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     a = ap.parse_args(argv)
     if a.workers == 1:

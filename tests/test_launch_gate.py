@@ -363,3 +363,16 @@ def test_threads_launching_one_kernel_each_get_their_own_results():
     for t in threads:
         t.join()
     assert not bad
+
+
+def test_a_run_taken_back_and_dropped_is_not_kept_alive_by_the_gate():
+    import weakref
+    src = gpuemu.asarray(np.ones(512, np.float32))
+    idx, dst = gpuemu.asarray(np.arange(512, dtype=np.int32)), gpuemu.asarray(np.zeros(512, np.float32))
+    k = _armed(GATHER, "gather", (2,), (src, idx, dst))
+    run = weakref.ref(k._gate_state.run)
+    bad = gpuemu.asarray(np.full(512, 1 << 20, dtype=np.int32))
+    with pytest.raises(KernelError):    # new arguments: the Python path takes the run; it faults
+        k((2,), (256,), (src, bad, dst), stats=False)
+    gc.collect()
+    assert run() is None

@@ -165,8 +165,7 @@ def arm(kernel, key, got, run) -> bool:
             g.run = g.got = None
             g.refs = []
         armed = _write(g, kernel, key, got, run)
-        if armed:
-            kernel._gate = g.call
+        kernel._gate = g.call if armed else None
     if back is not None:                # the run it held before, idle again
         _give_back(kernel, *back)
     return armed
@@ -241,8 +240,8 @@ def take(kernel, got):
         if g.got is not got or not g.call():
             return None
         run = g.run
-        g.run = g.got = None
-        g.refs = []
+        g.run = g.got = g.armed = None      # (nothing of the run kept: the caller may drop it)
+        g.refs, g.held = [], ()
         kernel._gate = None
     return run
 

@@ -20,8 +20,8 @@ run faster or slower for seconds at a time, sizes timed one after another
 would each see one spell, and the ratio to the best size would measure the
 spells as much as the emulator. A small size's turn in a round is a few
 milliseconds, one sample of the spells; with 5 rounds, one lent process in
-six saw 1K only in slow ones (its 1K launch 1.7x its gate's time on an idle
-core), hence 10.
+six saw 1K only in slow ones (its best size at 3.3 ns a thread, its 1K
+launch as slow as in processes whose best was 5.0 ns), hence 10.
 `--cpu-time`: per-thread times from the launching thread's CPU time (on a
 machine shared with other work, wall time measures the others too).
 """

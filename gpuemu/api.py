@@ -485,8 +485,12 @@ class RawKernel:
         default: the legacy default stream)."""
         gate = self._gate           # a kept launch without counters, in one native call (launch_gate)
         if gate is not None:
-            got = gate(grid, block, args, shared_mem, budget, stats, mode, scheduler, block_scheduler,
-                       stream, options)
+            try:
+                got = gate(grid, block, args, shared_mem, budget, stats, mode, scheduler,
+                           block_scheduler, stream, options)
+            except BaseException:   # (a failure inside it, its exception set: MemoryError)
+                launch_gate.dead(self, gate)
+                raise
             if got is not None:     # (else not the launch it was armed for: the Python path)
                 return got if type(got) is not tuple else launch_gate.finish(self, gate, got)
         last = self._last_call      # a call of the very parts of the last plain call: its key

@@ -42,6 +42,15 @@ extern "C" __global__ void some_sync(float *c, const int *flag) {
 pytestmark = pytest.mark.skipif(launch_gate.method() is None, reason="no CPython C API here")
 
 
+@pytest.fixture(autouse=True)
+def _fresh_timeline():
+    """An empty timeline (no stream seen: the gate takes only the default
+    stream's launches), as an earlier test may have left it."""
+    gpuemu.timeline().reset()
+    yield
+    gpuemu.timeline().reset()
+
+
 def _vecadd(n, seed=0):
     rng = np.random.default_rng(seed)
     a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
@@ -281,29 +290,30 @@ def test_setting_the_dynamic_shared_limit_unarms_the_gate():
     assert np.array_equal(args[2].get(), a + b)
 
 
-def _armed(code, name, grid, args):
+def _armed(code, name, grid, args, stats=False):
     k = gpuemu.RawModule(code=code).get_function(name)
     for _ in range(2):
-        k(grid, (256,), args, stats=False)
+        k(grid, (256,), args, stats=stats)
     assert k._gate is not None
     return k
 
 
-def test_a_fault_in_a_gate_launch_is_the_python_paths_error():
+@pytest.mark.parametrize("stats", [False, True])
+def test_a_fault_in_a_gate_launch_is_the_python_paths_error(stats):
     src = gpuemu.asarray(np.ones(512, np.float32))
     idx, dst = gpuemu.asarray(np.arange(512, dtype=np.int32)), gpuemu.asarray(np.zeros(512, np.float32))
     errors = []
     for python in (True, False):
         idx.set(np.arange(512, dtype=np.int32))
-        k = _armed(GATHER, "gather", (2,), (src, idx, dst))
+        k = _armed(GATHER, "gather", (2,), (src, idx, dst), stats)
         idx.set(np.full(512, 1 << 20, dtype=np.int32))    # the same arguments, now out of bounds
         if python:
             k._gate = None
         with pytest.raises(KernelError) as err:
-            k((2,), (256,), (src, idx, dst), stats=False)
+            k((2,), (256,), (src, idx, dst), stats=stats)
         errors.append(str(err.value))
         idx.set(np.arange(512, dtype=np.int32))
-        k((2,), (256,), (src, idx, dst), stats=False)     # the kernel launches on
+        k((2,), (256,), (src, idx, dst), stats=stats)     # the kernel launches on
         assert np.array_equal(dst.get(), np.ones(512, np.float32))
     assert errors[0] == errors[1] and "gather" in errors[0]
 
@@ -323,28 +333,34 @@ def test_findings_of_a_gate_launch_are_the_python_paths_and_the_next_starts_with
     assert found[0] == found[1] and found[0]
 
 
-def test_gate_launches_keep_no_memory_and_no_reference():
-    k, a, b, args = _armed_vecadd()
+def _growth(k, call, watched: list, warm: int, n: int) -> tuple:
+    """After `warm` calls, what `n` more change: the watched objects'
+    reference counts, traced memory (bytes) and the gate's launches."""
     tl = gpuemu.timeline()
-    run = k._gate_state.run
-    watched = [launch_gate._objects["zero_float"], run._launch_fields, k, run, k.name, *args]
 
-    def launches(n):
-        for i in range(n):
-            k((4,), (256,), args, stats=False)
+    def calls(count):
+        for i in range(count):
+            call()
             if i % 100 == 99:
                 tl.reset()
         gc.collect()
-    launches(200)
+    calls(warm)
     tracemalloc.start()
-    before = [sys.getrefcount(o) for o in watched], tracemalloc.get_traced_memory()[0]
-    hits = _hits(k)
-    launches(2000)
-    after = [sys.getrefcount(o) for o in watched], tracemalloc.get_traced_memory()[0]
+    refs, mem, hits = [sys.getrefcount(o) for o in watched], tracemalloc.get_traced_memory()[0], _hits(k)
+    calls(n)
+    now = [sys.getrefcount(o) for o in watched]
+    grown = [a - b for a, b in zip(now, refs)], tracemalloc.get_traced_memory()[0] - mem, _hits(k) - hits
     tracemalloc.stop()
-    assert _hits(k) == hits + 2000
-    assert after[0] == before[0]
-    assert after[1] - before[1] < 4096         # a float kept per launch would be 48 KB
+    return grown
+
+
+def test_gate_launches_keep_no_memory_and_no_reference():
+    k, a, b, args = _armed_vecadd()
+    run = k._gate_state.run
+    watched = [launch_gate._objects["zero_float"], run._launch_fields, k, run, k.name, *args]
+    refs, mem, hits = _growth(k, lambda: k((4,), (256,), args, stats=False), watched, 200, 2000)
+    assert hits == 2000 and refs == [0] * len(watched)
+    assert mem < 4096                   # a float kept per launch would be 48 KB
 
 
 def test_threads_launching_one_kernel_each_get_their_own_results():
@@ -376,3 +392,100 @@ def test_a_run_taken_back_and_dropped_is_not_kept_alive_by_the_gate():
         k((2,), (256,), (src, bad, dst), stats=False)
     gc.collect()
     assert run() is None
+
+
+def _armed_counted(n=1024):
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    a, b, args = _vecadd(n)
+    for _ in range(2):
+        k(((n + 255) // 256,), (256,), args)
+    assert k._gate is not None and k._gate_state.words[launch_gate.W["counted"]] == 1
+    return k, a, b, args
+
+
+def test_a_kept_launch_with_counters_arms_the_gate_and_it_makes_the_next(monkeypatch):
+    k, a, b, args = _armed_counted()
+    args[2].set(np.zeros(1024, np.float32))
+    hits = _hits(k)
+    monkeypatch.setattr(launch_cache, "launch", lambda *a, **kw: pytest.fail("the Python path ran"))
+    launch = k((4,), (256,), args)
+    assert _hits(k) == hits + 1
+    assert np.array_equal(args[2].get(), a + b)
+    assert launch.stats["global_load_requests"] > 0
+
+
+def test_a_gate_launch_with_counters_is_the_python_paths_launch():
+    k, a, b, args = _armed_counted()
+    got = []
+    for python in (True, False):
+        tl = gpuemu.timeline().reset()
+        if python:
+            k._gate = None
+        launch = k((4,), (256,), args)
+        got.append((_fields(launch), list(tl.ops)))
+    assert got[0] == got[1]
+    assert got[0][0]["stats"]["cycles"] > 0 and got[0][0]["stats_by_line"] and got[0][0]["worst_requests"]
+
+
+def test_counters_read_after_later_gate_launches_are_each_launchs_own():
+    k, a, b, args = _armed_counted()
+    first = k((4,), (256,), args)
+    for _ in range(3):
+        k((4,), (256,), args)
+    k._gate = None
+    again = k((4,), (256,), args)
+    assert first.stats == again.stats and first.stats_by_line == again.stats_by_line
+
+
+def test_a_call_without_counters_is_not_the_gate_armed_with_them():
+    k, a, b, args = _armed_counted()
+    assert k._gate(*_parts(args=args, stats=False)) is None
+    handed = k._gate(*_parts(args=args, stats=True))
+    assert type(handed) is tuple                                      # handed back to end
+    assert launch_gate.finish(k, k._gate, handed).stats["cycles"] > 0
+
+
+def test_gate_launches_with_counters_keep_no_memory_and_no_reference():
+    k, a, b, args = _armed_counted()
+    run = k._gate_state.run
+    watched = [k, run, k.name, run.renew_kept.__func__, *args]
+    refs, mem, hits = _growth(k, lambda: k((4,), (256,), args).stats, watched, 100, 500)
+    assert hits == 500 and refs == [0] * len(watched)
+    assert mem < 8192
+
+
+def test_a_gate_launch_that_faults_lets_go_of_its_run():
+    import weakref
+    src = gpuemu.asarray(np.ones(512, np.float32))
+    idx, dst = gpuemu.asarray(np.arange(512, dtype=np.int32)), gpuemu.asarray(np.zeros(512, np.float32))
+    k = _armed(GATHER, "gather", (2,), (src, idx, dst))
+    run = weakref.ref(k._gate_state.run)
+    idx.set(np.full(512, 1 << 20, dtype=np.int32))      # the armed arguments, now out of bounds
+    with pytest.raises(KernelError):
+        k((2,), (256,), (src, idx, dst), stats=False)
+    gc.collect()
+    assert run() is None and k._gate is None
+
+
+def test_a_failure_inside_the_gate_raises_it_and_lets_go_of_the_run(monkeypatch):
+    import weakref
+    k, a, b, args = _armed_vecadd()
+    run = weakref.ref(k._gate_state.run)
+
+    class Refused(Exception):
+        pass
+
+    def refuse(self, name, value):      # the gate sets the timeline's default_ready: it fails
+        if name == "default_ready":
+            raise Refused(name)
+        object.__setattr__(self, name, value)
+    monkeypatch.setattr(type(gpuemu.timeline()), "__setattr__", refuse, raising=False)
+    with pytest.raises(Refused):
+        k((4,), (256,), args, stats=False)
+    monkeypatch.undo()
+    gc.collect()
+    assert run() is None and k._gate is None
+    gpuemu.timeline().reset()
+    args[2].set(np.zeros(1024, np.float32))
+    k((4,), (256,), args, stats=False)                  # the kernel launches on
+    assert np.array_equal(args[2].get(), a + b)

@@ -46,6 +46,7 @@ SIGNATURES = {
     "PyObject_SetAttr": ("i", "ppp"),
     "PyObject_GenericSetDict": ("i", "ppp"),
     "PyObject_RichCompareBool": ("i", "ppi"),
+    "PyObject_CallNoArgs": ("p", "p"),
     "PyType_GenericNew": ("p", "ppp"),
     "PyErr_Clear": ("v", ""),
     "Py_IncRef": ("v", "p"),

@@ -35,9 +35,11 @@ I1, I32, I64, F64, PTR = ll.IntType(1), c_api.I32, c_api.I64, c_api.F64, c_api.P
 SYMBOL = "gpuemu_launch_gate"
 
 # the state's words: busy (0 armed and idle, 1 launching, 2 not armed), then the armed launch's
-# (hits: launches the gate made, counted for launch_gate.arm)
+# (hits: launches the gate ran, counted for launch_gate.arm)
+# counted: a launch with counters, whose run is renewed by `before` (called with nothing)
+# and ended by the caller, as a hand-back
 WORDS = ("busy", "hits", "target", "argv", "fixed", "kernel", "memory", "grid", "block", "shared_mem",
-         "budget", "options", "nargs")
+         "budget", "options", "counted", "before", "nargs")
 W = {n: i for i, n in enumerate(WORDS)}
 IDLE, LAUNCHING, UNARMED = 0, 1, 2
 OPTIONS_NONE, OPTIONS_ONE_WORKER = 0, 1      # the options word: none, or workers=1 alone
@@ -123,7 +125,8 @@ def build_ir(objects: dict, done: int, clock: int, clock_id: int) -> str:
     ensure(b.icmp_signed("==", b.load(word(W["busy"])), k64(IDLE)), miss)
     a = [b.load(b.gep(argv, [k64(i)])) for i in range(N_CALL_ARGS)]
     grid, blk, args, shared, budget, stats, mode, sched, bsched, stream, options = a
-    ensure(is_(stats, obj("False")), miss)
+    counted = b.icmp_signed("!=", b.load(word(W["counted"])), k64(0))
+    ensure(is_(stats, b.select(counted, obj("True"), obj("False"))), miss)
     for p in (sched, bsched, stream):
         ensure(is_(p, obj("None")), miss)
     # options: none, or workers=1 alone (as the armed key's)
@@ -203,25 +206,6 @@ def build_ir(objects: dict, done: int, clock: int, clock_id: int) -> str:
     c("Py_DecRef", streams)
     ensure(plain, miss)
 
-    # run every block, the GIL let go
-    b.store(k64(LAUNCHING), word(W["busy"]))
-    ts = b.alloca(ll.ArrayType(I64, 2))
-    ts_p = b.bitcast(ts, PTR)
-    clock_t = ll.FunctionType(I32, [I32, PTR])
-
-    def now():
-        c.at(clock, clock_t, ll.Constant(I32, clock_id), ts_p)
-        secs = b.load(b.gep(ts, [ll.Constant(I32, 0), ll.Constant(I32, 0)]))
-        nsecs = b.load(b.gep(ts, [ll.Constant(I32, 0), ll.Constant(I32, 1)]))
-        return b.fadd(b.sitofp(secs, F64), b.fdiv(b.sitofp(nsecs, F64), ll.Constant(F64, 1e9)))
-    t0 = now()
-    saved = c("PyEval_SaveThread")
-    range_t = ll.FunctionType(I32, [I64])
-    code = b.call(b.inttoptr(b.load(word(W["target"])), range_t.as_pointer()), [b.load(word(W["argv"]))])
-    c("PyEval_RestoreThread", saved)
-    t1 = now()
-    ran = b.block
-
     null = ll.Constant(PTR, None)
     # the new references made from here on, each in its own slot (NULL until made, NULL again
     # once released): an error releases what is held and returns NULL with its exception set;
@@ -241,12 +225,40 @@ def build_ir(objects: dict, done: int, clock: int, clock_id: int) -> str:
         b.store(null, owned[name])
 
     fail = block("fail")
-    handed = block("handed")            # (code, t0): the caller finishes the launch
-    odd = block("timeline_odd")
 
     def nonnull(p, otherwise=fail):
         ensure(b.not_(is_(p, null)), otherwise)
         return p
+
+    # run every block, the GIL let go
+    b.store(k64(LAUNCHING), word(W["busy"]))
+    ts = b.alloca(ll.ArrayType(I64, 2))
+    ts_p = b.bitcast(ts, PTR)
+    clock_t = ll.FunctionType(I32, [I32, PTR])
+
+    def now():
+        c.at(clock, clock_t, ll.Constant(I32, clock_id), ts_p)
+        secs = b.load(b.gep(ts, [ll.Constant(I32, 0), ll.Constant(I32, 0)]))
+        nsecs = b.load(b.gep(ts, [ll.Constant(I32, 0), ll.Constant(I32, 1)]))
+        return b.fadd(b.sitofp(secs, F64), b.fdiv(b.sitofp(nsecs, F64), ll.Constant(F64, 1e9)))
+    # with counters: the run renewed first, as launch_cache.launch renews it (LaunchRun.renew_kept)
+    renew, renewed = block("renew"), block("renewed")
+    b.cbranch(counted, renew, renewed)
+    b.position_at_end(renew)
+    c("Py_DecRef", nonnull(c("PyObject_CallNoArgs", word_ptr(W["before"]))))
+    b.branch(renewed)
+    b.position_at_end(renewed)
+    t0 = now()
+    saved = c("PyEval_SaveThread")
+    range_t = ll.FunctionType(I32, [I64])
+    code = b.call(b.inttoptr(b.load(word(W["target"])), range_t.as_pointer()), [b.load(word(W["argv"]))])
+    c("PyEval_RestoreThread", saved)
+    t1 = now()
+    b.store(b.add(b.load(word(W["hits"])), k64(1)), word(W["hits"]))
+    ran = b.block
+
+    handed = block("handed")            # (code, t0): the caller finishes the launch
+    odd = block("timeline_odd")
 
     def zero_status(v):
         ensure(b.icmp_signed("==", v, ll.Constant(I32, 0)), fail)
@@ -266,7 +278,7 @@ def build_ir(objects: dict, done: int, clock: int, clock_id: int) -> str:
 
     b.position_at_end(ran)
     done_bb, event = block("done"), block("event")
-    b.cbranch(b.icmp_signed("==", code, ll.Constant(I32, done)), done_bb, event)
+    b.cbranch(b.and_(b.icmp_signed("==", code, ll.Constant(I32, done)), b.not_(counted)), done_bb, event)
     b.position_at_end(event)
     hand_over(b.sext(code, I64))
 
@@ -335,7 +347,6 @@ def build_ir(objects: dict, done: int, clock: int, clock_id: int) -> str:
     zero_status(c("PyObject_SetAttr", result, obj("dict_attr"), out))
     for r in ("placed", "out", "seconds", "start", "end") + names:
         release(r)
-    b.store(b.add(b.load(word(W["hits"])), k64(1)), word(W["hits"]))
     b.store(k64(IDLE), word(W["busy"]))
     b.ret(result)
 

@@ -33,9 +33,10 @@ the checks, packing and the run taken and given back (a tenth of a
 millisecond of the calling thread's serial time, 2% of a two-worker
 vecadd 1M without counters).
 
-A kept launch without counters on one worker that ended clean arms the
-kernel's launch gate (launch_gate.py) with its run: the next call like it
-is checked, run and built in one native call, before this path is asked;
+A kept launch on one worker that ended clean arms the kernel's launch gate
+(launch_gate.py) with its run: the next call like it is checked and run in
+one native call (without counters its Launch built there too), before this
+path is asked;
 a call the gate does not take comes here, which takes the gate's run back
 when no other is idle.
 
@@ -241,8 +242,8 @@ def launch(kernel, key, args, stream, options: dict):
     if counted:                         # what only the finished launch needed
         run.stats = None
         keep_memory_system(run)
-    # without counters on one worker and clean: the gate launches it next (launch_gate), else idle
-    if (counted or several or copies or call is None or run.findings
+    # on one worker and clean: the gate launches it next (launch_gate), else idle
+    if (several or copies or call is None or run.findings
             or not launch_gate.arm(kernel, key, got, run)) and len(got.idle) < RUNS_PER_PLAN:
         got.idle.append(run)
     return result

@@ -1,4 +1,4 @@
-"""The launch gate: a kept launch without counters, checked, run and built in one native call.
+"""The launch gate: a kept launch checked and run in one native call, built there without counters.
 
 A kept launch (machine/launch_cache.py) of a thousand threads runs its
 blocks natively in about 3 us; the Python around it (RawKernel.__call__'s
@@ -7,19 +7,24 @@ Launch) cost as much again, so a 1K launch took over twice the time per
 thread of a large one (issue 6: within 2x from 1K to 16M). The gate moves
 that Python into one native function (jit/gate_codegen.py), per kernel:
 
-- launch_cache.launch arms it after a kept launch without counters on one
-  block worker that ended clean (no findings, no numpy argument copied):
-  it holds that run, out of the KeptLaunch's idle list, and the words the
-  native function compares a call with (the key's grid, block, shared
-  memory, budget and options; each argument as the run's parameter buffer
-  holds it, launch_plan.write_args' record);
+- launch_cache.launch arms it after a kept launch on one block worker
+  that ended clean (no findings, no numpy argument copied): it holds that
+  run, out of the KeptLaunch's idle list, and the words the native function
+  compares a call with (the key's grid, block, shared memory, budget,
+  counters on or off and options; each argument as the run's parameter
+  buffer holds it, launch_plan.write_args' record);
 - RawKernel.__call__ calls it first. A call it does not match (another
   shape, a new argument, counters on, a stream, GPUEMU_WORKERS set, a new
   device memory, another thread launching it) gets None and takes the
   Python path, which takes the armed run back (`take`) when it needs it
   and arms the gate again after;
-- a block that needs Python (an event, a fault) hands the launch back to
-  Python (`finish`), which ends it as launch_cache.launch does.
+- without counters it places the launch on the timeline and builds its
+  Launch itself; with counters it renews the run first (LaunchRun.renew_kept,
+  called back) and hands every launch's end back to Python (`finish`:
+  LaunchRun.finish_kept and RawKernel._launch_of), as it hands back a launch
+  whose block needs Python (an event, a fault). Only the checks and the
+  bookkeeping around the run are saved there: about 1-2 us of a 1K launch's
+  22 us on ours.
 
 The Python path stays the definition: tests/test_launch_gate.py holds the
 gate's results, timeline, findings and errors to it. Where the gate cannot
@@ -43,6 +48,7 @@ from gpuemu.jit.gate_codegen import (IDLE, KIND_OBJECT, KIND_WEAK, LAUNCHING, OP
 from gpuemu.host import streams
 
 from . import block_runner, block_workers
+from .launch_plan import keep_memory_system
 
 _lock = threading.Lock()        # the Python side's changes of a gate (the native side holds the GIL)
 _method: list = []              # [the gate's direct_call.MethodDef, or None], once built
@@ -187,14 +193,19 @@ def _write(g: Gate, kernel, key, got, run) -> bool:
         opts = key[-1]
         options = (OPTIONS_NONE if not opts else
                    OPTIONS_ONE_WORKER if opts == (("workers", int, 1),) else None)
+        counted = bool(run.want_stats)
         fixed = run.__dict__.get("_launch_fields")
-        if options is None or fixed is None or run.memsys is not None:
+        # with counters the caller ends the launch (finish); without, the gate builds the
+        # Launch from the run's fixed fields, for a run without a memory model
+        if options is None or not counted and (fixed is None or run.memsys is not None):
             return False
+        before = run.renew_kept if counted else None
         _ARMED.pack_into(g, 8 * W["target"], _range_address(), run._kept_range.address.value,
                          id(fixed), id(kernel), id(run.memory), id(key[0]), id(key[1]),
-                         id(key[2]), id(key[4]), options, len(run._args_written))
+                         id(key[2]), id(key[4]), options, int(counted), id(before),
+                         len(run._args_written))
         g.armed, g.armed_key = run, key
-        g.held = (run, key, fixed, run._kept_range, kernel, run.memory)
+        g.held = (run, key, fixed, run._kept_range, kernel, run.memory, before)
     refs = list(g.held)
     pairs = []
     for entry in run._args_written:     # launch_plan.write_args' record: weak, or the value
@@ -258,25 +269,40 @@ def forget(kernel) -> None:
                 g.refs, g.held = [], ()
 
 
+def dead(kernel, gate) -> None:
+    """A gate launch that raised (a fault, or a failure in the native call):
+    the gate stays LAUNCHING, never used again, and lets go of its run."""
+    g = gate.__self__
+    with _lock:
+        g.run = g.got = g.armed = None
+        g.refs, g.held = [], ()
+        if kernel._gate is gate:
+            kernel._gate = None
+
+
 def finish(kernel, gate, handed: tuple):
     """The Launch of a gate's launch that handed back (code, t0): the blocks
-    from the one that stopped, as launch_cache.launch ends a kept launch."""
+    from the one that stopped, and with counters the launch's end (every
+    launch with counters ends here), as launch_cache.launch ends a kept launch."""
     code, t0 = handed
     g = gate.__self__
     run, got = g.run, g.got
     try:
         if code != block_runner.DONE:
             block_runner.kept_event(run, code, got.blocks)
-    except KernelError as err:          # the run is not reused (the gate stays LAUNCHING: dead)
-        if kernel._gate is gate:
-            kernel._gate = None
+        counts = run.finish_kept() if run.want_stats else None
+    except KernelError as err:          # the run is not reused
+        dead(kernel, gate)
         raise kernel._worded(err) from None
     seconds = time.perf_counter() - t0
-    result = kernel._launch_of(run, None, run.findings, run.shape, seconds, None, ())
+    result = kernel._launch_of(run, counts, run.findings, run.shape, seconds, None, ())
+    if counts is not None:              # what only the finished launch needed
+        run.stats = None
+        keep_memory_system(run)
     if run.findings:                    # the next launch starts without them: the Python path
         with _lock:
-            g.run = g.got = None
-            g.refs = []
+            g.run = g.got = g.armed = None
+            g.refs, g.held = [], ()
             g.words[W["busy"]] = UNARMED
             if kernel._gate is gate:
                 kernel._gate = None
@@ -286,4 +312,4 @@ def finish(kernel, gate, handed: tuple):
     return result
 
 
-__all__ = ["Gate", "arm", "take", "forget", "finish", "method", "LAUNCHING"]
+__all__ = ["Gate", "arm", "take", "forget", "finish", "dead", "method", "LAUNCHING"]

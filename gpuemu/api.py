@@ -483,7 +483,7 @@ class RawKernel:
         default: the kernel's `preferred_carveout`); the report is `launch.timing`.
         `stream`: a gpuemu.Stream for the host timeline (gpuemu/host/streams.py;
         default: the legacy default stream)."""
-        gate = self._gate           # a kept launch without counters, in one native call (launch_gate)
+        gate = self._gate           # a kept launch checked and run in one native call (launch_gate)
         if gate is not None:
             try:
                 got = gate(grid, block, args, shared_mem, budget, stats, mode, scheduler,

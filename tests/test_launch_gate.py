@@ -1,5 +1,6 @@
-"""launch_gate: a kept launch without counters checked, run and built in one native call,
-held to the Python path (launch_cache.launch) that stays its definition."""
+"""launch_gate: a kept launch checked and run in one native call (built there without
+counters, ended by launch_gate.finish with them), held to the Python path
+(launch_cache.launch) that stays its definition."""
 from __future__ import annotations
 
 import dataclasses
@@ -419,22 +420,33 @@ def test_a_gate_launch_with_counters_is_the_python_paths_launch():
     got = []
     for python in (True, False):
         tl = gpuemu.timeline().reset()
+        hits = _hits(k)
         if python:
             k._gate = None
         launch = k((4,), (256,), args)
+        assert _hits(k) == hits + (not python)
         got.append((_fields(launch), list(tl.ops)))
     assert got[0] == got[1]
     assert got[0][0]["stats"]["cycles"] > 0 and got[0][0]["stats_by_line"] and got[0][0]["worst_requests"]
 
 
 def test_counters_read_after_later_gate_launches_are_each_launchs_own():
-    k, a, b, args = _armed_counted()
-    first = k((4,), (256,), args)
-    for _ in range(3):
-        k((4,), (256,), args)
-    k._gate = None
-    again = k((4,), (256,), args)
-    assert first.stats == again.stats and first.stats_by_line == again.stats_by_line
+    src = gpuemu.asarray(np.ones(4096, np.float32))
+    idx, dst = gpuemu.asarray(np.arange(512, dtype=np.int32)), gpuemu.asarray(np.zeros(512, np.float32))
+    k = _armed(GATHER, "gather", (2,), (src, idx, dst), True)
+    spreads = (1, 8, 3, 1)              # each launch its own access pattern, so its own counters
+    hits = _hits(k)
+    launches = []
+    for spread in spreads:
+        idx.set(np.arange(512, dtype=np.int32) * spread % 4096)
+        launches.append(k((2,), (256,), (src, idx, dst)))
+    assert _hits(k) == hits + len(spreads)
+    for spread, launch in zip(spreads, launches):        # read now, after every launch ran
+        idx.set(np.arange(512, dtype=np.int32) * spread % 4096)
+        k._gate = None
+        alone = k((2,), (256,), (src, idx, dst))
+        assert (launch.stats, launch.stats_by_line) == (alone.stats, alone.stats_by_line)
+    assert launches[0].stats["global_load_sectors"] != launches[1].stats["global_load_sectors"]
 
 
 def test_a_call_without_counters_is_not_the_gate_armed_with_them():
@@ -448,7 +460,7 @@ def test_a_call_without_counters_is_not_the_gate_armed_with_them():
 def test_gate_launches_with_counters_keep_no_memory_and_no_reference():
     k, a, b, args = _armed_counted()
     run = k._gate_state.run
-    watched = [k, run, k.name, run.renew_kept.__func__, *args]
+    watched = [k, run, k.name, k._gate_state.held[-1], *args]     # held[-1]: the bound renew_kept
     refs, mem, hits = _growth(k, lambda: k((4,), (256,), args).stats, watched, 100, 500)
     assert hits == 500 and refs == [0] * len(watched)
     assert mem < 8192
@@ -489,3 +501,29 @@ def test_a_failure_inside_the_gate_raises_it_and_lets_go_of_the_run(monkeypatch)
     args[2].set(np.zeros(1024, np.float32))
     k((4,), (256,), args, stats=False)                  # the kernel launches on
     assert np.array_equal(args[2].get(), a + b)
+
+
+def test_a_kernel_called_with_two_keys_in_turn_keeps_one_gated():
+    k, a, b, args = _armed_counted()
+    gate = k._gate
+    hits = _hits(k)
+    for _ in range(6):
+        k((4,), (256,), args, stats=False)               # the other key: the Python path
+        k((4,), (256,), args)                            # the armed one: the gate
+    assert k._gate is gate and _hits(k) == hits + 6
+
+
+def test_an_interrupt_while_a_gate_launch_ends_lets_go_of_its_run(monkeypatch):
+    import weakref
+    k, a, b, args = _armed_counted()
+    run = weakref.ref(k._gate_state.run)
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(type(k._gate_state.run), "finish_kept", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        k((4,), (256,), args)
+    monkeypatch.undo()
+    gc.collect()
+    assert run() is None and k._gate is None
+    assert k((4,), (256,), args).stats["global_load_requests"] > 0      # the kernel launches on

@@ -8,15 +8,17 @@ A builtin function (METH_FASTCALL) whose self is the gate's state, a
 bytearray of int64 words (WORDS, then per kernel argument a kind and an
 object). Called with the parts of a launch call, it checks that they are
 those of the launch the state was armed for, as launch_cache.launch would
-find them (else None: the caller takes the Python path); then runs the
-blocks (the kept range's native call, the GIL let go), places the launch on
-the host timeline as streams.place_kernel does for the default stream, and
-builds its Launch as RawKernel._launch_of does for a kept launch without
-counters. A block that hands back a code other than DONE (an event for
-Python, a fault) ends it early: the result is (code, the clock at the
-start), and the caller finishes the launch. Called with nothing, it takes
-the state for the caller if it is armed and idle (busy 0 -> 2, atomic: the
-GIL is held throughout), and says whether it did.
+find them (else None: the caller takes the Python path); with counters
+calls the state's `before` (LaunchRun.renew_kept); then runs the blocks
+(the kept range's native call, the GIL let go). Without counters it places
+the launch on the host timeline as streams.place_kernel does for the
+default stream and builds its Launch as RawKernel._launch_of does for a
+kept launch without counters. With counters, and where a block hands back
+a code other than DONE (an event for Python, a fault), the result is
+(code, the clock at the start), and the caller finishes the launch.
+Called with nothing, it takes the state for the caller if it is armed and
+idle (busy 0 -> 2, atomic: the GIL is held from the test to the store),
+and says whether it did.
 
 Objects the function compares with or builds from, and the C API functions
 it calls, are at their addresses in this process (jit/c_api.py): the module

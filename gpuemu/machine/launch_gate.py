@@ -14,10 +14,11 @@ that Python into one native function (jit/gate_codegen.py), per kernel:
   counters on or off and options; each argument as the run's parameter
   buffer holds it, launch_plan.write_args' record);
 - RawKernel.__call__ calls it first. A call it does not match (another
-  shape, a new argument, counters on, a stream, GPUEMU_WORKERS set, a new
-  device memory, another thread launching it) gets None and takes the
-  Python path, which takes the armed run back (`take`) when it needs it
-  and arms the gate again after;
+  shape, a new argument, counters on where it was armed without them or
+  the other way round, a stream, GPUEMU_WORKERS set, a new device memory,
+  another thread launching it) gets None and takes the Python path, which
+  takes the armed run back (`take`) when it needs it and arms the gate
+  again after;
 - without counters it places the launch on the timeline and builds its
   Launch itself; with counters it renews the run first (LaunchRun.renew_kept,
   called back) and hands every launch's end back to Python (`finish`:
@@ -50,7 +51,8 @@ from gpuemu.host import streams
 from . import block_runner, block_workers
 from .launch_plan import keep_memory_system
 
-_lock = threading.Lock()        # the Python side's changes of a gate (the native side holds the GIL)
+_lock = threading.Lock()        # the Python side's changes of a gate (the native side changes busy
+                                # with the GIL held: IDLE -> LAUNCHING before it calls renew_kept)
 _method: list = []              # [the gate's direct_call.MethodDef, or None], once built
 _objects: dict = {}             # what the module's constants point at: kept for the process
 _DEBUG = False                  # tests: raise what stopped the gate's build
@@ -142,19 +144,24 @@ def _new_gate(kernel, nargs: int) -> Gate:
 
 # a gate re-armed this many times in a row without a launch between is armed only
 # every RETRY-th time after (the arguments change from call to call: arming would cost
-# each call more than the gate saves)
+# each call more than the gate saves); a gate that launched since it was last armed
+# stays armed for its key (a kernel called with two keys in turn: one of them is gated,
+# and the gate is not armed back and forth)
 MISSES, RETRY = 2, 32
 
 
 def arm(kernel, key, got, run) -> bool:
-    """Let the gate launch `run` (a kept run of `key` without counters that
-    just ended clean, its KeptLaunch `got`) for the next call like this one;
+    """Let the gate launch `run` (a kept run of `key` that just ended clean
+    on one worker, its KeptLaunch `got`) for the next call like this one;
     False where it does not (the caller keeps the run idle)."""
     g = kernel.__dict__.get("_gate_state")
     if g is not None:                   # (an estimate: threads may count a launch twice)
         hits = g.words[W["hits"]]
-        g.misses = g.misses + 1 if hits == g.hits_seen else 0
+        used = hits != g.hits_seen
+        g.misses = 0 if used else g.misses + 1
         g.hits_seen = hits
+        if used and g.run is not None and g.armed_key is not key:
+            return False                # it launched its own key since: it stays armed for that
         if g.misses >= MISSES and g.misses % RETRY:
             return False
     if method() is None or not _may_match(key):
@@ -288,17 +295,20 @@ def finish(kernel, gate, handed: tuple):
     g = gate.__self__
     run, got = g.run, g.got
     try:
-        if code != block_runner.DONE:
-            block_runner.kept_event(run, code, got.blocks)
-        counts = run.finish_kept() if run.want_stats else None
-    except KernelError as err:          # the run is not reused
+        try:
+            if code != block_runner.DONE:
+                block_runner.kept_event(run, code, got.blocks)
+            counts = run.finish_kept() if run.want_stats else None
+        except KernelError as err:
+            raise kernel._worded(err) from None
+        seconds = time.perf_counter() - t0
+        result = kernel._launch_of(run, counts, run.findings, run.shape, seconds, None, ())
+        if counts is not None:          # what only the finished launch needed
+            run.stats = None
+            keep_memory_system(run)
+    except BaseException:               # (a fault, an interrupt): the run is not reused
         dead(kernel, gate)
-        raise kernel._worded(err) from None
-    seconds = time.perf_counter() - t0
-    result = kernel._launch_of(run, counts, run.findings, run.shape, seconds, None, ())
-    if counts is not None:              # what only the finished launch needed
-        run.stats = None
-        keep_memory_system(run)
+        raise
     if run.findings:                    # the next launch starts without them: the Python path
         with _lock:
             g.run = g.got = g.armed = None

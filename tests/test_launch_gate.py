@@ -527,3 +527,21 @@ def test_an_interrupt_while_a_gate_launch_ends_lets_go_of_its_run(monkeypatch):
     gc.collect()
     assert run() is None and k._gate is None
     assert k((4,), (256,), args).stats["global_load_requests"] > 0      # the kernel launches on
+
+
+def test_a_kernel_launched_at_sizes_in_turn_is_gated_after_each_turns_first_launches():
+    # benchmarks/scale.py's rounds: every size in turn, 20 launches of a small one, 2 of a
+    # large one; a turn's first launch finds the gate armed for the size before
+    k = gpuemu.RawModule(code=VECADD).get_function("vecadd")
+    turns = [(n, 20, _vecadd(n)[2]) for n in (256, 1024, 4096)] + [(16384, 2, _vecadd(16384)[2])]
+    for n, _, args in turns:
+        for _ in range(2):
+            k((n // 256,), (256,), args, stats=False)
+    for rnd in range(4):
+        gated = []
+        for n, launches, args in turns:
+            hits = _hits(k)
+            for _ in range(launches):
+                k((n // 256,), (256,), args, stats=False)
+            gated.append(_hits(k) - hits)
+    assert min(gated[:3]) >= 18         # the last round's small turns: two launches at most not gated

@@ -60,6 +60,27 @@ OBJECTS = ("None", "False", "True", "one", "zero", "zero_float", "functional", "
 PY_EQ = 2
 
 
+def _k64(v: int) -> ll.Constant:
+    return ll.Constant(I64, v)
+
+
+def _typeof(b: ll.IRBuilder, p):
+    """p's type (its ob_type: the PyTypeObject *, as a pointer)."""
+    return b.load(b.inttoptr(b.add(b.ptrtoint(p, I64), _k64(OB_TYPE)), PTR.as_pointer()))
+
+
+def _same(b: ll.IRBuilder, p, q):
+    """p is q (the two pointers equal)."""
+    return b.icmp_unsigned("==", b.ptrtoint(p, I64), b.ptrtoint(q, I64))
+
+
+def _ensure(fn: ll.Function, b: ll.IRBuilder, cond, otherwise) -> None:
+    """Go on where cond holds, else to the block `otherwise`."""
+    on = fn.append_basic_block("on")
+    b.cbranch(cond, on, otherwise)
+    b.position_at_end(on)
+
+
 def layout_ok() -> bool:
     """Whether a PyObject's type is at OB_TYPE in this interpreter (the IR reads it there)."""
     return all(ctypes.c_void_p.from_address(id(o) + OB_TYPE).value == id(type(o))
@@ -69,6 +90,9 @@ def layout_ok() -> bool:
 def build_ir(objects: dict, done: int, clock: int, clock_id: int) -> str:
     """The module defining SYMBOL. `objects`: OBJECTS' name -> object;
     `clock`: clock_gettime's address, `clock_id` the clock perf_counter reads."""
+    missing = set(OBJECTS) - objects.keys()
+    if missing:
+        raise KeyError(f"the gate's objects lack {sorted(missing)}")
     m = ll.Module(name=SYMBOL)
     fn = ll.Function(m, ll.FunctionType(PTR, [PTR, PTR.as_pointer(), I64]), SYMBOL)
     part_ok = _part_ok(m, objects)
@@ -76,14 +100,13 @@ def build_ir(objects: dict, done: int, clock: int, clock_id: int) -> str:
     c = c_api.Caller(b)
     self_, argv, nargs = fn.args
 
-    def k64(v):
-        return ll.Constant(I64, v)
+    k64 = _k64
 
     def obj(name):
         return b.inttoptr(k64(id(objects[name])), PTR)
 
     def typeof(p):
-        return b.load(b.inttoptr(b.add(b.ptrtoint(p, I64), k64(OB_TYPE)), PTR.as_pointer()))
+        return _typeof(b, p)
 
     def word(i):
         return b.gep(st, [i if isinstance(i, ll.Value) else k64(i)])
@@ -94,13 +117,11 @@ def build_ir(objects: dict, done: int, clock: int, clock_id: int) -> str:
     def block(name):
         return fn.append_basic_block(name)
 
-    def ensure(cond, otherwise):       # go on where cond holds, else to `otherwise`
-        on = block("on")
-        b.cbranch(cond, on, otherwise)
-        b.position_at_end(on)
+    def ensure(cond, otherwise):
+        _ensure(fn, b, cond, otherwise)
 
     def is_(p, q):
-        return b.icmp_unsigned("==", b.ptrtoint(p, I64), b.ptrtoint(q, I64))
+        return _same(b, p, q)
 
     def returned(p):                    # return a new reference to the constant p
         c("Py_IncRef", p)
@@ -374,7 +395,7 @@ def _part_ok(m: ll.Module, objects: dict) -> ll.Function:
     x, s = fn.args
     b = ll.IRBuilder(fn.append_basic_block("entry"))
     c = c_api.Caller(b)
-    k64 = lambda v: ll.Constant(I64, v)  # noqa: E731
+    k64 = _k64
     yes, no = fn.append_basic_block("yes"), fn.append_basic_block("no")
     b.position_at_end(yes)
     b.ret(ll.Constant(I1, 1))
@@ -383,15 +404,13 @@ def _part_ok(m: ll.Module, objects: dict) -> ll.Function:
     b.position_at_end(fn.entry_basic_block)
 
     def typeof(p):
-        return b.load(b.inttoptr(b.add(b.ptrtoint(p, I64), k64(OB_TYPE)), PTR.as_pointer()))
+        return _typeof(b, p)
 
     def same(p, q):
-        return b.icmp_unsigned("==", b.ptrtoint(p, I64), b.ptrtoint(q, I64))
+        return _same(b, p, q)
 
     def ensure(cond, otherwise=no):
-        on = fn.append_basic_block("on")
-        b.cbranch(cond, on, otherwise)
-        b.position_at_end(on)
+        _ensure(fn, b, cond, otherwise)
 
     def equal(p, q):                    # p == q, an error (none for these types) as False
         r = c("PyObject_RichCompareBool", p, q, ll.Constant(I32, PY_EQ))

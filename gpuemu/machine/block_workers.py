@@ -69,11 +69,18 @@ _ENV = getattr(_ENVIRON, "_data", None)      # the dict behind os.environ (CPyth
 _ENV_KEY = _ENVIRON.encodekey("GPUEMU_WORKERS") if _ENV is not None else None
 
 
+def workers_in_environment() -> bool:
+    """Whether GPUEMU_WORKERS is set; found in the dict behind os.environ,
+    without its encoding and KeyError (a microsecond or two of a small launch)."""
+    if _ENV is not None and os.environ is _ENVIRON:
+        return _ENV_KEY in _ENV
+    return "GPUEMU_WORKERS" in os.environ
+
+
 def default_workers() -> int:
     """GPUEMU_WORKERS, else 1 (the cores are often shared; ask for more).
-    Read on every launch: unset is found without os.environ's encoding and
-    KeyError (a microsecond or two of a small launch)."""
-    if _ENV is not None and os.environ is _ENVIRON and _ENV_KEY not in _ENV:
+    Read on every launch."""
+    if not workers_in_environment():
         return 1
     try:
         return max(1, int(os.environ.get("GPUEMU_WORKERS", "1")))

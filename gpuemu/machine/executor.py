@@ -409,6 +409,16 @@ class LaunchRun:
         self._finish_rest()
         return self.stats
 
+    def end_kept(self, code: int, blocks: int):
+        """The rest of a kept launch of `blocks` blocks whose native range call
+        handed back `code` (launch_cache.launch, launch_gate.finish): the
+        blocks from the one that stopped there (block_runner.kept_event),
+        then with counters finish_kept's end; the launch's counters, or None
+        without counters."""
+        if code != block_runner.DONE:
+            block_runner.kept_event(self, code, blocks)
+        return self.finish_kept() if self.want_stats else None
+
     def _finish_rest(self) -> None:
         """finish where the native end did not serve the launch."""
         if self._tracing:

@@ -228,12 +228,10 @@ def launch(kernel, key, args, stream, options: dict):
             counts = run.stats if counted else None
         else:
             code = call() if call is not None else block_runner._range_function()(kept_range.address)
-            if code:                    # (not block_runner.DONE)
-                block_runner.kept_event(run, code, got.blocks)
-            if counted:                 # as LaunchRun.run ends (without counters a kept run,
-                counts = run.finish_kept()  # which has no check tools or weak memory, has no more
-                                            # to do; with them the counters are collected, and the
-                                            # memory system's caches may be reset for the next launch now)
+            # as LaunchRun.run ends (without counters a kept run, which has no check tools or
+            # weak memory, has no more to do; with them the counters are collected, and the
+            # memory system's caches may be reset for the next launch now)
+            counts = run.end_kept(code, got.blocks)
     except KernelError as err:          # the run is not reused
         raise kernel._worded(err) from None
     seconds = _clock() - t0
@@ -267,8 +265,5 @@ def keep(kernel, key, run) -> bool:
     # keep_idle may have dropped the KeptLaunch that launch's last key names: found anew
     # (a launch of another thread that looked it up just before sees it gone and forgets it)
     kernel._last_kept = None
-    gate_state = kernel.__dict__.get("_gate_state")     # the gate's run, if its key was dropped
-    if gate_state is not None and gate_state.got is not None and all(
-            e is not gate_state.got for e in kernel._kept_launches.values()):
-        launch_gate.forget(kernel)
+    launch_gate.forget_dropped(kernel)  # the gate's run, if keep_idle dropped its key
     return kept

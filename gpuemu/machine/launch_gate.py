@@ -34,7 +34,6 @@ be built (no CPython C API, perf_counter not clock_gettime), nothing arms it.
 from __future__ import annotations
 
 import ctypes
-import os
 import struct
 import sys
 import threading
@@ -49,7 +48,7 @@ from gpuemu.jit.gate_codegen import (IDLE, KIND_OBJECT, KIND_WEAK, LAUNCHING, OP
 from gpuemu.host import streams
 
 from . import block_runner, block_workers
-from .launch_plan import keep_memory_system
+from .launch_plan import RUNS_PER_PLAN, keep_memory_system
 
 _lock = threading.Lock()        # the Python side's changes of a gate (the native side changes busy
                                 # with the GIL held: IDLE -> LAUNCHING before it calls renew_kept)
@@ -65,6 +64,11 @@ class Gate(bytearray):
     point at (`refs`: alive while armed)."""
     __slots__ = ("words", "call", "run", "got", "refs", "armed", "armed_key", "held", "hits_seen",
                  "misses", "declined")
+
+    def let_go(self) -> None:
+        """Hold no run and nothing of one (the words stay, unread while not IDLE)."""
+        self.run = self.got = self.armed = None
+        self.refs, self.held = [], ()
 
 
 def _perf_counter_clock():
@@ -134,10 +138,8 @@ def _new_gate(kernel, nargs: int) -> Gate:
     g.words = memoryview(g).cast("q")
     g.words[W["busy"]] = UNARMED
     g.call = direct_call.bind(method(), g)
-    g.run = g.got = g.armed = None
-    g.refs = []
-    g.hits_seen, g.misses, g.declined = -1, 0, False
-    g.armed_key, g.held = None, ()
+    g.let_go()
+    g.hits_seen, g.misses, g.declined, g.armed_key = -1, 0, False, None
     kernel._gate_state = g
     return g
 
@@ -179,8 +181,7 @@ def arm(kernel, key, got, run) -> bool:
             g = _new_gate(kernel, nargs)        # (another thread is launching the old one)
         if g.run is not None and g.run is not run:
             back = (g.got, g.run)
-            g.run = g.got = None
-            g.refs = []
+            g.let_go()
         armed = _write(g, kernel, key, got, run)
         kernel._gate = g.call if armed else None
     if back is not None:                # the run it held before, idle again
@@ -194,8 +195,7 @@ def _may_match(key) -> bool:
     GPUEMU_WORKERS is set (arming then would cost each call for nothing)."""
     if streams.timeline().streams:
         return False
-    return bool(key[-1]) or (block_workers._ENVIRON is os.environ
-                             and block_workers._ENV_KEY not in block_workers._ENV)
+    return bool(key[-1]) or not block_workers.workers_in_environment()
 
 
 def _write(g: Gate, kernel, key, got, run) -> bool:
@@ -245,10 +245,14 @@ def _range_address() -> int:
     return _range[0]
 
 
-def _give_back(kernel, got, run) -> None:
-    from .launch_cache import RUNS_PER_PLAN
+def _kept(kernel, got) -> bool:
+    """Whether `got` is still one of the kernel's KeptLaunches (keep_idle drops old keys)."""
     pool = kernel._kept_launches
-    if pool is not None and any(e is got for e in pool.values()) and len(got.idle) < RUNS_PER_PLAN:
+    return pool is not None and any(e is got for e in pool.values())
+
+
+def _give_back(kernel, got, run) -> None:
+    if _kept(kernel, got) and len(got.idle) < RUNS_PER_PLAN:
         got.idle.append(run)
 
 
@@ -262,8 +266,7 @@ def take(kernel, got):
         if g.got is not got or not g.call():
             return None
         run = g.run
-        g.run = g.got = g.armed = None      # (nothing of the run kept: the caller may drop it)
-        g.refs, g.held = [], ()
+        g.let_go()                      # (nothing of the run kept: the caller may drop it)
         kernel._gate = None
     return run
 
@@ -276,8 +279,14 @@ def forget(kernel) -> None:
     if g is not None:
         with _lock:
             if g.words[W["busy"]] == UNARMED or g.call():
-                g.run = g.got = g.armed = None
-                g.refs, g.held = [], ()
+                g.let_go()
+
+
+def forget_dropped(kernel) -> None:
+    """forget, where the KeptLaunch the gate's run came from is no longer kept."""
+    g = kernel.__dict__.get("_gate_state")
+    if g is not None and g.got is not None and not _kept(kernel, g.got):
+        forget(kernel)
 
 
 def dead(kernel, gate) -> None:
@@ -285,8 +294,7 @@ def dead(kernel, gate) -> None:
     the gate stays LAUNCHING, never used again, and lets go of its run."""
     g = gate.__self__
     with _lock:
-        g.run = g.got = g.armed = None
-        g.refs, g.held = [], ()
+        g.let_go()
         if kernel._gate is gate:
             kernel._gate = None
 
@@ -300,9 +308,7 @@ def finish(kernel, gate, handed: tuple):
     run, got = g.run, g.got
     try:
         try:
-            if code != block_runner.DONE:
-                block_runner.kept_event(run, code, got.blocks)
-            counts = run.finish_kept() if run.want_stats else None
+            counts = run.end_kept(code, got.blocks)
         except KernelError as err:
             raise kernel._worded(err) from None
         seconds = time.perf_counter() - t0
@@ -315,8 +321,7 @@ def finish(kernel, gate, handed: tuple):
         raise
     if run.findings:                    # the next launch starts without them: the Python path
         with _lock:
-            g.run = g.got = g.armed = None
-            g.refs, g.held = [], ()
+            g.let_go()
             g.words[W["busy"]] = UNARMED
             if kernel._gate is gate:
                 kernel._gate = None
@@ -326,4 +331,4 @@ def finish(kernel, gate, handed: tuple):
     return result
 
 
-__all__ = ["Gate", "arm", "take", "forget", "finish", "dead", "method", "LAUNCHING"]
+__all__ = ["Gate", "arm", "take", "forget", "forget_dropped", "finish", "dead", "method", "LAUNCHING"]

@@ -17,11 +17,22 @@ from .intrinsics_codegen import LIBM
 
 _lock = threading.Lock()
 _state: dict = {}
+_init_lock = threading.Lock()
 
 
 def _init() -> dict:
+    """The process's target machine and engine, made once: threads that
+    first compile at the same time share one (a second engine replacing
+    the first between load_object's add and lookup lost the symbol)."""
     if _state:
         return _state
+    with _init_lock:
+        if not _state:
+            _state.update(_make())
+    return _state
+
+
+def _make() -> dict:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_default_triple()
@@ -37,9 +48,8 @@ def _init() -> dict:
             except AttributeError:
                 pass
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-    _state.update(tm=tm, engine=engine, triple=llvm.get_process_triple(),
-                  host=f"{llvm.get_host_cpu_name()}|{llvm.get_host_cpu_features().flatten()}")
-    return _state
+    return dict(tm=tm, engine=engine, triple=llvm.get_process_triple(),
+                host=f"{llvm.get_host_cpu_name()}|{llvm.get_host_cpu_features().flatten()}")
 
 
 def host_id() -> str:

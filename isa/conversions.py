@@ -79,7 +79,11 @@ def const_value(value: Union[int, float, bool], t: ir.ScalarType) -> Union[int, 
 def int_literal_type(text: str) -> tuple:
     """(value, type) of a C integer literal (C11 6.4.4.1: the first of the
     candidate types that holds the value; decimal literals without a u suffix
-    stay signed, hex/octal may become unsigned)."""
+    stay signed, hex/octal may become unsigned). A decimal literal that fits
+    no signed candidate but fits 64 bits becomes unsigned long long, as gcc
+    does ("integer constant is so large that it is unsigned"); one wider than
+    64 bits fits no type and raises OverflowError (nvcc/EDG: "integer
+    constant is too large")."""
     s = text
     low = s.lower()
     suffix = ""
@@ -108,7 +112,9 @@ def int_literal_type(text: str) -> tuple:
         hi = (1 << (t.bits - 1)) - 1 if t.signed else (1 << t.bits) - 1
         if lo <= value <= hi:
             return value, t
-    return wrap(value, U64), U64
+    if value >= 1 << 64:
+        raise OverflowError("too large for any integer type")
+    return value, U64
 
 
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "a": 7, "b": 8, "f": 12, "v": 11,

@@ -66,6 +66,8 @@ class ExpressionLowering:
         if isinstance(e, A.IntLit):
             try:
                 value, t = int_literal_type(e.text)
+            except OverflowError as err:
+                raise self.error(f"integer literal '{e.text}' is {err}", e.loc) from None
             except ValueError:
                 raise self.error(f"invalid integer literal '{e.text}'"
                                  + (" (invalid digit in octal constant)" if e.text.startswith("0") else ""),

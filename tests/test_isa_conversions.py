@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from isa.conversions import promote, usual_arithmetic, wrap, const_value, int_literal_type, char_literal_value
 from isa.ir import BOOL, I8, U8, I16, U16, I32, U32, I64, U64, F32, F64
+from isa_ir_walk import compile_error
 
 
 def test_small_integers_promote_to_int():
@@ -81,6 +84,28 @@ def test_suffixes():
     assert int_literal_type("5ll")[1] == I64
     assert int_literal_type("5ULL")[1] == U64
     assert int_literal_type("5lu")[1] == U64
+
+
+def test_decimal_literal_past_long_long_is_unsigned_long_long():
+    # gcc: "integer constant is so large that it is unsigned"
+    assert int_literal_type("18446744073709551615") == (2**64 - 1, U64)
+
+
+@pytest.mark.parametrize("text", ["99999999999999999999999999", "0xffffffffffffffffffff", "18446744073709551616"])
+def test_literal_wider_than_64_bits_fits_no_type(text):
+    with pytest.raises(OverflowError):
+        int_literal_type(text)
+
+
+def test_literal_wider_than_64_bits_is_compile_error_at_the_literal():
+    e = compile_error("__global__ void k(long long *p)\n{\n    p[0] = 0xffffffffffffffffffff;\n}\n")
+    assert e.message == "integer literal '0xffffffffffffffffffff' is too large for any integer type"
+    assert (e.line, e.col) == (3, 12) and str(e).splitlines()[2] == " " * 11 + "^"
+
+
+def test_array_size_wider_than_64_bits_is_compile_error_at_the_size():
+    e = compile_error("__global__ void k()\n{\n    __shared__ char a[100000000000000000000];\n}\n")
+    assert "too large for any integer type" in e.message and (e.line, e.col) == (3, 23)
 
 
 def test_char_literal_escapes():

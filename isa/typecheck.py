@@ -389,6 +389,15 @@ class Checker:
                 raise self.error("__launch_bounds__ applies only to __global__ functions", specs.loc)
             vals = [self.const_int(e, self.lookup_global, "a __launch_bounds__ argument")
                     for e in specs.launch_bounds]
+            # CUDA C Programming Guide, "Launch Bounds": maxThreadsPerBlock is the most
+            # threads per block the kernel is ever launched with (PTX .maxntid, at least 1);
+            # minBlocksPerMultiprocessor is a desired count of resident blocks (.minnctapersm).
+            for i, (v, e) in enumerate(zip(vals, specs.launch_bounds)):
+                if i == 0 and v <= 0:
+                    raise self.error(f"__launch_bounds__ maxThreadsPerBlock must be positive, not {v}", e.loc)
+                if i == 1 and v < 0:
+                    raise self.error(f"__launch_bounds__ minBlocksPerMultiprocessor must not be negative, "
+                                     f"not {v}", e.loc)
             lb = (vals[0], vals[1] if len(vals) > 1 else None)
         fn = ir.Function(d.name, pvars, ret_t, None, space == "global", d.loc, lb)
         info = FuncInfo(fn, space, pqs, ret, node)

@@ -503,6 +503,28 @@ def test_launch_bounds_single_argument():
     assert m.kernel("k").launch_bounds == (128, None)
 
 
+@pytest.mark.parametrize("bound", ["0", "-5"])
+def test_launch_bounds_max_threads_must_be_positive(bound):
+    e = compile_error(f"__global__ void\n__launch_bounds__({bound}) k(int *p) {{ p[0] = 1; }}\n")
+    assert e.message == f"__launch_bounds__ maxThreadsPerBlock must be positive, not {bound}"
+    assert (e.line, e.col) == (2, 19) and str(e).splitlines()[2] == " " * 18 + "^"
+
+
+def test_launch_bounds_min_blocks_must_not_be_negative():
+    e = compile_error("__global__ void __launch_bounds__(256, -1) k(int *p) { }\n")
+    assert "minBlocksPerMultiprocessor must not be negative" in e.message and e.col == 40
+
+
+def test_launch_bounds_min_blocks_may_be_zero():
+    import isa
+    assert isa.compile_source("__global__ void __launch_bounds__(256, 0) k(int *p) { }").kernel("k").launch_bounds == (256, 0)
+
+
+def test_launch_bounds_argument_must_be_an_integer():
+    e = compile_error("__global__ void __launch_bounds__(1.5) k(int *p) { }\n")
+    assert e.message == "a __launch_bounds__ argument must be an integer constant expression" and e.col == 35
+
+
 def test_switch_cases_index_flat_body():
     fn = compile_kernel("int r = 0; switch (x) { case 1: r = 1; case 2: r = 2; break; default: r = 3; }", "int x")
     sw = nodes(fn.body, ir.Switch)[0]

@@ -80,3 +80,104 @@ def test_printf_output_is_whole_and_ordered_with_several_block_workers():
     x = np.arange(64, dtype=np.float32)
     launch = gpuemu.RawModule(code=SRC).get_function("k")((2,), (32,), (x, np.int32(64)), workers=2)
     assert launch.printed == "".join(f"b{i // 32} t{i % 32} {i:.1f} ok\n" for i in range(0, 64, 5))
+
+
+# C's printf rules where Python's % formatting differs (C11 7.21.6.1; glibc's
+# text where C leaves it to the implementation), worked by hand.
+@pytest.mark.parametrize("fmt,word,want", [
+    ("%#o", 8, "010"),                        # '#o' makes the first digit 0, no '0o'
+    ("%#o", 0, "0"),
+    ("%#x", 0, "0"),                          # '#x' adds 0x only to a nonzero value
+    ("%#08x", 255, "0x0000ff"),
+    ("%.0d", 0, ""),                          # precision 0 of a zero: no digits
+    ("%#.0o", 0, "0"),
+    ("%5.0x|", 0, "     |"),
+    ("%08.3d", 8, "     008"),                # a precision turns the '0' flag off
+    ("%.3x", 31, "01f"),
+    ("%+u", 8, "8"),                          # '+' and ' ' only sign signed conversions
+    ("% x", 8, "8"),
+    ("% 05d", (-3) & (2**64 - 1), "-0003"),
+    ("%hhd", 200, "-56"),
+    ("%.2a", dbl(2.5), "0x1.40p+1"),
+    ("%.2a", dbl(float("inf")), "inf"),
+    ("%a", dbl(2.5), "0x1.4p+1"),             # no precision: exact, no trailing zeros
+    ("%a", dbl(0.0), "0x0p+0"),
+    ("%a", dbl(-0.0), "-0x0p+0"),
+    ("%A", dbl(255.5), "0X1.FFP+7"),
+    ("%a", dbl(5e-324), "0x0.0000000000001p-1022"),   # subnormal: 0.hhh p-1022
+    ("%.0a", dbl(1.5), "0x2p+0"),             # rounded half to even; a carry makes the lead 2
+    ("%.0a", dbl(2.5), "0x1p+1"),
+    ("%.1a", dbl(1.03125), "0x1.0p+0"),
+    ("%#.0a", dbl(1.0), "0x1.p+0"),
+    ("%010a", dbl(1.0), "0x00001p+0"),        # zeros go after the 0x
+    ("%08.2f", dbl(float("inf")), "     inf"),   # inf and nan are never zero-padded
+    ("%-8f|", dbl(float("-inf")), "-inf    |"),
+    ("%+F", dbl(float("inf")), "+INF"),
+    ("%f", dbl(float("nan")) | 1 << 63, "-nan"),
+    ("%E", dbl(float("nan")), "NAN"),
+    ("%#.0e", dbl(1.0), "1.e+00"),
+    ("%#g", dbl(1.0), "1.00000"),
+    ("%05c", ord("A"), "    A"),              # '0' pads only numbers
+    ("%3c|", ord("A"), "  A|"),
+    ("%10p", 0x1234, "    0x1234"),           # %p as glibc prints it: '%#x', (nil) for NULL
+    ("%010p", 0x1234, "0x00001234"),
+    ("%-8p|", 0, "(nil)   |"),
+])
+def test_format_entry_follows_c_rules_where_python_differs(fmt, word, want):
+    assert format_entry(fmt, [word], ["str"]) == want
+
+
+def test_format_entry_pads_and_cuts_strings_as_c():
+    assert format_entry("%5s|%-5s|%.2s|%05s", [0, 0, 0, 0], ["abc"]) == "  abc|abc  |ab|  abc"
+
+
+def _libc_snprintf():
+    import ctypes
+    import ctypes.util
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    if not hasattr(libc, "gnu_get_libc_version"):
+        return None
+    buf = ctypes.create_string_buffer(4096)
+
+    def snprintf(fmt: str, arg) -> str:
+        libc.snprintf(buf, len(buf), fmt.encode(), arg)
+        return buf.value.decode("latin-1")
+    return snprintf
+
+
+def _cases():
+    """(format, word, ctypes argument) over the conversions, flags, widths,
+    precisions and length modifiers the project supports."""
+    import ctypes
+    flags = ["", "-", "+", " ", "#", "0", "-0", "+0", " 0", "#0", "-#", "+ #0"]
+    widths = ["", "1", "9"]
+    precs = ["", ".", ".0", ".1", ".3", ".13", ".20"]
+    ints = [0, 1, 8, -1, 255, -128, 4096, 2**31 - 1, -2**31, 2**40 + 5, -2**63]
+    floats = [0.0, -0.0, 1.0, 1.5, 2.5, 0.1, -3.75, 1e-5, 123456.789, 9.9999, 1e300,
+              5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
+              float("inf"), float("-inf"), float("nan"), -float("nan")]
+    for fl in flags:
+        for wd in widths:
+            for pr in precs:
+                spec = "%" + fl + wd + pr
+                for ln in ["", "hh", "h", "l", "ll", "z"]:
+                    for conv in "diouxX":
+                        for v in ints:
+                            arg = ctypes.c_longlong(v) if ln in ("l", "ll", "z") else \
+                                ctypes.c_int((v + 2**31) % 2**32 - 2**31)
+                            yield spec + ln + conv, v & (2**64 - 1), arg
+                for conv in "fFeEgGaA":
+                    for v in floats:
+                        yield spec + conv, dbl(v), ctypes.c_double(v)
+                for v in [0, 0x1234, 0x7fff_ffff_fff0]:
+                    yield spec + "p", v, ctypes.c_void_p(v)
+            for v in [65, 122]:
+                yield "%" + fl + wd + "c", v, ctypes.c_int(v)
+
+
+@pytest.mark.skipif(_libc_snprintf() is None, reason="compares with glibc's snprintf (Linux)")
+def test_format_entry_matches_glibc_snprintf():
+    snprintf = _libc_snprintf()
+    bad = [(fmt, format_entry(fmt, [w], []), snprintf(fmt, arg))
+           for fmt, w, arg in _cases() if format_entry(fmt, [w], []) != snprintf(fmt, arg)]
+    assert bad == []

@@ -25,7 +25,7 @@ import numpy as np
 from isa import ir
 from isa.diagnostics import CompileError
 
-from . import printf_output
+from . import numpy_arguments, printf_output
 from .device_array import DeviceArray, asarray
 from .device_memory import device_memory
 from .errors import KernelError, LaunchError
@@ -385,17 +385,16 @@ class RawKernel:
             raise LaunchError(f"kernel '{self.name}' takes {len(meta.params)} arguments, "
                               f"got {len(args)}")
         buf = np.zeros(max(meta.param_bytes, 8), dtype=np.uint8)
-        copies, keep = [], []
+        copies, keep, arrays, at = [], [], [], []
         for i, ((pname, t, off), a) in enumerate(zip(meta.params, args)):
             where = f"argument {i} ('{pname}', {t})"
             if isinstance(t, ir.PointerType):
                 if isinstance(a, DeviceArray):
                     v = a.ptr
                 elif isinstance(a, np.ndarray) and a.ndim > 0:
-                    d = asarray(np.ascontiguousarray(a))
-                    copies.append((a, d))
-                    keep.append(d)
-                    v = d.ptr
+                    arrays.append((a, where))      # its device pointer written below
+                    at.append(off)
+                    continue
                 elif a is None or (isinstance(a, numbers.Integral) and not isinstance(a, bool) and a == 0):
                     v = 0
                 else:
@@ -418,6 +417,11 @@ class RawKernel:
                     raise LaunchError(f"{where} is a struct of {t.size} bytes: pass a numpy "
                                       f"structured scalar or bytes of that size")
                 buf[off:off + t.size] = np.frombuffer(raw, dtype=np.uint8)
+        if arrays:      # (arrays sharing memory share one device copy)
+            ptrs, copies = numpy_arguments.copy_in(arrays)
+            keep = [c.dev for c in copies]
+            for off, v in zip(at, ptrs):
+                buf[off:off + 8] = np.frombuffer(np.uint64(v).tobytes(), dtype=np.uint8)
         return buf, copies, keep
 
     @staticmethod
@@ -587,8 +591,7 @@ class RawKernel:
                 out["worst_requests"] = deferred(_worst_of, (stats if type(stats) is Ended else ms.worst, key))
                 out["memory_config"] = ms.mem
         if copies:                     # after the launch is placed
-            for host, dev in copies:
-                host[...] = dev.get().reshape(host.shape)
+            numpy_arguments.copy_back(copies)
         if findings:                   # (else fixed's: an empty list made when first read)
             out["findings"] = list(findings)
         out["seconds"] = seconds

@@ -1,0 +1,110 @@
+"""numpy arrays passed for pointer parameters: one device copy in, copied back after.
+
+RawKernel._pack copies each numpy argument to device memory and _launch_of
+copies it back after the launch. Arguments that share memory (one array
+passed for two parameters, overlapping views of one buffer) get one device
+copy of the bytes they span together, each passed as a pointer at its offset
+into it, and the span is copied back once: the kernel sees one memory, as on
+a GPU with unified memory (a managed or mapped host buffer), so no
+argument's copy-back overwrites the kernel's writes through another.
+
+A view that is not C-contiguous is copied contiguous (the kernel sees it
+dense), so it cannot share one copy with an overlapping view: that call is a
+LaunchError.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .device_array import asarray
+from .errors import LaunchError
+
+
+class Copy:
+    """One device copy of numpy arguments: `members` are (array, where, start),
+    the array's bytes at `start` in `dev`; start None: dev is the array's own
+    contiguous copy (of its shape)."""
+    __slots__ = ("dev", "members")
+
+    def __init__(self, dev, members: list) -> None:
+        self.dev, self.members = dev, members
+
+
+def _bounds(a: np.ndarray) -> tuple:
+    """[lo, hi) of the bytes `a` touches, as numpy's byte_bounds."""
+    lo = hi = a.__array_interface__["data"][0]
+    if a.size == 0:
+        return lo, lo
+    for n, s in zip(a.shape, a.strides):
+        if s > 0:
+            hi += (n - 1) * s
+        else:
+            lo += (n - 1) * s
+    return lo, hi + a.itemsize
+
+
+def _groups(arrays: list) -> list:
+    """Indices of `arrays` grouped by shared memory (transitively)."""
+    n = len(arrays)
+    bounds = [_bounds(a) for a, _ in arrays]
+    parent = list(range(n))
+
+    def root(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i in range(n):
+        for j in range(i):
+            (lo1, hi1), (lo2, hi2) = bounds[i], bounds[j]
+            if lo1 < hi2 and lo2 < hi1:
+                a, b = arrays[i][0], arrays[j][0]
+                # contiguous ones overlapping share memory; strided ones may interleave
+                if (a.flags.c_contiguous and b.flags.c_contiguous) or np.shares_memory(a, b):
+                    parent[root(i)] = root(j)
+    out: dict = {}
+    for i in range(n):
+        out.setdefault(root(i), []).append(i)
+    return list(out.values())
+
+
+def copy_in(arrays: list) -> tuple:
+    """(device pointer per array, copies for copy_back) of `arrays`, a list
+    of (numpy array, where: how errors name its argument)."""
+    ptrs = [0] * len(arrays)
+    copies = []
+    for group in _groups(arrays):
+        if len(group) == 1:
+            a = arrays[group[0]][0]
+            d = asarray(np.ascontiguousarray(a))
+            ptrs[group[0]] = d.ptr
+            copies.append(Copy(d, [(a, arrays[group[0]][1], None)]))
+            continue
+        members = [arrays[i] for i in group]
+        strided = [where for a, where in members if not a.flags.c_contiguous]
+        if strided:
+            raise LaunchError(f"{', '.join(w for _, w in members)} share memory and {strided[0]} "
+                              f"is not contiguous: its device copy is made contiguous, so the "
+                              f"kernel cannot see them as one memory; pass contiguous views or "
+                              f"DeviceArrays")
+        bounds = [_bounds(a) for a, _ in members]
+        lo = min(b[0] for b in bounds)
+        span = np.empty(max(b[1] for b in bounds) - lo, dtype=np.uint8)
+        for (a, _), (alo, ahi) in zip(members, bounds):      # they cover the span together
+            span[alo - lo:ahi - lo] = a.reshape(-1).view(np.uint8)
+        d = asarray(span)
+        for i, (alo, _) in zip(group, bounds):
+            ptrs[i] = d.ptr + (alo - lo)
+        copies.append(Copy(d, [(a, where, alo - lo) for (a, where), (alo, _) in zip(members, bounds)]))
+    return ptrs, copies
+
+
+def copy_back(copies: list) -> None:
+    """Copy each device copy back into its arrays."""
+    for c in copies:
+        got = c.dev.get()
+        for a, _where, start in c.members:
+            if start is None:
+                a[...] = got.reshape(a.shape)
+            else:
+                a.reshape(-1).view(np.uint8)[...] = got[start:start + a.nbytes]

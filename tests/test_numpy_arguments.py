@@ -1,0 +1,48 @@
+"""numpy arrays as pointer arguments: arrays sharing memory share one device copy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuemu
+
+SRC = "__global__ void k(int* out, const int* in) { int i = threadIdx.x; out[i] = in[i] + 100; }"
+
+
+@pytest.fixture(scope="module")
+def kern():
+    return gpuemu.RawModule(code=SRC).get_function("k")
+
+
+def test_one_array_for_two_pointers_keeps_the_kernels_writes(kern):
+    a = np.arange(8, dtype=np.int32)
+    kern(1, 8, (a, a))
+    assert a.tolist() == list(range(100, 108))
+
+
+def test_overlapping_views_see_one_memory(kern):
+    b = np.arange(16, dtype=np.int32)
+    kern(1, 8, (b[0:8], b[4:12]))
+    # one warp: every thread's load of in[i] = b[4+i] comes before any store to out[i] = b[i]
+    assert b.tolist() == list(range(104, 112)) + list(range(8, 16))
+
+
+def test_separate_arrays_still_copy_back_each(kern):
+    out, inp = np.zeros(8, np.int32), np.arange(8, dtype=np.int32)
+    kern(1, 8, (out, inp))
+    assert out.tolist() == list(range(100, 108))
+    assert inp.tolist() == list(range(8))
+
+
+def test_interleaved_strided_views_are_separate_copies(kern):
+    b = np.arange(16, dtype=np.int32)
+    kern(1, 8, (b[0::2], b[1::2]))      # no byte in common: each its own dense copy
+    assert b[0::2].tolist() == [101 + 2 * i for i in range(8)]
+    assert b[1::2].tolist() == [1 + 2 * i for i in range(8)]
+
+
+def test_overlapping_strided_views_are_refused(kern):
+    b = np.arange(32, dtype=np.int32)
+    with pytest.raises(gpuemu.LaunchError, match=r"share memory.*not contiguous"):
+        kern(1, 8, (b[0:16:2], b[0:8]))
+    assert b.tolist() == list(range(32))

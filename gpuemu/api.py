@@ -7,7 +7,9 @@
 
 numpy arrays passed as arguments are copied to device memory before the
 launch and copied back after it (not when the kernel fails, so a faulty
-kernel leaves the user's arrays untouched). Scalars (Python numbers or numpy
+kernel leaves the user's arrays untouched); arrays sharing memory share one
+device copy, and a read-only array is not copied back: the kernel writing
+one is a LaunchError (gpuemu/numpy_arguments.py). Scalars (Python numbers or numpy
 scalars) are converted to the parameter's type.
 """
 from __future__ import annotations

@@ -11,6 +11,12 @@ argument's copy-back overwrites the kernel's writes through another.
 A view that is not C-contiguous is copied contiguous (the kernel sees it
 dense), so it cannot share one copy with an overlapping view: that call is a
 LaunchError.
+
+A read-only array (np.frombuffer of bytes, np.broadcast_to) is never written
+back. Where the kernel changed its bytes the launch raises a LaunchError
+naming the argument after the kernel ran (its writable arrays are copied back
+first): the writes are neither stored into memory numpy marked read-only nor
+dropped silently. A read-only array the kernel only reads is fine.
 """
 from __future__ import annotations
 
@@ -100,11 +106,25 @@ def copy_in(arrays: list) -> tuple:
 
 
 def copy_back(copies: list) -> None:
-    """Copy each device copy back into its arrays."""
+    """Copy each device copy back into its writable arrays; then a LaunchError
+    naming each read-only argument whose bytes the kernel changed."""
+    changed = []
     for c in copies:
         got = c.dev.get()
-        for a, _where, start in c.members:
-            if start is None:
-                a[...] = got.reshape(a.shape)
+        readonly = []
+        for a, where, start in c.members:
+            new = got.reshape(a.shape) if start is None else got[start:start + a.nbytes]
+            if not a.flags.writeable:
+                readonly.append((a, where, new))
+            elif start is None:
+                a[...] = new
             else:
-                a.reshape(-1).view(np.uint8)[...] = got[start:start + a.nbytes]
+                a.reshape(-1).view(np.uint8)[...] = new
+        for a, where, new in readonly:      # after the writable ones, which may alias it
+            if np.ascontiguousarray(a).tobytes() != new.tobytes():
+                changed.append(where)
+    if changed:
+        one = len(changed) == 1
+        raise LaunchError(f"{', '.join(changed)} {'is a' if one else 'are'} read-only numpy "
+                          f"array{'' if one else 's'} the kernel wrote to: the writes were not "
+                          f"copied back (pass a writable array or a DeviceArray)")

@@ -46,3 +46,33 @@ def test_overlapping_strided_views_are_refused(kern):
     with pytest.raises(gpuemu.LaunchError, match=r"share memory.*not contiguous"):
         kern(1, 8, (b[0:16:2], b[0:8]))
     assert b.tolist() == list(range(32))
+
+
+def test_read_only_array_the_kernel_only_reads_is_accepted(kern):
+    out = np.zeros(8, np.int32)
+    inp = np.frombuffer(np.arange(8, dtype=np.int32).tobytes(), dtype=np.int32)
+    kern(1, 8, (out, inp))
+    assert out.tolist() == list(range(100, 108))
+
+
+def test_broadcast_input_is_read_as_its_values(kern):
+    out = np.zeros(8, np.int32)
+    kern(1, 8, (out, np.broadcast_to(np.int32(5), (8,))))
+    assert out.tolist() == [105] * 8
+
+
+def test_kernel_writing_a_read_only_array_is_a_launch_error_naming_it(kern):
+    ro = np.frombuffer(np.zeros(8, np.int32).tobytes(), dtype=np.int32)
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 0 \('out'.*read-only"):
+        kern(1, 8, (ro, np.arange(8, dtype=np.int32)))
+    assert ro.tolist() == [0] * 8
+
+
+def test_writable_arguments_are_copied_back_before_the_read_only_error():
+    both = gpuemu.RawModule(code="__global__ void w(int* a, int* b) "
+                                 "{ int i = threadIdx.x; a[i] = i + 1; b[i] = i + 2; }").get_function("w")
+    ro = np.frombuffer(np.zeros(8, np.int32).tobytes(), dtype=np.int32)
+    out = np.zeros(8, np.int32)
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 0 \('a'.*read-only"):
+        both(1, 8, (ro, out))
+    assert out.tolist() == list(range(2, 10))

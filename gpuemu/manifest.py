@@ -27,6 +27,7 @@ name, relative to the manifest.  Integers must match exactly, floats to
 """
 from __future__ import annotations
 
+import ast
 import json
 import zlib
 from dataclasses import dataclass, field
@@ -370,8 +371,38 @@ def run(m: Manifest | str | Path, arch: str = "sm_90", module: Any = None,
 
 # --------------------------------------------------------------------------- checking
 
+def _assigned_names(tree: ast.AST) -> set:
+    """Names a statement list assigns to, whole or in part (``c = ...``,
+    ``c[:] = ...``, ``c += ...``, ``c.x = ...``, ``for c in ...``)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and \
+                isinstance(node.ctx, (ast.Store, ast.Del)):
+            base = node.value
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                out.add(base.id)
+    return out
+
+
+def _changed(before: Any, after: Any) -> bool:
+    """Whether an argument's copy no longer equals its initial value."""
+    try:
+        return not np.array_equal(np.asarray(before), np.asarray(after), equal_nan=True)
+    except (TypeError, ValueError):
+        return not np.array_equal(np.asarray(before), np.asarray(after))
+
+
 def expected_outputs(m: Manifest, inputs: dict) -> dict:
-    """The expected value of each output the expectation names."""
+    """The expected value of each output the expectation gives.
+
+    `expect` gives an output by assigning it (``c = a + b``) or by changing a
+    copy of its initial value in place (``c[:] = a + b``, ``c += 1``,
+    ``np.copyto(c, a)``). An expectation that gives no output is a
+    ManifestError: it would otherwise check nothing and pass."""
     want: dict = {}
     if m.expect_file is not None:
         try:
@@ -381,15 +412,24 @@ def expected_outputs(m: Manifest, inputs: dict) -> dict:
             raise ManifestError(f"expect_file {m.expect_file}: {e}") from None
     if m.expect is not None:
         ns: dict = {"np": np, "numpy": np}
-        ns.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()})
-        before = {k: id(v) for k, v in ns.items()}
+        copies = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()}
+        ns.update(copies)
         try:
-            exec(compile(m.expect, f"<expect of {m.kernel}>", "exec"), ns)
+            code = compile(m.expect, f"<expect of {m.kernel}>", "exec", ast.PyCF_ONLY_AST)
+            assigned = _assigned_names(code)
+            exec(compile(code, f"<expect of {m.kernel}>", "exec"), ns)
         except Exception as e:  # the expression is user text: report, do not crash
             raise ManifestError(f"expect: {type(e).__name__}: {e}") from None
         for k in m.outputs:
-            if k in ns and before.get(k) != id(ns[k]):
+            if k not in ns:
+                continue
+            if k in assigned or ns[k] is not copies.get(k) or _changed(inputs.get(k), ns[k]):
                 want[k] = np.asarray(ns[k])
+    if m.has_expectation and not any(k in want for k in m.outputs):
+        given = "expect_file" if m.expect is None else "expect"
+        raise ManifestError(f"{given}: gives no output (assign one of: "
+                            f"{', '.join(m.outputs) or 'none; mark a buffer output'}), "
+                            f"so it would check nothing")
     return want
 
 

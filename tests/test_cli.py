@@ -160,13 +160,29 @@ def test_run_cu_with_args_gives_the_scaled_values(tmp_path):
     assert np.array_equal(np.load(save)["x"], np.arange(100, dtype=np.float32) * 3)
 
 
-def test_mismatch_with_expectation_exits_non_zero(tmp_path):
+def run_scale_by_2(tmp_path, expect: str) -> subprocess.CompletedProcess:
+    """`gpuemu run` of SCALE doubling 32 ones in x, with an --expect."""
     src = tmp_path / "scale.cu"
     src.write_text(SCALE)
-    r = run_cli("run", src, "--kernel", "scale", "--block", "32",
-                "--arg", "x=out:float32[32]=const:1", "--arg", "f32:2", "--arg", "i32:32",
-                "--expect", "x = x * 3")
+    return run_cli("run", src, "--kernel", "scale", "--block", "32",
+                   "--arg", "x=out:float32[32]=const:1", "--arg", "f32:2", "--arg", "i32:32",
+                   "--expect", expect)
+
+
+def test_mismatch_with_expectation_exits_non_zero(tmp_path):
+    r = run_scale_by_2(tmp_path, "x = x * 3")
     assert r.returncode == 1 and "DOES NOT match" in r.stdout
+
+
+def test_in_place_expectation_that_disagrees_exits_non_zero(tmp_path):
+    r = run_scale_by_2(tmp_path, "x[:] = x * 3")
+    assert r.returncode == 1 and "DOES NOT match" in r.stdout
+
+
+def test_expectation_naming_no_output_is_an_error_not_a_pass(tmp_path):
+    r = run_scale_by_2(tmp_path, "xx = x * 2")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "gives no output" in r.stderr and "matches expectation" not in r.stdout
 
 
 def test_compile_error_shows_file_line_col_and_caret(tmp_path):

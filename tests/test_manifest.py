@@ -194,6 +194,46 @@ def test_expect_does_not_modify_the_inputs(tmp_path):
     assert inputs["x"].tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
+def test_expect_updating_an_output_in_place_gives_it(tmp_path):
+    m = mf.load(write(tmp_path, dict(BASE, expect="y[:] = x + 1")))
+    assert mf.expected_outputs(m, mf.build_inputs(m))["y"].tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_expect_augmented_assignment_gives_the_output(tmp_path):
+    m = mf.load(write(tmp_path, dict(BASE, expect="y += x")))
+    assert mf.expected_outputs(m, mf.build_inputs(m))["y"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_expect_in_place_to_the_initial_value_still_gives_the_output(tmp_path):
+    m = mf.load(write(tmp_path, dict(BASE, expect="y[:] = 0")))
+    assert mf.expected_outputs(m, mf.build_inputs(m))["y"].tolist() == [0.0] * 4
+
+
+def test_expect_changing_an_output_through_a_call_gives_it(tmp_path):
+    m = mf.load(write(tmp_path, dict(BASE, expect="np.copyto(y, x * 2)")))
+    assert mf.expected_outputs(m, mf.build_inputs(m))["y"].tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_in_place_expectation_that_disagrees_is_a_mismatch(tmp_path):
+    m = mf.load(write(tmp_path, dict(BASE, expect="y[:] = x + 1")))
+    inputs = mf.build_inputs(m)
+    got = mf.RunResult(m, inputs, {"y": np.zeros(4, np.float32)}, None)
+    assert [x.name for x in mf.check(got)] == ["y"]
+
+
+def test_expect_giving_no_output_is_a_manifest_error(tmp_path):
+    m = mf.load(write(tmp_path, dict(BASE, expect="yy = x + 1")))
+    with pytest.raises(mf.ManifestError, match="expect: gives no output.*y"):
+        mf.expected_outputs(m, mf.build_inputs(m))
+
+
+def test_expect_file_without_an_output_is_a_manifest_error(tmp_path):
+    np.savez(tmp_path / "want.npz", z=np.zeros(4, dtype=np.float32))
+    m = mf.load(write(tmp_path, dict(BASE, expect_file="want.npz")))
+    with pytest.raises(mf.ManifestError, match="expect_file: gives no output"):
+        mf.expected_outputs(m, mf.build_inputs(m))
+
+
 def test_integers_must_match_exactly():
     assert mf.compare("h", np.array([1, 2, 3]), np.array([1, 2, 3])) is None
     mm = mf.compare("h", np.array([1, 2, 3]), np.array([1, 2, 4]))

@@ -20,6 +20,12 @@ _SPEC = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d*)
                    r"(?P<len>hh|h|ll|l|z|j|t|L)?(?P<conv>[diouxXcspfFeEgGaAn%])?")
 
 
+# the largest width or precision: C asks an implementation to produce at least
+# 4095 characters in one conversion (C11 5.2.4.1); far larger ones would only
+# exhaust the host's memory when the output is formatted
+MAX_FIELD = 4095
+
+
 @dataclass
 class Conversion:
     text: str         # the whole conversion, e.g. '%-8.3f'
@@ -49,6 +55,8 @@ def conversions(fmt: str) -> list:
             raise ValueError("%n is not supported in printf")
         if m.group("width") == "*" or m.group("prec") == "*":
             raise ValueError("'*' widths and precisions are not supported in printf")
+        if max(int(m.group("width") or 0), int(m.group("prec") or 0)) > MAX_FIELD:
+            raise ValueError(f"'{m.group(0)}': printf widths and precisions are limited to {MAX_FIELD}")
         if m.group("len") == "L":
             raise ValueError("long double (%L...) is not supported in printf")
         out.append(Conversion(m.group(0), conv, m.group("len") or ""))

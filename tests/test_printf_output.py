@@ -70,6 +70,8 @@ def test_ndebug_turns_assert_off():
     ('printf("%f\\n", 1)', "'%f' needs a floating-point argument, not 'int'"),
     ('printf("%s\\n", p)', "%s needs a string literal argument"),
     ('printf("%n\\n", p)', "%n is not supported in printf"),
+    ('printf("%99999999999d\\n", 1)', "'%99999999999d': printf widths and precisions are limited to 4095"),
+    ('printf("%.4096f\\n", 1.0)', "'%.4096f': printf widths and precisions are limited to 4095"),
 ])
 def test_bad_printf_is_a_diagnostic(call, msg):
     e = compile_error(f"__global__ void k(char *p)\n{{\n    {call};\n}}\n")
@@ -125,6 +127,10 @@ def test_printf_output_is_whole_and_ordered_with_several_block_workers():
 ])
 def test_format_entry_follows_c_rules_where_python_differs(fmt, word, want):
     assert format_entry(fmt, [word], ["str"]) == want
+
+
+def test_widest_field_c_asks_for_prints_whole():
+    assert format_entry("%4095.4095d", [7], []) == "0" * 4094 + "7"
 
 
 def test_format_entry_pads_and_cuts_strings_as_c():

@@ -114,7 +114,8 @@ class RawModule:
         self.preset = _get_preset(arch)
         cc = tuple(getattr(self.preset, "compute_capability", (9, 0)))
         self.module = isa.compile_source(code, filename=filename, include_dirs=incs,
-                                         defines=defs or None, arch=cc[0] * 100 + cc[1] * 10)
+                                         defines=defs or None, arch=cc[0] * 100 + cc[1] * 10,
+                                         max_local_bytes=self.preset.max_local_per_thread)
         self._kernels: dict = {}
         self._names: dict = {}     # name expression -> instance name (templates)
         self._symbols: dict = {}

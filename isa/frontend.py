@@ -14,6 +14,9 @@ from .typecheck import Checker
 # deep expressions (a + b + ... with thousands of terms) recurse deeply in
 # the tree builder and the checker; run them with room to spare
 _RECURSION_LIMIT = 20000
+# local memory per thread on cc >= 2.0 (CUDA C Programming Guide, "Features and
+# Technical Specifications"); gpuemu passes its preset's max_local_per_thread
+MAX_LOCAL_BYTES = 512 * 1024
 
 
 def arch_number(arch: Union[int, str, None]) -> Optional[int]:
@@ -30,11 +33,14 @@ def arch_number(arch: Union[int, str, None]) -> Optional[int]:
 
 
 def compile_source(text: str, filename: str = "<source>", include_dirs: tuple = (),
-                   defines: Optional[dict] = None, arch: Union[int, str, None] = None) -> ir.Module:
+                   defines: Optional[dict] = None, arch: Union[int, str, None] = None,
+                   max_local_bytes: int = MAX_LOCAL_BYTES) -> ir.Module:
     """Preprocess, parse, type-check and lower a CUDA C source.
 
     `arch` (900 or "sm_90") sets __CUDA_ARCH__ as nvcc's device pass does;
-    include files are searched next to `filename`, then in `include_dirs`.
+    include files are searched next to `filename`, then in `include_dirs`;
+    `max_local_bytes` caps each function's per-thread local variables (the
+    arch preset's max_local_per_thread).
     Raises CompileError (file:line:col, source line, caret, one sentence) on
     any bad input."""
     pp = preprocess(text, filename, tuple(include_dirs), defines, arch_number(arch))
@@ -43,7 +49,7 @@ def compile_source(text: str, filename: str = "<source>", include_dirs: tuple = 
         sys.setrecursionlimit(_RECURSION_LIMIT)
     try:
         tu = parse(pp)
-        return Checker(pp, text, filename).check(tu)
+        return Checker(pp, text, filename, max_local_bytes).check(tu)
     except RecursionError:
         raise CompileError("expression or statement nesting too deep", ir.Loc(filename, 1, 1), None) from None
     except CompileError:

@@ -43,6 +43,7 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         self.fn = info.fn if info is not None else None
         self.scope = _Scope(None)
         self.temps: list = []
+        self.local_bytes = 0        # per-thread local variables so far, laid out as the JIT does
         self.addr_taken: set = set()
         self.loop_depth = 0
         self.switch_depth = 0
@@ -114,6 +115,22 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
     def type_of_name(self, tn: A.TypeName) -> QType:
         q = self.base_type(tn.specs)
         return self.ck.apply_declarator(q, A.Declarator(tn.loc, None, tn.ops), self.lookup)
+
+    def count_local(self, name: str, t: ir.Type, loc: ir.Loc) -> None:
+        """Add a local variable to the thread's local frame; past the arch's
+        limit (512 KB per thread on cc >= 2.0, Guide "Features and Technical
+        Specifications") the declaration is an error, as it is for ptxas."""
+        limit = self.ck.max_local_bytes
+        size = max(int(t.size), 1)
+        align = max(int(t.align), 1)
+        self.local_bytes = (self.local_bytes + align - 1) // align * align + size
+        if self.local_bytes <= limit:
+            return
+        what = f"{limit} bytes ({limit // 1024} KB) per thread"
+        if size > limit:
+            raise self.error(f"'{name}' needs {size} bytes of local memory per thread; the limit is {what}", loc)
+        raise self.error(f"local variables of '{self.fn.name}' need {self.local_bytes} bytes per thread with "
+                         f"'{name}'; the limit is {what}", loc)
 
     # ------------------------------------------------------------ function
     def lower(self) -> None:
@@ -415,6 +432,8 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             storage_kind = "local"
         else:
             storage_kind = "reg"
+        if storage_kind == "local":
+            self.count_local(name, t, dcl.loc)
         var = ir.Var(name, t, storage_kind, dcl.loc, q.volatile)
         if q.const and item.init is None:
             raise self.error(f"const variable '{name}' must be initialised", dcl.loc)

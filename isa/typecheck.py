@@ -54,8 +54,9 @@ class FuncInfo:
 class Checker:
     """Module-level checking and lowering."""
 
-    def __init__(self, pp: Preprocessed, source: str, filename: str):
+    def __init__(self, pp: Preprocessed, source: str, filename: str, max_local_bytes: int):
         self.pp = pp
+        self.max_local_bytes = max_local_bytes    # per thread, per function
         self.source = source
         self.filename = filename
         self.globals_scope: dict = {}

@@ -61,3 +61,16 @@ def test_l1_caching_of_global_loads_defaults():
     assert get_preset("sm_90").mem.l1_caches_global_loads
     assert not get_preset("sm_52").mem.l1_caches_global_loads
     assert get_preset("cc2x").mem.l1_line_bytes == 128
+
+
+def test_local_memory_per_thread_limit():
+    # Guide, "Features and Technical Specifications": 16 KB on cc 1.x, 512 KB from cc 2.0
+    assert get_preset("cc1x").max_local_per_thread == 16 * 1024
+    assert all(get_preset(n).max_local_per_thread == 512 * 1024 for n in NAMES if n != "cc1x")
+
+
+def test_module_refuses_local_array_past_its_preset_limit():
+    import gpuemu
+    with pytest.raises(gpuemu.CompileError) as e:
+        gpuemu.RawModule(code="__global__ void k(int *p) { int a[5000]; a[1] = 1; p[0] = a[1]; }", arch="cc1x")
+    assert "the limit is 16384 bytes (16 KB) per thread" in e.value.message

@@ -409,10 +409,15 @@ class RawKernel:
                     a = a.handle
                 buf[off:off + t.size] = np.frombuffer(self._scalar(a, t, where), dtype=np.uint8)
             elif isinstance(t, ir.VectorType):
-                vals = np.asarray(a.get() if isinstance(a, DeviceArray) else a)
+                try:
+                    vals = np.asarray(a.get() if isinstance(a, DeviceArray) else a)
+                except (TypeError, ValueError):     # ragged, or not a sequence numpy reads
+                    raise LaunchError(f"{where} needs {t.count} values, got {a!r}") from None
                 if vals.size != t.count:
                     raise LaunchError(f"{where} needs {t.count} values, got {vals.size}")
-                raw = vals.astype(numpy_dtype(t.elem)).tobytes()
+                # each value as a scalar argument of the element type (no silent wrap or truncation)
+                raw = b"".join(self._scalar(v, t.elem, f"{where} value {j}")
+                               for j, v in enumerate(vals.reshape(-1)))
                 buf[off:off + len(raw)] = np.frombuffer(raw, dtype=np.uint8)
             else:   # struct by value: raw bytes of the C layout
                 raw = a.tobytes() if hasattr(a, "tobytes") else bytes(a) if isinstance(a, (bytes, bytearray)) else None
@@ -434,10 +439,15 @@ class RawKernel:
             a = a[()]
         if isinstance(a, (DeviceArray, np.ndarray, list, tuple)):
             raise LaunchError(f"{where} is a scalar, got {type(a).__name__}")
-        if isinstance(a, np.generic):
-            if not np.issubdtype(type(a), np.number) and not isinstance(a, np.bool_):
+        if isinstance(a, np.generic):   # by the Python rules below, as the number it holds
+            if isinstance(a, np.bool_):
+                a = bool(a)
+            elif isinstance(a, np.integer) and not isinstance(a, np.timedelta64):
+                a = int(a)
+            elif isinstance(a, np.floating):
+                a = float(a)
+            else:                       # complex, datetime, str, void
                 raise LaunchError(f"{where}: cannot convert {type(a).__name__}")
-            return np.array(a).astype(dt).tobytes()
         if isinstance(a, bool):
             return np.array(int(a)).astype(dt).tobytes()
         if isinstance(a, numbers.Integral):
@@ -446,6 +456,11 @@ class RawKernel:
                 hi = (1 << t.bits) - 1 if not t.signed else (1 << (t.bits - 1)) - 1
                 if not lo <= int(a) <= hi:
                     raise LaunchError(f"{where}: value {a} does not fit in {t}")
+            elif t.kind == "float":
+                try:
+                    float(a)
+                except OverflowError:
+                    raise LaunchError(f"{where}: value {a} does not fit in {t}") from None
             return np.array(int(a)).astype(dt).tobytes()
         if isinstance(a, numbers.Real):
             if t.kind == "int":

@@ -94,3 +94,69 @@ def test_max_dynamic_attribute_is_capped_by_the_opt_in_limit():
     k = gpuemu.RawModule(code=DYN).get_function("k")   # sm_90: 227 KB opt-in
     with pytest.raises(gpuemu.LaunchError, match="232448"):
         k.max_dynamic_shared_size_bytes = 232449
+
+
+SCALARS = r"""
+extern "C" __global__ void s(int* out, int n, float f, int2 v, float4 w) {
+    out[0] = n; out[1] = (int)f; out[2] = v.x; out[3] = v.y; out[4] = (int)w.w;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def scalars():
+    return gpuemu.RawModule(code=SCALARS).get_function("s")
+
+
+def _call(k, n=1, f=1.0, v=(1, 2), w=(1.0, 2.0, 3.0, 4.0)):
+    out = np.zeros(5, np.int32)
+    k(1, 1, (out, n, f, v, w))
+    return out.tolist()
+
+
+@pytest.mark.parametrize("n", [np.int64(2**40), np.uint64(2**64 - 1), np.int64(-2**31 - 1)],
+                         ids=["int64_2_40", "uint64_max", "int64_below_int32"])
+def test_numpy_int_out_of_an_int_parameters_range_is_refused(scalars, n):
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 1 \('n'.*does not fit"):
+        _call(scalars, n=n)
+
+
+@pytest.mark.parametrize("n", [np.float32(64.7), np.float64("nan"), np.float16(2.0)],
+                         ids=["float32", "nan", "float16"])
+def test_numpy_float_for_an_int_parameter_is_refused(scalars, n):
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 1 \('n'.*is an integer, got the float"):
+        _call(scalars, n=n)
+
+
+def test_numpy_complex_is_refused(scalars):
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 2 \('f'.*cannot convert complex64"):
+        _call(scalars, f=np.complex64(1))
+
+
+def test_numpy_scalars_in_range_convert(scalars):
+    assert _call(scalars, n=np.int64(-7), f=np.int16(9), v=(np.uint8(3), np.int64(4))) == [-7, 9, 3, 4, 4]
+
+
+def test_int_too_large_for_a_float_parameter_is_refused(scalars):
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 2 \('f'.*does not fit"):
+        _call(scalars, f=10**400)
+
+
+def test_vector_value_out_of_range_is_refused(scalars):
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 3 \('v'.*value 1.*does not fit"):
+        _call(scalars, v=(5, 2**40))
+
+
+def test_vector_float_values_for_an_int_vector_are_refused(scalars):
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 3 \('v'.*value 0.*is an integer"):
+        _call(scalars, v=(5.7, 6.9))
+
+
+def test_vector_of_objects_is_refused(scalars):
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 4 \('w'.*value 0.*scalar, got object"):
+        _call(scalars, w=[object()] * 4)
+
+
+def test_ragged_vector_is_refused(scalars):
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 3 \('v'.*needs 2 values"):
+        _call(scalars, v=((1, 2), 3))

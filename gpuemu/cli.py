@@ -299,9 +299,46 @@ def check_arch(name: str) -> None:
                          f"(gpuemu info archs)")
 
 
+def check_bank_mode(arch: str, mode: Optional[int]) -> None:
+    """A usage error for a --bank-mode the preset does not offer (only cc3.x
+    has the 4/8-byte switch, as cudaDeviceSetSharedMemConfig)."""
+    if mode is None:
+        return
+    from .arch import PRESETS, get_preset
+    if mode not in get_preset(arch).mem.shared_bank_modes:
+        offer = [n for n in PRESETS if get_preset(n).mem.shared_bank_modes]
+        raise UsageError(f"--bank-mode {mode}: {arch} has fixed 4-byte shared-memory banks; "
+                         f"the bank mode is a setting of {', '.join(offer)}")
+
+
+def check_output_paths(ns: argparse.Namespace) -> None:
+    """A usage error, before the launch, for an output file (--save, --html,
+    --timeline) that cannot be written: its folder missing, or a folder itself."""
+    for option, paths in (("--save", [ns.save]), ("--html", [ns.html]),
+                          ("--timeline", ns.timeline or [])):
+        for path in paths:
+            if path is None:
+                continue
+            p = Path(path)
+            if p.is_dir():
+                raise UsageError(f"{option} {path}: is a folder, not a file")
+            if not p.resolve().parent.is_dir():
+                raise UsageError(f"{option} {path}: no such folder {p.parent}")
+
+
+def _write(option: str, path: str, write: Any) -> None:
+    """Call write(path), a failure to write being a clean error naming the option."""
+    try:
+        write(path)
+    except OSError as e:
+        raise UsageError(f"{option} {path}: cannot write: {e.strerror or e}") from None
+
+
 def cmd_run(ns: argparse.Namespace) -> int:
     """`gpuemu run`: build the manifest, launch, print (tables, --json, --report, --html)."""
     check_arch(ns.arch)
+    check_bank_mode(ns.arch, ns.bank_mode)
+    check_output_paths(ns)
     target = Path(ns.target)
     if target.suffix == ".json":
         stray = [o for o in ("kernel", "block", "arg", "const") if getattr(ns, o)]
@@ -342,14 +379,12 @@ def cmd_run(ns: argparse.Namespace) -> int:
     timing = getattr(res.launch, "timing", None)
     if timing is not None and ns.timeline:
         for path in ns.timeline:
-            if str(path).endswith(".png"):
-                timing.timeline_png(path)
-            else:
-                timing.chrome_trace(path)
+            _write("--timeline", path, timing.timeline_png if str(path).endswith(".png")
+                   else timing.chrome_trace)
     seconds = time.perf_counter() - t0
     mismatches = mf.check(res) if m.has_expectation else None
     if ns.save:
-        np.savez(ns.save, **res.outputs)
+        _write("--save", ns.save, lambda path: np.savez(path, **res.outputs))
     launch = res.launch
     rep = launch.report(top=ns.top) if ns.report or ns.html else None    # built once
     if ns.json:
@@ -380,7 +415,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
         if ns.report:
             rep.render(_console(), counters=not m.measured, findings=False)
     if ns.html:
-        rep.save_html(ns.html)
+        _write("--html", ns.html, rep.save_html)
         print(f"wrote {ns.html}", file=sys.stderr if ns.json else sys.stdout)
     return EXIT_ERROR if mismatches else EXIT_OK
 
@@ -435,6 +470,8 @@ def cmd_occupancy(ns: argparse.Namespace) -> int:
     from . import RawModule
     from .machine.occupancy import occupancy_report
     check_arch(ns.arch)
+    if not Path(ns.source).is_file():
+        raise UsageError(f"no such file: {ns.source}")
     options = tuple(f"-maxrregcount={ns.maxrregcount}" for _ in [0] if ns.maxrregcount)
     mod = RawModule(path=ns.source, arch=ns.arch, options=options)
     names = [ns.kernel] if ns.kernel else [f.name for f in mod.module.kernels]

@@ -336,6 +336,26 @@ def test_bank_mode_8_makes_stride_2_floats_conflict_free_on_cc3x(tmp_path):
     assert stats["shared_load_requests"] == 1 and stats["shared_load_wavefronts"] == 1
 
 
+def test_bank_mode_a_preset_does_not_offer_is_a_usage_error(capsys):
+    # only cc3.x switches bank width (cudaDeviceSetSharedMemConfig); sm_90's banks are 4 bytes
+    assert cli.main(["run", str(PROGRAMS / "vecadd.json"), "--bank-mode", "8"]) == 2
+    err = capsys.readouterr().err
+    assert "--bank-mode 8" in err and "sm_90" in err and "cc3x" in err
+
+
+@pytest.mark.parametrize("option", ["--save", "--html", "--timeline"])
+def test_output_file_in_a_missing_folder_is_refused_before_the_launch(option, tmp_path, capsys):
+    path = tmp_path / "nowhere" / "out.x"
+    assert cli.main(["run", str(PROGRAMS / "vecadd.json"), option, str(path)]) == 2
+    captured = capsys.readouterr()
+    assert f"{option} {path}: no such folder" in captured.err and captured.out == ""
+
+
+def test_output_file_that_is_a_folder_is_refused(tmp_path, capsys):
+    assert cli.main(["run", str(PROGRAMS / "vecadd.json"), "--save", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+
+
 def test_conformance_manifest_shows_the_h100_counters_beside_ours():
     case = CONFORMANCE / "smem_ld_stride4.json"
     if not case.exists():
@@ -365,3 +385,8 @@ def test_occupancy_names_the_limiting_resource(tmp_path):
 def test_occupancy_of_an_unknown_kernel_is_a_usage_error():
     r = run_cli("occupancy", PROGRAMS / "vecadd.cu", "--kernel", "nope", "--block", "128")
     assert r.returncode == 2 and "nope" in r.stderr
+
+
+def test_occupancy_of_a_missing_file_is_a_usage_error(tmp_path, capsys):
+    assert cli.main(["occupancy", str(tmp_path / "nope.cu"), "--block", "32"]) == 2
+    assert "no such file" in capsys.readouterr().err

@@ -102,7 +102,65 @@ class _PP(Preprocessor):
         return CompileError(msg, Loc(file or "<source>", int(line or 1), col), src)
 
     def on_error(self, file, line, msg):
+        d = self.lastdirective
+        if file not in self.file_lines and d is not None and d.source in self.file_lines:
+            # pcpp's expression evaluator reports no position: the directive has it
+            if msg.strip() == "Empty expression":
+                raise self.directive_error(f"#{d.value} with no expression")
+            raise self.directive_error(f"preprocessor: {msg.strip()}")
         raise self._err(file, line, f"preprocessor: {msg.strip()}")
+
+    def directive_error(self, msg: str) -> CompileError:
+        """An error in the last directive, the caret where its operand is (or should be)."""
+        d = self.lastdirective
+        file, line = (d.source, d.lineno) if d is not None else ("<source>", 1)
+        err = self._err(file, line, msg)
+        src = err.source_line
+        if d is not None and src is not None:
+            m = re.match(r"\s*#\s*" + re.escape(d.value) + r"\s*", src)
+            if m:
+                err = CompileError(msg, Loc(err.loc.file, err.loc.line, m.end() + 1), src)
+        return err
+
+    # gcc's words for a directive with its operand missing or malformed
+    def define(self, tokens):
+        if not isinstance(tokens, str):
+            name = self.tokenstrip(list(tokens))
+            if not name:
+                raise self.directive_error("no macro name given in #define directive")
+            if name[0].type != self.t_ID:
+                raise self.directive_error("macro names must be identifiers")
+        return super().define(tokens)
+
+    def undef(self, tokens):
+        if not isinstance(tokens, str):
+            name = self.tokenstrip(list(tokens))
+            if not name:
+                raise self.directive_error("no macro name given in #undef directive")
+            if name[0].type != self.t_ID:
+                raise self.directive_error("macro names must be identifiers")
+        return super().undef(tokens)
+
+    def include(self, tokens, original_line):
+        if not self.tokenstrip(list(tokens)):
+            raise self.directive_error('#include expects "FILENAME" or <FILENAME>')
+        return super().include(tokens, original_line)
+
+    def on_directive_handle(self, directive, toks, ifpassthru, precedingtoks):
+        self.last_operand = self.tokenstrip(list(toks))
+        return super().on_directive_handle(directive, toks, ifpassthru, precedingtoks)
+
+    def missing_operand(self) -> Optional[CompileError]:
+        """pcpp indexes an enabled #if/#ifdef/#ifndef/#elif's first operand
+        unchecked: an IndexError right after one with no operand is that."""
+        d = self.lastdirective.value if self.lastdirective is not None else ""
+        if getattr(self, "last_operand", None):
+            return None
+        if d in ("ifdef", "ifndef"):
+            return self.directive_error(f"no macro name given in #{d} directive")
+        if d in ("if", "elif"):
+            return self.directive_error(f"#{d} with no expression")
+        return None
 
     def on_file_open(self, is_system_include, includepath):
         norm = includepath.replace("\\", "/")
@@ -156,7 +214,7 @@ def preprocess(text: str, filename: str = "<source>", include_dirs: tuple = (),
     if arch is not None:
         pp.define(f"__CUDA_ARCH__ {int(arch)}")
     for k, v in (defines or {}).items():
-        pp.define(f"{k} {v}" if v is not None and v != "" else f"{k} 1")
+        _define_option(pp, str(k), v)
     for d in include_dirs:
         pp.add_path(str(d))
     pp.add_path(_VIRTUAL)
@@ -166,11 +224,33 @@ def preprocess(text: str, filename: str = "<source>", include_dirs: tuple = (),
         pp.write(out)
     except CompileError:
         raise
+    except IndexError as e:
+        err = pp.missing_operand()
+        if err is None:
+            raise CompileError(f"preprocessor: {e}", Loc(filename, 1, 1), None) from None
+        raise err from None
     except OutputDirective:  # pragma: no cover - pcpp internal control flow
         raise CompileError("preprocessor failed", Loc(filename, 1, 1), None)
     except Exception as e:  # pcpp bug or unexpected input: still one diagnostic
         raise CompileError(f"preprocessor: {e}", Loc(filename, 1, 1), None) from None
     return _line_table(out.getvalue(), filename, file_lines)
+
+
+def _define_option(pp: _PP, name: str, value) -> None:
+    """A -D option (NAME, NAME=VALUE or NAME(args)=VALUE); its diagnostics name
+    the option, as gcc's "<command-line>" ones do, not a source line."""
+    opt = f"-D{name}" + (f"={value}" if value not in (None, "", "1") else "")
+
+    def bad(msg: str) -> CompileError:
+        return CompileError(f"command-line option {opt}: {msg}", Loc("<command-line>", 1, 3), opt)
+    if not name:
+        raise bad("no macro name given")
+    if not re.fullmatch(r"[A-Za-z_]\w*(\([\w\s,.]*\))?", name):
+        raise bad("macro names must be identifiers")
+    try:
+        pp.define(f"{name} {value}" if value is not None and value != "" else f"{name} 1")
+    except CompileError as e:
+        raise bad(e.message.replace("preprocessor: ", "")) from None
 
 
 def _same_file_key(name: str) -> str:

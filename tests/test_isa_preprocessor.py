@@ -158,3 +158,68 @@ def test_pragma_once_header_included_twice(tmp_path):
     src = '#include "h.cuh"\n#include "h.cuh"\n__global__ void k(int *p) { p[0] = twice(3); }\n'
     m = isa.compile_source(src, str(tmp_path / "k.cu"))
     assert [f.name for f in m.functions] == ["twice", "k"]
+
+
+K = "__global__ void k(int *p) { p[0] = 1; }\n"
+
+
+def test_define_without_name_is_diagnostic_at_the_directive():
+    e = compile_error("\n#define\n" + K)
+    assert e.message == "no macro name given in #define directive"
+    assert (e.line, e.col) == (2, 8) and e.source_line == "#define" and str(e).splitlines()[2] == " " * 7 + "^"
+
+
+def test_define_of_a_number_is_diagnostic():
+    e = compile_error("#define 5 x\n" + K)
+    assert e.message == "macro names must be identifiers" and (e.line, e.col) == (1, 9)
+
+
+def test_undef_without_name_is_diagnostic():
+    e = compile_error("#undef\n" + K)
+    assert e.message == "no macro name given in #undef directive" and e.line == 1
+
+
+def test_include_without_file_name_is_diagnostic():
+    e = compile_error(K + "#include\n")
+    assert e.message == '#include expects "FILENAME" or <FILENAME>' and (e.line, e.col) == (2, 9)
+
+
+def test_ifdef_without_name_is_diagnostic():
+    e = compile_error("#ifdef\n#endif\n" + K)
+    assert e.message == "no macro name given in #ifdef directive" and (e.line, e.col) == (1, 7)
+
+
+def test_if_and_elif_without_expression_are_diagnostics():
+    assert compile_error("#if\n#endif\n" + K).message == "#if with no expression"
+    e = compile_error("#if 0\n#elif\n#endif\n" + K)
+    assert e.message == "#elif with no expression" and (e.line, e.col) == (2, 6)
+
+
+def test_directives_without_operand_in_a_skipped_group_are_ignored():
+    # C11 6.10.1p6: a skipped group's directives are processed only for nesting
+    assert kernel_const("#if 0\n#define\n#undef\n#include\n#ifdef\n#endif\n#endif\n" + K) == 1
+
+
+def test_command_line_define_without_name_names_the_option():
+    e = compile_error(K, defines={"": "5"})
+    assert e.message == "command-line option -D=5: no macro name given"
+    assert (e.file, e.line, e.col) == ("<command-line>", 1, 3) and e.source_line == "-D=5"
+
+
+def test_command_line_define_of_a_number_names_the_option():
+    e = compile_error(K, defines={"5": "1"})
+    assert e.message == "command-line option -D5: macro names must be identifiers"
+
+
+def test_command_line_function_macro_is_accepted():
+    assert kernel_const("__global__ void k(int *p) { p[0] = F(2); }", defines={"F(x)": "x*3"}) == 6
+
+
+def test_bare_d_option_of_a_module_names_the_option():
+    import gpuemu
+    try:
+        gpuemu.RawModule(code=K, options=("-D",))
+    except isa.CompileError as e:
+        assert e.message == "command-line option -D: no macro name given" and e.file == "<command-line>"
+    else:
+        raise AssertionError("expected a CompileError")

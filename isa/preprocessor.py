@@ -123,22 +123,21 @@ class _PP(Preprocessor):
         return err
 
     # gcc's words for a directive with its operand missing or malformed
+    def check_macro_name(self, tokens, directive: str) -> None:
+        if isinstance(tokens, str):
+            return          # our own predefines and -D options (checked in _define_option)
+        name = self.tokenstrip(list(tokens))
+        if not name:
+            raise self.directive_error(f"no macro name given in #{directive} directive")
+        if name[0].type != self.t_ID:
+            raise self.directive_error("macro names must be identifiers")
+
     def define(self, tokens):
-        if not isinstance(tokens, str):
-            name = self.tokenstrip(list(tokens))
-            if not name:
-                raise self.directive_error("no macro name given in #define directive")
-            if name[0].type != self.t_ID:
-                raise self.directive_error("macro names must be identifiers")
+        self.check_macro_name(tokens, "define")
         return super().define(tokens)
 
     def undef(self, tokens):
-        if not isinstance(tokens, str):
-            name = self.tokenstrip(list(tokens))
-            if not name:
-                raise self.directive_error("no macro name given in #undef directive")
-            if name[0].type != self.t_ID:
-                raise self.directive_error("macro names must be identifiers")
+        self.check_macro_name(tokens, "undef")
         return super().undef(tokens)
 
     def include(self, tokens, original_line):

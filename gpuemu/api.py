@@ -35,7 +35,7 @@ from .texture import Texture
 from .jit import abi, compile_kernel
 from .check import parse_check
 from .check.shadow_memory import forget_args
-from .host.streams import place_kernel, place_launch
+from .host.streams import Stream, place_kernel, place_launch
 from .machine import DEFAULT_BUDGET, LaunchRun, launch_cache, launch_gate, launch_plan
 from .machine.weak_memory import parse_memory_model
 from .memory.launch_sums import Ended
@@ -493,7 +493,67 @@ class RawKernel:
             tools = parse_check(options.get("check"))
         except ValueError as e:
             raise LaunchError(str(e)) from None
+        if options:
+            self._check_options(options)
         return shape, tools
+
+    def _check_options(self, options: dict) -> None:
+        """A LaunchError naming a launch option whose value it does not take."""
+        seed = options.get("seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)
+                                 or seed < 0):
+            # (numpy.random.default_rng's seeds: non-negative ints)
+            raise LaunchError(f"seed must be a non-negative int or None, got {seed!r}")
+        progress = options.get("progress")
+        if progress is not None and not callable(progress):
+            raise LaunchError(f"progress must be a callable (given the blocks each batch ran) "
+                              f"or None, got {progress!r}")
+        for name in ("l1", "enable_cooperative_groups"):
+            v = options.get(name)
+            if v is not None and type(v) is not bool:
+                raise LaunchError(f"{name} must be True, False or None, got {v!r}")
+        bank = options.get("bank_mode")
+        if bank is not None:
+            preset = self.module.preset
+            modes = sorted(preset.mem.shared_bank_modes)
+            if isinstance(bank, bool) or not isinstance(bank, numbers.Integral) or bank not in modes:
+                raise LaunchError(f"bank_mode must be one of the bank widths {preset.name} offers "
+                                  f"({', '.join(map(str, modes)) or 'none: fixed 4-byte banks'}) "
+                                  f"or None, got {bank!r}")
+
+    def _check_schedulers(self, mode: str, scheduler, block_scheduler) -> None:
+        """A LaunchError naming a warp or block scheduler the launch cannot use."""
+        try:
+            if scheduler is not None and mode == "timing":
+                from .timing.warp_policies import get_policy
+                get_policy(scheduler)
+            elif scheduler is not None:
+                from .machine.warp_scheduler import get_warp_scheduler
+                if not callable(getattr(get_warp_scheduler(scheduler), "order", None)):
+                    raise ValueError(f"a warp scheduler needs an order(ready) method: {scheduler!r}")
+        except ValueError as e:
+            raise LaunchError(f"scheduler: {e}") from None
+        if block_scheduler is not None:     # (timing mode's; checked in either mode)
+            from .timing.block_policy import get_block_policy
+            try:
+                policy = get_block_policy(block_scheduler)
+            except ValueError as e:
+                raise LaunchError(f"block_scheduler: {e}") from None
+            if not (callable(getattr(policy, "pick_sm", None)) and callable(getattr(policy, "reset", None))):
+                raise LaunchError(f"block_scheduler: a block scheduler needs reset(num_sms) and "
+                                  f"pick_sm(free, resident) methods, got {block_scheduler!r}")
+
+    def _check_placement(self, carveout, stream) -> None:
+        """A LaunchError for a carve-out or stream the launch cannot use."""
+        if carveout is not None:
+            from .machine.occupancy import carveout_bytes
+            try:
+                carveout_bytes(self.module.preset, carveout)
+            except ValueError as e:
+                raise LaunchError(f"carveout: {e}") from None
+        if stream is not None and not isinstance(stream, Stream):
+            raise LaunchError(f"stream must be a gpuemu.Stream or None (the default stream), "
+                              f"got {stream!r}")
 
     def __call__(self, grid, block, args, shared_mem: int = 0, *, budget: int = DEFAULT_BUDGET,
                  stats: bool = True, scheduler=None, mode: str = "functional",
@@ -505,6 +565,8 @@ class RawKernel:
         default: the kernel's `preferred_carveout`); the report is `launch.timing`.
         `stream`: a gpuemu.Stream for the host timeline (gpuemu/host/streams.py;
         default: the legacy default stream)."""
+        if carveout is not None or stream is not None:     # (checked before the gate, which takes
+            self._check_placement(carveout, stream)         # any carve-out)
         gate = self._gate           # a kept launch checked and run in one native call (launch_gate)
         if gate is not None:
             try:
@@ -530,6 +592,8 @@ class RawKernel:
                 return got
         shape, tools = launch_plan.checked_call(self, mode, grid, block, shared_mem, budget,
                                                 options, self._check_call)
+        if scheduler is not None or block_scheduler is not None:   # (such a call is never kept)
+            self._check_schedulers(mode, scheduler, block_scheduler)
         mod = self.module
         meta = self.meta
         options.setdefault("l1", mod.l1_default)

@@ -160,3 +160,51 @@ def test_vector_of_objects_is_refused(scalars):
 def test_ragged_vector_is_refused(scalars):
     with pytest.raises(gpuemu.LaunchError, match=r"argument 3 \('v'.*needs 2 values"):
         _call(scalars, v=((1, 2), 3))
+
+
+def _ran(kern, **kw):
+    """Launch k writing a[0] = 1; True if the kernel ran (the array changed)."""
+    a = np.zeros(4, np.float32)
+    try:
+        kern(1, 1, (a, 4), **kw)
+    finally:
+        _ran.wrote = bool(a[0])
+
+
+@pytest.mark.parametrize("opts, named", [
+    (dict(seed="a"), r"seed must be a non-negative int"),
+    (dict(seed=-1), r"seed must be a non-negative int"),
+    (dict(progress="x"), r"progress must be a callable"),
+    (dict(scheduler=5), r"scheduler: .*order"),
+    (dict(scheduler="x"), r"scheduler: unknown warp scheduler 'x'"),
+    (dict(scheduler="x", mode="timing"), r"scheduler: unknown warp scheduler 'x'"),
+    (dict(stream=5), r"stream must be a gpuemu.Stream"),
+    (dict(block_scheduler=object(), mode="timing"), r"block_scheduler: .*pick_sm"),
+    (dict(block_scheduler="x", mode="timing"), r"block_scheduler: unknown block scheduler 'x'"),
+    (dict(bank_mode=7), r"bank_mode must be one of .*got 7"),
+    (dict(bank_mode=7, stats=False), r"bank_mode must be one of .*got 7"),
+    (dict(carveout="x", mode="timing"), r"carveout: unknown carve-out 'x'"),
+    (dict(carveout=500, mode="timing"), r"carveout: carve-out must be a percent 0..100"),
+    (dict(carveout=1.5), r"carveout: carve-out must be a percent 0..100"),
+    (dict(l1="yes"), r"l1 must be True, False or None, got 'yes'"),
+    (dict(enable_cooperative_groups="x"), r"enable_cooperative_groups must be True, False or None"),
+], ids=lambda v: repr(v) if isinstance(v, dict) else "")
+def test_bad_launch_option_is_a_launch_error_before_the_kernel_runs(kern, opts, named):
+    with pytest.raises(gpuemu.LaunchError, match=named):
+        _ran(kern, **opts)
+    assert not _ran.wrote
+
+
+@pytest.mark.parametrize("opts", [dict(carveout="x"), dict(stream=5)], ids=["carveout", "stream"])
+def test_bad_carveout_or_stream_is_refused_after_kept_launches(kern, opts):
+    a = gpuemu.zeros(4, np.float32)
+    for _ in range(4):                  # kept, and the launch gate armed where it can be
+        kern(1, 1, (a, 4), stats=False)
+    with pytest.raises(gpuemu.LaunchError, match=next(iter(opts))):
+        kern(1, 1, (a, 4), stats=False, **opts)
+
+
+def test_good_launch_options_are_accepted(kern):
+    _ran(kern, seed=3, progress=lambda n: None, l1=False, enable_cooperative_groups=True,
+         scheduler="lrr", carveout="prefer_shared")
+    assert _ran.wrote

@@ -1,6 +1,8 @@
 """DeviceArray: an n-d array living in emulated global memory (CuPy-shaped)."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .check.shadow_memory import mark_elements_written, mark_fresh, mark_written
@@ -91,9 +93,32 @@ class DeviceArray:
         return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, address={self.device_address:#x})"
 
 
-def _new(shape, dtype) -> DeviceArray:
-    shape = (shape,) if np.isscalar(shape) else tuple(shape)
+def _shape(shape) -> tuple:
+    """`shape` as numpy takes it: an int or a sequence of ints, none negative
+    (numpy's errors: TypeError for a non-integer, ValueError for a negative dimension)."""
+    try:
+        dims = (operator.index(shape),)
+    except TypeError:
+        if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+            raise TypeError(f"expected a sequence of integers or a single integer, "
+                            f"got {shape!r}") from None
+        dims = tuple(operator.index(d) for d in shape)    # "'float' object cannot be interpreted ..."
+    if any(d < 0 for d in dims):
+        raise ValueError("negative dimensions are not allowed")
+    return dims
+
+
+def _device_dtype(dtype) -> np.dtype:
+    """`dtype` as a device array's: Python objects have no device form (cupy: 'Unsupported dtype')."""
     dtype = np.dtype(dtype)
+    if dtype.hasobject:
+        raise ValueError(f"Unsupported dtype {dtype}: a device array holds numbers, not Python objects")
+    return dtype
+
+
+def _new(shape, dtype) -> DeviceArray:
+    shape = _shape(shape)
+    dtype = _device_dtype(dtype)
     n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     return DeviceArray(device_memory().allocate(n), shape, dtype)
 
@@ -114,6 +139,7 @@ def asarray(a, dtype=None) -> DeviceArray:
     if isinstance(a, DeviceArray) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
     arr = np.asarray(a.get() if isinstance(a, DeviceArray) else a, dtype=dtype)
+    _device_dtype(arr.dtype)
     d = _new(arr.shape, arr.dtype)
     d.set(a if isinstance(a, np.ndarray) and a.dtype == arr.dtype else arr)
     return d

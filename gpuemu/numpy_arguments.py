@@ -77,6 +77,10 @@ def _groups(arrays: list) -> list:
 def copy_in(arrays: list) -> tuple:
     """(device pointer per array, copies for copy_back) of `arrays`, a list
     of (numpy array, where: how errors name its argument)."""
+    for a, where in arrays:
+        if a.dtype.hasobject:
+            raise LaunchError(f"{where} is a numpy array of Python objects ({a.dtype}): "
+                              f"a kernel's memory holds numbers")
     ptrs = [0] * len(arrays)
     copies = []
     for group in _groups(arrays):

@@ -76,3 +76,8 @@ def test_writable_arguments_are_copied_back_before_the_read_only_error():
     with pytest.raises(gpuemu.LaunchError, match=r"argument 0 \('a'.*read-only"):
         both(1, 8, (ro, out))
     assert out.tolist() == list(range(2, 10))
+
+
+def test_object_array_argument_is_a_launch_error_naming_it(kern):
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 1 \('in'.*Python objects"):
+        kern(1, 8, (np.zeros(8, np.int32), np.array([object()] * 8)))

@@ -117,18 +117,72 @@ def int_literal_type(text: str) -> tuple:
     return value, U64
 
 
-_ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "a": 7, "b": 8, "f": 12, "v": 11,
+_ESCAPES = {"n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11, "e": 27,
             "\\": 92, "'": 39, '"': 34, "?": 63}
+_OCT = "01234567"
+_HEX = "0123456789abcdefABCDEF"
+
+
+def _char_units(body: str) -> list:
+    """The chars (bytes) of a char literal's body, escapes decoded as gcc does:
+    \\ooo takes up to three octal digits, \\x every hex digit that follows; a
+    value past 0xff is an error; other characters are their UTF-8 bytes."""
+    units, i = [], 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\":
+            units += list(c.encode("utf-8"))
+            i += 1
+            continue
+        c = body[i + 1]
+        if c in _OCT:
+            j = i + 1
+            while j < len(body) and j < i + 4 and body[j] in _OCT:
+                j += 1
+            v, what = int(body[i + 1:j], 8), "octal"
+        elif c in "xX":
+            j = i + 2
+            while j < len(body) and body[j] in _HEX:
+                j += 1
+            if j == i + 2:
+                raise ValueError("\\x used with no following hex digits")
+            v, what = int(body[i + 2:j], 16), "hex"
+        elif c in "uU":     # a universal character name: its UTF-8 bytes
+            n = 4 if c == "u" else 8
+            digits = body[i + 2:i + 2 + n]
+            if len(digits) != n or any(d not in _HEX for d in digits) or int(digits, 16) > 0x10FFFF:
+                raise ValueError(f"incomplete or invalid universal character name \\{c}{digits}")
+            units += list(chr(int(digits, 16)).encode("utf-8", "surrogatepass"))
+            i += 2 + n
+            continue
+        else:
+            units.append(_ESCAPES.get(c, ord(c) & 0xFF))
+            i += 2
+            continue
+        if v > 0xFF:
+            raise ValueError(f"{what} escape sequence out of range")
+        units.append(v)
+        i = j
+    return units
+
+
+def char_literal_type(text: str) -> tuple:
+    """(value, type) of a C char literal like 'a', '\\n' or 'ab'. One char has
+    type char (signed on the GPU); a multi-character literal has type int and,
+    as in gcc, the value of its chars' bytes in order, the last in the low
+    byte, truncated to int ('abcde' == 'bcde'). Raises ValueError for an empty
+    literal or an escape past 0xff (gcc: "... escape sequence out of range")."""
+    units = _char_units(text[1:-1])
+    if not units:
+        raise ValueError("empty character constant")
+    if len(units) == 1:
+        return wrap(units[0], I8), I8
+    value = 0
+    for u in units:
+        value = (value << 8) | u
+    return wrap(value, I32), I32
 
 
 def char_literal_value(text: str) -> int:
-    """Value of a C char literal like 'a' or '\\n' (type char, promoted)."""
-    body = text[1:-1]
-    if body.startswith("\\"):
-        esc = body[1:]
-        if esc[0] in "xX":
-            return wrap(int(esc[1:], 16), I8)
-        if esc[0].isdigit():
-            return wrap(int(esc, 8), I8)
-        return _ESCAPES.get(esc[0], ord(esc[0]))
-    return wrap(ord(body[0]), I8)
+    """Value of a C char literal (see char_literal_type)."""
+    return char_literal_type(text)[0]

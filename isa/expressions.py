@@ -13,7 +13,7 @@ from . import ir
 from .ir import BOOL, I8, I32, U32, I64, U64, F32, F64
 from .builtins import SPECIAL_VARS
 from .const_fold import fold
-from .conversions import usual_arithmetic, promote, const_value, int_literal_type, char_literal_value
+from .conversions import usual_arithmetic, promote, const_value, int_literal_type, char_literal_type
 from .diagnostics import CompileError
 from .places import (LValue, pq_of, with_pq, is_arith, is_int, is_ptr, tname, clone, has_side_effects,
                      strip_spaces, cheap_address)
@@ -84,7 +84,11 @@ class ExpressionLowering:
             value = float.fromhex(text) if text[:2] in ("0x", "0X") else float(text)
             return ir.Const(t, e.loc, const_value(value, t))
         if isinstance(e, A.CharLit):
-            return ir.Const(I8, e.loc, char_literal_value(e.text))
+            try:
+                value, t = char_literal_type(e.text)
+            except ValueError as err:
+                raise self.error(f"{err} in character literal {e.text}", e.loc) from None
+            return ir.Const(t, e.loc, value)
         if isinstance(e, A.BoolLit):
             return ir.Const(BOOL, e.loc, e.value)
         if isinstance(e, A.NullLit):

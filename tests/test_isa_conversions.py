@@ -5,9 +5,11 @@ import math
 
 import pytest
 
-from isa.conversions import promote, usual_arithmetic, wrap, const_value, int_literal_type, char_literal_value
+from isa.conversions import promote, usual_arithmetic, wrap, const_value, int_literal_type, char_literal_value, \
+    char_literal_type
 from isa.ir import BOOL, I8, U8, I16, U16, I32, U32, I64, U64, F32, F64
-from isa_ir_walk import compile_error
+from isa import ir
+from isa_ir_walk import compile_error, compile_kernel, nodes
 
 
 def test_small_integers_promote_to_int():
@@ -97,8 +99,13 @@ def test_literal_wider_than_64_bits_fits_no_type(text):
         int_literal_type(text)
 
 
+def stored_literal_error(literal: str):
+    """The CompileError of `p[0] = literal;` on line 3, column 12 of its kernel."""
+    return compile_error(f"__global__ void k(long long *p)\n{{\n    p[0] = {literal};\n}}\n")
+
+
 def test_literal_wider_than_64_bits_is_compile_error_at_the_literal():
-    e = compile_error("__global__ void k(long long *p)\n{\n    p[0] = 0xffffffffffffffffffff;\n}\n")
+    e = stored_literal_error("0xffffffffffffffffffff")
     assert e.message == "integer literal '0xffffffffffffffffffff' is too large for any integer type"
     assert (e.line, e.col) == (3, 12) and str(e).splitlines()[2] == " " * 11 + "^"
 
@@ -112,3 +119,37 @@ def test_char_literal_escapes():
     assert char_literal_value("'\\0'") == 0
     assert char_literal_value("'\\x41'") == 65
     assert char_literal_value("'\\''") == 39
+
+
+def test_multi_character_literal_is_int_of_its_bytes_as_gcc():
+    assert char_literal_type("'ab'") == (0x6162, I32)
+    assert char_literal_type(r"'\xff\xff'") == (0xFFFF, I32)
+
+
+def test_multi_character_literal_keeps_the_last_four_chars():
+    assert char_literal_value("'abcde'") == char_literal_value("'bcde'") == 0x62636465
+
+
+def test_octal_escape_takes_at_most_three_digits():
+    assert char_literal_value(r"'\1234'") == 0x5334
+
+
+def test_single_char_literal_is_signed_char():
+    assert char_literal_type(r"'\xff'") == (-1, I8) and char_literal_type("'a'") == (97, I8)
+
+
+@pytest.mark.parametrize("text,message", [(r"'\x1ff'", "hex escape sequence out of range"),
+                                          (r"'\777'", "octal escape sequence out of range")])
+def test_escape_past_0xff_is_out_of_range(text, message):
+    with pytest.raises(ValueError, match=message):
+        char_literal_value(text)
+
+
+def test_out_of_range_escape_is_compile_error_at_the_literal():
+    e = stored_literal_error(r"'\x1ff'")
+    assert e.message == r"hex escape sequence out of range in character literal '\x1ff'" and (e.line, e.col) == (3, 12)
+
+
+def test_multi_character_literal_stores_its_int_value():
+    fn = compile_kernel("p[0] = 'ab';", "int *p")
+    assert nodes(fn.body, ir.Store)[0].value.value == 0x6162

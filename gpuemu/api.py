@@ -71,10 +71,19 @@ def _get_preset(arch: str):
 def _parse_options(options) -> tuple:
     """(-I include dirs, -D defines) from nvcc-style options; others kept."""
     incs, defs, rest = [], {}, []
-    opts = list(options or ())
+    if isinstance(options, str):        # one option string, not its characters
+        options = (options,)
+    try:
+        opts = list(options or ())
+    except TypeError:
+        raise TypeError(f"options must be a tuple of nvcc-style option strings, "
+                        f"got {type(options).__name__}") from None
     flat = []
     for o in opts:
-        flat += shlex.split(o) if isinstance(o, str) and " " in o else [o]
+        try:
+            flat += shlex.split(o) if isinstance(o, str) and " " in o else [o]
+        except ValueError as e:         # an unclosed quote: a diagnostic pointing at the option
+            raise CompileError(f"cannot split the option: {e}", ir.Loc("<options>", 1, 1), o) from None
     i = 0
     while i < len(flat):
         o = str(flat[i])
@@ -92,8 +101,27 @@ def _parse_options(options) -> tuple:
     return tuple(incs), defs, tuple(rest)
 
 
+def _source_text(data: bytes, filename: str) -> str:
+    """Source bytes as text (UTF-8, as nvcc reads them); a byte that is not is
+    a CompileError pointing at it."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        start = data.rfind(b"\n", 0, e.start) + 1
+        end = data.find(b"\n", e.start)
+        line = data[start:end if end >= 0 else len(data)].decode("utf-8", "replace")
+        raise CompileError(f"the source is not UTF-8 text (byte {data[e.start]:#04x})",
+                           ir.Loc(filename, data.count(b"\n", 0, e.start) + 1, e.start - start + 1),
+                           line) from None
+
+
 class RawModule:
-    """A compiled CUDA C source: kernels and file-scope symbols."""
+    """A compiled CUDA C source: kernels and file-scope symbols.
+
+    code= is source text (a str, or UTF-8 bytes), path= a source file; a source
+    that cannot be read or decoded, or an option that cannot be split, is a
+    CompileError; a kernel name that is not one of the module's (or not a str)
+    is a KeyError listing its kernels."""
 
     def __init__(self, code: Optional[str] = None, path: Optional[str] = None, arch: str = "sm_90",
                  options: tuple = (), name_expressions=None, **kwargs):
@@ -108,8 +136,16 @@ class RawModule:
         self.l1_default = {"cg": False, "ca": True}.get(dlcm[-1]) if dlcm else None
         if path is not None:
             filename = str(path)
-            code = Path(path).read_text()
+            try:
+                code = Path(path).read_bytes()
+            except OSError as e:            # missing, a directory, unreadable (nvcc: a fatal error)
+                raise CompileError(f"cannot read the source file: {e.strerror or e}",
+                                   ir.Loc(filename, 1, 1)) from None
             incs = incs + (str(Path(path).resolve().parent),)
+        if isinstance(code, (bytes, bytearray)):
+            code = _source_text(bytes(code), filename)
+        elif not isinstance(code, str):
+            raise TypeError(f"RawModule code= is CUDA C source text (a str), got {type(code).__name__}")
         self.code, self.arch, self.filename = code, arch, filename
         self.preset = _get_preset(arch)
         cc = tuple(getattr(self.preset, "compute_capability", (9, 0)))
@@ -122,6 +158,8 @@ class RawModule:
         self._layout_symbols()
         self.symbol_table = np.array([abi.as_int64(self._symbols[g.name][0].pointer)
                                       for g in self.module.globals] or [0], dtype=np.int64)
+        if isinstance(name_expressions, str):
+            name_expressions = (name_expressions,)
         self.name_expressions = tuple(name_expressions or ())
         for expr in self.name_expressions:
             self._instance_name(expr)
@@ -129,6 +167,9 @@ class RawModule:
     def _instance_name(self, name: str) -> str:
         """The kernel a name (or template name expression, as CuPy's
         name_expressions: 'reduce<float, 256>') stands for; instantiates it."""
+        if not isinstance(name, str):
+            raise KeyError(f"a kernel name or name expression is a str, got {name!r} "
+                           f"(kernels: {self._kernel_names()})")
         got = self._names.get(name)
         if got is None:
             got = name
@@ -172,13 +213,20 @@ class RawModule:
         name = self._instance_name(name)
         k = self._kernels.get(name)
         if k is None:
-            try:
-                self.module.kernel(name)
-            except KeyError:
-                names = ", ".join(f.name for f in self.module.kernels) or "none"
-                raise KeyError(f"no __global__ function named {name!r} (kernels: {names})") from None
+            self._kernel(name)
             k = self._kernels[name] = RawKernel(self, name)
         return k
+
+    def _kernel(self, name: str):
+        """The IR of the kernel `name`; KeyError lists the kernels."""
+        try:
+            return self.module.kernel(name)
+        except KeyError:
+            raise KeyError(f"no __global__ function named {name!r} "
+                           f"(kernels: {self._kernel_names()})") from None
+
+    def _kernel_names(self) -> str:
+        return ", ".join(f.name for f in self.module.kernels) or "none"
 
     def get_global(self, symbol: str) -> DeviceArray:
         """A device array over a __constant__ or __device__ symbol."""
@@ -321,7 +369,7 @@ class RawKernel:
             name = module._instance_name(name)
             module._kernels[name] = self
         self.module, self.name = module, name
-        self.kernel_ir = module.module.kernel(name)
+        self.kernel_ir = module._kernel(name)
         self.compiled = compile_kernel(module.module, name, module.arch, module.options)
         self._max_dynamic = None
         self._last_call = None      # launch_cache.call_key's: the parts and key of the last plain call

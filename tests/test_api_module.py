@@ -319,3 +319,53 @@ def test_finding_in_an_included_file_names_that_file_and_its_line(tmp_path):
     f = e.value.findings[0]
     assert (f.kind, f.line, f.extra["file"]) == ("timeout", 4, str(tmp_path / "helpers.cuh"))
     assert "helpers.cuh:4" in f.message
+
+
+KSRC = 'extern "C" __global__ void k(int* p) { p[0] = 1; }'
+
+
+def test_module_from_utf8_bytes_compiles():
+    assert gpuemu.RawModule(code=KSRC.encode()).get_function("k").name == "k"
+
+
+def test_code_that_is_not_source_text_is_a_type_error_saying_so():
+    with pytest.raises(TypeError, match=r"code= is CUDA C source text \(a str\), got int"):
+        gpuemu.RawModule(code=5)
+
+
+def test_source_file_that_is_not_utf8_is_a_compile_error_at_the_byte(tmp_path):
+    p = tmp_path / "bin.cu"
+    p.write_bytes(b"// ok\n__global__ void k() {}\n/* \xff */\n")
+    with pytest.raises(gpuemu.CompileError, match=r"not UTF-8 text \(byte 0xff\)") as e:
+        gpuemu.RawModule(path=str(p))
+    assert (e.value.file, e.value.line, e.value.col) == (str(p), 3, 4)
+
+
+def test_source_path_that_is_a_directory_is_a_compile_error(tmp_path):
+    with pytest.raises(gpuemu.CompileError, match=r"cannot read the source file: Is a directory"):
+        gpuemu.RawModule(path=str(tmp_path))
+
+
+def test_option_with_an_unclosed_quote_is_a_compile_error_showing_it():
+    with pytest.raises(gpuemu.CompileError, match=r"<options>.*cannot split the option.*\n-DX='1 2"):
+        gpuemu.RawModule(code=KSRC, options=("-DX='1 2",))
+
+
+def test_one_option_string_is_one_option():
+    mod = gpuemu.RawModule(code='__global__ void k(int* p) { p[0] = V; }', options="-DV=7")
+    out = np.zeros(1, np.int32)
+    mod.get_function("k")(1, 1, (out,))
+    assert out[0] == 7
+
+
+def test_a_name_that_is_not_a_str_is_a_key_error_listing_the_kernels():
+    mod = gpuemu.RawModule(code=KSRC)
+    with pytest.raises(KeyError, match=r"is a str, got 5 \(kernels: k\)"):
+        mod.get_function(5)
+    with pytest.raises(KeyError, match=r"is a str, got 5 \(kernels: k\)"):
+        gpuemu.RawModule(code=KSRC, name_expressions=[5])
+
+
+def test_raw_kernel_of_a_missing_name_lists_the_kernels():
+    with pytest.raises(KeyError, match=r"no __global__ function named 'zz' \(kernels: k\)"):
+        gpuemu.RawKernel(KSRC, "zz")

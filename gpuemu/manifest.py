@@ -211,10 +211,51 @@ def _dim3(v: Any, what: str) -> tuple:
     return tuple(v) + (1,) * (3 - len(v))
 
 
+# The JSON types each field may hold (None: the field may be null), and the
+# words the error uses for them. Values are checked further where they are used.
+_INT = ((int,), "an integer")
+_NUMBER = ((int, float), "a number")
+_TEXT = ((str,), "a string")
+_NAME = ((str, type(None)), "a file name (a string)")
+FIELD_TYPES = {
+    "kernel": _TEXT, "purpose": _TEXT, "source": _NAME, "expect_file": _NAME,
+    "outputs_file": _NAME, "dynamic_shared_bytes": _INT, "rtol": _NUMBER, "atol": _NUMBER,
+    "args": ((list,), "a list of argument objects"),
+    "constants": ((list, type(None)), "a list of constant objects"),
+    "h100": ((dict, type(None)), "an object of counter: value"),
+    "launch": ((dict, type(None)), "an object of launch options"),
+    "expect_finding": ((str, type(None)), "a finding kind (a string)"),
+}
+ARG_FIELD_TYPES = {
+    "name": _TEXT, "symbol": _TEXT, "kind": _TEXT, "count": _INT, "init": _TEXT,
+    "output": ((bool,), "true or false"), "value": ((int, float, str), "a number"),
+}
+# kernel-call options a "launch" block may not set, and why: `run` passes the
+# first four from the manifest's own fields; the last take Python objects
+_LAUNCH_NOT_IN_JSON = {
+    "grid": "the manifest's 'grid' gives it", "block": "the manifest's 'block' gives it",
+    "args": "the manifest's 'args' give them",
+    "shared_mem": "the manifest's 'dynamic_shared_bytes' gives it",
+    "stream": "it takes a gpuemu.Stream, which JSON cannot hold",
+    "progress": "it takes a Python callable, which JSON cannot hold",
+}
+
+
+def _check_types(d: dict, table: dict, where: str) -> None:
+    """A ManifestError naming the first field whose JSON type the table does not allow."""
+    for key, (types, wanted) in table.items():
+        v = d.get(key)
+        if key in d and (not isinstance(v, types) or (isinstance(v, bool) and bool not in types)):
+            text = json.dumps(v, default=repr)
+            text = text if len(text) <= 40 else text[:37] + "..."
+            raise ManifestError(f"{where}: '{key}' must be {wanted}, got {text}")
+
+
 def _arg(d: Any, i: int, constant: bool = False) -> ArgSpec:
     where = f"constants[{i}]" if constant else f"args[{i}]"
     if not isinstance(d, dict):
         raise ManifestError(f"{where}: expected an object, got {d!r}")
+    _check_types(d, ARG_FIELD_TYPES, where)
     name = d.get("symbol" if constant else "name", d.get("name", f"arg{i}"))
     where = f"{where} ({name})"
     kind = d.get("kind", "buffer")
@@ -253,10 +294,12 @@ def from_dict(d: dict, path: Optional[Path] = None) -> Manifest:
     for key in ("kernel", "grid", "block"):
         if key not in d:
             raise ManifestError(f"{where}: missing '{key}'")
+    _check_types(d, FIELD_TYPES, where)
+    for key, why in _LAUNCH_NOT_IN_JSON.items():
+        if key in (d.get("launch") or {}):
+            raise ManifestError(f"{where}: 'launch' may not set '{key}': {why}")
     base = path.parent if path else Path(".")
     args = d.get("args", [])
-    if not isinstance(args, list):
-        raise ManifestError(f"{where}: 'args' must be a list")
     specs = [_arg(a, i) for i, a in enumerate(args)]
     consts = [_arg(a, i, constant=True) for i, a in enumerate(d.get("constants") or [])]
     for c in consts:
@@ -268,10 +311,8 @@ def from_dict(d: dict, path: Optional[Path] = None) -> Manifest:
         source = path.with_suffix(".cu")
     expect_file = d.get("expect_file") or d.get("outputs_file")
     shared = d.get("dynamic_shared_bytes", 0)
-    if not isinstance(shared, int) or shared < 0:
+    if shared < 0:
         raise ManifestError(f"{where}: dynamic_shared_bytes must be a non-negative integer")
-    if not isinstance(d.get("launch") or {}, dict):
-        raise ManifestError(f"{where}: 'launch' must be an object of launch options")
     m = Manifest(
         kernel=str(d["kernel"]), grid=_dim3(d["grid"], f"{where}: grid"),
         block=_dim3(d["block"], f"{where}: block"), args=specs,
@@ -294,13 +335,18 @@ def load(path: str | Path) -> Manifest:
     """Read a manifest file (JSON)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_bytes().decode("utf-8")     # JSON is UTF-8 (RFC 8259, section 8.1)
     except OSError as e:
         raise ManifestError(f"{path}: cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ManifestError(f"{path}: not UTF-8 text (byte {e.start}): a manifest is "
+                            f"JSON in UTF-8") from None
     try:
         d = json.loads(text)
     except json.JSONDecodeError as e:
         raise ManifestError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+    except RecursionError:
+        raise ManifestError(f"{path}: invalid JSON: nested too deeply") from None
     return from_dict(d, path)
 
 

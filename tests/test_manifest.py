@@ -288,3 +288,52 @@ def test_launch_options_and_expected_finding_are_read():
 def test_launch_must_be_an_object():
     with pytest.raises(mf.ManifestError, match="'launch' must be an object"):
         mf.from_dict({"kernel": "k", "grid": [1], "block": [32], "launch": [1]})
+
+
+# ---------------------------------------------------------------- field types
+
+@pytest.mark.parametrize("field, value, wanted", [
+    ("source", 5, "a file name"), ("expect_file", 5, "a file name"),
+    ("constants", 5, "a list of constant objects"), ("h100", [1], "an object of counter"),
+    ("rtol", "abc", "a number"), ("rtol", [1], "a number"), ("atol", True, "a number"),
+    ("kernel", None, "a string"), ("args", "x", "a list of argument objects"),
+])
+def test_a_field_of_the_wrong_type_is_named_with_what_it_expects(field, value, wanted):
+    with pytest.raises(mf.ManifestError, match=f"'{field}' must be {wanted}"):
+        mf.from_dict(dict(BASE, **{field: value}))
+
+
+@pytest.mark.parametrize("arg, field, value, wanted", [
+    (0, "name", [1], "a string"), (0, "name", {}, "a string"),
+    (2, "value", [1], "a number"), (2, "value", {}, "a number"),
+    (0, "count", 5.5, "an integer"), (0, "count", True, "an integer"),
+    (1, "output", "yes", "true or false"),
+])
+def test_an_argument_field_of_the_wrong_type_is_named(arg, field, value, wanted):
+    d = json.loads(json.dumps(BASE))
+    d["args"][arg][field] = value
+    with pytest.raises(mf.ManifestError, match=rf"args\[{arg}\]: '{field}' must be {wanted}"):
+        mf.from_dict(d)
+
+
+@pytest.mark.parametrize("option, instead", [
+    ("shared_mem", "dynamic_shared_bytes"), ("grid", "grid"), ("stream", "gpuemu.Stream"),
+    ("progress", "callable"),
+])
+def test_launch_may_not_set_what_the_manifest_or_python_gives(option, instead):
+    with pytest.raises(mf.ManifestError, match=f"may not set '{option}'.*{instead}"):
+        mf.from_dict(dict(BASE, launch={option: 3}))
+
+
+def test_a_manifest_not_in_utf8_is_a_manifest_error(tmp_path):
+    p = tmp_path / "k.json"
+    p.write_bytes(b"\xff\xfe bad")
+    with pytest.raises(mf.ManifestError, match="not UTF-8"):
+        mf.load(p)
+
+
+def test_json_nested_too_deeply_is_a_manifest_error(tmp_path):
+    p = tmp_path / "k.json"
+    p.write_text("[" * 100000 + "]" * 100000)
+    with pytest.raises(mf.ManifestError, match="nested too deeply"):
+        mf.load(p)

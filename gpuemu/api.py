@@ -60,6 +60,12 @@ def numpy_dtype(t) -> np.dtype:
     raise TypeError(str(t))
 
 
+def _short(n: int) -> str:
+    """An int as an error message shows it: its digits, a huge one's first and count."""
+    text = str(n)
+    return text if len(text) <= 40 else f"{text[:12]}... ({len(text.lstrip('-'))} digits)"
+
+
 def _get_preset(arch: str):
     from .arch import get_preset
     try:
@@ -503,12 +509,12 @@ class RawKernel:
                 lo = -(1 << (t.bits - 1)) if t.signed else 0
                 hi = (1 << t.bits) - 1 if not t.signed else (1 << (t.bits - 1)) - 1
                 if not lo <= int(a) <= hi:
-                    raise LaunchError(f"{where}: value {a} does not fit in {t}")
+                    raise LaunchError(f"{where}: value {_short(a)} does not fit in {t}")
             elif t.kind == "float":
                 try:
                     float(a)
                 except OverflowError:
-                    raise LaunchError(f"{where}: value {a} does not fit in {t}") from None
+                    raise LaunchError(f"{where}: value {_short(a)} does not fit in {t}") from None
             return np.array(int(a)).astype(dt).tobytes()
         if isinstance(a, numbers.Real):
             if t.kind == "int":

@@ -336,20 +336,31 @@ def walk(fn: ir.Function, w: Optional[_Walker] = None) -> _Walker:
     return w
 
 
+def counted_span(lo: int, hi: int, evs: list) -> tuple:
+    """(first, last): the positions at which a variable with live interval
+    [lo, hi] and events `evs` is counted. A variable first written at lo is
+    that statement's result, already counted among its temporaries there."""
+    return (lo + 1 if evs[0] == (lo, "def") else lo), hi
+
+
 def register_pressure(w: _Walker, ivs: dict, dropped: frozenset = frozenset()) -> dict:
     """Registers wanted at each position of the walk {position: registers},
-    leaving out the `dropped` variables (spilled: isa/register_spill.py)."""
+    leaving out the `dropped` variables (spilled: isa/register_spill.py).
+    One sweep over the intervals' ends (a difference array), not positions x
+    intervals: kernels with thousands of live values stay fast."""
+    diff = [0] * (w.pos + 2)
+    for k, (lo, hi, evs) in ivs.items():
+        if k in dropped:
+            continue
+        a, b = counted_span(lo, hi, evs)
+        a, b = max(a, 1), min(b, w.pos)
+        if a <= b:
+            diff[a] += w.weights[k]
+            diff[b + 1] -= w.weights[k]
     out = {}
+    live = 0
     for p in range(1, w.pos + 1):
-        live = 0
-        for k, (lo, hi, evs) in ivs.items():
-            if k in dropped or not lo <= p <= hi:
-                continue
-            # a variable first written here is the statement's result,
-            # already counted among the temporaries
-            if lo == p and evs[0] == (p, "def"):
-                continue
-            live += w.weights[k]
+        live += diff[p]
         out[p] = BASE_REGISTERS + live + w.peak.get(p, 0)
     return out
 

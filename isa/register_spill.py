@@ -15,6 +15,10 @@ register variables live there, the one whose live interval is longest per
 use (it frees the most pressure for the fewest reloads). Temporaries,
 kernel parameters and variables of inlined device functions are not
 spilled; if they alone exceed the cap, the count stays above it.
+choose_spills makes these choices from one pressure analysis (a segment
+tree of the pressure, updated per spill), so thousands of live values cost
+O(n log^2 n), not spills x program size; choose_spills_reference is the
+rule as written above, and the tests hold the two to the same choices.
 
 The spilled variable becomes a 4-byte-aligned local object; every read is
 a Load and every write a Store marked `spill=True`, which the memory system
@@ -23,10 +27,12 @@ the local_* counters.
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, fields, is_dataclass, replace
 
 from . import ir
-from .register_estimate import _intervals, _Walker, estimate_registers, register_pressure, walk, weight
+from .register_estimate import (_intervals, _Walker, counted_span, estimate_registers, register_pressure, walk,
+                                weight)
 
 
 class _VarWalker(_Walker):
@@ -50,9 +56,22 @@ class SpillPlan:
     frame_bytes: int         # local bytes the spill slots take (part of the stack frame)
 
 
-def choose_spills(fn: ir.Function, cap: int) -> list:
-    """The kernel's register variables to keep in local memory so that the
-    pressure stays within `cap` registers (see the module docstring)."""
+def _spillable(w: _VarWalker, k) -> bool:
+    """The kernel's own register variables (not temporaries, kernel
+    parameters or inlined device functions' variables)."""
+    v = w.vars[k]
+    return k[0] == 0 and v.storage == "reg" and isinstance(v.type, (ir.ScalarType, ir.PointerType))
+
+
+def _priority(lo: int, hi: int, evs: list) -> tuple:
+    """Larger spills first: the longest live interval per use, then the earliest."""
+    return ((hi - lo) / len(evs), -lo)
+
+
+def choose_spills_reference(fn: ir.Function, cap: int) -> list:
+    """The rule of choose_spills, plainly: one spill per round, the pressure
+    recomputed each round (rounds x program size: slow for thousands of
+    live values; choose_spills is tested against it)."""
     w = walk(fn, _VarWalker())
     ivs = _intervals(w)
     dropped: set = set()
@@ -65,14 +84,140 @@ def choose_spills(fn: ir.Function, cap: int) -> list:
         if pr[p_max] <= cap:
             break
         cands = [k for k, (lo, hi, evs) in ivs.items()
-                 if k not in dropped and k[0] == 0 and lo <= p_max <= hi
-                 and w.vars[k].storage == "reg"
-                 and isinstance(w.vars[k].type, (ir.ScalarType, ir.PointerType))]
+                 if k not in dropped and lo <= p_max <= hi and _spillable(w, k)]
         if not cands:
             break
-        best = max(cands, key=lambda k: ((ivs[k][1] - ivs[k][0]) / len(ivs[k][2]), -ivs[k][0]))
+        best = max(cands, key=lambda k: _priority(*ivs[k]))
         dropped.add(best)
         chosen.append(w.vars[best])
+    return chosen
+
+
+class _MaxTree:
+    """Pressure per position under range additions, with its leftmost
+    maximum: a segment tree whose node holds its subtree's maximum plus the
+    additions made to the whole subtree (no push-down needed)."""
+
+    def __init__(self, values: list):
+        n = 1
+        while n < len(values):
+            n *= 2
+        self.n = n
+        self.top = [float("-inf")] * (2 * n)
+        self.added = [0] * n
+        self.top[n:n + len(values)] = values
+        for i in range(n - 1, 0, -1):
+            self.top[i] = max(self.top[2 * i], self.top[2 * i + 1])
+
+    def add(self, first: int, last: int, v: int) -> None:
+        """Add v at indices first..last."""
+        top, added, n = self.top, self.added, self.n
+        lo, hi = first + n, last + n + 1
+        while lo < hi:          # the nodes covering first..last, bottom up
+            if lo & 1:
+                self._bump(lo, v)
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                self._bump(hi, v)
+            lo, hi = lo >> 1, hi >> 1
+        for i in (first + n, last + n):
+            i >>= 1
+            while i:
+                top[i] = max(top[2 * i], top[2 * i + 1]) + added[i]
+                i >>= 1
+
+    def _bump(self, i: int, v: int) -> None:
+        self.top[i] += v
+        if i < self.n:
+            self.added[i] += v
+
+    def leftmost_max(self) -> tuple:
+        """(index, value) of the first maximum."""
+        top, i = self.top, 1
+        while i < self.n:
+            i = 2 * i if top[2 * i] >= top[2 * i + 1] else 2 * i + 1
+        return i - self.n, top[1]
+
+
+class _Stabbing:
+    """Intervals by priority, asked for the best one containing a position:
+    each interval sits in the O(log n) nodes of a segment tree that cover it,
+    each node a heap; removed intervals leave the heaps when they reach a top."""
+
+    def __init__(self, n: int):
+        size = 1
+        while size < n:
+            size *= 2
+        self.size = size
+        self.heaps: dict = {}
+        self.removed: set = set()
+
+    def add(self, first: int, last: int, rank: tuple, item) -> None:
+        lo, hi = first + self.size, last + self.size + 1
+        while lo < hi:
+            if lo & 1:
+                self.heaps.setdefault(lo, []).append((rank, item))
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                self.heaps.setdefault(hi, []).append((rank, item))
+            lo, hi = lo >> 1, hi >> 1
+
+    def freeze(self) -> None:
+        for h in self.heaps.values():
+            heapq.heapify(h)
+
+    def best_at(self, i: int):
+        """The smallest-ranked interval containing index i (None if none)."""
+        best = None
+        node = i + self.size
+        while node:
+            h = self.heaps.get(node)
+            while h and h[0][1] in self.removed:
+                heapq.heappop(h)
+            if h and (best is None or h[0][0] < best[0]):
+                best = h[0]
+            node >>= 1
+        return None if best is None else best[1]
+
+
+def choose_spills(fn: ir.Function, cap: int) -> list:
+    """The kernel's register variables to keep in local memory so that the
+    pressure stays within `cap` registers (see the module docstring).
+
+    The rule of choose_spills_reference from one pressure analysis: the
+    pressure per position in a max segment tree (a spill subtracts its
+    weight over its counted span), the spillable intervals in a stabbing
+    structure ranked by the reference's order (its max() keeps the first of
+    equals, hence the walk order last), so each spill costs O(log^2 n)."""
+    w = walk(fn, _VarWalker())
+    ivs = _intervals(w)
+    if w.pos == 0:
+        return []
+    pressure = _MaxTree(list(register_pressure(w, ivs).values()))   # index p - 1
+    live = _Stabbing(w.pos)
+    for order, (k, (lo, hi, evs)) in enumerate(ivs.items()):
+        first, last = max(lo, 1), min(hi, w.pos)
+        if first <= last and _spillable(w, k):
+            ratio, neg_lo = _priority(lo, hi, evs)
+            live.add(first - 1, last - 1, (-ratio, -neg_lo, order), k)
+    live.freeze()
+    chosen = []
+    while True:
+        i, top = pressure.leftmost_max()
+        if top <= cap:
+            break
+        k = live.best_at(i)
+        if k is None:
+            break
+        live.removed.add(k)
+        chosen.append(w.vars[k])
+        lo, hi, evs = ivs[k]
+        first, last = counted_span(lo, hi, evs)
+        first, last = max(first, 1), min(last, w.pos)
+        if first <= last:
+            pressure.add(first - 1, last - 1, -w.weights[k])
     return chosen
 
 
@@ -153,4 +298,4 @@ def apply_register_cap(fn: ir.Function, preset, options=()) -> tuple:
     return new, est, plan
 
 
-__all__ = ["SpillPlan", "choose_spills", "spill_kernel", "apply_register_cap", "weight"]
+__all__ = ["SpillPlan", "choose_spills", "choose_spills_reference", "spill_kernel", "apply_register_cap", "weight"]

@@ -1,12 +1,18 @@
 """Register spilling (isa/register_spill.py): values beyond the cap live in
 local memory, and their loads and stores are charged as local accesses."""
+import glob
+import os
+import random
+
 import numpy as np
 
 import gpuemu
 import isa
 from gpuemu.arch import get_preset
-from isa.register_estimate import register_demand
-from isa.register_spill import apply_register_cap, choose_spills, spill_kernel
+from isa.register_estimate import BASE_REGISTERS, register_demand
+from isa.register_spill import apply_register_cap, choose_spills, choose_spills_reference, spill_kernel
+
+PROGRAMS = os.path.join(os.path.dirname(__file__), "..", "programs")
 
 # eight values live across a loop whose trip count is not a constant
 SRC = r'''
@@ -112,3 +118,109 @@ def test_launch_bounds_cap_spills_on_fermi_limit():
     _, est20, plan20 = apply_register_cap(fn, get_preset("cc2x"))
     assert est90.spilled == 0 and plan90.spilled == ()
     assert est20.count == 63 and plan20.spilled
+
+
+# -- choose_spills against its plain reference (one spill per round, the pressure recomputed)
+
+def _same_spills(fn, cap):
+    fast = choose_spills(fn, cap)
+    ref = choose_spills_reference(fn, cap)
+    return [id(v) for v in fast] == [id(v) for v in ref], len(ref)
+
+
+def _all_caps(fn):
+    return range(BASE_REGISTERS, register_demand(fn) + 1)
+
+
+def test_choose_spills_matches_the_reference_on_programs():
+    checked = 0
+    for path in sorted(glob.glob(os.path.join(PROGRAMS, "*.cu"))):
+        with open(path) as f:
+            m = isa.compile_source(f.read(), path)
+        for fn in m.kernels:
+            for cap in _all_caps(fn):
+                same, n = _same_spills(fn, cap)
+                assert same, (fn.name, cap)
+                checked += n > 0
+    assert checked > 50
+
+
+def _random_kernel(rng: random.Random) -> str:
+    """Straight-line code over ints, floats, doubles and pointers, with some
+    blocks, branches and loops so that intervals nest, cross and widen."""
+    types = ["int", "float", "double", "unsigned", "long long"]
+    names, lines = [], []
+    for i in range(rng.randint(5, 40)):
+        t = rng.choice(types)
+        if names and rng.random() < 0.7:
+            init = " + ".join(f"({t}){rng.choice(names)}" for _ in range(rng.randint(1, 3)))
+        else:
+            init = f"({t})x[{i}]"
+        lines.append(f"{t} v{i} = {init};")
+        names.append(f"v{i}")
+        r = rng.random()
+        if r < 0.15:
+            a, b = rng.choice(names), rng.choice(names)
+            lines.append(f"for (int j = 0; j < n; ++j) {{ {a} = {a} + {b}; }}")
+        elif r < 0.25:
+            lines.append(f"if (n > {i}) {{ x[{i}] = (float)({rng.choice(names)} * {rng.choice(names)}); }}")
+        elif r < 0.35:
+            lines.append(f"float *q{i} = x + {i}; q{i}[1] = (float){rng.choice(names)};")
+        elif r < 0.5:
+            # read in a loop before it is written there: live around the back edge
+            a, b = rng.choice(names), rng.choice(names)
+            lines.append(f"{t} w{i} = 0; for (int j = 0; j < n; ++j) {{ {t} u = ({t})x[j]; "
+                         f"x[j] = (float)(u + w{i} + {a}); w{i} = {b}; }}")
+            names.append(f"w{i}")
+    uses = rng.sample(names, rng.randint(1, len(names)))
+    lines.append("x[0] = (float)(" + " + ".join(uses) + ");")
+    return "__global__ void k(float *x, int n) {\n" + "\n".join(lines) + "\n}\n"
+
+
+def test_choose_spills_matches_the_reference_on_random_kernels():
+    rng = random.Random(20261124)
+    for _ in range(30):
+        fn = isa.compile_source(_random_kernel(rng), "t.cu").kernel("k")
+        for cap in _all_caps(fn):
+            assert _same_spills(fn, cap)[0], cap
+
+
+def test_choose_spills_breaks_ties_by_the_earlier_live_start_not_the_walk_order():
+    # u and w free as much per use (1.5); w, first met after u, is live from
+    # the loop's start (read before it is written there), so it starts first
+    src = ("__global__ void k(float *x, int n) { float w; for (int j = 0; j < n; ++j) {"
+           " float u = x[j]; x[2] = 1.0f; x[3] = 1.0f; x[j] = u + w * w * w; w = x[j + 1]; } }")
+    fn = isa.compile_source(src, "t.cu").kernel("k")
+    cap = register_demand(fn) - 1
+    assert [v.name for v in choose_spills_reference(fn, cap)] == ["w"]
+    assert [v.name for v in choose_spills(fn, cap)] == ["w"]
+
+
+def test_choose_spills_analyses_the_pressure_once(monkeypatch):
+    # one analysis however many values spill, not one per spill (a kernel with
+    # thousands of live scalars took minutes to compile)
+    import isa.register_spill as rs
+    calls = []
+    real = rs.register_pressure
+    monkeypatch.setattr(rs, "register_pressure", lambda *a: calls.append(1) or real(*a))
+    n = 100
+    src = ("__global__ void k(int *p) { " + "".join(f"int v{i} = {i};" for i in range(n))
+           + "p[0] = " + " + ".join(f"v{i}" for i in range(n)) + "; }")
+    chosen = rs.choose_spills(isa.compile_source(src, "t.cu").kernel("k"), 40)
+    assert len(chosen) > 50 and len(calls) == 1
+
+
+def test_register_pressure_counts_the_live_variables_at_each_position():
+    from isa.register_estimate import _intervals, register_pressure, walk
+    for path in sorted(glob.glob(os.path.join(PROGRAMS, "*.cu"))):
+        with open(path) as f:
+            m = isa.compile_source(f.read(), path)
+        for fn in m.kernels:
+            w = walk(fn)
+            ivs = _intervals(w)
+            for p, regs in register_pressure(w, ivs).items():
+                # live at p: inside [lo, hi], unless first written at p (then
+                # it is the statement's result, among the temporaries)
+                live = sum(w.weights[k] for k, (lo, hi, evs) in ivs.items()
+                           if lo <= p <= hi and not (lo == p and evs[0] == (p, "def")))
+                assert regs == BASE_REGISTERS + live + w.peak.get(p, 0), (fn.name, p)

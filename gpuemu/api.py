@@ -363,6 +363,21 @@ def _worded_asserts(err: "KernelError", strings: list) -> "KernelError":
     return KernelError(err.findings)
 
 
+def _check_local_frame(kernel: "RawKernel") -> None:
+    """The front end caps each function's own local variables; the device
+    functions inlined into a kernel add theirs to its frame, which must fit the
+    preset's local memory per thread as well (Guide: 512 KB from cc 2.0)."""
+    limit = kernel.module.preset.max_local_per_thread
+    need = kernel.compiled.meta.local_stride
+    if need > limit:
+        mod, loc = kernel.module, kernel.kernel_ir.loc
+        lines = mod.module.source.splitlines() if loc.file == mod.filename else []
+        src = lines[loc.line - 1] if 0 < loc.line <= len(lines) else None
+        raise CompileError(f"kernel '{kernel.name}' needs {need} bytes of local memory per thread with the "
+                           f"device functions it calls; the limit is {limit} bytes ({limit // 1024} KB) "
+                           f"per thread", loc, src)
+
+
 class RawKernel:
     """One __global__ function of a RawModule; call it to launch."""
     _kept_launches = None           # launch_cache's kept runs, per call key, once one is kept
@@ -377,6 +392,7 @@ class RawKernel:
         self.module, self.name = module, name
         self.kernel_ir = module._kernel(name)
         self.compiled = compile_kernel(module.module, name, module.arch, module.options)
+        _check_local_frame(self)
         self._max_dynamic = None
         self._last_call = None      # launch_cache.call_key's: the parts and key of the last plain call
                                     # (__call__ reads it: a call of the very same parts has that key)

@@ -369,3 +369,15 @@ def test_a_name_that_is_not_a_str_is_a_key_error_listing_the_kernels():
 def test_raw_kernel_of_a_missing_name_lists_the_kernels():
     with pytest.raises(KeyError, match=r"no __global__ function named 'zz' \(kernels: k\)"):
         gpuemu.RawKernel(KSRC, "zz")
+
+
+def test_kernel_whose_frame_with_inlined_device_functions_passes_512_kb_is_compile_error():
+    # each function alone fits the 512 KB of local memory per thread; inlined, the kernel's frame does not
+    src = ("__device__ int f(int i) { int d[120000]; d[i] = i; return d[i]; }\n"
+           "__device__ int g(int i) { int d[120000]; d[i] = i + f(i); return d[i]; }\n"
+           "__global__ void k(int *p) { int a[120000]; a[0] = g(0); p[0] = a[0]; }\n")
+    with pytest.raises(gpuemu.CompileError) as e:
+        gpuemu.RawModule(code=src).get_function("k")
+    assert e.value.message == ("kernel 'k' needs 1440000 bytes of local memory per thread with the device "
+                               "functions it calls; the limit is 524288 bytes (512 KB) per thread")
+    assert (e.value.line, e.value.col) == (3, 17) and e.value.source_line.startswith("__global__ void k")

@@ -89,6 +89,19 @@ def dim3(text: str) -> tuple:
     return tuple(vals) + (1,) * (3 - len(vals))
 
 
+def int_at_least(low: int) -> Any:
+    """An argparse type: an integer of at least `low` (a count, a size, a seed)."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {v}")
+        return v
+    return parse
+
+
 def dtype_name(text: str) -> str:
     """A dtype as typed on the command line (f32, int, ...) -> its numpy name."""
     return DTYPE_ALIASES.get(text, text)
@@ -468,6 +481,7 @@ def arch_rows() -> list:
 def cmd_occupancy(ns: argparse.Namespace) -> int:
     """`gpuemu occupancy`: each kernel's occupancy for the block and shared memory given."""
     from . import RawModule
+    from .machine.launch_config import check_launch
     from .machine.occupancy import occupancy_report
     check_arch(ns.arch)
     if not Path(ns.source).is_file():
@@ -481,6 +495,8 @@ def cmd_occupancy(ns: argparse.Namespace) -> int:
             k = mod.get_function(name)
         except KeyError:
             raise UsageError(f"no __global__ function '{name}' in {ns.source}") from None
+        # a block the launch would refuse (over the threads-per-block limit) has no occupancy
+        check_launch(k.module.preset, 1, ns.block, 0, 0)
         try:
             occ = k.occupancy(ns.block, shared_mem=ns.shared, carveout=carveout)
         except ValueError as e:
@@ -649,7 +665,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--grid", type=dim3, metavar="X[,Y,Z]",
                    help="blocks in the grid (default 1; overrides a manifest's grid)")
     r.add_argument("--block", type=dim3, metavar="X[,Y,Z]", help="threads per block (.cu only)")
-    r.add_argument("--shared", type=int, metavar="BYTES",
+    r.add_argument("--shared", type=int_at_least(0), metavar="BYTES",
                    help="dynamic shared memory per block, for extern __shared__ arrays (default 0)")
     r.add_argument("--arg", action="append", metavar="SPEC",
                    help="one kernel argument, in parameter order (repeat); SPEC below")
@@ -718,13 +734,13 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("source", metavar="FILE.cu", help="kernel source")
     o.add_argument("--kernel", metavar="NAME", help="one __global__ function (default: all)")
     o.add_argument("--block", type=dim3, required=True, metavar="X[,Y,Z]", help="threads per block")
-    o.add_argument("--shared", type=int, default=0, metavar="BYTES",
+    o.add_argument("--shared", type=int_at_least(0), default=0, metavar="BYTES",
                    help="dynamic shared memory per block (default 0)")
     o.add_argument("--arch", default="sm_90", metavar="NAME", help="GPU preset (default sm_90)")
     o.add_argument("--carveout", metavar="PERCENT|prefer_shared|prefer_l1|prefer_equal",
                    help="shared memory share of the unified L1/shared storage, as "
                         "cudaFuncAttributePreferredSharedMemoryCarveout or cudaFuncSetCacheConfig")
-    o.add_argument("--maxrregcount", type=int, metavar="N", help="cap registers per thread, as nvcc's")
+    o.add_argument("--maxrregcount", type=int_at_least(1), metavar="N", help="cap registers per thread, as nvcc's")
     o.set_defaults(func=cmd_occupancy)
 
     from .check.command import add_parser as add_check_parser
@@ -764,7 +780,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--markdown", action="store_true",
                    help="print Markdown (arch): the whole reference, or one preset's section")
     i.add_argument("--arch", default="sm_90", metavar="NAME", help="GPU preset for FILE.cu (default sm_90)")
-    i.add_argument("--maxrregcount", type=int, metavar="N", help="cap registers per thread, as nvcc's (FILE.cu)")
+    i.add_argument("--maxrregcount", type=int_at_least(1), metavar="N", help="cap registers per thread, as nvcc's (FILE.cu)")
     i.set_defaults(func=cmd_info)
     return p
 

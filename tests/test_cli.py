@@ -390,3 +390,24 @@ def test_occupancy_of_an_unknown_kernel_is_a_usage_error():
 def test_occupancy_of_a_missing_file_is_a_usage_error(tmp_path, capsys):
     assert cli.main(["occupancy", str(tmp_path / "nope.cu"), "--block", "32"]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_occupancy_refuses_a_block_over_the_threads_per_block_limit(capsys):
+    # the launch refuses it (cudaErrorInvalidConfiguration), so it has no occupancy to report
+    assert cli.main(["occupancy", str(PROGRAMS / "vecadd.cu"), "--block", "2000"]) == 1
+    err = capsys.readouterr().err
+    assert "2000 threads" in err and "1024 threads per block" in err
+
+
+@pytest.mark.parametrize("command, option, value", [
+    ("occupancy", "--shared", "-5"), ("occupancy", "--maxrregcount", "0"),
+    ("occupancy", "--maxrregcount", "-1"), ("run", "--shared", "-1"),
+    ("check", "--seeds", "-3"), ("check", "--seeds", "0"),
+])
+def test_a_negative_or_zero_count_is_a_usage_error(command, option, value, capsys):
+    target = PROGRAMS / ("vecadd.cu" if command == "occupancy" else "vecadd.json")
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([command, str(target), option, value]
+                 + (["--block", "32"] if command == "occupancy" else []))
+    assert exit_.value.code == 2
+    assert f"argument {option}: must be at least" in capsys.readouterr().err

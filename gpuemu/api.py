@@ -157,7 +157,7 @@ class RawModule:
         cc = tuple(getattr(self.preset, "compute_capability", (9, 0)))
         self.module = isa.compile_source(code, filename=filename, include_dirs=incs,
                                          defines=defs or None, arch=cc[0] * 100 + cc[1] * 10,
-                                         max_local_bytes=self.preset.max_local_per_thread)
+                                         max_local_bytes=self.preset.max_local_bytes)
         self._kernels: dict = {}
         self._names: dict = {}     # name expression -> instance name (templates)
         self._symbols: dict = {}
@@ -367,7 +367,7 @@ def _check_local_frame(kernel: "RawKernel") -> None:
     """The front end caps each function's own local variables; the device
     functions inlined into a kernel add theirs to its frame, which must fit the
     preset's local memory per thread as well (Guide: 512 KB from cc 2.0)."""
-    limit = kernel.module.preset.max_local_per_thread
+    limit = kernel.module.preset.max_local_bytes
     need = kernel.compiled.meta.local_stride
     if need > limit:
         mod, loc = kernel.module, kernel.kernel_ir.loc

@@ -15,7 +15,7 @@ from .typecheck import Checker
 # the tree builder and the checker; run them with room to spare
 _RECURSION_LIMIT = 20000
 # local memory per thread on cc >= 2.0 (CUDA C Programming Guide, "Features and
-# Technical Specifications"); gpuemu passes its preset's max_local_per_thread
+# Technical Specifications"); gpuemu passes its preset's max_local_bytes
 MAX_LOCAL_BYTES = 512 * 1024
 
 
@@ -40,7 +40,7 @@ def compile_source(text: str, filename: str = "<source>", include_dirs: tuple = 
     `arch` (900 or "sm_90") sets __CUDA_ARCH__ as nvcc's device pass does;
     include files are searched next to `filename`, then in `include_dirs`;
     `max_local_bytes` caps each function's per-thread local variables (the
-    arch preset's max_local_per_thread).
+    arch preset's max_local_bytes).
     Raises CompileError (file:line:col, source line, caret, one sentence) on
     any bad input."""
     pp = preprocess(text, filename, tuple(include_dirs), defines, arch_number(arch))

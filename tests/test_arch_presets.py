@@ -65,8 +65,8 @@ def test_l1_caching_of_global_loads_defaults():
 
 def test_local_memory_per_thread_limit():
     # Guide, "Features and Technical Specifications": 16 KB on cc 1.x, 512 KB from cc 2.0
-    assert get_preset("cc1x").max_local_per_thread == 16 * 1024
-    assert all(get_preset(n).max_local_per_thread == 512 * 1024 for n in NAMES if n != "cc1x")
+    assert get_preset("cc1x").max_local_bytes == 16 * 1024
+    assert all(get_preset(n).max_local_bytes == 512 * 1024 for n in NAMES if n != "cc1x")
 
 
 def test_module_refuses_local_array_past_its_preset_limit():

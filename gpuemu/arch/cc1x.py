@@ -47,6 +47,6 @@ PRESET = Preset(
     max_shared_per_block_optin=16 * 1024, shared_reserved_per_block=0,
     shared_banks=16, shared_bank_width=4,
     constant_bytes=64 * 1024,
-    max_local_per_thread=16 * 1024,     # Guide, cc 1.x: 16 KB of local memory per thread
+    max_local_bytes=16 * 1024,     # Guide, cc 1.x: 16 KB of local memory per thread
     memory=MEM.as_dict(), mem=MEM,
 )

@@ -40,9 +40,10 @@ class Preset:
     shared_reserved_per_block: int = 1024
     shared_banks: int = 32
     shared_bank_width: int = 4
-    # --- local memory: the most a thread's local frame may hold (Guide,
-    # "Features and Technical Specifications": 512 KB per thread from cc 2.0)
-    max_local_per_thread: int = 512 * 1024
+    # --- local memory
+    # the most a thread's local frame may hold (Guide, "Features and Technical
+    # Specifications": 512 KB per thread from cc 2.0)
+    max_local_bytes: int = 512 * 1024
     # --- constant memory
     constant_bytes: int = 64 * 1024
     # --- memory-model parameters beyond these live in `memory`, a dict the

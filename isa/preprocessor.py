@@ -17,6 +17,7 @@ from typing import Optional
 from pcpp import Preprocessor
 from pcpp.preprocessor import OutputDirective
 
+from .conversions import char_literal_type, int_literal_type
 from .diagnostics import CompileError
 from .ir import Loc
 from .system_headers import HEADERS, UNSUPPORTED_HEADERS
@@ -92,6 +93,31 @@ class _PP(Preprocessor):
         self.file_lines = file_lines
         self.line_directive = "#line"
         self.compress = 0
+        self.pending = None                   # a CompileError found inside pcpp's evaluator
+        self.evaluator = self.checked_evaluator(self.evaluator)
+
+    def checked_evaluator(self, evaluate):
+        """pcpp's #if evaluator, its literals first read by the compiler's own
+        rules: a literal wider than 64 bits or a char escape past 0xff is an
+        error (gcc: "integer constant is too large for its type"), a
+        multi-character literal is gcc's int value."""
+        def run(tokens, **kw):
+            for t in tokens:
+                try:
+                    if t.type == self.t_INTEGER and t.value[:1].isdigit():
+                        int_literal_type(t.value)
+                    elif t.type == self.t_CHAR and t.value.startswith("'"):
+                        t.value, t.type = f"{char_literal_type(t.value)[0]}L", self.t_INTEGER
+                except OverflowError:
+                    self.pending = self.directive_error(f"integer literal '{t.value}' is too large for any "
+                                                        f"integer type")
+                except ValueError as e:
+                    if t.type == self.t_CHAR:
+                        self.pending = self.directive_error(f"{e} in character literal {t.value}")
+                if self.pending is not None:
+                    raise self.pending      # pcpp reports it through on_error, which raises it as is
+            return evaluate(tokens, **kw)
+        return run
 
     def _err(self, file, line, msg) -> CompileError:
         lines = self.file_lines.get(file)
@@ -102,6 +128,8 @@ class _PP(Preprocessor):
         return CompileError(msg, Loc(file or "<source>", int(line or 1), col), src)
 
     def on_error(self, file, line, msg):
+        if self.pending is not None:
+            raise self.pending
         d = self.lastdirective
         if file not in self.file_lines and d is not None and d.source in self.file_lines:
             # pcpp's expression evaluator reports no position: the directive has it

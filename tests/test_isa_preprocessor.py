@@ -223,3 +223,19 @@ def test_bare_d_option_of_a_module_names_the_option():
         assert e.message == "command-line option -D: no macro name given" and e.file == "<command-line>"
     else:
         raise AssertionError("expected a CompileError")
+
+
+def test_if_literal_wider_than_64_bits_is_diagnostic_at_the_directive():
+    e = compile_error("#define BIG 0xfffffffffffffffffff\n#if BIG\n#endif\n" + K)
+    assert e.message == "integer literal '0xfffffffffffffffffff' is too large for any integer type"
+    assert (e.line, e.col) == (2, 5)
+
+
+def test_if_multi_character_literal_has_gccs_value():
+    assert kernel_const("#if 'ab' == 0x6162\n#define V 1\n#else\n#define V 2\n#endif\n"
+                        "__global__ void k(int *p) { p[0] = V; }") == 1
+
+
+def test_if_char_escape_out_of_range_is_diagnostic():
+    e = compile_error("#if '\\777'\n#endif\n" + K)
+    assert e.message == "octal escape sequence out of range in character literal '\\777'"

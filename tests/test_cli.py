@@ -356,6 +356,25 @@ def test_output_file_that_is_a_folder_is_refused(tmp_path, capsys):
     assert "is a folder" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("options", [["--seed", "-1"], ["--scheduler", "nope"],
+                                     ["--scheduler", "nope", "--timing"]])
+def test_an_option_the_launch_refuses_is_a_launch_error_not_an_internal_one(options, capsys):
+    assert cli.main(["run", str(PROGRAMS / "vecadd.json"), "--quiet", *options]) == 1
+    err = capsys.readouterr().err
+    assert "launch error" in err and options[1] in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("option, value", [("seed", "x"), ("scheduler", 5), ("bank_mode", 3)])
+def test_a_manifest_launch_option_the_launch_refuses_is_a_launch_error(option, value, tmp_path,
+                                                                        capsys):
+    d = json.loads((PROGRAMS / "vecadd.json").read_text())
+    d.update(source=str(PROGRAMS / "vecadd.cu"), launch={option: value})
+    (tmp_path / "k.json").write_text(json.dumps(d))
+    assert cli.main(["run", str(tmp_path / "k.json"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "launch error" in err and option in err and "internal error" not in err
+
+
 def test_conformance_manifest_shows_the_h100_counters_beside_ours():
     case = CONFORMANCE / "smem_ld_stride4.json"
     if not case.exists():

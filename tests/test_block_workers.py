@@ -759,3 +759,42 @@ def test_pool_threads_take_their_copies_once_the_memory_system_is_shared_and_a_f
     armed = False
     c.set(np.zeros(n, np.float32))
     assert k(*args, workers=2).stats == one and np.array_equal(c.get(), 2 * a)
+
+
+def _interrupt_once_waiting(thread: threading.Thread, then: threading.Event) -> None:
+    """SIGINT to `thread` (the main one) once it waits inside worker_threads
+    for a pool task; then `then` is set."""
+    import signal
+    import sys
+    import time
+    from gpuemu.machine import worker_threads
+    while True:
+        frame = sys._current_frames().get(thread.ident)
+        if frame is not None and frame.f_code.co_filename == worker_threads.__file__:
+            break
+        time.sleep(0.001)
+    time.sleep(0.05)                                   # (in the lock's wait, not before it)
+    signal.pthread_kill(thread.ident, signal.SIGINT)
+    time.sleep(0.2)
+    then.set()
+
+
+def test_an_interrupted_launch_returns_only_once_its_pool_threads_ended():
+    # Ctrl-C while a launch waits for its pool thread: were the wait left at
+    # once, the pool thread would write the abandoned launch's results into
+    # the user's arrays after a later launch returned
+    import threading
+    from gpuemu.machine import block_workers
+    go_on, ended = threading.Event(), []
+
+    def pool_loop():
+        go_on.wait(10)
+        ended.append(True)
+
+    def own_loop():
+        threading.Thread(target=_interrupt_once_waiting,
+                         args=(threading.current_thread(), go_on), daemon=True).start()
+
+    with pytest.raises(KeyboardInterrupt):
+        block_workers._on_threads(2, pool_loop, own_loop, lambda: None)
+    assert ended == [True]

@@ -406,13 +406,21 @@ def _on_threads(nworkers: int, pool_loop: Callable[[], None], own_loop: Callable
                 close: Callable[[], None]) -> None:
     """`pool_loop` on nworkers - 1 pool threads and `own_loop` on this one;
     then `close` (nothing more is handed out) and the pool threads joined,
-    also where `own_loop` raised."""
+    also where `own_loop` raised or the join is interrupted (Ctrl-C: the
+    interrupt is raised once every pool thread ended its loop, so none
+    writes into the launch's arrays after it returned)."""
     pool = _threads(nworkers - 1)
     futures = [pool.submit(pool_loop) for _ in range(nworkers - 1)]
     try:
         own_loop()
     finally:
         close()
+        caught = None
+        for f in futures:
+            got = f.wait()
+            caught = caught or got
+        if caught is not None:
+            raise caught
         for f in futures:
             f.result()
 

@@ -24,13 +24,14 @@ from typing import Callable, Optional
 
 class Task:
     """A function handed to a thread; `result` waits for it to return."""
-    __slots__ = ("fn", "error", "_done")
+    __slots__ = ("fn", "error", "ended", "_done")
 
     def __init__(self, fn: Callable[[], None]) -> None:
         self.fn = fn
         self.error: Optional[BaseException] = None
+        self.ended = False                 # set by the thread that runs it, once it returned
         self._done = threading.Lock()
-        self._done.acquire()               # let go by the thread that runs it, once it returned
+        self._done.acquire()               # let go by that thread just after
 
     def run(self) -> None:
         try:
@@ -38,12 +39,31 @@ class Task:
         except BaseException as e:         # handed to the waiting thread
             self.error = e
         finally:
+            self.ended = True
             self._done.release()
 
+    def wait(self) -> Optional[BaseException]:
+        """Wait until the function returned, also where the waiting thread is
+        interrupted meanwhile (a KeyboardInterrupt raised inside the wait: a
+        task let run on past its launch's end would write into the user's
+        arrays after a later launch returned); the first such exception, for
+        the caller to raise once every task it waits for has ended, or None."""
+        caught: Optional[BaseException] = None
+        while not self.ended:
+            try:
+                self._done.acquire()
+                self._done.release()
+            except BaseException as e:     # (an interrupt after the acquire: `ended` is set)
+                if caught is None:
+                    caught = e
+        return caught
+
     def result(self) -> None:
-        """Wait until the function returned; raise what it raised."""
-        self._done.acquire()
-        self._done.release()               # (a second call returns at once)
+        """Wait until the function returned; raise what interrupted the wait,
+        else what it raised."""
+        caught = self.wait()
+        if caught is not None:
+            raise caught
         if self.error is not None:
             raise self.error
 

@@ -136,3 +136,88 @@ def test_a_kernel_alone_on_the_default_stream_is_placed_as_schedule_places_it():
     assert [p["start"] for p in written[0]] == [p["start"] for p in scheduled[0]]
     assert [p["end"] for p in written[0]] == [p["end"] for p in scheduled[0]]
     assert written[1:] == scheduled[1:]
+
+
+def test_a_dropped_stream_is_not_held_by_the_timeline():
+    import gc
+    import weakref
+    from gpuemu.host.streams import COMPUTE
+    tl = gpuemu.timeline().reset("sm_90")
+    s = gpuemu.Stream()
+    tl.schedule("k", COMPUTE, 1e-6, s)
+    gone = weakref.ref(s)
+    del s
+    gc.collect()
+    assert gone() is None
+
+
+def test_the_timeline_holds_no_more_entries_than_twice_its_live_streams():
+    from gpuemu.host.streams import COMPUTE
+    tl = gpuemu.timeline().reset("sm_90")
+    kept = [gpuemu.Stream() for _ in range(10)]
+    for s in kept:
+        tl.schedule("k", COMPUTE, 1e-6, s)
+    for _ in range(5000):
+        tl.schedule("k", COMPUTE, 1e-6, gpuemu.Stream())     # dropped at once
+    assert len(tl.streams) <= 128
+    assert all(s.id in tl.streams for s in kept)
+
+
+def test_the_default_stream_waits_for_a_dropped_blocking_streams_work():
+    from gpuemu.host.streams import COMPUTE
+    tl = gpuemu.timeline().reset("sm_90")
+    s = gpuemu.Stream()
+    copy = tl.schedule("copy", "h2d", 5e-3, s)
+    del s
+    for _ in range(200):                 # enough others seen to prune the dropped one
+        tl.schedule("k", COMPUTE, 1e-6, gpuemu.Stream(non_blocking=True))
+    assert tl.schedule("k", COMPUTE, 1e-6).start == copy.end
+
+
+def test_device_synchronize_waits_for_a_dropped_streams_work():
+    tl = gpuemu.timeline().reset("sm_90")
+    s = gpuemu.Stream(non_blocking=True)
+    copy = tl.schedule("copy", "h2d", 5e-3, s)
+    del s
+    for _ in range(200):
+        tl.schedule("copy", "h2d", 1e-9, gpuemu.Stream())
+    tl.synchronize()
+    assert tl.host_time >= copy.end
+
+
+class Intruder(gpuemu.Stream):
+    """A stream that, once armed, has another thread's launch on a new
+    stream happen while the timeline reads or writes it."""
+    armed = False
+
+    def _intrude(self):
+        if Intruder.armed:
+            Intruder.armed = False
+            from gpuemu.host.streams import COMPUTE
+            gpuemu.timeline().schedule("other thread", COMPUTE, 1e-6, gpuemu.Stream())
+
+    @property
+    def ready(self):
+        self._intrude()
+        return self._ready
+
+    @ready.setter
+    def ready(self, v):
+        self._intrude()
+        self._ready = v
+
+
+@pytest.mark.parametrize("step", ["default stream launch", "synchronize", "reset"])
+def test_a_stream_seen_by_another_thread_meanwhile_does_not_break(step):
+    from gpuemu.host.streams import COMPUTE
+    tl = gpuemu.timeline().reset("sm_90")
+    s = Intruder()
+    tl.schedule("k", COMPUTE, 1e-6, s)
+    Intruder.armed = True
+    if step == "default stream launch":
+        tl.schedule("k", COMPUTE, 1e-6)
+    elif step == "synchronize":
+        tl.synchronize()
+    else:
+        tl.reset()
+    Intruder.armed = False

@@ -27,6 +27,8 @@ managed page faults (`kernel_seconds`).
 from __future__ import annotations
 
 import itertools
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -73,6 +75,9 @@ class Stream:
     def wait_event(self, event: "Event") -> None:
         """Later work of this stream starts after `event` (cudaStreamWaitEvent)."""
         self.ready = max(self.ready, event.time)
+        tl = timeline()
+        if self.id in tl.streams:           # a stream the default stream waits for
+            tl._note(self, self.ready)
 
     def __repr__(self) -> str:
         return f"Stream({self.id})"
@@ -107,10 +112,17 @@ class Timeline:
     host_time: float = 0.0
     engine_free: dict = field(default_factory=lambda: dict.fromkeys(ENGINES, 0.0))
     default_ready: float = 0.0
-    streams: dict = field(default_factory=dict)      # id -> Stream (weakly: the ones seen)
+    # the streams seen: id -> a weak reference (a dropped one is pruned when others are seen);
+    # non-empty once one was seen (place_kernel's and the launch gate's plain path is off)
+    streams: dict = field(default_factory=dict)
     ops: list = field(default_factory=list)
     counters: dict = field(default_factory=dict)
     max_ops: int = 100_000
+    # the latest end of the blocking streams seen, and of all streams seen (alive or dropped):
+    # what the default stream and cudaDeviceSynchronize wait for, without a walk of the streams
+    blocking_ready: float = 0.0
+    streams_ready: float = 0.0
+    prune_at: int = 64              # prune dropped streams when this many are held
 
     @property
     def link(self) -> PcieLink:
@@ -119,10 +131,32 @@ class Timeline:
 
     def reset(self, arch: Optional[str] = None) -> "Timeline":
         """Empty timeline (time 0, no operations), optionally for another preset."""
-        for st in self.streams.values():
-            st.ready = 0.0
-        self.__init__(arch=arch or self.arch)
+        with _SEEN_LOCK:
+            seen = list(self.streams.values())
+            self.__init__(arch=arch or self.arch)
+        for ref in seen:
+            st = ref()
+            if st is not None:
+                st.ready = 0.0
         return self
+
+    def _see(self, stream: Stream) -> None:
+        """Hold `stream` (weakly) as seen; drop the entries of dropped streams
+        when their number doubled (their ends stay in blocking_ready and streams_ready)."""
+        with _SEEN_LOCK:        # the one writer of self.streams (threads launch at once)
+            streams = self.streams
+            if len(streams) >= self.prune_at:
+                for key in [key for key, ref in streams.items() if ref() is None]:
+                    del streams[key]
+                self.prune_at = max(64, 2 * len(streams))
+            streams[stream.id] = weakref.ref(stream)
+
+    def _note(self, stream: Stream, end: float) -> None:
+        """A seen stream's work now ends at `end`."""
+        if end > self.streams_ready:
+            self.streams_ready = end
+        if not stream.non_blocking and end > self.blocking_ready:
+            self.blocking_ready = end
 
     def _add(self, name, value) -> None:
         self.counters[name] = self.counters.get(name, 0) + value
@@ -130,10 +164,7 @@ class Timeline:
     def _stream_ready(self, stream: Optional[Stream]) -> float:
         if stream is None:         # the default stream waits for every blocking stream
             ready = self.default_ready
-            for s in self.streams.values():
-                if not s.non_blocking and s.ready > ready:
-                    ready = s.ready
-            return ready
+            return ready if ready >= self.blocking_ready else self.blocking_ready
         return max(stream.ready, self.default_ready if not stream.non_blocking else 0.0)
 
     def schedule(self, name: str, engine: str, seconds: float, stream: Optional[Stream] = None,
@@ -142,7 +173,8 @@ class Timeline:
         # start = max(stream ready, engine free, host time), with ifs (every launch: a
         # fifth of a microsecond less than max())
         if stream is not None:
-            self.streams[stream.id] = stream
+            if stream.id not in self.streams:
+                self._see(stream)
             start = self._stream_ready(stream)
         elif self.streams:
             start = self._stream_ready(None)
@@ -159,6 +191,7 @@ class Timeline:
             self.default_ready = end
         else:
             stream.ready = end
+            self._note(stream, end)
         if (sync or stream is None) and end > self.host_time:
             self.host_time = end
         op = Op(name, engine, stream.id if stream is not None else 0, start, end, nbytes)
@@ -186,8 +219,7 @@ class Timeline:
 
     def synchronize(self) -> None:
         """cudaDeviceSynchronize: the host waits for everything."""
-        self.host_time = max([self.host_time, self.default_ready]
-                             + [s.ready for s in self.streams.values()])
+        self.host_time = max(self.host_time, self.default_ready, self.streams_ready)
 
     def chrome_trace(self) -> dict:
         """The operations as a Chrome trace (chrome://tracing, Perfetto):
@@ -201,6 +233,7 @@ class Timeline:
         return {"traceEvents": ev, "displayTimeUnit": "ms"}
 
 
+_SEEN_LOCK = threading.Lock()
 _TIMELINE = Timeline()
 
 

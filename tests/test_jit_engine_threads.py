@@ -6,6 +6,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # In a fresh process (the engine is made once per process): engine creation
@@ -49,3 +51,31 @@ def test_threads_compiling_at_once_share_one_engine_and_all_get_their_kernel(tmp
                          env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "1 []"
+
+
+@pytest.mark.parametrize("name", ["_lock", "_init_lock", "_native_lock"])
+def test_a_child_forked_during_a_compile_finds_the_engine_s_locks_free(name):
+    from fork_check import child_finds_free
+    from gpuemu.jit import engine
+    assert child_finds_free(getattr(engine, name))
+
+
+def test_every_call_into_llvm_of_a_compile_and_load_is_made_holding_the_engine_s_lock():
+    # a fork waits for the engine's lock (not for llvmlite's own): LLVM used
+    # outside it (an object disposed after it was let go) left the child's
+    # llvmlite lock held, its first compile hung
+    import gc
+    import llvmlite.binding as llvm
+    from gpuemu.jit import engine
+    engine.host_id()                                    # (the engine made beforehand)
+    gc.collect()
+    held = []
+    acq = lambda: held.append(engine._lock.locked())
+    rel = lambda: None
+    ir = 'define i32 @seven() {\n  ret i32 7\n}\n'
+    llvm.ffi.register_lock_callback(acq, rel)
+    try:
+        engine.load_object(engine.compile_to_object(ir), "seven")
+    finally:
+        llvm.ffi.unregister_lock_callback(acq, rel)
+    assert held and all(held)

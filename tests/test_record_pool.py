@@ -150,3 +150,8 @@ def test_the_recorder_refuses_programs_and_requests_after_release():
         rec.programs()
     with pytest.raises(RuntimeError, match="after release"):
         rec.requests(_records([(0, 0, 0, 0, 0)]), _charge([1], [30]), [LD])
+
+
+def test_a_child_forked_during_a_request_finds_the_pool_s_lock_free():
+    from fork_check import child_finds_free
+    assert child_finds_free(record_pool._lock)

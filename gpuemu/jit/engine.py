@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import threading
 import weakref
 
@@ -70,12 +71,18 @@ def compile_to_object(llvm_ir: str) -> bytes:
     """Optimise the module (O2, no fast-math) and return native object code."""
     with _lock:
         st = _init()
-        mod = llvm.parse_assembly(llvm_ir)
-        mod.verify()
-        pto = llvm.create_pipeline_tuning_options(speed_level=2)
-        pb = llvm.create_pass_builder(st["tm"], pto)
-        pb.getModulePassManager().run(mod, pb)
-        return st["tm"].emit_object(mod)
+        mod = pto = pb = None
+        try:
+            mod = llvm.parse_assembly(llvm_ir)
+            mod.verify()
+            pto = llvm.create_pipeline_tuning_options(speed_level=2)
+            pb = llvm.create_pass_builder(st["tm"], pto)
+            pb.getModulePassManager().run(mod, pb)
+            return st["tm"].emit_object(mod)
+        finally:
+            # disposed under the lock: every call into LLVM is made holding
+            # it, so a fork that waits for it (_before_fork) finds LLVM idle
+            del mod, pto, pb
 
 
 def load_object(obj: bytes, symbol: str) -> int:
@@ -105,6 +112,28 @@ def native_function(symbol: str, build_ir, prototype):
             if fn is None:
                 fn = _natives[symbol] = prototype(load_object(compile_to_object(build_ir()), symbol))
     return fn
+
+
+# Taken in this order (native_function holds _native_lock while it compiles,
+# compile_to_object and load_object hold _lock while _init takes _init_lock).
+_LOCKS = (_native_lock, _lock, _init_lock)
+
+
+def _before_fork() -> None:
+    """A fork waits for a compile or load in progress: the child gets these
+    locks free (a lock held by a parent's thread stays held in the child,
+    its next compile hung) and LLVM's state whole."""
+    for lk in _LOCKS:
+        lk.acquire()
+
+
+def _after_fork() -> None:
+    for lk in reversed(_LOCKS):
+        lk.release()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
 
 
 _from_buffer, _addressof = ctypes.c_char.from_buffer, ctypes.addressof

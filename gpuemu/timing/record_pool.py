@@ -56,6 +56,13 @@ def _give_back(raw: np.ndarray) -> None:
             _lock.release()
 
 
+if hasattr(os, "register_at_fork"):
+    # a fork waits for the pool's lock: a lock held by a parent's thread stays
+    # held in the child, whose next request would hang
+    os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release,
+                        after_in_child=_lock.release)
+
+
 def cap_bytes() -> int:
     """The free storage the pool may keep: $GPUEMU_RECORD_POOL_BYTES (bytes, 0 keeps
     none), else POOL_BYTES."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 from typing import Optional, Union
 
 from . import ir
@@ -17,6 +18,17 @@ _RECURSION_LIMIT = 20000
 # local memory per thread on cc >= 2.0 (CUDA C Programming Guide, "Features and
 # Technical Specifications"); gpuemu passes its preset's max_local_bytes
 MAX_LOCAL_BYTES = 512 * 1024
+_LIMIT_LOCK = threading.Lock()
+
+
+def ensure_recursion_limit(limit: int = _RECURSION_LIMIT) -> None:
+    """Raise the process's recursion limit to `limit` if it is lower; never
+    lower it (the limit is process-wide: a compile that put back its old limit
+    would leave another thread's compile without room mid-parse)."""
+    if sys.getrecursionlimit() < limit:
+        with _LIMIT_LOCK:
+            if sys.getrecursionlimit() < limit:
+                sys.setrecursionlimit(limit)
 
 
 def arch_number(arch: Union[int, str, None]) -> Optional[int]:
@@ -44,9 +56,7 @@ def compile_source(text: str, filename: str = "<source>", include_dirs: tuple = 
     Raises CompileError (file:line:col, source line, caret, one sentence) on
     any bad input."""
     pp = preprocess(text, filename, tuple(include_dirs), defines, arch_number(arch))
-    old = sys.getrecursionlimit()
-    if old < _RECURSION_LIMIT:
-        sys.setrecursionlimit(_RECURSION_LIMIT)
+    ensure_recursion_limit()
     try:
         tu = parse(pp)
         return Checker(pp, text, filename, max_local_bytes).check(tu)
@@ -57,5 +67,3 @@ def compile_source(text: str, filename: str = "<source>", include_dirs: tuple = 
     except Exception as e:  # a front-end bug must still read as one diagnostic
         raise CompileError(f"internal error in the front end ({type(e).__name__}: {e}); please report it",
                            ir.Loc(filename, 1, 1), None) from e
-    finally:
-        sys.setrecursionlimit(old)

@@ -48,3 +48,51 @@ def test_compile_error_is_exported():
 def test_very_long_expression_compiles():
     src = "__global__ void k(int *p) { p[0] = " + " + ".join(f"p[{i}]" for i in range(1500)) + "; }"
     assert isa.compile_source(src).kernel("k").body is not None
+
+
+def test_a_compile_that_ends_leaves_room_for_one_still_parsing_in_another_thread(monkeypatch):
+    # thread A (a small kernel) starts, thread B (a 900-term expression) starts,
+    # A ends, then B parses: A must not have put the process's recursion limit back
+    import sys
+    import threading
+    import isa.frontend as fe
+    deep = "__global__ void d(float *y, const float *x) { y[0] = x[0]%s; }" % (" + x[0]" * 900)
+    small = "__global__ void s(float *y) { y[0] = 1.0f; }"
+    a_in, a_go, b_in, b_go = (threading.Event() for _ in range(4))
+    real_parse = fe.parse
+
+    def parse(pp):
+        if "void s(" in pp.text:
+            a_in.set()
+            a_go.wait(30)
+        else:
+            b_in.set()
+            b_go.wait(30)
+        return real_parse(pp)
+
+    monkeypatch.setattr(fe, "parse", parse)
+    got = {}
+
+    def compile_(key, src):
+        try:
+            got[key] = isa.compile_source(src)
+        except Exception as e:      # noqa: BLE001 (the outcome is what the test reads)
+            got[key] = e
+
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        a = threading.Thread(target=compile_, args=("a", small))
+        a.start()
+        assert a_in.wait(30)
+        b = threading.Thread(target=compile_, args=("b", deep))
+        b.start()
+        assert b_in.wait(30)
+        a_go.set()
+        a.join(30)
+        b_go.set()
+        b.join(60)
+    finally:
+        sys.setrecursionlimit(max(before, sys.getrecursionlimit()))
+    assert isinstance(got["a"], ir.Module)
+    assert isinstance(got["b"], ir.Module), got["b"]

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import sys
 import time
 from pathlib import Path
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ import llvmlite.ir as ll
 
 from isa import ir
 from isa.diagnostics import CompileError
+from isa.frontend import ensure_recursion_limit
 from isa.register_spill import apply_register_cap
 from gpuemu.arch import get_preset
 
@@ -88,12 +88,8 @@ def _ir_key(module: ir.Module, kernel: ir.Function) -> str:
 def compile_kernel(module: ir.Module, name: str, arch: str = "sm_90",
                    options: tuple = (), use_cache: bool = True) -> CompiledKernel:
     """Compile (or fetch from cache) kernel `name` of an IR module."""
-    old_limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old_limit, 20000))   # deeply nested expressions
-    try:
-        return _compile_kernel(module, name, arch, options, use_cache)
-    finally:
-        sys.setrecursionlimit(old_limit)
+    ensure_recursion_limit()        # deeply nested expressions (raised only: threads compile at once)
+    return _compile_kernel(module, name, arch, options, use_cache)
 
 
 def _compile_kernel(module, name, arch, options, use_cache) -> CompiledKernel:

@@ -25,24 +25,25 @@ def uses_printf(kernel, module) -> bool:
     """Whether a kernel (or a device function it calls) calls printf."""
     from isa import ir
     seen = set()
-
-    def walk(n) -> bool:
+    nodes = (ir.Expr, ir.Stmt)
+    todo = [kernel.body] if kernel.body is not None else []
+    while todo:             # an explicit stack: a long expression nests thousands deep
+        n = todo.pop()
         if isinstance(n, ir.Intrinsic) and n.name == "printf":
             return True
         if isinstance(n, ir.Call) and id(n.func) not in seen:
             seen.add(id(n.func))
-            if n.func.body is not None and walk(n.func.body):
-                return True
-        if isinstance(n, (ir.Expr, ir.Stmt)):
+            if n.func.body is not None:
+                todo.append(n.func.body)
+        if isinstance(n, nodes):
             for k, v in vars(n).items():
                 if k in ("type", "loc", "var", "func"):
                     continue
-                if isinstance(v, (ir.Expr, ir.Stmt)) and walk(v):
-                    return True
-                if isinstance(v, list) and any(isinstance(x, (ir.Expr, ir.Stmt)) and walk(x) for x in v):
-                    return True
-        return False
-    return kernel.body is not None and walk(kernel.body)
+                if isinstance(v, nodes):
+                    todo.append(v)
+                elif isinstance(v, list):
+                    todo.extend(x for x in v if isinstance(x, nodes))
+    return False
 
 
 def new_buffer() -> np.ndarray:

@@ -187,3 +187,20 @@ def test_format_entry_matches_glibc_snprintf():
     bad = [(fmt, format_entry(fmt, [w], []), snprintf(fmt, arg))
            for fmt, w, arg in _cases() if format_entry(fmt, [w], []) != snprintf(fmt, arg)]
     assert bad == []
+
+
+@pytest.mark.parametrize("tail,want", [("", False), (' printf("%f\\n", y[i]);', True)])
+def test_uses_printf_reads_a_1200_term_expression_at_the_default_recursion_limit(tail, want):
+    import sys
+    import isa
+    from gpuemu.printf_output import uses_printf
+    src = ("__global__ void deep(float *y, const float *x)\n{ int i = threadIdx.x; y[i] = x[i]%s;%s }\n"
+           % (" + x[i]" * 1200, tail))
+    module = isa.compile_source(src)
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)             # Python's default; compiles raise it, launches do not
+    try:
+        got = uses_printf(module.kernel("deep"), module)
+    finally:
+        sys.setrecursionlimit(max(before, sys.getrecursionlimit()))
+    assert got is want

@@ -79,3 +79,28 @@ def test_every_call_into_llvm_of_a_compile_and_load_is_made_holding_the_engine_s
     finally:
         llvm.ffi.unregister_lock_callback(acq, rel)
     assert held and all(held)
+
+
+def test_ctrl_c_during_a_compile_is_raised_after_it_outside_llvmlite():
+    # a KeyboardInterrupt raised inside llvmlite could dispose an LLVM object
+    # twice (ObjectRef.detach is not interrupt-safe): the process aborted
+    import signal
+    import llvmlite.binding as llvm
+    from gpuemu.jit import engine
+    engine.host_id()                                    # (the engine made beforehand)
+    handler = signal.getsignal(signal.SIGINT)
+    sent = []
+
+    def ctrl_c():                                       # on the first call into LLVM
+        if not sent:
+            sent.append(1)
+            signal.raise_signal(signal.SIGINT)
+    rel = lambda: None
+    llvm.ffi.register_lock_callback(ctrl_c, rel)
+    try:
+        with pytest.raises(KeyboardInterrupt) as got:
+            engine.compile_to_object('define i32 @eight() {\n  ret i32 8\n}\n')
+    finally:
+        llvm.ffi.unregister_lock_callback(ctrl_c, rel)
+    assert sent and not any("llvmlite" in str(entry.path) for entry in got.traceback)
+    assert signal.getsignal(signal.SIGINT) is handler

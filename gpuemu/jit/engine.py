@@ -6,9 +6,11 @@ loaded by a later process without recompiling.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
+import signal
 import threading
 import weakref
 
@@ -27,10 +29,35 @@ def _init() -> dict:
     the first between load_object's add and lookup lost the symbol)."""
     if _state:
         return _state
-    with _init_lock:
+    with _interrupts_after(), _init_lock:
         if not _state:
             _state.update(_make())
     return _state
+
+
+@contextlib.contextmanager
+def _interrupts_after():
+    """SIGINT (Ctrl-C) on the main thread waits until the block ended, then
+    goes to the handler that was there before: a KeyboardInterrupt raised
+    inside llvmlite can dispose an LLVM object twice (llvmlite 0.50's
+    ObjectRef.detach is not interrupt-safe), aborting the process. Nothing
+    is changed on other threads (signals reach the main thread only)."""
+    # (a handler set outside Python, None here, could not be put back)
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield
+        return
+    got: list = []
+    try:
+        before = signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+    except ValueError:                   # (not the main interpreter)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+        if got:
+            signal.raise_signal(signal.SIGINT)
 
 
 def _make() -> dict:
@@ -69,7 +96,7 @@ def has_feature(name: str) -> bool:
 
 def compile_to_object(llvm_ir: str) -> bytes:
     """Optimise the module (O2, no fast-math) and return native object code."""
-    with _lock:
+    with _interrupts_after(), _lock:
         st = _init()
         mod = pto = pb = None
         try:
@@ -87,7 +114,7 @@ def compile_to_object(llvm_ir: str) -> bytes:
 
 def load_object(obj: bytes, symbol: str) -> int:
     """Load object code into the process; the address of `symbol`."""
-    with _lock:
+    with _interrupts_after(), _lock:
         st = _init()
         st["engine"].add_object_file(llvm.ObjectFileRef.from_data(obj))
         st["engine"].finalize_object()

@@ -8,12 +8,18 @@ table instead (gpuemu/machine/static_tags.py); their rows here stay free
 (space -1), so a static tag beyond the run's table names nothing. Global allocations are 256-byte aligned
 in a 47-bit device address range starting at 0x7f0000000000, as
 cudaMalloc and CuPy's pool align them; the coalescer's counts depend on it.
+Addresses are handed out in order from the range's start (a program's
+addresses do not depend on what it freed); once the range's end is reached,
+freed ranges are used again (first fit, coalesced), and where live
+allocations fill it, allocating raises MemoryError as cudaMalloc fails with
+cudaErrorMemoryAllocation.
 Constant symbols live in a per-module 64 KB bank (CUDA C Programming Guide,
 "Device Memory Spaces": 64 KB of constant memory) and are addressed by their
 offset in it.
 """
 from __future__ import annotations
 
+import bisect
 import threading
 import weakref
 from typing import Optional
@@ -24,6 +30,7 @@ from gpuemu.jit import abi
 
 GLOBAL_BASE = 0x7F00_0000_0000
 GLOBAL_ALIGN = 256        # cudaMalloc / CuPy memory pool alignment
+GLOBAL_END = 1 << abi.ADDR_BITS   # every address below it (the tag lies above)
 SPACE_CODE = {"global": 0, "shared": 1, "local": 2, "constant": 3}
 
 
@@ -49,6 +56,7 @@ class DeviceMemory:
         self.bounds = np.zeros(abi.N_TAGS, dtype=abi.BOUNDS_DTYPE)
         self.bounds["space"] = -1
         self._next_addr = GLOBAL_BASE
+        self._free_ranges: list = []      # (start, end) of freed addresses, sorted, coalesced
         self._free_tags: list = []
         self._next_tag = abi.FIRST_ALLOC_TAG
         # re-entrant: a garbage collection inside allocate() may run _release
@@ -71,23 +79,60 @@ class DeviceMemory:
             tag = self._new_tag()
             if host is None:
                 host = np.zeros(max(int(nbytes), 1), dtype=np.uint8)[:int(nbytes)]
+            span = None
             if address is None:
-                address = self._next_addr
-                self._next_addr += (max(int(nbytes), 1) + GLOBAL_ALIGN - 1) // GLOBAL_ALIGN * GLOBAL_ALIGN
+                try:
+                    address = self._new_address(nbytes)
+                except MemoryError:
+                    self._free_tags.append(tag)
+                    raise
+                span = (address, address + _span(nbytes))
             e = self.bounds[tag]
             e["lo"], e["hi"] = address, address + int(nbytes)
             e["host"] = host.ctypes.data if host.size else 0
             e["space"] = SPACE_CODE[space]
             alloc = Allocation(self, tag, address, host, space, name)
             self.by_tag[tag] = weakref.ref(alloc)
-            weakref.finalize(alloc, self._release, tag, host)
+            weakref.finalize(alloc, self._release, tag, host, span)
         return alloc
 
-    def _release(self, tag: int, host) -> None:
+    def _new_address(self, nbytes: int) -> int:
+        """The next address in order while the range lasts, then the first
+        freed range large enough (under _lock)."""
+        size = _span(nbytes)
+        if self._next_addr + size < GLOBAL_END:
+            address = self._next_addr
+            self._next_addr += size
+            return address
+        for i, (lo, hi) in enumerate(self._free_ranges):
+            if hi - lo >= size:
+                if hi - lo == size:
+                    del self._free_ranges[i]
+                else:
+                    self._free_ranges[i] = (lo + size, hi)
+                return lo
+        raise MemoryError(f"out of device memory: no free range of {size} bytes left in the "
+                          f"device address space ({GLOBAL_BASE:#x} to {GLOBAL_END:#x}) "
+                          "beside the live allocations")
+
+    def _free_range(self, lo: int, hi: int) -> None:
+        """Addresses lo..hi are free again: merged with the free ranges they touch."""
+        r = self._free_ranges
+        i = bisect.bisect_left(r, (lo, hi))
+        if i < len(r) and r[i][0] == hi:
+            hi = r.pop(i)[1]
+        if i > 0 and r[i - 1][1] == lo:
+            i -= 1
+            lo = r.pop(i)[0]
+        r.insert(i, (lo, hi))
+
+    def _release(self, tag: int, host, span: Optional[tuple] = None) -> None:
         with self._lock:
             self.bounds[tag]["space"] = -1
             self.by_tag.pop(tag, None)
             self._free_tags.append(tag)
+            if span is not None:
+                self._free_range(*span)
 
     def live_allocations(self, space: Optional[str] = None) -> list:
         """The allocations alive now (those of `space` if given), by device
@@ -105,6 +150,11 @@ class DeviceMemory:
         if a is None:
             return ""
         return a.name or f"allocation at {a.address:#x} ({a.nbytes} bytes)"
+
+
+def _span(nbytes: int) -> int:
+    """The addresses an allocation of nbytes takes: whole GLOBAL_ALIGN units, at least one."""
+    return (max(int(nbytes), 1) + GLOBAL_ALIGN - 1) // GLOBAL_ALIGN * GLOBAL_ALIGN
 
 
 _device_memory: Optional[DeviceMemory] = None

@@ -3,7 +3,17 @@ from __future__ import annotations
 
 import gc
 
-from gpuemu.device_memory import GLOBAL_ALIGN, DeviceMemory
+import numpy as np
+import pytest
+
+from gpuemu.device_memory import GLOBAL_ALIGN, GLOBAL_BASE, GLOBAL_END, DeviceMemory
+
+HUGE = 1 << 44        # 16 TiB of addresses: 8 fill the device address range
+
+
+def _huge(mem: DeviceMemory):
+    """An allocation of HUGE addresses over no host bytes."""
+    return mem.allocate(HUGE, host=np.zeros(0, np.uint8))
 
 
 def test_live_allocations_are_listed_by_address_and_a_freed_one_is_gone():
@@ -17,3 +27,39 @@ def test_live_allocations_are_listed_by_address_and_a_freed_one_is_gone():
     gc.collect()
     assert mem.live_allocations() == [b, c]
     assert mem.live_allocations("global") == [c]
+
+
+def test_addresses_are_handed_out_in_order_though_earlier_ones_were_freed():
+    mem = DeviceMemory()
+    a = mem.allocate(100)
+    del a
+    gc.collect()
+    assert [mem.allocate(300).address, mem.allocate(1).address] == [GLOBAL_BASE + GLOBAL_ALIGN,
+                                                                    GLOBAL_BASE + 3 * GLOBAL_ALIGN]
+
+
+def test_freed_addresses_are_used_again_once_the_address_range_is_spent():
+    # were they not, addresses ran past bit 48 into the tag: valid launches faulted
+    mem = DeviceMemory()
+    for _ in range(40):
+        a = _huge(mem)
+        assert GLOBAL_BASE <= a.address and a.address + HUGE < GLOBAL_END
+        del a
+
+
+def test_allocating_past_what_live_allocations_leave_raises_memory_error():
+    mem = DeviceMemory()
+    live = [_huge(mem) for _ in range(8)]
+    with pytest.raises(MemoryError, match="out of device memory"):
+        _huge(mem)
+    assert len(live) == 8
+
+
+def test_adjacent_freed_ranges_are_merged_into_one():
+    mem = DeviceMemory()
+    live = [_huge(mem) for _ in range(8)]
+    first = live[2].address
+    del live[2:4]
+    gc.collect()
+    both = mem.allocate(2 * HUGE, host=np.zeros(0, np.uint8))
+    assert both.address == first

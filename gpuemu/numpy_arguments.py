@@ -9,8 +9,11 @@ a GPU with unified memory (a managed or mapped host buffer), so no
 argument's copy-back overwrites the kernel's writes through another.
 
 A view that is not C-contiguous is copied contiguous (the kernel sees it
-dense), so it cannot share one copy with an overlapping view: that call is a
-LaunchError.
+dense), so it cannot share one copy with an overlapping view: such a group
+gets one copy per argument, and only the copy the kernel changed is copied
+back (a kernel that reads a matrix and one of its columns is fine); where
+the kernel changed two of them the launch raises a LaunchError, as their
+writes cannot be merged faithfully.
 
 A read-only array (np.frombuffer of bytes, np.broadcast_to) is never written
 back. Where the kernel changed its bytes the launch raises a LaunchError
@@ -29,11 +32,12 @@ from .errors import LaunchError
 class Copy:
     """One device copy of numpy arguments: `members` are (array, where, start),
     the array's bytes at `start` in `dev`; start None: dev is the array's own
-    contiguous copy (of its shape)."""
-    __slots__ = ("dev", "members")
+    contiguous copy (of its shape). `before`: the bytes copied in, where the
+    copy is one of a group of overlapping copies (`group`, shared by them)."""
+    __slots__ = ("dev", "members", "before", "group")
 
-    def __init__(self, dev, members: list) -> None:
-        self.dev, self.members = dev, members
+    def __init__(self, dev, members: list, before: bytes = None, group: list = None) -> None:
+        self.dev, self.members, self.before, self.group = dev, members, before, group
 
 
 def _bounds(a: np.ndarray) -> tuple:
@@ -91,12 +95,16 @@ def copy_in(arrays: list) -> tuple:
             copies.append(Copy(d, [(a, arrays[group[0]][1], None)]))
             continue
         members = [arrays[i] for i in group]
-        strided = [where for a, where in members if not a.flags.c_contiguous]
-        if strided:
-            raise LaunchError(f"{', '.join(w for _, w in members)} share memory and {strided[0]} "
-                              f"is not contiguous: its device copy is made contiguous, so the "
-                              f"kernel cannot see them as one memory; pass contiguous views or "
-                              f"DeviceArrays")
+        if not all(a.flags.c_contiguous for a, _ in members):
+            together: list = []
+            for i in group:
+                a, where = arrays[i]
+                host = np.array(a, order="C")         # a copy: what it held before the launch
+                d = asarray(host)
+                ptrs[i] = d.ptr
+                together.append(Copy(d, [(a, where, None)], host.tobytes(), together))
+            copies.extend(together)
+            continue
         bounds = [_bounds(a) for a, _ in members]
         lo = min(b[0] for b in bounds)
         span = np.empty(max(b[1] for b in bounds) - lo, dtype=np.uint8)
@@ -112,8 +120,12 @@ def copy_in(arrays: list) -> tuple:
 def copy_back(copies: list) -> None:
     """Copy each device copy back into its writable arrays; then a LaunchError
     naming each read-only argument whose bytes the kernel changed."""
-    changed = []
+    changed, conflicts = [], []
     for c in copies:
+        if c.group is not None:
+            if c is c.group[0]:
+                changed += _back_one_of(c.group, conflicts)
+            continue
         got = c.dev.get()
         readonly = []
         for a, where, start in c.members:
@@ -127,8 +139,30 @@ def copy_back(copies: list) -> None:
         for a, where, new in readonly:      # after the writable ones, which may alias it
             if np.ascontiguousarray(a).tobytes() != new.tobytes():
                 changed.append(where)
+    if conflicts:
+        raise LaunchError(conflicts[0])
     if changed:
         one = len(changed) == 1
         raise LaunchError(f"{', '.join(changed)} {'is a' if one else 'are'} read-only numpy "
                           f"array{'' if one else 's'} the kernel wrote to: the writes were not "
                           f"copied back (pass a writable array or a DeviceArray)")
+
+
+def _back_one_of(group: list, conflicts: list) -> list:
+    """Copy back the one copy of an overlapping group the kernel changed (the
+    others, unchanged, are not written: their stale bytes would overwrite
+    it); read-only ones it changed, for copy_back's error. Two changed:
+    nothing copied back, the message added to `conflicts`."""
+    got = [(c, c.dev.get()) for c in group]
+    moved = [(c, g) for c, g in got if g.tobytes() != c.before]
+    writable = [(c, g) for c, g in moved if c.members[0][0].flags.writeable]
+    if len(moved) > 1:
+        conflicts.append(f"{', '.join(c.members[0][1] for c, _ in moved)} share memory and "
+                         f"the kernel wrote to more than one of them, which are not contiguous "
+                         f"views: each had its own device copy, so their writes cannot be "
+                         f"merged and none was copied back; pass contiguous views or DeviceArrays")
+        return []
+    for c, g in writable:
+        a = c.members[0][0]
+        a[...] = g.reshape(a.shape)
+    return [c.members[0][1] for c, _ in moved if not c.members[0][0].flags.writeable]

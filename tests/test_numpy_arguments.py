@@ -41,11 +41,32 @@ def test_interleaved_strided_views_are_separate_copies(kern):
     assert b[1::2].tolist() == [1 + 2 * i for i in range(8)]
 
 
-def test_overlapping_strided_views_are_refused(kern):
+def test_overlapping_strided_view_the_kernel_writes_alone_is_copied_back(kern):
     b = np.arange(32, dtype=np.int32)
-    with pytest.raises(gpuemu.LaunchError, match=r"share memory.*not contiguous"):
-        kern(1, 8, (b[0:16:2], b[0:8]))
-    assert b.tolist() == list(range(32))
+    kern(1, 8, (b[0:16:2], b[0:8]))     # out: every other of b[0:16]; in: b[0:8], only read
+    want = list(range(32))
+    want[0:16:2] = [100 + i for i in range(8)]
+    assert b.tolist() == want
+
+
+def test_one_strided_view_passed_twice_is_read_as_itself():
+    dot = gpuemu.RawModule(code=(
+        "__global__ void dot(const float* x, const float* y, float* out, int n)"
+        "{ if (threadIdx.x == 0) { float s = 0; for (int i = 0; i < n; i++) s += x[i] * y[i];"
+        " out[0] = s; } }")).get_function("dot")
+    a, out = np.arange(8, dtype=np.float32), np.zeros(1, np.float32)
+    dot(1, 1, (a[::2], a[::2], out, np.int32(4)))
+    assert out[0] == 0 * 0 + 2 * 2 + 4 * 4 + 6 * 6
+
+
+def test_overlapping_strided_views_the_kernel_writes_both_are_refused_and_left_alone():
+    two = gpuemu.RawModule(code=(
+        "__global__ void two(int* p, int* q) { int i = threadIdx.x; p[i] = 5; q[i] = 6; }"
+    )).get_function("two")
+    m = np.arange(16, dtype=np.int32).reshape(4, 4)
+    with pytest.raises(gpuemu.LaunchError, match=r"share memory.*more than one"):
+        two(1, 4, (m[:, 0], m[0]))
+    assert m.tolist() == np.arange(16).reshape(4, 4).tolist()
 
 
 def test_read_only_array_the_kernel_only_reads_is_accepted(kern):

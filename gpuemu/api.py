@@ -99,8 +99,8 @@ def _parse_options(options) -> tuple:
         if o.startswith("-I") or o.startswith("--include-path="):
             incs.append(o.split("=", 1)[1] if o.startswith("--") else o[2:])
         elif o.startswith("-D"):
-            k, _, v = o[2:].partition("=")
-            defs[k] = v or "1"
+            k, eq, v = o[2:].partition("=")
+            defs[k] = v if eq else "1"          # -DNAME= defines it empty, as gcc and nvcc do
         else:
             rest.append(o)
         i += 1
@@ -580,7 +580,7 @@ class RawKernel:
                               f"or None, got {progress!r}")
         for name in ("l1", "enable_cooperative_groups"):
             v = options.get(name)
-            if v is not None and type(v) is not bool:
+            if v is not None and type(v) is not bool and type(v) is not np.bool_:
                 raise LaunchError(f"{name} must be True, False or None, got {v!r}")
         bank = options.get("bank_mode")
         if bank is not None:

@@ -100,7 +100,7 @@ class DeviceMemory:
         """The next address in order while the range lasts, then the first
         freed range large enough (under _lock)."""
         size = _span(nbytes)
-        if self._next_addr + size < GLOBAL_END:
+        if self._next_addr + size <= GLOBAL_END:
             address = self._next_addr
             self._next_addr += size
             return address

@@ -228,7 +228,7 @@ FIELD_TYPES = {
 }
 ARG_FIELD_TYPES = {
     "name": _TEXT, "symbol": _TEXT, "kind": _TEXT, "count": _INT, "init": _TEXT,
-    "output": ((bool,), "true or false"), "value": ((int, float, str), "a number"),
+    "output": ((bool,), "true or false"), "value": ((int, float, str, bool), "a number or true/false"),
 }
 # kernel-call options a "launch" block may not set, and why: `run` passes the
 # first four from the manifest's own fields; the last take Python objects

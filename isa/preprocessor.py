@@ -266,7 +266,7 @@ def preprocess(text: str, filename: str = "<source>", include_dirs: tuple = (),
 def _define_option(pp: _PP, name: str, value) -> None:
     """A -D option (NAME, NAME=VALUE or NAME(args)=VALUE); its diagnostics name
     the option, as gcc's "<command-line>" ones do, not a source line."""
-    opt = f"-D{name}" + (f"={value}" if value not in (None, "", "1") else "")
+    opt = f"-D{name}" + (f"={value}" if value not in (None, "1") else "")
 
     def bad(msg: str) -> CompileError:
         return CompileError(f"command-line option {opt}: {msg}", Loc("<command-line>", 1, 3), opt)
@@ -275,7 +275,7 @@ def _define_option(pp: _PP, name: str, value) -> None:
     if not re.fullmatch(r"[A-Za-z_]\w*(\([\w\s,.]*\))?", name):
         raise bad("macro names must be identifiers")
     try:
-        pp.define(f"{name} {value}" if value is not None and value != "" else f"{name} 1")
+        pp.define(f"{name} {value}" if value is not None else f"{name} 1")   # NAME=: empty
     except CompileError as e:
         raise bad(e.message.replace("preprocessor: ", "")) from None
 

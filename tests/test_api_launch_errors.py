@@ -208,3 +208,8 @@ def test_good_launch_options_are_accepted(kern):
     _ran(kern, seed=3, progress=lambda n: None, l1=False, enable_cooperative_groups=True,
          scheduler="lrr", carveout="prefer_shared")
     assert _ran.wrote
+
+
+def test_numpy_bools_are_taken_for_bool_options(kern):
+    _ran(kern, l1=np.True_, enable_cooperative_groups=np.False_)
+    assert _ran.wrote

@@ -381,3 +381,12 @@ def test_kernel_whose_frame_with_inlined_device_functions_passes_512_kb_is_compi
     assert e.value.message == ("kernel 'k' needs 1440000 bytes of local memory per thread with the device "
                                "functions it calls; the limit is 524288 bytes (512 KB) per thread")
     assert (e.value.line, e.value.col) == (3, 17) and e.value.source_line.startswith("__global__ void k")
+
+
+def test_define_option_with_an_empty_value_defines_the_macro_empty():
+    # gcc / nvcc: -DNAME= defines NAME as nothing; -DNAME defines it as 1
+    mod = gpuemu.RawModule(code='__global__ void k(int* p) { p[0] = 7 E; p[1] = F; }',
+                           options=("-DE=", "-DF"))
+    out = gpuemu.zeros(2, np.int32)
+    mod.get_function("k")((1,), (1,), (out,))
+    assert out.get().tolist() == [7, 1]

@@ -63,3 +63,9 @@ def test_adjacent_freed_ranges_are_merged_into_one():
     gc.collect()
     both = mem.allocate(2 * HUGE, host=np.zeros(0, np.uint8))
     assert both.address == first
+
+
+def test_an_allocation_may_end_exactly_at_the_end_of_the_address_range():
+    mem = DeviceMemory()
+    mem._next_addr = GLOBAL_END - GLOBAL_ALIGN       # one 256-byte unit left, nothing freed
+    assert mem.allocate(GLOBAL_ALIGN, host=np.zeros(0, np.uint8)).address == GLOBAL_END - GLOBAL_ALIGN

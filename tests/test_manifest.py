@@ -337,3 +337,10 @@ def test_json_nested_too_deeply_is_a_manifest_error(tmp_path):
     p.write_text("[" * 100000 + "]" * 100000)
     with pytest.raises(mf.ManifestError, match="nested too deeply"):
         mf.load(p)
+
+
+def test_a_bool_scalar_may_be_given_as_json_true(tmp_path):
+    d = json.loads(json.dumps(BASE))
+    d["args"][2] = {"kind": "scalar", "name": "flag", "dtype": "bool", "value": True}
+    m = mf.load(write(tmp_path, d))
+    assert [a.value for a in m.args if a.name == "flag"] == [True]

@@ -378,6 +378,20 @@ def _check_local_frame(kernel: "RawKernel") -> None:
                            f"per thread", loc, src)
 
 
+
+def _vector_fast(vals: np.ndarray, elem: ir.ScalarType):
+    """The bytes of a vector argument's values where numpy converts them all
+    as RawKernel._scalar would each (integers that fit an integer element;
+    bools, integers and floats for a float element); else None, and the
+    values go one by one (wording the error)."""
+    kind = vals.dtype.kind
+    if elem.kind == "int" and kind in "biu":
+        conv = vals.astype(numpy_dtype(elem))
+        return conv.tobytes() if (conv == vals).all() else None
+    if elem.kind == "float" and kind in "biuf":
+        return vals.astype(numpy_dtype(elem)).tobytes()
+    return None
+
 class RawKernel:
     """One __global__ function of a RawModule; call it to launch."""
     _kept_launches = None           # launch_cache's kept runs, per call key, once one is kept
@@ -485,9 +499,10 @@ class RawKernel:
                     raise LaunchError(f"{where} needs {t.count} values, got {a!r}") from None
                 if vals.size != t.count:
                     raise LaunchError(f"{where} needs {t.count} values, got {vals.size}")
-                # each value as a scalar argument of the element type (no silent wrap or truncation)
-                raw = b"".join(self._scalar(v, t.elem, f"{where} value {j}")
-                               for j, v in enumerate(vals.reshape(-1)))
+                raw = _vector_fast(vals, t.elem)
+                if raw is None:     # each value as a scalar argument: no silent wrap or truncation
+                    raw = b"".join(self._scalar(v, t.elem, f"{where} value {j}")
+                                   for j, v in enumerate(vals.reshape(-1)))
                 buf[off:off + len(raw)] = np.frombuffer(raw, dtype=np.uint8)
             else:   # struct by value: raw bytes of the C layout
                 raw = a.tobytes() if hasattr(a, "tobytes") else bytes(a) if isinstance(a, (bytes, bytearray)) else None

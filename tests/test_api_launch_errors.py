@@ -213,3 +213,26 @@ def test_good_launch_options_are_accepted(kern):
 def test_numpy_bools_are_taken_for_bool_options(kern):
     _ran(kern, l1=np.True_, enable_cooperative_groups=np.False_)
     assert _ran.wrote
+
+
+@pytest.mark.parametrize("elem,values", [
+    ("I32", [1, -2, 3, 2**31 - 1]), ("U32", [0, 1, 2**32 - 1, 7]),
+    ("F32", [1.5, -2, True, 3]), ("F64", [1e300, -0.0, 2, np.float32(0.1)]),
+    ("I32", [np.int64(5), np.uint8(200), False, -1]),
+])
+def test_vector_values_numpy_converts_at_once_give_the_bytes_of_each_as_a_scalar(elem, values):
+    from gpuemu.api import RawKernel, _vector_fast
+    from isa import ir
+    t = getattr(ir, elem)
+    vals = np.asarray(values)
+    one_by_one = b"".join(RawKernel._scalar(v, t, "v") for v in vals.reshape(-1))
+    assert _vector_fast(vals, t) == one_by_one
+
+
+@pytest.mark.parametrize("elem,values", [("I32", [1, 2**40]), ("I32", [1.5, 2.0]),
+                                         ("U32", [-1, 0]), ("I32", [2**64 - 1, 0])])
+def test_vector_values_numpy_would_wrap_are_left_to_the_scalar_rule(elem, values):
+    from gpuemu.api import _vector_fast
+    from isa import ir
+    t = getattr(ir, elem)
+    assert _vector_fast(np.asarray(values), t) is None

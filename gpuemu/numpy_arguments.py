@@ -56,7 +56,8 @@ def _bounds(a: np.ndarray) -> tuple:
 def _groups(arrays: list) -> list:
     """Indices of `arrays` grouped by shared memory (transitively)."""
     n = len(arrays)
-    bounds = [_bounds(a) for a, _ in arrays]
+    if n == 1:
+        return [[0]]
     parent = list(range(n))
 
     def root(i):
@@ -65,13 +66,14 @@ def _groups(arrays: list) -> list:
         return i
 
     for i in range(n):
+        a = arrays[i][0]
         for j in range(i):
-            (lo1, hi1), (lo2, hi2) = bounds[i], bounds[j]
-            if lo1 < hi2 and lo2 < hi1:
-                a, b = arrays[i][0], arrays[j][0]
-                # contiguous ones overlapping share memory; strided ones may interleave
-                if (a.flags.c_contiguous and b.flags.c_contiguous) or np.shares_memory(a, b):
-                    parent[root(i)] = root(j)
+            b = arrays[j][0]
+            # byte ranges overlap (numpy's bounds test, in C); contiguous ones then share
+            # memory, strided ones may interleave
+            if np.may_share_memory(a, b) and (
+                    (a.flags.c_contiguous and b.flags.c_contiguous) or np.shares_memory(a, b)):
+                parent[root(i)] = root(j)
     out: dict = {}
     for i in range(n):
         out.setdefault(root(i), []).append(i)

@@ -378,7 +378,6 @@ def _check_local_frame(kernel: "RawKernel") -> None:
                            f"per thread", loc, src)
 
 
-
 def _vector_fast(vals: np.ndarray, elem: ir.ScalarType):
     """The bytes of a vector argument's values where numpy converts them all
     as RawKernel._scalar would each (integers that fit an integer element;
@@ -391,6 +390,7 @@ def _vector_fast(vals: np.ndarray, elem: ir.ScalarType):
     if elem.kind == "float" and kind in "biuf":
         return vals.astype(numpy_dtype(elem)).tobytes()
     return None
+
 
 class RawKernel:
     """One __global__ function of a RawModule; call it to launch."""

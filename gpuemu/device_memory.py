@@ -19,7 +19,6 @@ offset in it.
 """
 from __future__ import annotations
 
-import bisect
 import threading
 import weakref
 from typing import Optional
@@ -56,7 +55,6 @@ class DeviceMemory:
         self.bounds = np.zeros(abi.N_TAGS, dtype=abi.BOUNDS_DTYPE)
         self.bounds["space"] = -1
         self._next_addr = GLOBAL_BASE
-        self._free_ranges: list = []      # (start, end) of freed addresses, sorted, coalesced
         self._free_tags: list = []
         self._next_tag = abi.FIRST_ALLOC_TAG
         # re-entrant: a garbage collection inside allocate() may run _release
@@ -79,60 +77,55 @@ class DeviceMemory:
             tag = self._new_tag()
             if host is None:
                 host = np.zeros(max(int(nbytes), 1), dtype=np.uint8)[:int(nbytes)]
-            span = None
             if address is None:
                 try:
                     address = self._new_address(nbytes)
                 except MemoryError:
                     self._free_tags.append(tag)
                     raise
-                span = (address, address + _span(nbytes))
             e = self.bounds[tag]
             e["lo"], e["hi"] = address, address + int(nbytes)
             e["host"] = host.ctypes.data if host.size else 0
             e["space"] = SPACE_CODE[space]
             alloc = Allocation(self, tag, address, host, space, name)
             self.by_tag[tag] = weakref.ref(alloc)
-            weakref.finalize(alloc, self._release, tag, host, span)
+            weakref.finalize(alloc, self._release, tag, host)
         return alloc
 
     def _new_address(self, nbytes: int) -> int:
         """The next address in order while the range lasts, then the first
-        freed range large enough (under _lock)."""
-        size = _span(nbytes)
+        gap between live allocations large enough (under _lock)."""
+        size = span(nbytes)
         if self._next_addr + size <= GLOBAL_END:
             address = self._next_addr
             self._next_addr += size
             return address
-        for i, (lo, hi) in enumerate(self._free_ranges):
-            if hi - lo >= size:
-                if hi - lo == size:
-                    del self._free_ranges[i]
-                else:
-                    self._free_ranges[i] = (lo + size, hi)
+        lo = GLOBAL_BASE            # the first gap large enough between the live allocations
+        for start, end in self._taken():
+            if start - lo >= size:
                 return lo
+            lo = max(lo, end)
+        if GLOBAL_END - lo >= size:
+            return lo
         raise MemoryError(f"out of device memory: no free range of {size} bytes left in the "
                           f"device address space ({GLOBAL_BASE:#x} to {GLOBAL_END:#x}) "
                           "beside the live allocations")
 
-    def _free_range(self, lo: int, hi: int) -> None:
-        """Addresses lo..hi are free again: merged with the free ranges they touch."""
-        r = self._free_ranges
-        i = bisect.bisect_left(r, (lo, hi))
-        if i < len(r) and r[i][0] == hi:
-            hi = r.pop(i)[1]
-        if i > 0 and r[i - 1][1] == lo:
-            i -= 1
-            lo = r.pop(i)[0]
-        r.insert(i, (lo, hi))
+    def _taken(self) -> list:
+        """(start, end) of the live allocations' addresses in the range, sorted
+        (once the range is spent; the free ranges are what lies between)."""
+        spans = []
+        for tag, ref in self.by_tag.items():
+            lo, hi = int(self.bounds[tag]["lo"]), int(self.bounds[tag]["hi"])
+            if ref() is not None and GLOBAL_BASE <= lo < GLOBAL_END:
+                spans.append((lo, lo + span(hi - lo)))
+        return sorted(spans)
 
-    def _release(self, tag: int, host, span: Optional[tuple] = None) -> None:
+    def _release(self, tag: int, host) -> None:
         with self._lock:
             self.bounds[tag]["space"] = -1
             self.by_tag.pop(tag, None)
             self._free_tags.append(tag)
-            if span is not None:
-                self._free_range(*span)
 
     def live_allocations(self, space: Optional[str] = None) -> list:
         """The allocations alive now (those of `space` if given), by device
@@ -152,7 +145,7 @@ class DeviceMemory:
         return a.name or f"allocation at {a.address:#x} ({a.nbytes} bytes)"
 
 
-def _span(nbytes: int) -> int:
+def span(nbytes: int) -> int:
     """The addresses an allocation of nbytes takes: whole GLOBAL_ALIGN units, at least one."""
     return (max(int(nbytes), 1) + GLOBAL_ALIGN - 1) // GLOBAL_ALIGN * GLOBAL_ALIGN
 

@@ -24,7 +24,7 @@ import weakref
 import numpy as np
 
 from gpuemu.device_array import DeviceArray
-from gpuemu.device_memory import GLOBAL_ALIGN, device_memory
+from gpuemu.device_memory import device_memory, span
 
 MAPPED_BASE = 0x7D00_0000_0000
 MANAGED_BASE = 0x7E00_0000_0000
@@ -52,7 +52,7 @@ def is_pinned(a) -> bool:
 
 def _place(kind: str, nbytes: int) -> int:
     addr = _next[kind]
-    _next[kind] += (max(int(nbytes), 1) + GLOBAL_ALIGN - 1) // GLOBAL_ALIGN * GLOBAL_ALIGN
+    _next[kind] += span(nbytes)
     return addr
 
 

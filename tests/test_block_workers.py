@@ -698,10 +698,16 @@ def test_a_worker_failing_outside_a_batch_s_run_fails_the_launch_instead_of_hang
     k, a, c, args = _vecadd_on_workers(monkeypatch, n)
     one = k(*args, workers=1).stats
     real, armed, launching = block_workers._Worker.run_batch, [True], []
+    pool_failed = threading.Event()
 
     def failing(self, blocks):
-        if armed[0] and threading.get_ident() not in launching:      # a pool thread
+        if threading.get_ident() in launching:
+            # the calling thread waits for the pool thread's failure before its first batch:
+            # otherwise, with the pool thread slow to wake, it may run every batch itself
+            pool_failed.wait(30)
+        elif armed[0]:                                                 # a pool thread
             armed[0] = False
+            pool_failed.set()
             raise MemoryError("injected")
         return real(self, blocks)
     monkeypatch.setattr(block_workers._Worker, "run_batch", failing)

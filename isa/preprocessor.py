@@ -138,12 +138,19 @@ class _PP(Preprocessor):
             raise self.directive_error(f"preprocessor: {msg.strip()}")
         raise self._err(file, line, f"preprocessor: {msg.strip()}")
 
-    def directive_error(self, msg: str) -> CompileError:
-        """An error in the last directive, the caret where its operand is (or should be)."""
+    def directive_error(self, msg: str, at_end: bool = False) -> CompileError:
+        """An error in the last directive, the caret where its operand is (or should be),
+        or with `at_end` past the directive's last character, where gcc puts it."""
         d = self.lastdirective
         file, line = (d.source, d.lineno) if d is not None else ("<source>", 1)
+        if at_end:
+            lines = self.file_lines.get(file) or []
+            while line < len(lines) and lines[line - 1].rstrip("\r").endswith("\\"):
+                line += 1                   # a continued directive ends on its last line
         err = self._err(file, line, msg)
         src = err.source_line
+        if at_end and src is not None:
+            return CompileError(msg, Loc(err.loc.file, err.loc.line, len(src) + 1), src)
         if d is not None and src is not None:
             m = re.match(r"\s*#\s*" + re.escape(d.value) + r"\s*", src)
             if m:
@@ -172,6 +179,25 @@ class _PP(Preprocessor):
         if not self.tokenstrip(list(tokens)):
             raise self.directive_error('#include expects "FILENAME" or <FILENAME>')
         return super().include(tokens, original_line)
+
+    def evalexpr(self, tokens):
+        self.expanding_condition = True
+        try:
+            return super().evalexpr(tokens)
+        finally:
+            self.expanding_condition = False
+
+    def expand_macros(self, tokens, expanding_from=[]):
+        """pcpp's expansion; an #if/#elif operand that expands to nothing is an
+        error, as in gcc and nvcc ("#if with no expression", the caret at the
+        line's end), where pcpp would read it as 0."""
+        if not getattr(self, "expanding_condition", False):
+            return super().expand_macros(tokens, expanding_from)
+        self.expanding_condition = False        # the outermost expansion only
+        out = super().expand_macros(tokens, expanding_from)
+        if all(t.type in self.t_WS or t.type in self.t_COMMENT for t in out):
+            raise self.directive_error(f"#{self.lastdirective.value} with no expression", at_end=True)
+        return out
 
     def on_directive_handle(self, directive, toks, ifpassthru, precedingtoks):
         self.last_operand = self.tokenstrip(list(toks))

@@ -195,6 +195,45 @@ def test_if_and_elif_without_expression_are_diagnostics():
     assert e.message == "#elif with no expression" and (e.line, e.col) == (2, 6)
 
 
+def test_if_of_a_macro_expanding_to_nothing_is_diagnostic_at_the_line_end():
+    # gcc and nvcc: "t.cu:2:6: error: #if with no expression", the caret past the line
+    e = compile_error("#define A\n#if A\n#endif\n" + K)
+    assert e.message == "#if with no expression" and (e.line, e.col) == (2, 6) and e.source_line == "#if A"
+    assert str(e).splitlines()[2] == " " * 5 + "^"
+
+
+def test_elif_of_a_macro_expanding_to_nothing_is_diagnostic():
+    e = compile_error("#define A\n#if 0\n#elif A\n#endif\n" + K)
+    assert e.message == "#elif with no expression" and (e.line, e.col) == (3, 8)
+
+
+def test_if_of_macros_expanding_to_blanks_is_diagnostic():
+    e = compile_error("#define A /* c */\n#if A A\n#endif\n" + K)
+    assert e.message == "#if with no expression" and (e.line, e.col) == (2, 8)
+
+
+def test_if_of_an_empty_function_macro_call_is_diagnostic():
+    e = compile_error("#define F(x)\n#if F(1)\n#endif\n" + K)
+    assert e.message == "#if with no expression" and (e.line, e.col) == (2, 9)
+
+
+def test_if_with_no_expression_caret_follows_a_comment_and_a_continued_line():
+    assert (compile_error("#define A\n#if A // c\n#endif\n" + K).col) == 11   # gcc: 2:11
+    e = compile_error("#define A\n#if A \\\n A\n#endif\n" + K)
+    assert (e.line, e.col) == (3, 3)                                              # gcc: 3:3
+
+
+def test_if_of_an_empty_macro_before_an_operand_is_accepted():
+    # gcc reads "#if A + 1" as "#if + 1", a unary plus: true
+    assert kernel_const("#define A\n#if A + 1\n#define V 1\n#else\n#define V 2\n#endif\n"
+                        "__global__ void k(int *p) { p[0] = V; }") == 1
+
+
+def test_elif_after_a_taken_branch_is_not_evaluated():
+    # gcc accepts "#if 1 / #elif A" with A empty: the #elif is never evaluated
+    assert kernel_const("#define A\n#if 1\n#elif A\n#endif\n" + K) == 1
+
+
 def test_directives_without_operand_in_a_skipped_group_are_ignored():
     # C11 6.10.1p6: a skipped group's directives are processed only for nesting
     assert kernel_const("#if 0\n#define\n#undef\n#include\n#ifdef\n#endif\n#endif\n" + K) == 1

@@ -24,10 +24,15 @@ bound to their names and ``np`` to numpy; each statement assigns an output
 name.  ``expect_file`` (or ``outputs_file``) is an ``.npz`` keyed by output
 name, relative to the manifest.  Integers must match exactly, floats to
 ``rtol`` (default 1e-6, the conformance rule) and ``atol`` (default 0).
+
+The fields each level may hold are data (MANIFEST_FIELDS, ARG_FIELDS,
+CONSTANT_FIELDS, LAUNCH_FIELDS); any other field is a ManifestError naming the
+file, the field's path (``args[1].dtyp``) and the closest valid name.
 """
 from __future__ import annotations
 
 import ast
+import difflib
 import json
 import zlib
 from dataclasses import dataclass, field
@@ -35,6 +40,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
+
+from .api import LAUNCH_OPTIONS
 
 INIT_KINDS = ("zeros", "arange", "const:V", "random:SEED")
 
@@ -86,6 +93,9 @@ class Manifest:
     # "expect_finding": the kind of finding the launch must stop with (a demo of
     # a bug, e.g. "timeout" for a deadlock the watchdog ends) instead of outputs
     expect_finding: Optional[str] = None
+    # "check_finding": the kind of finding check mode reports on a bug demo
+    # whose outputs still come out right (check mode's own test reads it)
+    check_finding: Optional[str] = None
 
     @property
     def outputs(self) -> list:
@@ -211,24 +221,47 @@ def _dim3(v: Any, what: str) -> tuple:
     return tuple(v) + (1,) * (3 - len(v))
 
 
-# The JSON types each field may hold (None: the field may be null), and the
-# words the error uses for them. Values are checked further where they are used.
+# Every field a manifest may hold, at each level, with the JSON types it may
+# take (NoneType: it may be null) and the words a diagnostic uses for them;
+# values are checked further where they are read. The loader refuses any other
+# field, naming the closest valid one: a typo ("gird", "dtyp") or a field at
+# the wrong level would otherwise be ignored and the launch run without it.
 _INT = ((int,), "an integer")
 _NUMBER = ((int, float), "a number")
 _TEXT = ((str,), "a string")
+_BOOL = ((bool,), "true or false")
 _NAME = ((str, type(None)), "a file name (a string)")
-FIELD_TYPES = {
-    "kernel": _TEXT, "purpose": _TEXT, "source": _NAME, "expect_file": _NAME,
-    "outputs_file": _NAME, "dynamic_shared_bytes": _INT, "rtol": _NUMBER, "atol": _NUMBER,
-    "args": ((list,), "a list of argument objects"),
-    "constants": ((list, type(None)), "a list of constant objects"),
-    "h100": ((dict, type(None)), "an object of counter: value"),
-    "launch": ((dict, type(None)), "an object of launch options"),
-    "expect_finding": ((str, type(None)), "a finding kind (a string)"),
+_DIM3 = ((int, list), "1 to 3 integers")
+_EXPECT = ((str, list, type(None)), "a string or a list of strings")
+_FINDING = ((str, type(None)), "a finding kind (a string)")
+MANIFEST_FIELDS = {
+    "kernel": _TEXT,                       # the __global__ function to launch
+    "grid": _DIM3, "block": _DIM3,
+    "dynamic_shared_bytes": _INT,
+    "args": ((list,), "a list of argument objects"),            # ARG_FIELDS
+    "constants": ((list, type(None)), "a list of constant objects"),   # CONSTANT_FIELDS
+    "source": _NAME,                       # default: the .cu beside the manifest
+    "expect": _EXPECT, "reference": _EXPECT,                    # reference: the conformance name
+    "expect_file": _NAME, "outputs_file": _NAME,                # outputs_file: likewise
+    "rtol": _NUMBER, "atol": _NUMBER,
+    "purpose": _TEXT,                      # what the launch shows, for the reader
+    "h100": ((dict, type(None)), "an object of counter: value"),   # open: the GPU's measurements
+    "launch": ((dict, type(None)), "an object of launch options"),  # LAUNCH_FIELDS
+    "expect_finding": _FINDING,            # the finding a bug demo stops with
+    "check_finding": _FINDING,             # the finding check mode reports on a demo that ends
 }
-ARG_FIELD_TYPES = {
-    "name": _TEXT, "symbol": _TEXT, "kind": _TEXT, "count": _INT, "init": _TEXT,
-    "output": ((bool,), "true or false"), "value": ((int, float, str, bool), "a number or true/false"),
+_KIND = ((str,), "'buffer' or 'scalar'")
+_VALUE = ((int, float, str, bool), "a number or true/false")
+# an argument's fields, by its kind (a missing kind is 'buffer')
+ARG_FIELDS = {
+    "buffer": {"kind": _KIND, "name": _TEXT, "dtype": _TEXT, "count": _INT, "init": _TEXT,
+               "output": _BOOL},
+    "scalar": {"kind": _KIND, "name": _TEXT, "dtype": _TEXT, "value": _VALUE},
+}
+# a constant's: an argument's, less 'output', plus the symbol it fills (default: its name)
+CONSTANT_FIELDS = {
+    kind: {"symbol": _TEXT, **{k: v for k, v in fields.items() if k != "output"}}
+    for kind, fields in ARG_FIELDS.items()
 }
 # kernel-call options a "launch" block may not set, and why: `run` passes the
 # first four from the manifest's own fields; the last take Python objects
@@ -239,6 +272,37 @@ _LAUNCH_NOT_IN_JSON = {
     "stream": "it takes a gpuemu.Stream, which JSON cannot hold",
     "progress": "it takes a Python callable, which JSON cannot hold",
 }
+# the keyword options of the kernel call a "launch" block may set (their
+# values are the launch's to check)
+LAUNCH_FIELDS = tuple(sorted(({"budget", "stats", "scheduler", "mode", "block_scheduler",
+                               "carveout"} | LAUNCH_OPTIONS) - set(_LAUNCH_NOT_IN_JSON)))
+# each level's fields under the words a diagnostic uses for it
+_LEVELS = {
+    "the manifest's top level": tuple(MANIFEST_FIELDS),
+    "a buffer argument": tuple(ARG_FIELDS["buffer"]),
+    "a scalar argument": tuple(ARG_FIELDS["scalar"]),
+    "a buffer constant": tuple(CONSTANT_FIELDS["buffer"]),
+    "a scalar constant": tuple(CONSTANT_FIELDS["scalar"]),
+    "'launch'": LAUNCH_FIELDS,
+}
+
+
+def _refuse_unknown(d: dict, level: str, where: str, path: str) -> None:
+    """A ManifestError for the first key of `d` that `level` has no field of:
+    where it belongs if another level has it, else the closest valid name."""
+    allowed = _LEVELS[level]
+    for key in d:
+        if key in allowed:
+            continue
+        shown = key if len(key) <= 40 else key[:37] + "..."
+        msg = f"{where}: {path}{shown}: unknown field of {level}"
+        elsewhere = [lv for lv, fields in _LEVELS.items() if key in fields and lv != level]
+        close = difflib.get_close_matches(key, allowed, n=1)
+        if elsewhere:
+            msg += f"; '{key}' is a field of {', '.join(elsewhere)}"
+        elif close:
+            msg += f"; did you mean '{close[0]}'?"
+        raise ManifestError(f"{msg} (the fields of {level}: {', '.join(allowed)})")
 
 
 def _check_types(d: dict, table: dict, where: str) -> None:
@@ -251,16 +315,17 @@ def _check_types(d: dict, table: dict, where: str) -> None:
             raise ManifestError(f"{where}: '{key}' must be {wanted}, got {text}")
 
 
-def _arg(d: Any, i: int, constant: bool = False) -> ArgSpec:
-    where = f"constants[{i}]" if constant else f"args[{i}]"
+def _arg(d: Any, i: int, where: str, constant: bool = False) -> ArgSpec:
+    path = f"constants[{i}]" if constant else f"args[{i}]"
     if not isinstance(d, dict):
-        raise ManifestError(f"{where}: expected an object, got {d!r}")
-    _check_types(d, ARG_FIELD_TYPES, where)
-    name = d.get("symbol" if constant else "name", d.get("name", f"arg{i}"))
-    where = f"{where} ({name})"
+        raise ManifestError(f"{where}: {path}: expected an object, got {d!r}")
     kind = d.get("kind", "buffer")
     if kind not in ("buffer", "scalar"):
-        raise ManifestError(f"{where}: kind {kind!r} is not 'buffer' or 'scalar'")
+        raise ManifestError(f"{where}: {path}: kind {kind!r} is not 'buffer' or 'scalar'")
+    _refuse_unknown(d, f"a {kind} {'constant' if constant else 'argument'}", where, f"{path}.")
+    _check_types(d, (CONSTANT_FIELDS if constant else ARG_FIELDS)[kind], f"{where}: {path}")
+    name = d.get("symbol" if constant else "name", d.get("name", f"arg{i}"))
+    where = f"{where}: {path} ({name})"
     if "dtype" not in d:
         raise ManifestError(f"{where}: missing 'dtype'")
     dt = parse_dtype(d["dtype"], where)
@@ -294,14 +359,16 @@ def from_dict(d: dict, path: Optional[Path] = None) -> Manifest:
     for key in ("kernel", "grid", "block"):
         if key not in d:
             raise ManifestError(f"{where}: missing '{key}'")
-    _check_types(d, FIELD_TYPES, where)
+    _refuse_unknown(d, "the manifest's top level", where, "")
+    _check_types(d, MANIFEST_FIELDS, where)
     for key, why in _LAUNCH_NOT_IN_JSON.items():
         if key in (d.get("launch") or {}):
             raise ManifestError(f"{where}: 'launch' may not set '{key}': {why}")
+    _refuse_unknown(d.get("launch") or {}, "'launch'", where, "launch.")
     base = path.parent if path else Path(".")
     args = d.get("args", [])
-    specs = [_arg(a, i) for i, a in enumerate(args)]
-    consts = [_arg(a, i, constant=True) for i, a in enumerate(d.get("constants") or [])]
+    specs = [_arg(a, i, where) for i, a in enumerate(args)]
+    consts = [_arg(a, i, where, constant=True) for i, a in enumerate(d.get("constants") or [])]
     for c in consts:
         c.symbol = c.symbol or c.name
     source = d.get("source")
@@ -323,7 +390,8 @@ def from_dict(d: dict, path: Optional[Path] = None) -> Manifest:
         rtol=float(d.get("rtol", 1e-6)), atol=float(d.get("atol", 0.0)),
         path=path, purpose=str(d.get("purpose", "")),
         measured={k: v for k, v in (d.get("h100") or {}).items() if isinstance(v, (int, float))},
-        launch_options=dict(d.get("launch") or {}), expect_finding=d.get("expect_finding"))
+        launch_options=dict(d.get("launch") or {}), expect_finding=d.get("expect_finding"),
+        check_finding=d.get("check_finding"))
     names = [a.name for a in specs]
     dup = {n for n in names if names.count(n) > 1}
     if dup:

@@ -344,3 +344,85 @@ def test_a_bool_scalar_may_be_given_as_json_true(tmp_path):
     d["args"][2] = {"kind": "scalar", "name": "flag", "dtype": "bool", "value": True}
     m = mf.load(write(tmp_path, d))
     assert [a.value for a in m.args if a.name == "flag"] == [True]
+
+
+# ---------------------------------------------------------------- unknown fields
+
+def _refused(tmp_path, d):
+    """The message of the ManifestError loading `d` from k.json gives."""
+    with pytest.raises(mf.ManifestError) as e:
+        mf.load(write(tmp_path, d))
+    return str(e.value)
+
+
+def _with_arg(arg, **fields):
+    d = json.loads(json.dumps(BASE))
+    d["args"][arg].update(fields)
+    return d
+
+
+def test_a_misspelt_top_level_field_is_refused_naming_the_file_and_the_closest_field(tmp_path):
+    msg = _refused(tmp_path, dict(BASE, gird=[4]))
+    assert str(tmp_path / "k.json") in msg and "gird: unknown field" in msg
+    assert "did you mean 'grid'?" in msg
+
+
+def test_blocks_for_block_is_refused_as_a_misspelling(tmp_path):
+    assert "did you mean 'block'?" in _refused(tmp_path, dict(BASE, blocks=[64]))
+
+
+def test_a_misspelt_argument_field_is_refused_with_its_path(tmp_path):
+    msg = _refused(tmp_path, _with_arg(1, dtyp="int32"))
+    assert "args[1].dtyp: unknown field" in msg and "did you mean 'dtype'?" in msg
+
+
+def test_a_buffer_field_on_a_scalar_argument_is_refused(tmp_path):
+    msg = _refused(tmp_path, _with_arg(2, count=8))
+    assert "args[2].count" in msg and "a scalar argument" in msg and "a buffer" in msg
+
+
+def test_a_value_on_a_buffer_argument_is_refused(tmp_path):
+    msg = _refused(tmp_path, _with_arg(0, value=3))
+    assert "args[0].value" in msg and "a buffer argument" in msg
+
+
+def test_a_symbol_on_a_kernel_argument_is_refused(tmp_path):
+    assert "args[0].symbol" in _refused(tmp_path, _with_arg(0, symbol="coeff"))
+
+
+def test_a_constant_cannot_be_marked_output(tmp_path):
+    d = dict(BASE, constants=[{"symbol": "c", "dtype": "float32", "count": 4, "output": True}])
+    assert "constants[0].output" in _refused(tmp_path, d)
+
+
+def test_a_top_level_field_inside_an_argument_is_refused_saying_where_it_belongs(tmp_path):
+    msg = _refused(tmp_path, _with_arg(0, grid=[2]))
+    assert "args[0].grid" in msg and "the manifest's top level" in msg
+
+
+def test_an_argument_field_at_the_top_level_is_refused_saying_where_it_belongs(tmp_path):
+    msg = _refused(tmp_path, dict(BASE, dtype="float32"))
+    assert "dtype: unknown field" in msg and "a buffer argument" in msg
+
+
+def test_an_unknown_launch_option_is_refused_when_the_manifest_loads(tmp_path):
+    msg = _refused(tmp_path, dict(BASE, launch={"budjet": 5}))
+    assert "launch.budjet: unknown field" in msg and "did you mean 'budget'?" in msg
+
+
+def test_every_field_of_the_schema_is_accepted(tmp_path):
+    d = dict(BASE, dynamic_shared_bytes=0, source="k.cu", expect="y = x", expect_file=None,
+             rtol=1e-5, atol=0.0, purpose="p", h100={"cycles": 1}, launch={"budget": 9},
+             expect_finding=None, check_finding=None,
+             constants=[{"symbol": "c", "name": "c0", "kind": "buffer", "dtype": "float32",
+                         "count": 4, "init": "arange"},
+                        {"symbol": "s", "name": "s0", "kind": "scalar", "dtype": "int32",
+                         "value": 2}])
+    assert set(d) == set(mf.MANIFEST_FIELDS) - {"reference", "outputs_file"}
+    assert mf.load(write(tmp_path, d)).kernel == "k"
+
+
+@pytest.mark.parametrize("path", mf.discover(CONFORMANCE), ids=lambda p: p.stem)
+def test_every_conformance_manifest_loads(path):
+    m = mf.load(path)
+    assert m.source.is_file() and m.has_expectation

@@ -276,6 +276,13 @@ _LAUNCH_NOT_IN_JSON = {
 # values are the launch's to check)
 LAUNCH_FIELDS = tuple(sorted(({"budget", "stats", "scheduler", "mode", "block_scheduler",
                                "carveout"} | LAUNCH_OPTIONS) - set(_LAUNCH_NOT_IN_JSON)))
+# fields no level has because the run chooses them, and why
+_CHOSEN_BY_THE_RUN = {
+    "arch": "the GPU preset is chosen when the manifest runs (gpuemu run --arch NAME, "
+            "gpuemu.manifest.run(path, arch=NAME)), so one manifest runs on every preset",
+}
+# the conformance files' names of two fields: giving both would leave one unread
+_ALIASES = {"reference": "expect", "outputs_file": "expect_file"}
 # each level's fields under the words a diagnostic uses for it
 _LEVELS = {
     "the manifest's top level": tuple(MANIFEST_FIELDS),
@@ -294,6 +301,9 @@ def _refuse_unknown(d: dict, level: str, where: str, path: str) -> None:
     for key in d:
         if key in allowed:
             continue
+        if key in _CHOSEN_BY_THE_RUN:
+            raise ManifestError(f"{where}: {path}{key}: a manifest does not set it: "
+                                f"{_CHOSEN_BY_THE_RUN[key]}")
         shown = key if len(key) <= 40 else key[:37] + "..."
         msg = f"{where}: {path}{shown}: unknown field of {level}"
         elsewhere = [lv for lv, fields in _LEVELS.items() if key in fields and lv != level]
@@ -361,6 +371,10 @@ def from_dict(d: dict, path: Optional[Path] = None) -> Manifest:
             raise ManifestError(f"{where}: missing '{key}'")
     _refuse_unknown(d, "the manifest's top level", where, "")
     _check_types(d, MANIFEST_FIELDS, where)
+    for alias, name in _ALIASES.items():
+        if alias in d and name in d:
+            raise ManifestError(f"{where}: '{name}' and '{alias}' are one field ('{alias}' is "
+                                f"the conformance files' name for it): give one")
     for key, why in _LAUNCH_NOT_IN_JSON.items():
         if key in (d.get("launch") or {}):
             raise ManifestError(f"{where}: 'launch' may not set '{key}': {why}")

@@ -430,3 +430,12 @@ def test_a_negative_or_zero_count_is_a_usage_error(command, option, value, capsy
                  + (["--block", "32"] if command == "occupancy" else []))
     assert exit_.value.code == 2
     assert f"argument {option}: must be at least" in capsys.readouterr().err
+
+
+def test_a_manifest_naming_an_arch_is_refused_pointing_at_the_arch_option(tmp_path, capsys):
+    d = json.loads((PROGRAMS / "vecadd.json").read_text())
+    d.update(source=str(PROGRAMS / "vecadd.cu"), arch="sm_70")
+    (tmp_path / "k.json").write_text(json.dumps(d))
+    assert cli.main(["run", str(tmp_path / "k.json"), "--quiet", "--arch", "sm_90"]) == 1
+    err = capsys.readouterr().err
+    assert str(tmp_path / "k.json") in err and "arch" in err and "--arch NAME" in err

@@ -426,3 +426,25 @@ def test_every_field_of_the_schema_is_accepted(tmp_path):
 def test_every_conformance_manifest_loads(path):
     m = mf.load(path)
     assert m.source.is_file() and m.has_expectation
+
+
+# ---------------------------------------------------------------- fields that would have no effect
+
+def test_an_arch_field_is_refused_because_the_run_chooses_the_gpu(tmp_path):
+    msg = _refused(tmp_path, dict(BASE, arch="sm_70"))
+    assert "arch" in msg and "--arch" in msg and "did you mean" not in msg
+
+
+def test_an_arch_launch_option_is_refused_because_the_run_chooses_the_gpu(tmp_path):
+    msg = _refused(tmp_path, dict(BASE, launch={"arch": "sm_70"}))
+    assert "launch.arch" in msg and "--arch" in msg
+
+
+def test_expect_and_its_conformance_name_reference_together_are_refused(tmp_path):
+    msg = _refused(tmp_path, dict(BASE, expect="y = x", reference="y = x + 1"))
+    assert "'expect'" in msg and "'reference'" in msg
+
+
+def test_expect_file_and_its_conformance_name_outputs_file_together_are_refused(tmp_path):
+    msg = _refused(tmp_path, dict(BASE, expect_file="a.npz", outputs_file="b.npz"))
+    assert "'expect_file'" in msg and "'outputs_file'" in msg

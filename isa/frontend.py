@@ -55,11 +55,12 @@ def compile_source(text: str, filename: str = "<source>", include_dirs: tuple = 
     arch preset's max_local_bytes).
     Raises CompileError (file:line:col, source line, caret, one sentence) on
     any bad input."""
-    pp = preprocess(text, filename, tuple(include_dirs), defines, arch_number(arch))
+    arch = arch_number(arch)
+    pp = preprocess(text, filename, tuple(include_dirs), defines, arch)
     ensure_recursion_limit()
     try:
         tu = parse(pp)
-        return Checker(pp, text, filename, max_local_bytes).check(tu)
+        return Checker(pp, text, filename, max_local_bytes, arch).check(tu)
     except RecursionError:
         raise CompileError("expression or statement nesting too deep", ir.Loc(filename, 1, 1), None) from None
     except CompileError:

@@ -54,8 +54,10 @@ class FuncInfo:
 class Checker:
     """Module-level checking and lowering."""
 
-    def __init__(self, pp: Preprocessed, source: str, filename: str, max_local_bytes: int):
+    def __init__(self, pp: Preprocessed, source: str, filename: str, max_local_bytes: int,
+                 arch: Optional[int] = None):
         self.pp = pp
+        self.arch = arch                          # __CUDA_ARCH__ (900), None when not given
         self.max_local_bytes = max_local_bytes    # per thread, per function
         self.source = source
         self.filename = filename
@@ -245,6 +247,27 @@ class Checker:
             raise self.error(f"{what} must be an integer constant expression", e.loc)
         return int(v)
 
+    def launch_bounds(self, vals: list, exprs: list) -> Optional[tuple]:
+        """(maxThreadsPerBlock, minBlocksPerMultiprocessor) as nvcc passes them to ptxas.
+
+        CUDA C Programming Guide, "Launch Bounds": the first two become PTX .maxntid
+        and .minnctapersm. nvcc 13.0 (sm_90) reads them as 32-bit ints and leaves one
+        that is not positive out of the PTX without a word (`__launch_bounds__(0)`,
+        `(-1)` and `(256, -1)` compile; `(4294967552)` is .maxntid 256); 0 stands for
+        one left out, as everywhere the bounds are read. maxBlocksPerCluster is
+        checked, not kept: nvcc refuses it negative ("max blocks per cluster must not
+        be negative"), past 2^31 - 1 ("max blocks per cluster is too large") and
+        before sm_90 ("cannot specify max blocks per cluster for this GPU architecture")."""
+        if len(vals) > 2:
+            if self.arch is not None and self.arch < 900:
+                raise self.error("cannot specify max blocks per cluster for this GPU architecture", exprs[2].loc)
+            if vals[2] < 0:
+                raise self.error("max blocks per cluster must not be negative", exprs[2].loc)
+            if vals[2] > 0x7FFFFFFF:
+                raise self.error("max blocks per cluster is too large", exprs[2].loc)
+        kept = [max((v + 2 ** 31) % 2 ** 32 - 2 ** 31, 0) for v in vals[:2]]
+        return kept[0], (kept[1] if len(kept) > 1 else None)
+
     def lookup_global(self, name: str) -> Optional[Sym]:
         if self.templates is not None and self.templates.stack:
             sym = self.templates.lookup(name)
@@ -390,16 +413,7 @@ class Checker:
                 raise self.error("__launch_bounds__ applies only to __global__ functions", specs.loc)
             vals = [self.const_int(e, self.lookup_global, "a __launch_bounds__ argument")
                     for e in specs.launch_bounds]
-            # CUDA C Programming Guide, "Launch Bounds": maxThreadsPerBlock is the most
-            # threads per block the kernel is ever launched with (PTX .maxntid, at least 1);
-            # minBlocksPerMultiprocessor is a desired count of resident blocks (.minnctapersm).
-            for i, (v, e) in enumerate(zip(vals, specs.launch_bounds)):
-                if i == 0 and v <= 0:
-                    raise self.error(f"__launch_bounds__ maxThreadsPerBlock must be positive, not {v}", e.loc)
-                if i == 1 and v < 0:
-                    raise self.error(f"__launch_bounds__ minBlocksPerMultiprocessor must not be negative, "
-                                     f"not {v}", e.loc)
-            lb = (vals[0], vals[1] if len(vals) > 1 else None)
+            lb = self.launch_bounds(vals, specs.launch_bounds)
         fn = ir.Function(d.name, pvars, ret_t, None, space == "global", d.loc, lb)
         info = FuncInfo(fn, space, pqs, ret, node)
         info.byref = byrefs

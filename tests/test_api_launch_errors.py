@@ -236,3 +236,26 @@ def test_vector_values_numpy_would_wrap_are_left_to_the_scalar_rule(elem, values
     from isa import ir
     t = getattr(ir, elem)
     assert _vector_fast(np.asarray(values), t) is None
+
+
+def _bounded(bounds: str):
+    return gpuemu.RawModule(code=f'extern "C" __global__ void __launch_bounds__({bounds}) '
+                                 'b(int *p) { p[threadIdx.x] = 1; }').get_function("b")
+
+
+def test_block_over_the_kernels_launch_bounds():
+    with pytest.raises(gpuemu.LaunchError, match=r"block of 512 threads exceeds the kernel's __launch_bounds__ of 256"):
+        _bounded("256")(1, 512, (np.zeros(512, np.int32),))
+
+
+def test_launch_bounds_above_the_block_limit_still_meet_the_block_limit():
+    # nvcc accepts __launch_bounds__(2048) on sm_90; the hardware still refuses 1025 threads
+    with pytest.raises(gpuemu.LaunchError, match=r"1025 threads.*1024"):
+        _bounded("2048")(1, 1025, (np.zeros(1025, np.int32),))
+
+
+def test_launch_bounds_left_out_by_nvcc_do_not_bound_the_block():
+    # nvcc writes no .maxntid for __launch_bounds__(-1): any block up to 1024 launches
+    p = np.zeros(1024, np.int32)
+    _bounded("-1")(1, 1024, (p,))
+    assert p.sum() == 1024

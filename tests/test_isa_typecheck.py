@@ -504,15 +504,55 @@ def test_launch_bounds_single_argument():
 
 
 @pytest.mark.parametrize("bound", ["0", "-5"])
-def test_launch_bounds_max_threads_must_be_positive(bound):
-    e = compile_error(f"__global__ void\n__launch_bounds__({bound}) k(int *p) {{ p[0] = 1; }}\n")
-    assert e.message == f"__launch_bounds__ maxThreadsPerBlock must be positive, not {bound}"
-    assert (e.line, e.col) == (2, 19) and str(e).splitlines()[2] == " " * 18 + "^"
+def test_launch_bounds_max_threads_not_positive_is_left_out(bound):
+    # nvcc -arch=sm_90 compiles it silently and writes no .maxntid
+    import isa
+    m = isa.compile_source(f"__global__ void __launch_bounds__({bound}, 2) k(int *p) {{ }}")
+    assert m.kernel("k").launch_bounds == (0, 2)
 
 
-def test_launch_bounds_min_blocks_must_not_be_negative():
-    e = compile_error("__global__ void __launch_bounds__(256, -1) k(int *p) { }\n")
-    assert "minBlocksPerMultiprocessor must not be negative" in e.message and e.col == 40
+def test_launch_bounds_negative_min_blocks_is_left_out():
+    # nvcc -arch=sm_90 compiles it silently and writes no .minnctapersm
+    import isa
+    assert isa.compile_source("__global__ void __launch_bounds__(256, -1) k(int *p) { }").kernel("k").launch_bounds == (256, 0)
+
+
+def test_launch_bounds_arguments_are_read_as_32_bit_ints():
+    # nvcc: __launch_bounds__(4294967552, 4294967298) is .maxntid 256, .minnctapersm 2
+    import isa
+    m = isa.compile_source("__global__ void __launch_bounds__(4294967552, 4294967298) k(int *p) { }")
+    assert m.kernel("k").launch_bounds == (256, 2)
+
+
+def test_launch_bounds_above_the_block_limit_is_accepted():
+    # nvcc -arch=sm_90 compiles __launch_bounds__(2048) without a warning (.maxntid 2048);
+    # only a launch of more than 1024 threads is refused, by the block limit
+    import isa
+    assert isa.compile_source("__global__ void __launch_bounds__(2048) k(int *p) { }").kernel("k").launch_bounds == (2048, None)
+
+
+def test_launch_bounds_negative_max_blocks_per_cluster_is_diagnostic():
+    # nvcc: "error: max blocks per cluster must not be negative"
+    e = compile_error("__global__ void __launch_bounds__(256, 2, -1) k(int *p) { }\n", arch=900)
+    assert e.message == "max blocks per cluster must not be negative" and e.col == 43
+
+
+def test_launch_bounds_max_blocks_per_cluster_past_int_is_diagnostic():
+    # nvcc: "error: max blocks per cluster is too large"
+    e = compile_error("__global__ void __launch_bounds__(256, 2, 2147483648) k(int *p) { }\n", arch=900)
+    assert e.message == "max blocks per cluster is too large"
+
+
+def test_launch_bounds_max_blocks_per_cluster_before_sm_90_is_diagnostic():
+    # nvcc -arch=sm_80: "error: cannot specify max blocks per cluster for this GPU architecture"
+    e = compile_error("__global__ void __launch_bounds__(256, 2, 4) k(int *p) { }\n", arch=800)
+    assert e.message == "cannot specify max blocks per cluster for this GPU architecture"
+
+
+def test_launch_bounds_max_blocks_per_cluster_on_sm_90_is_accepted():
+    import isa
+    assert isa.compile_source("__global__ void __launch_bounds__(256, 2, 4) k(int *p) { }",
+                              arch=900).kernel("k").launch_bounds == (256, 2)
 
 
 def test_launch_bounds_min_blocks_may_be_zero():

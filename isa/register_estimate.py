@@ -37,7 +37,8 @@ Caps (`cap_registers`): the preset's max_registers_per_thread; a
 `maxrregcount` compile option; `__launch_bounds__(maxThreads, minBlocks)`: the
 largest count with which minBlocks (default 1) blocks of maxThreads threads
 fit on one SM by the occupancy calculator's register rule. Demand beyond the
-cap is reported as spilled registers (local memory).
+cap is reported as spilled registers (local memory). Bounds that no SM could
+hold are ignored as ptxas ignores them (`ptxas_bounds`).
 """
 from __future__ import annotations
 
@@ -404,15 +405,35 @@ class RegisterEstimate:
         return 4 * self.spilled
 
 
+def ptxas_bounds(preset, launch_bounds=None) -> tuple:
+    """(maxThreads, minBlocks) that ptxas honours: (0, 1) for no bound.
+
+    ptxas (CUDA 13.0, -arch=sm_90) ignores a bound past what one SM holds, with a
+    warning: maxThreads rounded up to whole warps above max_threads_per_sm ("Value of
+    threads per SM for entry k is out of range. .minnctapersm and .maxntid will be
+    ignored"); minBlocks above max_blocks_per_sm ("Value of minnctapersm for entry k is
+    out of range. minnctapersm will be ignored") or times the rounded maxThreads above
+    max_threads_per_sm ("... .minnctapersm will be ignored"); minBlocks without
+    maxThreads (".minnctapersm is ignored when neither .maxntid nor .reqntid is
+    specified"). sm_80, sm_86 and sm_75 follow the same rule with their own limits."""
+    threads = int(launch_bounds[0] or 0) if launch_bounds else 0
+    min_blocks = int(launch_bounds[1] or 1) if launch_bounds else 1
+    warps_threads = -(-threads // preset.warp_size) * preset.warp_size
+    if threads <= 0 or warps_threads > preset.max_threads_per_sm:
+        return 0, 1
+    if min_blocks > preset.max_blocks_per_sm or warps_threads * min_blocks > preset.max_threads_per_sm:
+        min_blocks = 1
+    return threads, min_blocks
+
+
 def cap_registers(preset, launch_bounds=None, maxrregcount: Optional[int] = None) -> tuple:
     """(cap, reason): the most registers per thread allowed."""
     cap, reason = int(preset.max_registers_per_thread), "arch"
     if maxrregcount is not None and 0 < maxrregcount < cap:
         cap, reason = int(maxrregcount), "maxrregcount"
-    if launch_bounds and launch_bounds[0]:
+    threads, min_blocks = ptxas_bounds(preset, launch_bounds)
+    if threads:
         from gpuemu.machine.occupancy import blocks_limited_by_registers
-        threads = int(launch_bounds[0])
-        min_blocks = int(launch_bounds[1] or 1)
         r = cap
         while r > 1 and blocks_limited_by_registers(preset, threads, r) < min_blocks:
             r -= 1

@@ -6,7 +6,7 @@ import pytest
 
 import isa
 from gpuemu.arch import get_preset
-from isa.register_estimate import (BASE_REGISTERS, estimate_registers, parse_maxrregcount,
+from isa.register_estimate import (BASE_REGISTERS, cap_registers, estimate_registers, parse_maxrregcount,
                                    register_demand, weight)
 from isa import ir
 
@@ -128,6 +128,42 @@ def test_maxrregcount_and_launch_bounds_caps():
     assert (r.count, r.cap_reason) == (40, "maxrregcount")
     r = estimate_registers(kb, get_preset("sm_90"), maxrregcount=100)
     assert (r.count, r.cap_reason) == (64, "__launch_bounds__")
+
+
+# ptxas -arch=sm_90 (CUDA 13.0) on a 128-register kernel under each bound: "Used N registers"
+@pytest.mark.parametrize("bounds,cap", [((2048, None), 32), ((1025, None), 56), ((2047, 1), 32),
+                                        ((1024, 2), 32), ((100, 16), 32), ((32, 32), 64)])
+def test_launch_bounds_one_sm_can_hold_cap_the_registers(bounds, cap):
+    assert cap_registers(get_preset("sm_90"), bounds) == (cap, "__launch_bounds__")
+
+
+@pytest.mark.parametrize("bounds", [(2049, None), (4096, 2)])
+def test_max_threads_past_the_sm_thread_limit_is_ignored(bounds):
+    # ptxas: "Value of threads per SM for entry k is out of range. .minnctapersm and
+    # .maxntid will be ignored"
+    assert cap_registers(get_preset("sm_90"), bounds) == (255, "arch")
+
+
+@pytest.mark.parametrize("bounds", [(256, 33), (32, 33), (1, 33)])
+def test_min_blocks_past_the_sm_block_limit_is_ignored(bounds):
+    # ptxas: "Value of minnctapersm for entry k is out of range. minnctapersm will be ignored"
+    assert cap_registers(get_preset("sm_90"), bounds) == (255, "arch")
+
+
+@pytest.mark.parametrize("bounds,cap", [((1024, 3), (64, "__launch_bounds__")), ((2048, 2), (32, "__launch_bounds__")),
+                                        ((1025, 2), (56, "__launch_bounds__")), ((100, 17), (255, "arch")),
+                                        ((256, 9), (255, "arch"))])
+def test_min_blocks_past_the_sm_thread_limit_is_ignored(bounds, cap):
+    # ptxas: "Value of threads per SM for entry k is out of range. .minnctapersm will be
+    # ignored"; threads count in whole warps (100 x 17 blocks is 128 x 17 = 2176 > 2048)
+    assert cap_registers(get_preset("sm_90"), bounds) == cap
+
+
+def test_min_blocks_without_max_threads_is_ignored():
+    # __launch_bounds__(0, 8): ptxas ".minnctapersm is ignored when neither .maxntid nor
+    # .reqntid is specified"
+    kb = kernel(BIG.replace("__global__ void k", "__global__ void __launch_bounds__(0, 8) k"))
+    assert estimate_registers(kb, get_preset("sm_90")).cap_reason == "arch"
 
 
 # `nvcc -arch=sm_90 -c -Xptxas -v` (CUDA 13) on programs/: "Used N registers".

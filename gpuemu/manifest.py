@@ -294,25 +294,36 @@ _LEVELS = {
 }
 
 
-def _refuse_unknown(d: dict, level: str, where: str, path: str) -> None:
-    """A ManifestError for the first key of `d` that `level` has no field of:
-    where it belongs if another level has it, else the closest valid name."""
-    allowed = _LEVELS[level]
+def unknown_field(d: dict, level: str, levels: dict) -> Optional[str]:
+    """None when every key of `d` is a field of `level` (a key of `levels`,
+    which maps each level to its fields); else the first other key, "unknown
+    field of LEVEL", where it belongs if another level has it or else the
+    closest valid name, and the level's fields. (The sweep spec uses it too.)"""
+    allowed = levels[level]
     for key in d:
         if key in allowed:
             continue
-        if key in _CHOSEN_BY_THE_RUN:
-            raise ManifestError(f"{where}: {path}{key}: a manifest does not set it: "
-                                f"{_CHOSEN_BY_THE_RUN[key]}")
         shown = key if len(key) <= 40 else key[:37] + "..."
-        msg = f"{where}: {path}{shown}: unknown field of {level}"
-        elsewhere = [lv for lv, fields in _LEVELS.items() if key in fields and lv != level]
+        msg = f"{shown}: unknown field of {level}"
+        elsewhere = [lv for lv, fields in levels.items() if key in fields and lv != level]
         close = difflib.get_close_matches(key, allowed, n=1)
         if elsewhere:
             msg += f"; '{key}' is a field of {', '.join(elsewhere)}"
         elif close:
             msg += f"; did you mean '{close[0]}'?"
-        raise ManifestError(f"{msg} (the fields of {level}: {', '.join(allowed)})")
+        return f"{msg} (the fields of {level}: {', '.join(allowed)})"
+    return None
+
+
+def _refuse_unknown(d: dict, level: str, where: str, path: str) -> None:
+    """A ManifestError for the first key of `d` that `level` has no field of."""
+    for key in d:
+        if key in _CHOSEN_BY_THE_RUN:
+            raise ManifestError(f"{where}: {path}{key}: a manifest does not set it: "
+                                f"{_CHOSEN_BY_THE_RUN[key]}")
+    msg = unknown_field(d, level, _LEVELS)
+    if msg:
+        raise ManifestError(f"{where}: {path}{msg}")
 
 
 def _check_types(d: dict, table: dict, where: str) -> None:

@@ -17,6 +17,9 @@ SPEC is a JSON file:
 Paths are relative to the spec file. A program is a manifest (programs/*.json);
 a size overrides its grid and, in "args", buffer counts and scalar values by
 argument name (no sizes: the manifest's own launch, label "manifest").
+Any other field, at any level, is an error naming the spec, the field's path
+(``programs[0].sizes[1].block``) and the closest valid name (SPEC_LEVELS);
+"launch" may not set "scheduler" ("schedulers" gives it).
 
 Every run is one task on the cluster: a local one (`LocalCluster`, one
 process per worker, `--workers N`, default 2) unless `--scheduler ADDRESS`
@@ -32,12 +35,43 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from . import manifest as mf
+
 DEFAULT_COUNTERS = ("cycles", "thread_instructions", "shared_bank_conflicts",
                     "global_load_sectors", "l2_hits", "dram_read_sectors")
 
 
 class SweepError(ValueError):
     """A spec that cannot be run; the message says what to fix."""
+
+
+# The spec's fields at each level; any other field is refused, naming the
+# closest valid one, as a manifest's are (a typo would otherwise leave the
+# sweep running without it). A program may also be a bare manifest path.
+_LAUNCH_SET_BY_THE_SPEC = {"scheduler": "the spec's 'schedulers' give it"}
+SPEC_LEVELS = {
+    "the spec's top level": ("programs", "archs", "schedulers", "sizes", "counters", "launch"),
+    "a program": ("manifest", "sizes"),
+    "a size": ("label", "grid", "args"),
+    "'launch'": tuple(f for f in mf.LAUNCH_FIELDS if f not in _LAUNCH_SET_BY_THE_SPEC),
+}
+
+
+def _check_fields(d: dict, level: str, where: Path, path: str) -> None:
+    """A SweepError for the first key of `d` that `level` has no field of."""
+    msg = mf.unknown_field(d, level, SPEC_LEVELS)
+    if msg:
+        raise SweepError(f"{where}: {path}{msg}")
+
+
+def _check_sizes(sizes: Any, where: Path, path: str) -> None:
+    """A SweepError for a size that is not an object of size fields (null: the manifest's own)."""
+    if sizes is not None and not isinstance(sizes, list):
+        raise SweepError(f"{where}: {path}: must be a list of sizes")
+    for j, size in enumerate(sizes or []):
+        if size is not None and not isinstance(size, dict):
+            raise SweepError(f"{where}: {path}[{j}]: a size is an object with grid / args / label")
+        _check_fields(size or {}, "a size", where, f"{path}[{j}].")
 
 
 @dataclass(frozen=True)
@@ -62,6 +96,7 @@ def load_spec(path: str | Path) -> list:
         raise SweepError(f"{path}: {e}") from None
     if not isinstance(spec, dict) or not spec.get("programs"):
         raise SweepError(f"{path}: needs a non-empty \"programs\" list")
+    _check_fields(spec, "the spec's top level", path, "")
     base = path.resolve().parent
     archs = _names(spec, "archs", ["sm_90"], path)
     scheds = _names(spec, "schedulers", ["lrr"], path)
@@ -69,22 +104,30 @@ def load_spec(path: str | Path) -> list:
     launch = spec.get("launch", {})
     if not isinstance(launch, dict):
         raise SweepError(f"{path}: \"launch\" must be an object of launch options")
+    for key, why in _LAUNCH_SET_BY_THE_SPEC.items():
+        if key in launch:
+            raise SweepError(f"{path}: launch.{key}: a spec's 'launch' may not set it: {why}")
+    _check_fields(launch, "'launch'", path, "launch.")
     default_sizes = spec.get("sizes")
+    _check_sizes(default_sizes, path, "sizes")
     tasks = []
-    for p in spec["programs"]:
+    for i, p in enumerate(spec["programs"]):
         if isinstance(p, str):
             p = {"manifest": p}
         if not isinstance(p, dict) or "manifest" not in p:
             raise SweepError(f"{path}: each program is a manifest path or {{\"manifest\": ...}}")
+        _check_fields(p, "a program", path, f"programs[{i}].")
+        _check_sizes(p.get("sizes"), path, f"programs[{i}].sizes")
         man = (base / p["manifest"]).resolve()
         if not man.is_file():
             raise SweepError(f"{path}: {p['manifest']}: no such manifest")
         sizes = p.get("sizes", default_sizes) or [None]
         for size, arch, sched in itertools.product(sizes, archs, scheds):
-            if size is not None and not isinstance(size, dict):
-                raise SweepError(f"{path}: a size is an object with grid / args / label")
             label = "manifest" if size is None else str(size.get("label", _label(size)))
             tasks.append(Task(len(tasks), str(man), arch, sched, label, size, counters, dict(launch)))
+    if default_sizes and all(isinstance(p, dict) and "sizes" in p for p in spec["programs"]):
+        raise SweepError(f"{path}: 'sizes' (the default sizes) would be unused: every program "
+                         f"gives its own")
     return tasks
 
 
@@ -104,7 +147,6 @@ def apply_size(m, size: Optional[dict]):
     """The manifest with the size's grid, buffer counts and scalar values."""
     if not size:
         return m
-    from . import manifest as mf
     if "grid" in size:
         g = list(size["grid"])
         m.grid = tuple(int(x) for x in g) + (1,) * (3 - len(g))
@@ -121,7 +163,6 @@ def apply_size(m, size: Optional[dict]):
 
 def run_task(task: Task) -> dict:
     """Run one launch (in a worker); its row of the table."""
-    from . import manifest as mf
     row = {"index": task.index, "program": Path(task.manifest).stem, "arch": task.arch,
            "scheduler": task.scheduler, "size": task.size_label, "threads": None,
            "seconds": None, "compile_seconds": None, "result": None, "error": None}

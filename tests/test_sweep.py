@@ -75,3 +75,60 @@ def test_sweep_command_prints_the_table_and_writes_csv(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "vecadd" in text and "thread_instructions" in text
     assert out.read_text().splitlines()[0].startswith("program,arch,scheduler,size")
+
+
+# ---------------------------------------------------------------- unknown fields
+
+def _refused(tmp_path, **over) -> str:
+    with pytest.raises(sweep.SweepError) as e:
+        sweep.load_spec(write_spec(tmp_path, **over))
+    return str(e.value)
+
+
+def test_a_misspelt_spec_field_is_refused_naming_the_spec_and_the_closest_field(tmp_path):
+    msg = _refused(tmp_path, arch=["sm_70"])
+    assert str(tmp_path / "spec.json") in msg and "arch: unknown field" in msg
+    assert "did you mean 'archs'?" in msg
+
+
+def test_a_misspelt_program_field_is_refused_with_its_path(tmp_path):
+    msg = _refused(tmp_path, programs=[{"manifest": str(PROGRAMS / "vecadd.json"),
+                                        "size": VEC_SIZES}])
+    assert "programs[0].size: unknown field" in msg and "did you mean 'sizes'?" in msg
+
+
+def test_an_unknown_size_field_is_refused_with_its_path(tmp_path):
+    sizes = [VEC_SIZES[0], dict(VEC_SIZES[1], block=[128])]
+    msg = _refused(tmp_path, programs=[{"manifest": str(PROGRAMS / "vecadd.json"),
+                                        "sizes": sizes}])
+    assert "programs[0].sizes[1].block: unknown field of a size" in msg
+
+
+def test_an_unknown_field_of_the_default_sizes_is_refused_with_its_path(tmp_path):
+    assert "sizes[0].grdi" in _refused(tmp_path, sizes=[{"grdi": [2]}])
+
+
+def test_an_unknown_launch_option_is_refused_with_the_closest_name(tmp_path):
+    msg = _refused(tmp_path, launch={"budjet": 5})
+    assert "launch.budjet: unknown field" in msg and "did you mean 'budget'?" in msg
+
+
+def test_a_launch_scheduler_is_refused_because_the_schedulers_field_gives_it(tmp_path):
+    msg = _refused(tmp_path, launch={"scheduler": "gto"})
+    assert "launch.scheduler" in msg and "'schedulers'" in msg
+
+
+def test_a_misspelt_spec_field_makes_the_sweep_command_a_usage_error(tmp_path, capsys):
+    assert cli.main(["sweep", str(write_spec(tmp_path, counter=["cycles"]))]) == cli.EXIT_USAGE
+    assert "did you mean 'counters'?" in capsys.readouterr().err
+
+
+def test_default_sizes_no_program_uses_are_refused(tmp_path):
+    msg = _refused(tmp_path, sizes=[{"grid": [2]}],
+                   programs=[{"manifest": str(PROGRAMS / "vecadd.json"), "sizes": VEC_SIZES}])
+    assert "'sizes'" in msg and "every program gives its own" in msg
+
+
+def test_sizes_that_are_not_a_list_are_refused(tmp_path):
+    assert "programs[0].sizes: must be a list" in _refused(
+        tmp_path, programs=[{"manifest": str(PROGRAMS / "vecadd.json"), "sizes": VEC_SIZES[0]}])

@@ -424,23 +424,28 @@ def from_dict(d: dict, path: Optional[Path] = None) -> Manifest:
     return m
 
 
-def load(path: str | Path) -> Manifest:
-    """Read a manifest file (JSON)."""
-    path = Path(path)
+def read_json(path: Path, what: str = "a manifest") -> Any:
+    """A JSON file's value, or a ManifestError naming the file and what is wrong
+    (`what` names the kind of file in the message; the sweep spec uses it too)."""
     try:
         text = path.read_bytes().decode("utf-8")     # JSON is UTF-8 (RFC 8259, section 8.1)
     except OSError as e:
         raise ManifestError(f"{path}: cannot read: {e.strerror or e}") from None
     except UnicodeDecodeError as e:
-        raise ManifestError(f"{path}: not UTF-8 text (byte {e.start}): a manifest is "
+        raise ManifestError(f"{path}: not UTF-8 text (byte {e.start}): {what} is "
                             f"JSON in UTF-8") from None
     try:
-        d = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise ManifestError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
     except RecursionError:
         raise ManifestError(f"{path}: invalid JSON: nested too deeply") from None
-    return from_dict(d, path)
+
+
+def load(path: str | Path) -> Manifest:
+    """Read a manifest file (JSON)."""
+    path = Path(path)
+    return from_dict(read_json(path), path)
 
 
 # --------------------------------------------------------------------------- running

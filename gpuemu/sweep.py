@@ -29,6 +29,7 @@ fault) is a row with its error; the table is sorted in spec order.
 """
 from __future__ import annotations
 
+import difflib
 import itertools
 import json
 from dataclasses import dataclass, field
@@ -64,6 +65,20 @@ def _check_fields(d: dict, level: str, where: Path, path: str) -> None:
         raise SweepError(f"{where}: {path}{msg}")
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+# what each field of a size may hold (checked when the spec loads, not in every run)
+_SIZE_FIELD_TYPES = {
+    "grid": (lambda v: _is_int(v) or (isinstance(v, list) and 1 <= len(v) <= 3
+                                      and all(_is_int(x) for x in v)), "1 to 3 integers"),
+    "args": (lambda v: isinstance(v, dict), "an object of argument name: count or value"),
+    "label": (lambda v: isinstance(v, (str, int, float)) and not isinstance(v, bool),
+              "a string or a number"),
+}
+
+
 def _check_sizes(sizes: Any, where: Path, path: str) -> None:
     """A SweepError for a size that is not an object of size fields (null: the manifest's own)."""
     if sizes is not None and not isinstance(sizes, list):
@@ -72,6 +87,10 @@ def _check_sizes(sizes: Any, where: Path, path: str) -> None:
         if size is not None and not isinstance(size, dict):
             raise SweepError(f"{where}: {path}[{j}]: a size is an object with grid / args / label")
         _check_fields(size or {}, "a size", where, f"{path}[{j}].")
+        for key, (ok, wanted) in _SIZE_FIELD_TYPES.items():
+            if size and key in size and not ok(size[key]):
+                raise SweepError(f"{where}: {path}[{j}].{key}: must be {wanted}, got "
+                                 f"{json.dumps(size[key])[:40]}")
 
 
 @dataclass(frozen=True)
@@ -91,11 +110,14 @@ def load_spec(path: str | Path) -> list:
     """The spec's tasks, in order (programs, then sizes, archs, schedulers)."""
     path = Path(path)
     try:
-        spec = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise SweepError(f"{path}: {e}") from None
+        spec = mf.read_json(path, "a spec")
+    except mf.ManifestError as e:
+        raise SweepError(str(e)) from None
     if not isinstance(spec, dict) or not spec.get("programs"):
         raise SweepError(f"{path}: needs a non-empty \"programs\" list")
+    if not isinstance(spec["programs"], list):
+        raise SweepError(f"{path}: 'programs' must be a list of manifests, got "
+                         f"{json.dumps(spec['programs'])[:40]}")
     _check_fields(spec, "the spec's top level", path, "")
     base = path.resolve().parent
     archs = _names(spec, "archs", ["sm_90"], path)
@@ -117,6 +139,9 @@ def load_spec(path: str | Path) -> list:
         if not isinstance(p, dict) or "manifest" not in p:
             raise SweepError(f"{path}: each program is a manifest path or {{\"manifest\": ...}}")
         _check_fields(p, "a program", path, f"programs[{i}].")
+        if not isinstance(p["manifest"], str):
+            raise SweepError(f"{path}: programs[{i}].manifest: must be a manifest's path (a "
+                             f"string), got {json.dumps(p['manifest'])[:40]}")
         _check_sizes(p.get("sizes"), path, f"programs[{i}].sizes")
         man = (base / p["manifest"]).resolve()
         if not man.is_file():
@@ -139,8 +164,15 @@ def _names(spec: dict, key: str, default: list, path: Path) -> list:
 
 
 def _label(size: dict) -> str:
-    grid = size.get("grid")
-    return "grid " + "x".join(str(g) for g in grid) if grid else json.dumps(size.get("args", {}))
+    if "grid" in size:
+        return "grid " + "x".join(str(g) for g in _grid(size))
+    return json.dumps(size.get("args", {}))
+
+
+def _grid(size: dict) -> list:
+    """A size's grid as a list ([] when it gives none; one integer is [X])."""
+    g = size.get("grid", [])
+    return [g] if isinstance(g, int) else list(g)
 
 
 def apply_size(m, size: Optional[dict]):
@@ -148,7 +180,7 @@ def apply_size(m, size: Optional[dict]):
     if not size:
         return m
     if "grid" in size:
-        g = list(size["grid"])
+        g = _grid(size)
         m.grid = tuple(int(x) for x in g) + (1,) * (3 - len(g))
     for name, value in (size.get("args") or {}).items():
         arg = next((a for a in m.args if a.name == name), None)
@@ -178,6 +210,11 @@ def run_task(task: Task) -> dict:
         st = res.launch.stats
         for c in task.counters:
             row[c] = st.get(c)
+        missing = [c for c in task.counters if c not in st]
+        if missing:
+            close = difflib.get_close_matches(missing[0], list(st), n=1)
+            row["error"] = (f"counter '{missing[0]}' is not one this launch reports"
+                            + (f"; did you mean '{close[0]}'?" if close else ""))
     except Exception as e:   # a failed run is a row, never the end of the sweep
         row["error"] = f"{type(e).__name__}: {e}"
     return row

@@ -132,3 +132,43 @@ def test_default_sizes_no_program_uses_are_refused(tmp_path):
 def test_sizes_that_are_not_a_list_are_refused(tmp_path):
     assert "programs[0].sizes: must be a list" in _refused(
         tmp_path, programs=[{"manifest": str(PROGRAMS / "vecadd.json"), "sizes": VEC_SIZES[0]}])
+
+
+# ---------------------------------------------------------------- bad values
+
+@pytest.mark.parametrize("text, msg", [(b"\xff\xfe bad", "not UTF-8"),
+                                       (b"[" * 100000, "nested too deeply"),
+                                       (b'{"programs": [}', "spec.json:1:15: invalid JSON")])
+def test_a_spec_that_is_not_json_is_a_sweep_error_saying_why(tmp_path, text, msg):
+    (tmp_path / "spec.json").write_bytes(text)
+    with pytest.raises(sweep.SweepError, match=msg):
+        sweep.load_spec(tmp_path / "spec.json")
+
+
+def test_programs_given_as_one_string_are_refused(tmp_path):
+    assert "'programs' must be a list" in _refused(tmp_path, programs=str(PROGRAMS / "vecadd.json"))
+
+
+def test_a_manifest_that_is_not_a_path_is_refused_with_its_path(tmp_path):
+    assert "programs[0].manifest" in _refused(tmp_path, programs=[{"manifest": 5}])
+
+
+@pytest.mark.parametrize("field, value", [("grid", "big"), ("grid", [1, 2, 3, 4]),
+                                          ("args", [1024]), ("label", [1])])
+def test_a_size_field_of_the_wrong_type_is_refused_with_its_path(tmp_path, field, value):
+    msg = _refused(tmp_path, sizes=[{field: value}])
+    assert f"sizes[0].{field}" in msg
+
+
+def test_a_counter_the_launch_does_not_report_makes_the_row_an_error(tmp_path):
+    t = sweep.load_spec(write_spec(tmp_path, counters=["cycels", "thread_instructions"]))[0]
+    row = sweep.run_task(t)
+    assert "cycels" in row["error"] and "did you mean 'cycles'?" in row["error"]
+    assert row["thread_instructions"] > 0
+
+
+def test_a_size_grid_may_be_one_integer(tmp_path):
+    sizes = [{"grid": 8, "args": {"a": 2048, "b": 2048, "c": 2048, "n": 2048}}]
+    t = sweep.load_spec(write_spec(tmp_path, sizes=sizes))[-1]
+    assert t.size_label == "grid 8"
+    assert sweep.apply_size(mf.load(PROGRAMS / "vecadd.json"), t.size).grid == (8, 1, 1)

@@ -6,7 +6,8 @@ import pytest
 
 import gpuemu
 from gpuemu.check.accesses import Rows
-from gpuemu.check.initcheck import uninitialized, uninitialized_reference
+from gpuemu.check.initcheck import (race_symptoms, race_symptoms_reference, uninitialized,
+                                    uninitialized_reference)
 from kernel_launch import launch
 
 
@@ -127,3 +128,76 @@ def test_a_block_whose_accesses_fill_several_trace_batches_is_judged_as_one_bloc
     la = launch(src.replace("s[threadIdx.x] = threadIdx.x;", "if (threadIdx.x < 128) s[threadIdx.x] = 1;"),
                 "k", 2, 256, out, np.int32(reps), check=["initcheck"])
     assert [(f.kind, f.line, f.space) for f in la.findings] == [("uninitialized_read", 6, "shared")]
+
+
+def rows_at(seq, warp, epoch, unit, write) -> Rows:
+    """Reads and writes of threads (lane 0 of each warp) of one block."""
+    n = len(seq)
+    z = np.zeros(n, np.int64)
+    return Rows(seq=np.array(seq), block=z, warp=np.array(warp), lane=z, epoch=np.array(epoch), wsync=z,
+                unit=np.array(unit), line=np.arange(n) + 1, write=np.array(write), read=~np.array(write),
+                atomic=np.zeros(n, bool))
+
+
+def test_a_read_a_later_unordered_write_races_with_is_the_races_symptom():
+    # warp 0 reads unit 5, warp 1 writes it later in the same barrier interval
+    r = rows_at([0, 1], [0, 1], [0, 0], [5, 5], [False, True])
+    assert race_symptoms_reference(r, np.array([0]), (r.unit,), 64, True).tolist() == [True]
+
+
+def test_a_read_a_barrier_orders_before_the_write_is_uninitialised():
+    r = rows_at([0, 1], [0, 1], [0, 1], [5, 5], [False, True])
+    assert race_symptoms_reference(r, np.array([0]), (r.unit,), 64, True).tolist() == [False]
+
+
+def test_a_write_to_another_location_explains_no_read():
+    r = rows_at([0, 1], [0, 1], [0, 0], [5, 6], [False, True])
+    assert race_symptoms_reference(r, np.array([0]), (r.unit,), 64, True).tolist() == [False]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_race_symptoms_fast_path_agrees_with_the_reference(seed):
+    rng = np.random.default_rng(seed)
+    n = 120
+    r = rows_at(np.sort(rng.integers(0, 60, n)), rng.integers(0, 3, n), np.sort(rng.integers(0, 3, n)),
+                rng.integers(0, 6, n), rng.random(n) < 0.4)
+    r.block = rng.integers(0, 2, n)
+    r.atomic = rng.random(n) < 0.2
+    release, acquire = rng.random(n) < 0.3, rng.random(n) < 0.3
+    bad = uninitialized_reference(r, (r.block, r.unit))
+    want = race_symptoms_reference(r, bad, (r.block, r.unit), 64, True, release, acquire)
+    assert want.any() and not want.all()
+    got = race_symptoms(r, bad, (r.block, r.unit), 64, True, release, acquire)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_an_uninitialised_read_on_a_line_that_also_races_is_reported():
+    # a[63 - t] races (warp 0 reads what warp 1 writes); u is never written
+    src = r"""
+    extern "C" __global__ void k(int* o) {
+        __shared__ int a[64];
+        __shared__ int u[64];
+        int t = threadIdx.x;
+        a[t] = t;
+        o[t] = a[63 - t] + u[t];
+    }"""
+    la = launch(src, "k", 1, 64, np.zeros(64, np.int32), check=True)
+    uninit = [f for f in la.findings if f.kind == "uninitialized_read"]
+    assert sorted({f.kind for f in la.findings}) == ["race", "uninitialized_read"]
+    [f] = uninit
+    # the 64 reads of u only: the 32 early reads of a are the race, reported as such
+    assert (f.line, f.space, f.extra["count"]) == (7, "shared", 64)
+
+
+def test_an_uninitialised_global_read_on_a_line_with_an_inter_block_race_is_reported():
+    src = r"""
+    extern "C" __global__ void g(int* out, const int* tmp) {
+        int i = threadIdx.x;
+        out[i] += tmp[i];
+    }"""
+    tmp = gpuemu.empty(32, np.int32)
+    la = launch(src, "g", 2, 32, np.zeros(32, np.int32), tmp, check=True)
+    uninit = [f for f in la.findings if f.kind == "uninitialized_read"]
+    [f] = uninit
+    assert (f.line, f.space, f.extra["count"]) == (4, "global", 64)
+    assert f.address == tmp._alloc.address

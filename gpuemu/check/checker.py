@@ -53,6 +53,7 @@ class Checker:
         self.first_atomic: dict = {}    # block -> seq of its first global atomic
         self.gshadow = GlobalShadow(memory) if "initcheck" in tools else None
         self.races: dict = {}
+        self.uninit_wait: list = []     # Rows of global uninitialised reads the chunk's races may explain
         self.uninit: dict = {}
         self.warp_sync: dict = {}
         n = len(self.tables.line)
@@ -142,13 +143,25 @@ class Checker:
                 status, races, uninit = block_scan.scan(ptr, seq, code, tab,
                                                         self.unit[space], shadow, self.its, race, init)
                 if status == block_scan.OK:
-                    self._merge_scan(space, tab, races, uninit)
+                    # an uninitialised read may be a race's symptom: which
+                    # ones, only the rows tell (rare: a kernel with both)
+                    both = race and (races[..., 0] > 0).any() and (uninit[:, 0] > 0).any()
+                    self._merge_scan(space, tab, races, None if both else uninit)
+                    if not both:
+                        continue
+                    rows = self._rows_of(parts, seq, space)
+                    if rows is not None:
+                        self._add_uninit(self._uninit_shared(rows), rows, space)
                     continue
-            recs = np.concatenate([p[0] if len(p) == 2 else p[0][p[1]] for p in parts])
-            mine = np.flatnonzero(recs["space"] == code)
-            rows = decode(recs[mine], seq[mine], self.tables, {space: self.unit[space]}).get(space)
+            rows = self._rows_of(parts, seq, space)
             if rows is not None:
                 self._judge_blocks(space, rows)
+
+    def _rows_of(self, parts: list, seq: np.ndarray, space: str):
+        """The Rows of `space` in _judge_records' parts (None: no access)."""
+        recs = np.concatenate([p[0] if len(p) == 2 else p[0][p[1]] for p in parts])
+        mine = np.flatnonzero(recs["space"] == SPACE_CODES[space])
+        return decode(recs[mine], seq[mine], self.tables, {space: self.unit[space]}).get(space)
 
     def _global_records(self, grec: np.ndarray, seq: np.ndarray) -> None:
         """A batch's global records: atomics, initcheck now, races per chunk."""
@@ -172,11 +185,12 @@ class Checker:
             self._global_races()
         if self.gshadow:
             self.gshadow.finish()
+        self._pending_uninit()
+        # a read that only looks uninitialised because it raced with a
+        # write is the race's symptom, reported once, as the race: those
+        # reads are left out where they are found (initcheck.race_symptoms)
         out = [f for _, f in sorted(self.races.items())]
-        # a read that only looks uninitialised because it raced with the
-        # write is the race's symptom, reported once, as the race
-        racy = {(f.space, ln) for f in out for ln in (f.line, f.other_line)}
-        out += [f for _, f in sorted(self.uninit.items()) if (f.space, f.line) not in racy]
+        out += [f for _, f in sorted(self.uninit.items())]
         out += [f for _, f in sorted(self.warp_sync.items())]
         self.races, self.uninit, self.warp_sync = {}, {}, {}
         return out
@@ -189,18 +203,28 @@ class Checker:
                 found = racecheck.find_races(rows, (rows.block, rows.epoch, rows.unit), self.tpb, self.its)
                 self._add_found_races(found, rows, space)
             if init:
-                self._add_uninit(initcheck.uninitialized(rows, (rows.block, rows.unit)), rows, space)
+                self._add_uninit(self._uninit_shared(rows), rows, space)
         else:
             bad = initcheck.uninitialized(rows, (rows.block, rows.warp, rows.lane, rows.unit))
             self._add_uninit(bad, rows, space)
 
-    def _merge_scan(self, space: str, tab, races: np.ndarray, uninit: np.ndarray) -> None:
-        """Add block_scan's aggregated tables to the findings."""
+    def _uninit_shared(self, rows: Rows) -> np.ndarray:
+        """Uninitialised shared reads of complete blocks' rows, less those
+        that are a race's symptom where racecheck is on."""
+        keys = (rows.block, rows.unit)
+        bad = initcheck.uninitialized(rows, keys)
+        if self.block_tools["shared"][0] and len(bad):
+            bad = bad[~initcheck.race_symptoms(rows, bad, keys, self.tpb, self.its)]
+        return bad
+
+    def _merge_scan(self, space: str, tab, races: np.ndarray, uninit) -> None:
+        """Add block_scan's aggregated tables to the findings (uninit: None
+        leaves them out)."""
         for kind, li, lo in np.argwhere(races[..., 0] > 0).tolist():
             count, b, t, ob, ot, unit = races[kind, li, lo].tolist()
             self._add_race(racecheck.KINDS[kind], int(tab.lines[li]), int(tab.lines[lo]), count,
                            (b, t), (ob, ot), unit, space)
-        for li in np.flatnonzero(uninit[:, 0] > 0).tolist():
+        for li in (np.flatnonzero(uninit[:, 0] > 0).tolist() if uninit is not None else ()):
             count, b, t, unit = uninit[li].tolist()
             self._add_uninit_line(int(tab.lines[li]), space, count, b, t, unit)
 
@@ -223,17 +247,42 @@ class Checker:
         wr = np.flatnonzero(self.tables.write[recs["instr"]])
         w = decode(recs[wr], seq[wr], self.tables, {"global": unit}).get("global")
         if w is None:
+            self._pending_uninit()
             return
         wu = distinct(w.unit)
         lo, hi = accesses.unit_span(recs, self.tables, unit)
         near = np.flatnonzero((hi >= wu[0]) & (lo <= wu[-1]))
         rows = decode(recs[near], seq[near], self.tables, {"global": unit}).get("global")
         if rows is None:
+            self._pending_uninit()
             return
         keep = (rows.unit >= wu[0]) & (rows.unit <= wu[-1])
         span = int(wu[-1] - wu[0])
         keep[keep] = np.isin(rows.unit[keep], wu, kind="table" if span < 1 << 26 else None)
         rows = rows.take(keep)
+        if self.uninit_wait:
+            self._pending_uninit(rows)
+        release, acquire = self._ordering(rows)
+        found = racecheck.find_races(rows, (rows.unit,), self.tpb, self.its, release, acquire)
+        self._add_found_races(found, rows, "global")
+
+    def _pending_uninit(self, rows=None) -> None:
+        """Add the waiting global uninitialised reads but those a later
+        write of the chunk's `rows` (written units) races with."""
+        if not self.uninit_wait:
+            return
+        pend = Rows.concat(self.uninit_wait)
+        self.uninit_wait = []
+        bad = np.arange(len(pend))
+        if rows is not None:
+            both = Rows.concat([pend, rows])
+            release, acquire = self._ordering(both)
+            bad = bad[~initcheck.race_symptoms(both, bad, (both.unit,), self.tpb, self.its,
+                                               release, acquire)]
+        self._add_uninit(bad, pend, "global")
+
+    def _ordering(self, rows: Rows) -> tuple:
+        """(release, acquire) of global rows for racecheck.find_races."""
         nb = int(rows.block.max()) + 1
         fence = np.full(nb, -1, np.int64)
         atom = np.full(nb, 1 << 62, np.int64)
@@ -243,10 +292,7 @@ class Checker:
         for b, s in self.first_atomic.items():
             if b < nb:
                 atom[b] = s
-        release = fence[rows.block] > rows.seq
-        acquire = atom[rows.block] < rows.seq
-        found = racecheck.find_races(rows, (rows.unit,), self.tpb, self.its, release, acquire)
-        self._add_found_races(found, rows, "global")
+        return fence[rows.block] > rows.seq, atom[rows.block] < rows.seq
 
     def _global_init(self, g: Rows) -> None:
         unit = self.unit["global"]
@@ -256,7 +302,10 @@ class Checker:
             return
         sub = g.take(sel)
         bad = initcheck.uninitialized(sub, (sub.unit,), self.gshadow.written(idx[sel], off[sel]))
-        self._add_uninit(bad, sub, "global")
+        if "race" in self.tools and len(bad):
+            self.uninit_wait.append(sub.take(bad))     # judged with the chunk's races
+        else:
+            self._add_uninit(bad, sub, "global")
         w = sub.write
         self.gshadow.mark(idx[sel][w], off[sel][w], unit)
 

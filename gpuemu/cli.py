@@ -143,6 +143,15 @@ def parse_const_spec(text: str) -> mf.ArgSpec:
     return spec
 
 
+def refuse_cu_options(ns: argparse.Namespace) -> None:
+    """A usage error for an option only a .cu target uses given with a manifest,
+    which sets the launch itself (the option would be ignored)."""
+    stray = [o for o in ("kernel", "block", "arg", "const") if getattr(ns, o, None)]
+    if stray:
+        raise UsageError(f"a manifest sets the launch itself; drop --{stray[0]} "
+                         f"(or run the .cu file with its options)")
+
+
 def manifest_from_args(ns: argparse.Namespace) -> mf.Manifest:
     """The in-memory manifest a `gpuemu run FILE.cu ...` command line describes."""
     if not ns.kernel:
@@ -354,10 +363,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
     check_output_paths(ns)
     target = Path(ns.target)
     if target.suffix == ".json":
-        stray = [o for o in ("kernel", "block", "arg", "const") if getattr(ns, o)]
-        if stray:
-            raise UsageError(f"a manifest sets the launch itself; drop --{stray[0]} "
-                             f"(or run the .cu file with its options)")
+        refuse_cu_options(ns)
         m = mf.load(target)
         if ns.grid:
             m.grid = ns.grid

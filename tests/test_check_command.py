@@ -98,3 +98,10 @@ def test_check_seeds_reports_the_seeds_whose_outputs_differ(tmp_path):
 
 def test_check_seeds_of_a_deterministic_kernel_reports_none():
     assert differing_seeds(mf.load(ROOT / "programs" / "reduce_shfl.json"), "sm_90", 4) == []
+
+
+def test_check_of_a_manifest_refuses_the_options_only_a_cu_file_uses(capsys):
+    # a manifest sets the kernel and its arguments: --kernel/--arg would be ignored
+    assert main(["check", str(ROOT / "programs" / "vecadd.json"), "--kernel", "other",
+                 "--arg", "i32:5"]) == 2
+    assert "drop --kernel" in capsys.readouterr().err

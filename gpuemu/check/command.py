@@ -52,9 +52,10 @@ def add_parser(sub: Any, dim3: Any) -> None:
 
 
 def _manifest(ns) -> mf.Manifest:
-    from gpuemu.cli import UsageError, manifest_from_args
+    from gpuemu.cli import UsageError, manifest_from_args, refuse_cu_options
     target = Path(ns.target)
     if target.suffix == ".json":
+        refuse_cu_options(ns)
         m = mf.load(target)
         if ns.grid:
             m.grid = ns.grid

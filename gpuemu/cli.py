@@ -25,6 +25,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from . import manifest as mf
+from .errors import KernelError
 from .stats import COUNTERS
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -394,7 +395,12 @@ def cmd_run(ns: argparse.Namespace) -> int:
     with LaunchProgress(grid[0] * grid[1] * grid[2], m.kernel) as bar:
         if not ns.quiet:
             launch_options["progress"] = bar
-        res = mf.run(m, arch=ns.arch, **launch_options)
+        try:
+            res = mf.run(m, arch=ns.arch, **launch_options)
+        except KernelError as e:
+            if m.expect_finding is None or {f.kind for f in e.findings} != {m.expect_finding}:
+                raise
+            return report_expected_stop(m, e, ns)
     timing = getattr(res.launch, "timing", None)
     if timing is not None and ns.timeline:
         for path in ns.timeline:
@@ -436,7 +442,31 @@ def cmd_run(ns: argparse.Namespace) -> int:
     if ns.html:
         _write("--html", ns.html, rep.save_html)
         print(f"wrote {ns.html}", file=sys.stderr if ns.json else sys.stdout)
+    if m.expect_finding is not None:
+        _error(f"gpuemu: {m.path}: expect_finding: the launch ended without the "
+               f"'{m.expect_finding}' finding the manifest expects")
+        return EXIT_ERROR
     return EXIT_ERROR if mismatches else EXIT_OK
+
+
+def report_expected_stop(m: mf.Manifest, e: Any, ns: argparse.Namespace) -> int:
+    """A launch that stopped with the finding its manifest expects ("expect_finding",
+    a bug demo): its findings, exit status 0, as a matching `expect` gives; 1 when
+    an output file was asked for, since a stopped launch has none to write."""
+    findings = [str(f) for f in e.findings]
+    if ns.json:
+        print(json.dumps({"kernel": m.kernel, "arch": ns.arch, "expectation": "expected finding",
+                          "expect_finding": m.expect_finding, "findings": findings}, indent=1))
+    else:
+        print(f"kernel {m.kernel} stopped with the finding its manifest expects "
+              f"(expect_finding '{m.expect_finding}'):")
+        for f in findings:
+            print(f"  {f}")
+    unwritten = [o for o, v in (("--save", ns.save), ("--html", ns.html),
+                                ("--timeline", ns.timeline)) if v]
+    for option in unwritten:
+        _error(f"gpuemu: {option}: not written: the launch stopped")
+    return EXIT_ERROR if unwritten else EXIT_OK
 
 
 def _mem(p: Any, key: str) -> Any:

@@ -417,6 +417,11 @@ def from_dict(d: dict, path: Optional[Path] = None) -> Manifest:
         measured={k: v for k, v in (d.get("h100") or {}).items() if isinstance(v, (int, float))},
         launch_options=dict(d.get("launch") or {}), expect_finding=d.get("expect_finding"),
         check_finding=d.get("check_finding"))
+    given = [k for k in ("expect", "reference", "expect_file", "outputs_file")
+             if d.get(k) is not None]
+    if m.expect_finding is not None and given:
+        raise ManifestError(f"{where}: 'expect_finding' and '{given[0]}': a launch expected to "
+                            f"stop with a finding has no outputs to check; give one")
     names = [a.name for a in specs]
     dup = {n for n in names if names.count(n) > 1}
     if dup:

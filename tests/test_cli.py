@@ -439,3 +439,19 @@ def test_a_manifest_naming_an_arch_is_refused_pointing_at_the_arch_option(tmp_pa
     assert cli.main(["run", str(tmp_path / "k.json"), "--quiet", "--arch", "sm_90"]) == 1
     err = capsys.readouterr().err
     assert str(tmp_path / "k.json") in err and "arch" in err and "--arch NAME" in err
+
+
+def test_a_demo_stopping_with_the_finding_its_manifest_expects_exits_0_saying_so(capsys):
+    assert cli.main(["run", str(PROGRAMS / "deadlock_demo.json"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "expect_finding" in out and "[deadlock]" in out
+
+
+def test_a_launch_ending_without_the_finding_its_manifest_expects_exits_1(tmp_path, capsys):
+    d = json.loads((PROGRAMS / "vecadd.json").read_text())
+    del d["expect"]
+    d.update(source=str(PROGRAMS / "vecadd.cu"), expect_finding="deadlock")
+    (tmp_path / "k.json").write_text(json.dumps(d))
+    assert cli.main(["run", str(tmp_path / "k.json"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "expect_finding" in err and "'deadlock'" in err

@@ -448,3 +448,9 @@ def test_expect_and_its_conformance_name_reference_together_are_refused(tmp_path
 def test_expect_file_and_its_conformance_name_outputs_file_together_are_refused(tmp_path):
     msg = _refused(tmp_path, dict(BASE, expect_file="a.npz", outputs_file="b.npz"))
     assert "'expect_file'" in msg and "'outputs_file'" in msg
+
+
+def test_an_expected_finding_with_an_output_expectation_is_refused(tmp_path):
+    # a launch expected to stop has no outputs for `expect` to check
+    msg = _refused(tmp_path, dict(BASE, expect="y = x", expect_finding="deadlock"))
+    assert "'expect_finding'" in msg and "'expect'" in msg

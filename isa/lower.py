@@ -22,6 +22,7 @@ class _Scope:
     def __init__(self, parent: Optional["_Scope"]):
         self.parent = parent
         self.names: dict = {}
+        self.local_mark = 0         # the function's local bytes when the scope opened
 
     def lookup(self, name: str):
         s = self
@@ -43,7 +44,7 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         self.fn = info.fn if info is not None else None
         self.scope = _Scope(None)
         self.temps: list = []
-        self.local_bytes = 0        # per-thread local variables so far, laid out as the JIT does
+        self.local_bytes = 0        # per-thread local variables of the open scopes, laid out as the JIT does
         self.addr_taken: set = set()
         self.loop_depth = 0
         self.switch_depth = 0
@@ -92,8 +93,12 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
 
     def push(self):
         self.scope = _Scope(self.scope)
+        self.scope.local_mark = self.local_bytes
 
     def pop(self):
+        # the scope's locals are dead: a later scope's take their memory (the JIT's
+        # frame shares it, gpuemu/jit/storage.py, as ptxas does)
+        self.local_bytes = self.scope.local_mark
         self.scope = self.scope.parent
 
     def temp(self, t: ir.Type, loc: ir.Loc, storage: str = "reg") -> ir.Var:
@@ -119,7 +124,10 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
     def count_local(self, name: str, t: ir.Type, loc: ir.Loc) -> None:
         """Add a local variable to the thread's local frame; past the arch's
         limit (512 KB per thread on cc >= 2.0, Guide "Features and Technical
-        Specifications") the declaration is an error, as it is for ptxas."""
+        Specifications") the declaration is an error. Variables of scopes that
+        are never open at once share memory (ptxas, -arch=sm_90: 300000-byte
+        arrays in the two branches of an if take "300000 bytes stack frame",
+        two in one scope 600000)."""
         limit = self.ck.max_local_bytes
         size = max(int(t.size), 1)
         align = max(int(t.align), 1)

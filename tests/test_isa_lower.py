@@ -45,3 +45,27 @@ def test_limit_is_the_given_max_local_bytes():
     e = compile_error("__global__ void k(int *p) { int a[5000]; a[1] = 1; p[0] = a[1]; }",
                       max_local_bytes=16 * 1024)
     assert "the limit is 16384 bytes (16 KB)" in e.message
+
+
+def test_local_arrays_of_sibling_scopes_share_the_limit():
+    # nvcc -arch=sm_90 -Xptxas -v: "300000 bytes stack frame" (the branches' arrays overlap)
+    m = isa.compile_source("__global__ void k(char *o, int c)\n{\n"
+                           "    if (c) { char a[300000]; a[c] = 1; o[0] = a[c]; }\n"
+                           "    else { char b[300000]; b[1] = 2; o[1] = b[1]; }\n}\n")
+    assert m.kernel("k").name == "k"
+
+
+def test_local_array_after_a_closed_scope_takes_its_memory():
+    m = isa.compile_source("__global__ void k(char *o, int n)\n{\n"
+                           "    for (int j = 0; j < n; j++) { char a[300000]; a[j] = 1; o[j] = a[j]; }\n"
+                           "    char b[300000]; b[n] = 2; o[n] = b[n];\n}\n")
+    assert m.kernel("k").name == "k"
+
+
+def test_local_array_of_an_inner_scope_adds_to_the_enclosing_ones():
+    # two 300000-byte arrays live at once: nvcc -Xptxas -v reports "600000 bytes stack frame"
+    e = compile_error("__global__ void k(char *o, int c)\n{\n    char a[300000]; a[c] = 1;\n"
+                      "    if (c) { char b[300000]; b[c] = 2; o[0] = a[c] + b[c]; }\n}\n")
+    assert e.message == ("local variables of 'k' need 600000 bytes per thread with 'b'; "
+                         "the limit is 524288 bytes (512 KB) per thread")
+    assert (e.line, e.col) == (4, 19)

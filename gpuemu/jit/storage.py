@@ -43,8 +43,15 @@ class StaticObject:
 
 @dataclass
 class Storage:
+    """Local objects are laid out in the order they are met, and a scope's
+    objects share memory with its siblings' (`open_scope`, `close_scope`), as
+    ptxas overlaps them: `if (c) { char a[300000]; } else { char b[300000]; }`
+    takes 300000 bytes of stack frame (nvcc -arch=sm_90 -Xptxas -v), two such
+    arrays in one scope 600000."""
     frame_end: int = abi.HEADER_BYTES
     local_size: int = 0
+    local_high: int = 0                                 # the most local_size has been
+    scopes: list = field(default_factory=list)          # open scopes: [local_size at entry, call depth, pinned, high]
     static_shared: int = 0
     objects: list = field(default_factory=list)        # StaticObject, tag order
     reg_slots: dict = field(default_factory=dict)      # Var -> frame offset
@@ -73,17 +80,41 @@ class Storage:
         self.objects.append(obj)
         return obj
 
-    def local_object(self, var: ir.Var, space: str = "local") -> StaticObject:
+    def local_object(self, var: ir.Var, space: str = "local", depth: int = None) -> StaticObject:
         """A per-thread object in the local window. Kernel struct parameters
-        use space 'param': stored like local data, traced as parameter reads."""
+        use space 'param': stored like local data, traced as parameter reads.
+
+        `depth`: the call depth of the declaration that makes a variable of a
+        scope; the scopes of callers (smaller depth) then keep its memory, as a
+        later call of the inlined function uses the same object (and the
+        function's own outermost scope is pinned: WarpCodegen.gen_call). Any
+        other object (no depth) keeps the memory of every open scope."""
         obj = self.locals_.get(var)
         if obj is None:
             size = max(var.type.size, 1)
             off = align_up(self.local_size, max(var.type.align, 1))
             self.local_size = off + size
+            for sc in self.scopes:
+                if depth is None or sc[1] < depth:
+                    sc[2] = True
             obj = self._add(StaticObject(var.name, space, off, off + size))
             self.locals_[var] = obj
         return obj
+
+    def open_scope(self, depth: int, pinned: bool = False) -> None:
+        self.scopes.append([self.local_size, depth, pinned, self.local_size])
+
+    def close_scope(self, keep: bool = False) -> None:
+        """End a scope: the objects declared in it are dead, and the next
+        scope's objects take their memory, unless `keep` (one of them is used
+        after the scope: `escaping_scopes`) or the scope is pinned; then all
+        memory its objects and its inner scopes' took stays taken."""
+        mark, _, pinned, high = self.scopes.pop()
+        high = max(high, self.local_size)
+        self.local_high = max(self.local_high, high)
+        self.local_size = high if (pinned or keep) else mark
+        if self.scopes:
+            self.scopes[-1][3] = max(self.scopes[-1][3], high)
 
     def shared_object(self, var: ir.Var) -> StaticObject:
         """Static shared arrays in declaration order, naturally aligned from
@@ -112,7 +143,7 @@ class Storage:
 
     @property
     def local_stride(self) -> int:
-        return align_up(self.local_size, 16)
+        return align_up(max(self.local_high, self.local_size), 16)
 
     @property
     def local_offset(self) -> int:
@@ -121,3 +152,31 @@ class Storage:
     @property
     def frame_bytes(self) -> int:
         return self.local_offset + abi.WARP * self.local_stride
+
+
+def escaping_scopes(body: ir.Stmt) -> set:
+    """ids of the scopes (Blocks, Switches) of a function body with a local
+    variable declared in them and used outside them: their memory must not
+    be shared with later scopes. C's scoping makes this empty for the user's
+    variables; it guards against a lowering step that moves a use out."""
+    decl_path: dict = {}        # id(var) -> the scopes around its Decl
+    uses: list = []             # (id(var), the scopes around the use)
+
+    def walk(n, path: tuple) -> None:
+        if isinstance(n, (ir.Block, ir.Switch)):
+            path = path + (id(n),)
+        if isinstance(n, ir.Decl) and n.var.storage == "local":
+            decl_path.setdefault(id(n.var), path)
+        elif isinstance(n, (ir.AddrOf, ir.VarRef, ir.Assign)):
+            uses.append((id(n.var), path))
+        for k, v in vars(n).items():
+            if k in ("type", "loc", "var", "func"):
+                continue
+            for x in (v if isinstance(v, (list, tuple)) else (v,)):
+                if isinstance(x, (ir.Expr, ir.Stmt)):
+                    walk(x, path)
+    walk(body, ())
+    out: set = set()
+    for vid, path in uses:
+        out.update(set(decl_path.get(vid, ())) - set(path))
+    return out

@@ -48,7 +48,7 @@ from .intrinsics_codegen import SYNC_RECORDED, IntrinsicsMixin
 from .lane_types import (I1, I8, I32, I64, MASK_VEC, VOIDP, AlignedBuilder, components,
                          is_bool, is_float_t, mem_ll, scalar_ll, slot_bytes, splat)
 from .memory_access import get_helper
-from .storage import Storage
+from .storage import Storage, escaping_scopes
 from .use_distance import use_distances
 
 WARP = abi.WARP
@@ -114,6 +114,7 @@ class WarpCodegen(IntrinsicsMixin):
         self.breakables: list = []
         self.fnctx = [_FnCtx(-1, -1, ir.VOID)]
         self.hoisted: dict = {}
+        self.escaping: set = set()      # ids of scopes whose local memory is not shared (storage.escaping_scopes)
         self.use_dist: dict = {}        # id(load node) -> instructions before its first use
         self.globals_index = {id(g): i for i, g in enumerate(module.globals)}
         # Counter rows ("line slots"): a line of the main file is its own row;
@@ -300,6 +301,7 @@ class WarpCodegen(IntrinsicsMixin):
                 raise self.err(f"function '{f.name}' is declared but never defined", f)
             h = hoist_calls(f.body)
             self.use_dist.update(use_distances(h))
+            self.escaping |= escaping_scopes(h)
             self.hoisted[id(f)] = h
         return h
 
@@ -474,7 +476,9 @@ class WarpCodegen(IntrinsicsMixin):
 
     def gen_stmt(self, s):
         if isinstance(s, ir.Block):
-            return self.gen_stmts(s.stmts)
+            self.st.open_scope(len(self.fnctx))
+            self.gen_stmts(s.stmts)
+            return self.st.close_scope(id(s) in self.escaping)
         if isinstance(s, ir.ExprStmt):
             return self.gen_exprstmt(s)
         if isinstance(s, ir.Decl):
@@ -490,7 +494,9 @@ class WarpCodegen(IntrinsicsMixin):
         if isinstance(s, ir.Return):
             return self.gen_return(s)
         if isinstance(s, ir.Switch):
-            return self.gen_switch(s)
+            self.st.open_scope(len(self.fnctx))
+            self.gen_switch(s)
+            return self.st.close_scope(id(s) in self.escaping)
         raise self.err(f"unsupported statement {type(s).__name__}", s)
 
     def gen_exprstmt(self, s: ir.ExprStmt):
@@ -507,7 +513,7 @@ class WarpCodegen(IntrinsicsMixin):
     def gen_decl(self, s: ir.Decl):
         v = s.var
         if v.storage == "local":
-            obj = self.st.local_object(v)
+            obj = self.st.local_object(v, depth=len(self.fnctx))
             if s.init is not None:     # an address-taken scalar with an initialiser
                 if isinstance(v.type, (ir.StructType, ir.ArrayType)):
                     raise self.err("initialiser of a local struct or array given as a value", s)
@@ -772,7 +778,10 @@ class WarpCodegen(IntrinsicsMixin):
         # a one-instruction function (texture fetch): the tick above was its
         # TEX instruction; its body counts nothing (memory requests still go)
         self.uncounted += f.one_instruction
+        # the function's local objects keep their memory: every call uses the same ones
+        self.st.open_scope(len(self.fnctx), pinned=True)
         self.gen_stmt(body)
+        self.st.close_scope()
         self.uncounted -= f.one_instruction
         self.breakables = saved
         self.fnctx.pop()

@@ -176,6 +176,97 @@ def test_switch_falls_through_until_break():
     np.testing.assert_array_equal(out, [want[t % 5] for t in range(32)])
 
 
+def switch_kernel(body: str, n: int = 32, **kw) -> np.ndarray:
+    """Run `body` (which sets int r from int v = threadIdx.x) and return each thread's r."""
+    src = r"""
+    __device__ int f(int v) { int r = 0; BODY return r; }
+    extern "C" __global__ void k(int* out, int dev) {
+        int v = threadIdx.x, r = 0;
+        if (dev) r = f(v);
+        else { BODY }
+        out[v] = r;
+    }""".replace("BODY", body)
+    out = np.full(n, -1, np.int32)
+    dev = np.full(n, -2, np.int32)
+    launch(src, "k", 1, n, out, np.int32(0), **kw)
+    launch(src, "k", 1, n, dev, np.int32(1), **kw)
+    np.testing.assert_array_equal(out, dev)
+    return out
+
+
+def by_residue(want: dict) -> list:
+    """Thread t's expectation want[t % len(want)], for 32 threads."""
+    return [want[t % len(want)] for t in range(32)]
+
+
+def test_switch_with_no_matching_case_and_no_default_goes_on_after_it():
+    # C++ [stmt.switch]/5: no case matches and there is no default: none of the body runs
+    body = "r = 100; switch (v % 4) { case 1: r += 1; break; case 2: r += 2; break; } r += 1000;"
+    np.testing.assert_array_equal(switch_kernel(body), by_residue({0: 1100, 1: 1101, 2: 1102, 3: 1100}))
+
+
+def test_switch_with_a_uniform_value_matching_no_case_goes_on_after_it():
+    out = switch_kernel("r = 5; switch (v / 64) { case 1: r = 1; break; case 2: r = 2; } r *= 3;")
+    np.testing.assert_array_equal(out, np.full(32, 15))
+
+
+def test_switch_with_no_default_falls_through_and_leaves_unmatched_lanes_running():
+    body = "switch (v % 5) { case 0: r += 1; case 1: r += 10; break; case 3: r += 100; } r += 1000;"
+    want = {0: 1011, 1: 1010, 2: 1000, 3: 1100, 4: 1000}
+    np.testing.assert_array_equal(switch_kernel(body), by_residue(want))
+
+
+def test_switch_default_first_runs_for_unmatched_values_and_falls_through():
+    body = "switch (v % 4) { default: r += 1; case 1: r += 10; break; case 2: r += 100; } r += 1000;"
+    np.testing.assert_array_equal(switch_kernel(body), by_residue({0: 1011, 1: 1010, 2: 1100, 3: 1011}))
+
+
+def test_switch_default_in_the_middle_runs_for_unmatched_values_and_falls_through():
+    body = "switch (v % 4) { case 1: r += 1; default: r += 10; case 2: r += 100; break; } r += 1000;"
+    np.testing.assert_array_equal(switch_kernel(body), by_residue({0: 1110, 1: 1111, 2: 1100, 3: 1110}))
+
+
+def test_switch_labels_with_no_statement_after_them_go_on_after_the_switch():
+    out = switch_kernel("switch (v % 3) { case 0: r = 7; break; case 1: ; default: ; } r += 1000;")
+    np.testing.assert_array_equal(out, [1007 if t % 3 == 0 else 1000 for t in range(32)])
+
+
+def test_nested_switch_without_defaults_resumes_both_levels():
+    out = switch_kernel("""switch (v % 3) {
+            case 0: switch (v % 2) { case 1: r += 1; break; } r += 10; break;
+            case 1: r += 100;
+        } r += 1000;""")
+    want = {(0, 0): 1010, (0, 1): 1011, (1, 0): 1100, (1, 1): 1100, (2, 0): 1000, (2, 1): 1000}
+    np.testing.assert_array_equal(out, [want[(t % 3, t % 2)] for t in range(32)])
+
+
+def test_switch_without_default_in_a_loop_keeps_every_iteration():
+    # i = 0 and 3 match no case; continue skips r += 100 for i = 2; i = 4 leaves the loop
+    out = switch_kernel("""for (int i = 0; i < 6; i++) {
+            switch (i) { case 1: r += v; break; case 2: continue; case 4: i = 9; break; }
+            if (i > 5) break;
+            r += 100;
+        }""")
+    np.testing.assert_array_equal(out, np.arange(32) + 300)
+
+
+def test_barrier_after_a_switch_without_default_is_reached_by_every_thread():
+    src = r"""
+    extern "C" __global__ void k(int* out) {
+        __shared__ int s[64];
+        int t = threadIdx.x, r = 0;
+        switch (t % 8) { case 1: r = 1; break; case 2: r = 2; break; }
+        s[t] = r;
+        __syncthreads();
+        out[t] = s[63 - t];
+    }"""
+    out = np.full(64, -1, np.int32)
+    la = launch(src, "k", 1, 64, out, check=True)
+    assert la.findings == []
+    want = [{1: 1, 2: 2}.get((63 - t) % 8, 0) for t in range(64)]
+    np.testing.assert_array_equal(out, want)
+
+
 def test_instruction_counts_scale_with_active_lanes():
     src = r"""
     extern "C" __global__ void k(int* out) {

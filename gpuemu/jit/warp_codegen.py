@@ -733,23 +733,37 @@ class WarpCodegen(IntrinsicsMixin):
         self.store_i32(any_slot, b.and_(m, anym))
         self.set_cur(ll.Constant(I32, 0))
         self.breakables.append(_Breakable("switch", x_slot))
+
+        def lanes_of(vals: list):
+            """The entry lanes that jump to a label with these case values (None: default)."""
+            vv = self.slot_load(v_slot, vt)
+            em = self.load_i32(entry_slot)
+            add = ll.Constant(I32, 0)
+            for cv in vals:
+                if cv is None:
+                    add = b.or_(add, b.and_(em, b.not_(self.load_i32(any_slot))))
+                else:
+                    add = b.or_(add, b.and_(em, self.mbits(b.icmp_unsigned("==", vv, splat(cv, et)))))
+            return add
+
         for i, st in enumerate(s.body):
             if i in labels:
-                vv = self.slot_load(v_slot, vt)
-                em = self.load_i32(entry_slot)
-                add = ll.Constant(I32, 0)
-                for cv in labels[i]:
-                    if cv is None:
-                        add = b.or_(add, b.and_(em, b.not_(self.load_i32(any_slot))))
-                    else:
-                        add = b.or_(add, b.and_(em, self.mbits(b.icmp_unsigned("==", vv, splat(cv, et)))))
-                self.set_cur(b.or_(self.cur(), add))
+                self.set_cur(b.or_(self.cur(), lanes_of(labels[i])))
             _, after = self.if_nonzero(self.cur(), "case")
             self.gen_stmt(st)
             b.branch(after)
             b.position_at_end(after)
         self.breakables.pop()
-        self.set_cur(b.or_(self.cur(), self.load_i32(x_slot)))
+        # C11 6.8.4.2p5, C++ [stmt.switch]/5: with no matching case and no default label, no
+        # part of the body runs and control goes on after the switch; so do lanes whose label
+        # ends the body with no statement after it.
+        tail = [cv for i, vals in labels.items() if i >= len(s.body) for cv in vals]
+        if all(cv is not None for cv in (c for c, _ in s.cases)):
+            tail.append(None)
+        rest = self.load_i32(x_slot)
+        if tail:
+            rest = b.or_(rest, lanes_of(tail))
+        self.set_cur(b.or_(self.cur(), rest))
 
     def gen_call(self, call: ir.Call, target: Optional[ir.Var]):
         """Inline a __device__ function at statement level."""

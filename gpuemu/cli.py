@@ -160,13 +160,14 @@ def manifest_from_args(ns: argparse.Namespace) -> mf.Manifest:
     if ns.block is None:
         raise UsageError("running a .cu file needs --block X[,Y,Z]")
     args = [parse_arg_spec(s, i) for i, s in enumerate(ns.arg or [])]
-    names = [a.name for a in args]
+    consts = [parse_const_spec(s) for s in ns.const or []]
+    # (a --const named like an --arg would be filled from the argument's value)
+    names = [a.name for a in args + consts]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise UsageError(f"argument names repeat: {', '.join(dup)}")
+        raise UsageError(f"argument and constant names repeat: {', '.join(dup)}")
     return mf.Manifest(kernel=ns.kernel, grid=ns.grid or (1, 1, 1), block=ns.block,
-                       args=args, dynamic_shared_bytes=ns.shared or 0,
-                       constants=[parse_const_spec(s) for s in ns.const or []],
+                       args=args, dynamic_shared_bytes=ns.shared or 0, constants=consts,
                        source=Path(ns.target), expect=ns.expect,
                        rtol=ns.rtol if ns.rtol is not None else 1e-6)
 

@@ -258,7 +258,8 @@ ARG_FIELDS = {
                "output": _BOOL},
     "scalar": {"kind": _KIND, "name": _TEXT, "dtype": _TEXT, "value": _VALUE},
 }
-# a constant's: an argument's, less 'output', plus the symbol it fills (default: its name)
+# a constant's: an argument's, less 'output', plus the symbol it fills (its name:
+# 'name' is the other spelling, used where 'symbol' is missing)
 CONSTANT_FIELDS = {
     kind: {"symbol": _TEXT, **{k: v for k, v in fields.items() if k != "output"}}
     for kind, fields in ARG_FIELDS.items()
@@ -345,6 +346,9 @@ def _arg(d: Any, i: int, where: str, constant: bool = False) -> ArgSpec:
         raise ManifestError(f"{where}: {path}: kind {kind!r} is not 'buffer' or 'scalar'")
     _refuse_unknown(d, f"a {kind} {'constant' if constant else 'argument'}", where, f"{path}.")
     _check_types(d, (CONSTANT_FIELDS if constant else ARG_FIELDS)[kind], f"{where}: {path}")
+    if constant and d.get("name", d.get("symbol")) != d.get("symbol", d.get("name")):
+        raise ManifestError(f"{where}: {path}: 'name' {d['name']!r} and 'symbol' "
+                            f"{d['symbol']!r} differ: a constant is named by its symbol; give one")
     name = d.get("symbol" if constant else "name", d.get("name", f"arg{i}"))
     where = f"{where}: {path} ({name})"
     if "dtype" not in d:
@@ -422,10 +426,13 @@ def from_dict(d: dict, path: Optional[Path] = None) -> Manifest:
     if m.expect_finding is not None and given:
         raise ManifestError(f"{where}: 'expect_finding' and '{given[0]}': a launch expected to "
                             f"stop with a finding has no outputs to check; give one")
-    names = [a.name for a in specs]
-    dup = {n for n in names if names.count(n) > 1}
-    if dup:
-        raise ManifestError(f"{where}: argument names repeat: {', '.join(sorted(dup))}")
+    # each argument and constant is bound to its name in `expect`, and a
+    # constant's symbol (its name) filled from its own value: one of each name
+    for what, names in (("argument names", [a.name for a in specs]),
+                        ("argument and constant names", [a.name for a in specs + consts])):
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ManifestError(f"{where}: {what} repeat: {', '.join(sorted(dup))}")
     return m
 
 

@@ -455,3 +455,12 @@ def test_a_launch_ending_without_the_finding_its_manifest_expects_exits_1(tmp_pa
     assert cli.main(["run", str(tmp_path / "k.json"), "--quiet"]) == 1
     err = capsys.readouterr().err
     assert "expect_finding" in err and "'deadlock'" in err
+
+
+def test_a_const_named_like_an_arg_is_a_usage_error(tmp_path, capsys):
+    src = tmp_path / "k.cu"
+    src.write_text('__constant__ float c[4];\n'
+                   'extern "C" __global__ void k(float* c) { c[threadIdx.x] = 1.0f; }\n')
+    assert cli.main(["run", str(src), "--kernel", "k", "--block", "4", "--quiet",
+                     "--arg", "c=out:float32[4]", "--const", "c=float32[4]=arange"]) == 2
+    assert "names repeat: c" in capsys.readouterr().err

@@ -414,9 +414,9 @@ def test_every_field_of_the_schema_is_accepted(tmp_path):
     d = dict(BASE, dynamic_shared_bytes=0, source="k.cu", expect="y = x", expect_file=None,
              rtol=1e-5, atol=0.0, purpose="p", h100={"cycles": 1}, launch={"budget": 9},
              expect_finding=None, check_finding=None,
-             constants=[{"symbol": "c", "name": "c0", "kind": "buffer", "dtype": "float32",
+             constants=[{"symbol": "c", "name": "c", "kind": "buffer", "dtype": "float32",
                          "count": 4, "init": "arange"},
-                        {"symbol": "s", "name": "s0", "kind": "scalar", "dtype": "int32",
+                        {"symbol": "s", "name": "s", "kind": "scalar", "dtype": "int32",
                          "value": 2}])
     assert set(d) == set(mf.MANIFEST_FIELDS) - {"reference", "outputs_file"}
     assert mf.load(write(tmp_path, d)).kernel == "k"
@@ -454,3 +454,22 @@ def test_an_expected_finding_with_an_output_expectation_is_refused(tmp_path):
     # a launch expected to stop has no outputs for `expect` to check
     msg = _refused(tmp_path, dict(BASE, expect="y = x", expect_finding="deadlock"))
     assert "'expect_finding'" in msg and "'expect'" in msg
+
+
+def test_a_constant_named_like_an_argument_is_refused(tmp_path):
+    # both would be bound to one name in `expect`, and the symbol filled with the argument
+    d = dict(BASE, constants=[{"symbol": "x", "dtype": "float32", "count": 4, "init": "zeros"}])
+    assert "repeat: x" in _refused(tmp_path, d)
+
+
+def test_two_constants_filling_one_symbol_are_refused(tmp_path):
+    d = dict(BASE, constants=[{"symbol": "c", "dtype": "int32", "count": 2},
+                              {"name": "c", "dtype": "int32", "count": 2}])
+    assert "names repeat: c" in _refused(tmp_path, d)
+
+
+def test_a_constant_whose_name_and_symbol_differ_is_refused(tmp_path):
+    # the symbol names the constant: a different 'name' would be unread
+    d = dict(BASE, constants=[{"symbol": "c", "name": "c0", "dtype": "int32", "count": 2}])
+    assert "'name' 'c0' and 'symbol' 'c' differ" in _refused(tmp_path, d)
+

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -101,6 +102,18 @@ def int_at_least(low: int) -> Any:
             raise argparse.ArgumentTypeError(f"must be at least {low}, got {v}")
         return v
     return parse
+
+
+def tolerance(text: str) -> float:
+    """An argparse type: a finite number of at least 0 (NaN or a negative
+    tolerance would fail every comparison)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of at least 0, got {text}")
+    return v
 
 
 def dtype_name(text: str) -> str:
@@ -710,7 +723,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fill a __constant__/__device__ symbol before the launch (repeat)")
     r.add_argument("--expect", metavar="PYTHON",
                    help="numpy statements giving expected outputs by name, e.g. 'arg2 = arg0 + arg1'")
-    r.add_argument("--rtol", type=float, metavar="R",
+    r.add_argument("--rtol", type=tolerance, metavar="R",
                    help="relative tolerance for float outputs (default 1e-6)")
     r.add_argument("--arch", default="sm_90", metavar="NAME",
                    help="GPU preset to emulate (default sm_90; see 'gpuemu info archs')")

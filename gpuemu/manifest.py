@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import difflib
 import json
+import math
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -406,6 +407,10 @@ def from_dict(d: dict, path: Optional[Path] = None) -> Manifest:
     elif path is not None:
         source = path.with_suffix(".cu")
     expect_file = d.get("expect_file") or d.get("outputs_file")
+    for key in ("rtol", "atol"):
+        if key in d and not (math.isfinite(d[key]) and d[key] >= 0):
+            raise ManifestError(f"{where}: '{key}' must be a finite number of at least 0 (a "
+                                f"negative or NaN tolerance fails every comparison), got {d[key]}")
     shared = d.get("dynamic_shared_bytes", 0)
     if shared < 0:
         raise ManifestError(f"{where}: dynamic_shared_bytes must be a non-negative integer")

@@ -464,3 +464,10 @@ def test_a_const_named_like_an_arg_is_a_usage_error(tmp_path, capsys):
     assert cli.main(["run", str(src), "--kernel", "k", "--block", "4", "--quiet",
                      "--arg", "c=out:float32[4]", "--const", "c=float32[4]=arange"]) == 2
     assert "names repeat: c" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rtol", ["-1e-3", "nan", "inf"])
+def test_a_negative_or_not_finite_rtol_is_a_usage_error(rtol, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["run", str(PROGRAMS / "vecadd.json"), f"--rtol={rtol}"])
+    assert e.value.code == 2 and "--rtol" in capsys.readouterr().err

@@ -473,3 +473,10 @@ def test_a_constant_whose_name_and_symbol_differ_is_refused(tmp_path):
     d = dict(BASE, constants=[{"symbol": "c", "name": "c0", "dtype": "int32", "count": 2}])
     assert "'name' 'c0' and 'symbol' 'c' differ" in _refused(tmp_path, d)
 
+
+
+@pytest.mark.parametrize("field, value", [("rtol", -1e-6), ("atol", -1), ("rtol", float("nan")),
+                                          ("atol", float("inf"))])
+def test_a_tolerance_that_is_negative_or_not_finite_is_refused(tmp_path, field, value):
+    assert f"'{field}' must be a finite number of at least 0" in \
+        _refused(tmp_path, dict(BASE, **{field: value}))

@@ -371,10 +371,8 @@ class Checker:
             pq = self.apply_declarator(pbase, pdecl, self.lookup_global, param=True)
             if is_ref and space == "global":
                 raise self.error("a __global__ function cannot take a reference parameter", p.loc)
-            if is_ref and pq.const and not isinstance(pq.type, ir.StructType):
-                is_ref = False    # const T& of a scalar, pointer or vector: the value itself
-            if is_ref and isinstance(pq.type, ir.StructType):
-                is_ref = False    # struct: passed by address already (byref below)
+            if is_ref and pq.const:
+                is_ref = False    # const T&: the value itself (a struct: a copy, byref below)
             defaults.append(p.default)
             if isinstance(pq.type, ir.ArrayType):   # array parameters are pointers (C11 6.7.6.3p7)
                 pq = QType(ir.PointerType(pq.type.elem), False, False, pq.pconst, pq.pvolatile)
@@ -388,7 +386,7 @@ class Checker:
             if name in names:
                 raise self.error(f"redefinition of parameter '{name}'", p.loc)
             names.add(name)
-            byref = space != "global" and isinstance(t, ir.StructType)
+            byref = space != "global" and isinstance(t, ir.StructType) and not is_ref
             if is_ref:
                 t = ir.PointerType(t)
             if byref:

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
+
+import gpuemu
 
 from isa import ir
 from isa.ir import BOOL, I32, U32, I64, F32, F64
@@ -213,3 +216,62 @@ def test_min_of_float_and_int_is_ambiguous_as_in_nvcc():
 def test_math_function_outside_the_ir_set_is_named_unsupported():
     e = compile_error("__global__ void k(float *p)\n{\n  p[0] = erff(p[1]);\n}\n")
     assert e.message == "the math function 'erff' is not supported" and (e.line, e.col) == (3, 10)
+
+
+# ------------------------------------------------- reference parameters (C++ [dcl.init.ref])
+
+def outputs(src: str, n: int, *args) -> list:
+    """Launch one thread of `k(int *o, args...)`; the n ints it writes to o."""
+    o = np.full(n, -1, np.int32)
+    gpuemu.RawModule(code=src).get_function("k")((1,), (1,), (o, *args))
+    return o.tolist()
+
+
+STRUCT_INC = r"""
+struct S { int a[2]; int v; };
+__device__ void inc(S &b) { b.a[0] += 5; b.v += 7; }
+"""
+
+
+def test_writes_through_a_struct_reference_reach_a_local_struct():
+    src = STRUCT_INC + r"""
+    __global__ void k(int *o) { S m; m.a[0] = 1; m.v = 10; inc(m); o[0] = m.a[0]; o[1] = m.v; }"""
+    assert outputs(src, 2) == [6, 17]
+
+
+def test_writes_through_a_struct_reference_reach_a_shared_struct():
+    src = STRUCT_INC + r"""
+    __global__ void k(int *o) { __shared__ S sh; sh.a[0] = 1; sh.v = 10; inc(sh); o[0] = sh.a[0]; o[1] = sh.v; }"""
+    assert outputs(src, 2) == [6, 17]
+
+
+def test_writes_through_a_struct_reference_reach_a_global_array_element():
+    src = STRUCT_INC + "__global__ void k(int *o, S *g) { inc(g[1]); o[0] = g[1].a[0]; o[1] = g[1].v; }"
+    g = np.array([0, 0, 0, 1, 2, 10], np.int32)
+    assert outputs(src, 2, g) == [6, 17] and g.tolist() == [0, 0, 0, 6, 2, 17]
+
+
+def test_a_struct_reference_passed_on_and_to_a_member_struct_writes_through():
+    src = r"""
+    struct In { int x; };
+    struct S { In in; int v; };
+    __device__ void setx(In &i) { i.x = 42; }
+    __device__ void outer(S &s) { setx(s.in); s.v = s.in.x + 1; }
+    __global__ void k(int *o) { S m; m.in.x = 0; m.v = 0; outer(m); o[0] = m.in.x; o[1] = m.v; }"""
+    assert outputs(src, 2) == [42, 43]
+
+
+def test_template_swap_of_struct_references_exchanges_the_callers_structs():
+    src = r"""
+    struct S { int v; };
+    template <class T> __device__ void swp(T &a, T &b) { T t = a; a = b; b = t; }
+    __global__ void k(int *o) { S a, b; a.v = 1; b.v = 2; swp(a, b); o[0] = a.v; o[1] = b.v; }"""
+    assert outputs(src, 2) == [2, 1]
+
+
+def test_struct_reference_parameter_of_a_member_function_writes_through():
+    src = r"""
+    struct S { int v; __device__ void give(S &o) { o.v += v; v = 0; } };
+    __global__ void k(int *o) { S a, b; a.v = 3; b.v = 4; a.give(b); o[0] = a.v; o[1] = b.v; }"""
+    assert outputs(src, 2) == [0, 7]
+

@@ -121,6 +121,8 @@ def load_spec(path: str | Path) -> list:
     _check_fields(spec, "the spec's top level", path, "")
     base = path.resolve().parent
     archs = _names(spec, "archs", ["sm_90"], path)
+    for i, arch in enumerate(archs):
+        _check_arch(arch, path, f"archs[{i}]")
     scheds = _names(spec, "schedulers", ["lrr"], path)
     counters = tuple(_names(spec, "counters", list(DEFAULT_COUNTERS), path))
     launch = spec.get("launch", {})
@@ -163,6 +165,18 @@ def _names(spec: dict, key: str, default: list, path: Path) -> list:
     return v
 
 
+def _check_arch(name: str, where: Path, path: str) -> None:
+    """A SweepError for a name no preset answers to, naming the closest preset."""
+    from .arch import PRESETS, get_preset
+    try:
+        get_preset(name)
+    except ValueError:
+        close = difflib.get_close_matches(name, list(PRESETS), n=1)
+        raise SweepError(f"{where}: {path}: unknown arch {name!r}"
+                         + (f"; did you mean '{close[0]}'?" if close else "")
+                         + f" (the presets: {', '.join(PRESETS)})") from None
+
+
 def _label(size: dict) -> str:
     if "grid" in size:
         return "grid " + "x".join(str(g) for g in _grid(size))
@@ -187,7 +201,10 @@ def apply_size(m, size: Optional[dict]):
         if arg is None:
             raise mf.ManifestError(f"size sets '{name}', which is not an argument of {m.kernel}")
         if arg.kind == "buffer":
-            arg.count = int(value)
+            if not _is_int(value) or value < 0:
+                raise mf.ManifestError(f"size sets buffer '{name}' to {value!r}: a buffer's "
+                                       f"count is an integer of at least 0")
+            arg.count = value
         else:
             arg.value = value
     return m

@@ -172,3 +172,13 @@ def test_a_size_grid_may_be_one_integer(tmp_path):
     t = sweep.load_spec(write_spec(tmp_path, sizes=sizes))[-1]
     assert t.size_label == "grid 8"
     assert sweep.apply_size(mf.load(PROGRAMS / "vecadd.json"), t.size).grid == (8, 1, 1)
+
+
+def test_a_size_giving_a_buffer_a_count_that_is_not_an_integer_is_refused():
+    with pytest.raises(mf.ManifestError, match="'a'.*4096.7.*integer"):
+        sweep.apply_size(mf.load(PROGRAMS / "vecadd.json"), {"args": {"a": 4096.7}})
+
+
+def test_an_unknown_arch_is_refused_when_the_spec_loads_naming_the_closest_preset(tmp_path):
+    msg = _refused(tmp_path, archs=["sm_90", "sm_700"])
+    assert "archs[1]" in msg and "'sm_700'" in msg and "did you mean 'sm_70'?" in msg

@@ -159,7 +159,9 @@ class ExpressionLowering:
             if isinstance(e, A.Name):
                 sym = self.lookup(e.name)
                 if sym is not None and sym.kind == "var":
-                    return sym.obj.type
+                    # a reference (or a struct parameter held by address) names the
+                    # referenced object: C++ [expr.sizeof]/2, [temp.deduct.call]/3
+                    return sym.obj.type.pointee if sym.byref else sym.obj.type
                 if sym is not None and sym.kind == "global":
                     return sym.obj.type
             if isinstance(e, (A.Index, A.Member, A.UnaryOp)) and not (

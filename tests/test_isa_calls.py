@@ -275,3 +275,32 @@ def test_struct_reference_parameter_of_a_member_function_writes_through():
     __global__ void k(int *o) { S a, b; a.v = 3; b.v = 4; a.give(b); o[0] = a.v; o[1] = b.v; }"""
     assert outputs(src, 2) == [0, 7]
 
+
+
+def test_sizeof_a_reference_or_struct_parameter_is_the_size_of_its_object():
+    src = r"""
+    struct S { int v; int w[2]; };
+    __device__ int of_ref(char &c) { return sizeof c; }
+    __device__ int of_struct_ref(S &s) { return sizeof s; }
+    __device__ int of_struct(S s) { return sizeof(s); }
+    __global__ void k(int *o) { char c = 0; S m; o[0] = of_ref(c); o[1] = of_struct_ref(m); o[2] = of_struct(m); }"""
+    assert outputs(src, 3) == [1, 12, 12]
+
+
+def test_template_argument_deduced_from_a_reference_is_the_referenced_type():
+    # C++ [temp.deduct.call]/3 via [expr.type]/1: an expression of type T& has type T
+    src = r"""
+    template <typename T> __device__ T twice(T x) { return x + x; }
+    template <typename T> __device__ int size_of(T x) { return sizeof(x); }
+    __global__ void k(int *o) { int v = 5; int &r = v; char c = 1; char &rc = c;
+                                o[0] = twice(r); o[1] = size_of(rc); o[2] = v; }"""
+    assert outputs(src, 3) == [10, 1, 5]
+
+
+def test_member_function_called_through_a_struct_reference():
+    src = r"""
+    struct S { int v; __device__ void add(int x) { v += x; } };
+    __device__ void bump(S &p) { p.add(2); }
+    __global__ void k(int *o, S *g) { S &r = g[0]; r.add(1); bump(g[1]); o[0] = r.v; }"""
+    g = np.array([10, 20], np.int32)
+    assert outputs(src, 1, g) == [11] and g.tolist() == [11, 22]

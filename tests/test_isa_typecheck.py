@@ -320,6 +320,12 @@ def test_sizeof_array_is_whole_array():
     assert e.value == 40
 
 
+def test_sizeof_a_reference_is_the_size_of_the_referenced_type():
+    # C++ [expr.sizeof]/2: applied to a reference, the size of the referenced type
+    assert value_of("char c = 1; char &rc = c; size_t r = sizeof rc;").value == 1
+    assert value_of("short s = 1; short &rs = s; size_t r = sizeof(rs);").value == 2
+
+
 def test_cast_float_to_int_is_explicit_cast():
     e = value_of("float f = 2.5f; int r = (int)f;")
     assert isinstance(e, ir.Cast) and e.type == I32 and e.a.type == F32

@@ -71,9 +71,17 @@ for _fast, _name, _n in [("__expf", "exp", 1), ("__exp10f", "exp10", 1), ("__log
                          ("__sinf", "sin", 1), ("__cosf", "cos", 1), ("__tanf", "tan", 1),
                          ("__fdividef", "fdivide", 2), ("__saturatef", "saturate", 1),
                          ("__fsqrt_rn", "sqrt", 1), ("__frsqrt_rn", "rsqrt", 1),
-                         ("__fmaf_rn", "fma", 3), ("__fmaf_rz", "fma", 3),
+                         ("__fmaf_rn", "fma", 3),
                          ("exp2f", "exp2", 1), ("exp10f", "exp10", 1)]:
     MATH[_fast] = (_name, F32, _n)
+# float arithmetic rounded toward zero, +inf or -inf (CUDA Math API, "Single
+# Precision Intrinsics"), exactly as the GPU: gpuemu/jit/intrinsics_codegen.py
+for _op, _n in (("fadd", 2), ("fsub", 2), ("fmul", 2), ("fmaf", 3), ("fdiv", 2), ("frcp", 1), ("fsqrt", 1)):
+    for _r in ("rz", "ru", "rd"):
+        MATH[f"__{_op}_{_r}"] = (f"{_op}_{_r}", F32, _n)
+MATH["__fmaf_ieee_rn"] = ("fma", F32, 3)
+for _r in ("rz", "ru", "rd"):
+    MATH[f"__fmaf_ieee_{_r}"] = MATH["__fmaf_" + _r]      # the same without -ftz
 MATH["__fma_rn"] = ("fma", F64, 3)
 MATH["__dsqrt_rn"] = ("sqrt", F64, 1)
 MATH["rsqrt"] = ("rsqrt", None, 1)
@@ -90,7 +98,8 @@ UNSUPPORTED_MATH = frozenset(
                     "j0", "j1", "y0", "y1", "jn", "yn", "sinpi", "cospi", "sincos", "sincospi", "frexp",
                     "ldexp", "scalbn", "ilogb", "logb", "modf", "nextafter", "normcdf", "normcdfinv",
                     "rcbrt", "asinh", "acosh", "atanh", "norm3d", "rhypot", "signbit", "lrint", "llrint",
-                    "lround", "llround", "nan") for s in ("", "f"))
+                    "lround", "llround", "nan") for s in ("", "f")) | frozenset(
+    f"__{op}_{r}" for op in ("dadd", "dsub", "dmul", "fma", "ddiv", "drcp", "dsqrt") for r in ("rz", "ru", "rd"))
 
 # bit-level integer intrinsics: name -> (IR name, arg types, result type)
 BITOPS: dict = {
@@ -127,8 +136,7 @@ CONVERSIONS["__float2double"] = (F32, F64, "")
 
 # arithmetic with rounding mode: same as the plain operator (no contraction)
 ROUNDED_ARITH = {"__fadd_rn": "+", "__fsub_rn": "-", "__fmul_rn": "*", "__fdiv_rn": "/",
-                 "__dadd_rn": "+", "__dsub_rn": "-", "__dmul_rn": "*", "__ddiv_rn": "/",
-                 "__fadd_rz": "+", "__fmul_rz": "*"}
+                 "__dadd_rn": "+", "__dsub_rn": "-", "__dmul_rn": "*", "__ddiv_rn": "/"}
 
 ATOMICS = {"atomicAdd": "atomic_add", "atomicSub": "atomic_sub", "atomicExch": "atomic_exch",
            "atomicMin": "atomic_min", "atomicMax": "atomic_max", "atomicAnd": "atomic_and",

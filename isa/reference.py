@@ -37,7 +37,7 @@ def builtins_section() -> str:
     atomics = sorted(n for n in B.ATOMICS if not n.endswith(("_block", "_system")))
     rows = [
         ("math, overloaded on float and double", _names(math_over)),
-        ("math, one type (`f` suffix: float; `__*_rn`: as named)", _names(math_fixed)),
+        ("math, one type (`f` suffix: float; `__*_rn`, `_rz`, `_ru`, `_rd`: rounded as named)", _names(math_fixed)),
         ("classification (return bool)", _names(B.CLASSIFY)),
         ("bit and integer intrinsics", _names(B.BITOPS)),
         ("bit reinterpretation", _names(B.REINTERPRET)),

@@ -1,8 +1,13 @@
 """Integer and float intrinsics against numpy or hand-worked values."""
 from __future__ import annotations
 
-import numpy as np
+import math
+from fractions import Fraction
 
+import numpy as np
+import pytest
+
+from gpuemu import CompileError
 from kernel_launch import launch
 
 
@@ -95,3 +100,195 @@ def test_float_classification_and_rounding():
     np.testing.assert_array_equal(r[:, 1], np.ceil(x))
     np.testing.assert_array_equal(r[:, 2], np.trunc(x))
     np.testing.assert_array_equal(r[:, 3], np.rint(x))
+
+
+# --- directed rounding: a plain-Python reference from exact rationals -------
+
+_FLT_MAX = float(np.finfo(np.float32).max)
+
+
+def _binade(num: int, den: int) -> int:
+    """floor(log2(num / den)) for positive integers."""
+    e = num.bit_length() - den.bit_length()
+    if (num << max(-e, 0)) < (den << max(e, 0)):
+        e -= 1
+    return e
+
+
+def _round_float(sign: int, e: int, floor_and_exact, mode: str) -> float:
+    """A nonzero value v rounded to float32 toward zero ('rz'), +inf ('ru')
+    or -inf ('rd') by hand: sign of v, e = floor(log2|v|), and
+    floor_and_exact(q) -> (floor(|v| / q), whether |v| is a multiple of q)."""
+    q = Fraction(2) ** (max(e, -126) - 23)        # the float grid's step at |v| (subnormals: 2^-149)
+    n, exact = floor_and_exact(q)
+    away = (mode == "ru" and sign > 0) or (mode == "rd" and sign < 0)
+    if away and not exact:
+        n += 1
+    mag = n * q
+    if mag > Fraction(_FLT_MAX):                  # past the largest float: inf away from zero, else FLT_MAX
+        mag = Fraction(_FLT_MAX) if not away else None
+    return sign * (float(mag) if mag is not None else np.inf)
+
+
+def _round_rational(v: Fraction, mode: str) -> float:
+    num, den = abs(v.numerator), v.denominator
+
+    def floor_and_exact(q):
+        n, r = divmod(num * q.denominator, den * q.numerator)
+        return n, r == 0
+    return _round_float(1 if v > 0 else -1, _binade(num, den), floor_and_exact, mode)
+
+
+def _round_sqrt(a: Fraction, mode: str) -> float:
+    """sqrt(a) for a > 0, rounded: floor(sqrt(a)/q) = isqrt(floor(a/q^2))."""
+    def floor_and_exact(q):
+        n = math.isqrt(math.floor(a / (q * q)))
+        return n, n * n * q * q == a
+    return _round_float(1, _binade(a.numerator, a.denominator) // 2, floor_and_exact, mode)
+
+
+def directed_reference(op: str, mode: str, a: float, b: float, c: float) -> float:
+    """CUDA's __{op}_{mode}(a, b[, c]) on float32 inputs: IEEE 754's result
+    rounded in the given direction (PTX add/mul/fma/div/rcp/sqrt.{rz,rp,rm}.f32)."""
+    args = {"fadd": (a, b), "fsub": (a, b), "fmul": (a, b), "fmaf": (a, b, c),
+            "fdiv": (a, b), "frcp": (a,), "fsqrt": (a,)}[op]
+    with np.errstate(all="ignore"):
+        x, y, z = (np.float64(v) for v in (a, b, c))
+        special = {"fadd": x + y, "fsub": x - y, "fmul": x * y, "fmaf": x * y + z, "fdiv": x / y,
+                   "frcp": 1 / x, "fsqrt": np.sqrt(x)}[op]
+    if not all(math.isfinite(v) for v in args) or not math.isfinite(special) or (op == "fsqrt" and a < 0):
+        return float(special)           # inf, NaN, or an exact result from an infinite operand
+    fa, fb, fc = (Fraction(v) for v in args + (0.0,) * (3 - len(args)))
+    exact = {"fadd": fa + fb, "fsub": fa - fb, "fmul": fa * fb, "fmaf": fa * fb + fc,
+             "fdiv": fa / fb if fb else None, "frcp": 1 / fa if fa else None, "fsqrt": fa}[op]
+    if exact == 0:
+        if op in ("fmul", "fdiv", "frcp", "fsqrt"):
+            return float(special)       # the sign of an exact product, quotient or root of zero
+        product = math.copysign(1.0, a) * math.copysign(1.0, b) * abs(a * b)
+        terms = {"fadd": (a, b), "fsub": (a, -b), "fmaf": (product, c)}[op]
+        negs = [math.copysign(1.0, t) < 0 for t in terms]
+        # IEEE 754 6.3: an exact zero sum is +0, -0 rounding down; -0 + -0 is -0 always
+        return -0.0 if all(negs) or (mode == "rd" and any(negs)) else 0.0
+    if op == "fsqrt":
+        return _round_sqrt(exact, mode)
+    return _round_rational(exact, mode)
+
+
+_DIRECTED_OPS = (("fadd", "a, b"), ("fsub", "a, b"), ("fmul", "a, b"), ("fmaf", "a, b, c"),
+                 ("fdiv", "a, b"), ("frcp", "a"), ("fsqrt", "fabsf(a)"))
+
+
+def _directed_inputs(n: int) -> tuple:
+    """Operands that reach every rounding case: random bit patterns (all
+    binades, subnormals, inf, NaN), sums that cancel or barely move, products
+    near FLT_MAX and in the subnormal range, fma's c near -a*b, signed zeros."""
+    rng = np.random.default_rng(7)
+    def bits(k):
+        return rng.integers(0, 2**32, k, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    def near_one(k):
+        return ((1 + rng.integers(-4096, 4096, k) * 2.0**-23) * rng.choice([-1, 1], k)).astype(np.float32)
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0**-149, -(2.0**-149), 2.0**-126,
+                      2.0**-126 - 2.0**-149, _FLT_MAX, -_FLT_MAX, 2.0**64, 3.0, 0.1], np.float32)
+    k = n // 4
+    p2 = np.float32
+    a = np.concatenate([bits(k), near_one(k), p2(2.0**63) * near_one(k), p2(2.0**-70) * near_one(k)])
+    b = np.concatenate([bits(k), p2(2.0**-24) * near_one(k), p2(2.0**64) * near_one(k), p2(2.0**-75) * near_one(k)])
+    with np.errstate(over="ignore"):
+        c = np.concatenate([bits(k), -near_one(k), -(a[2 * k:3 * k] * b[2 * k:3 * k]),
+                            p2(2.0**-149) * rng.integers(-8, 8, k).astype(np.float32)])
+    e = len(edges)
+    a[:e * e] = np.repeat(edges, e)                  # every pair of edge values
+    b[:e * e] = np.tile(edges, e)
+    b[e * e:e * e + k // 4] = -a[e * e:e * e + k // 4]    # exact cancellation: a + (-a)
+    return a, b, c
+
+
+def test_directed_rounding_intrinsics_match_the_exact_result_rounded_by_hand():
+    """__fadd_rz/ru/rd & co. (CUDA Math API, single precision intrinsics):
+    each is IEEE 754's exact result rounded once in its direction, with
+    subnormals, overflow to FLT_MAX toward zero and signed zeros."""
+    calls = [(op, mode, f"__{op}_{mode}({args})") for op, args in _DIRECTED_OPS for mode in ("rz", "ru", "rd")]
+    body = "\n".join(f"o[{len(calls)} * t + {j}] = {call};" for j, (_, _, call) in enumerate(calls))
+    src = ('extern "C" __global__ void k(const float* A, const float* B, const float* C, float* o) {\n'
+           "int t = blockIdx.x * blockDim.x + threadIdx.x; float a = A[t], b = B[t], c = C[t];\n"
+           + body + "\n}")
+    a, b, c = _directed_inputs(2048)
+    o = np.zeros(len(a) * len(calls), np.float32)
+    launch(src, "k", len(a) // 128, 128, a, b, c, o)
+    o = o.reshape(len(a), len(calls))
+    bad = []
+    for t in range(len(a)):
+        for j, (op, mode, _) in enumerate(calls):
+            x = abs(a[t]) if op == "fsqrt" else a[t]
+            want = np.float32(directed_reference(op, mode, float(x), float(b[t]), float(c[t])))
+            got = o[t, j]
+            if not (np.isnan(want) and np.isnan(got)) and want.view(np.uint32) != got.view(np.uint32):
+                bad.append(f"__{op}_{mode}({a[t]!r}, {b[t]!r}, {c[t]!r}) = {got!r}, want {want!r}")
+    assert not bad, f"{len(bad)} wrong, e.g. " + "; ".join(bad[:5])
+
+
+def test_directed_rounding_of_one_plus_a_small_sum():
+    """Hand-worked: 1 + 1.5 * 2^-24 lies between 1 and 1 + 2^-23 (nearer the
+    latter): rz and rd give 1 (0x3f800000), ru and rn 1 + 2^-23 (0x3f800001);
+    for -1 - 1.5 * 2^-24 rz and ru give -1, rd -1 - 2^-23."""
+    src = r"""
+    extern "C" __global__ void k(const float* a, unsigned* o) {
+        o[0] = __float_as_uint(__fadd_rz(a[0], a[1])); o[1] = __float_as_uint(__fadd_rd(a[0], a[1]));
+        o[2] = __float_as_uint(__fadd_ru(a[0], a[1])); o[3] = __float_as_uint(__fadd_rn(a[0], a[1]));
+        o[4] = __float_as_uint(__fsub_rz(-a[0], a[1])); o[5] = __float_as_uint(__fsub_ru(-a[0], a[1]));
+        o[6] = __float_as_uint(__fsub_rd(-a[0], a[1]));
+    }"""
+    a = np.array([1.0, 1.5 * 2.0**-24], np.float32)
+    o = np.zeros(7, np.uint32)
+    launch(src, "k", 1, 1, a, o)
+    assert [hex(v) for v in o] == ["0x3f800000", "0x3f800000", "0x3f800001", "0x3f800001",
+                                   "0xbf800000", "0xbf800000", "0xbf800001"]
+
+
+def test_directed_rounding_toward_zero_stops_at_flt_max():
+    """Overflow: rz (and rd for a positive result) give FLT_MAX, ru gives inf."""
+    src = r"""
+    extern "C" __global__ void k(const float* a, float* o) {
+        o[0] = __fmul_rz(a[0], a[0]); o[1] = __fmul_rd(a[0], a[0]); o[2] = __fmul_ru(a[0], a[0]);
+        o[3] = __fadd_rz(-a[1], -a[1]); o[4] = __fadd_ru(-a[1], -a[1]); o[5] = __fadd_rd(-a[1], -a[1]);
+    }"""
+    a = np.array([2.0**64, _FLT_MAX], np.float32)
+    o = np.zeros(6, np.float32)
+    launch(src, "k", 1, 1, a, o)
+    m = np.float32(_FLT_MAX)
+    np.testing.assert_array_equal(o, [m, m, np.inf, -m, -m, -np.inf])
+
+
+def test_exact_zero_sum_rounding_down_is_negative_zero():
+    """IEEE 754 6.3: x + (-x) is +0 in every direction but down, where it is -0."""
+    src = r"""
+    extern "C" __global__ void k(const float* a, float* o) {
+        o[0] = __fadd_rd(a[0], -a[0]); o[1] = __fadd_rz(a[0], -a[0]); o[2] = __fsub_ru(a[0], a[0]);
+        o[3] = __fmaf_rd(a[0], a[0], -a[0] * a[0]); o[4] = __fadd_rd(0.0f, 0.0f);
+    }"""
+    a = np.array([3.0], np.float32)
+    o = np.ones(5, np.float32)
+    launch(src, "k", 1, 1, a, o)
+    assert [math.copysign(1.0, v) for v in o] == [-1.0, 1.0, 1.0, -1.0, 1.0]
+
+
+
+def test_fmaf_ieee_forms_round_as_fmaf_without_ftz():
+    """__fmaf_ieee_rz: __fmaf_rz that ignores -ftz; here (no -ftz) the same:
+    (1 + 2^-23)^2 = 1 + 2^-22 + 2^-46 rounds toward zero to 1 + 2^-22."""
+    src = r"""
+    extern "C" __global__ void k(const float* a, float* o) {
+        o[0] = __fmaf_ieee_rz(a[0], a[0], 0.0f); o[1] = __fmaf_ieee_ru(a[0], a[0], 0.0f);
+    }"""
+    a = np.array([1 + 2.0**-23], np.float32)
+    o = np.zeros(2, np.float32)
+    launch(src, "k", 1, 1, a, o)
+    np.testing.assert_array_equal(o, np.array([1 + 2.0**-22, 1 + 2.0**-22 + 2.0**-23], np.float32))
+
+
+def test_double_directed_rounding_intrinsics_are_refused_by_name():
+    src = r"""
+    extern "C" __global__ void k(double* o) { o[0] = __dadd_rz(o[0], o[1]); }"""
+    with pytest.raises(CompileError, match="'__dadd_rz' is not supported") as exc:
+        launch(src, "k", 1, 1, np.zeros(2))
+    assert ":2:" in str(exc.value) and "^" in str(exc.value)

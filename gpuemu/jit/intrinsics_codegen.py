@@ -31,6 +31,11 @@ LIBM = {n: (n + "f", n) for n in (
     "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
     "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "pow", "fmod", "hypot")}
 LIBM["exp10"] = ("exp10f", "exp10")
+# float arithmetic in a directed rounding mode (CUDA Math API, "Single Precision
+# Intrinsics": __fadd_rz & co.), IR name -> operand count; see _directed
+DIRECTED = {f"{op}_{mode}": n for op, n in (("fadd", 2), ("fsub", 2), ("fmul", 2), ("fmaf", 3),
+                                            ("fdiv", 2), ("frcp", 1), ("fsqrt", 1))
+            for mode in ("rz", "ru", "rd")}
 LLVM_MATH = {"sqrt": "sqrt", "fabs": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
              "round": "round", "rint": "rint", "fmin": "minnum", "fmax": "maxnum",
              "fma": "fma", "copysign": "copysign"}
@@ -49,6 +54,8 @@ class IntrinsicsMixin:
         meth = getattr(self, "in_" + name, None)
         if meth is not None:
             return meth(e, m)
+        if name in DIRECTED:
+            return self._directed(e, m)
         if name in LLVM_MATH or name in LIBM or name in ("rsqrt", "saturate", "fdivide", "isnan",
                                                            "isinf", "isfinite"):
             return self.math(e, m)
@@ -439,6 +446,81 @@ class IntrinsicsMixin:
             return b.call(intrinsic(self.m, f"llvm.fabs.{vname(x.type.element)}", x.type, [x.type]), [x])
         neg = b.icmp_signed("<", x, splat(0, x.type.element))
         return b.select(neg, b.neg(x), x)
+
+    # directed rounding ----------------------------------------------------
+    def _f64(self, name, *vals):
+        """llvm.NAME on 32 doubles."""
+        t = vals[0].type
+        return self.b.call(intrinsic(self.m, f"llvm.{name}.{vname(t.element)}", t, [t] * len(vals)), list(vals))
+
+    def _exact_f64(self, op, xs):
+        """The exact result of a float operation as s + e: s its double
+        rounded to nearest, e a double with the sign of the rest (0 when s
+        is exact; NaN where s is infinite or NaN); and the operands as
+        doubles (a sum's two terms: fma's are the product and c). A float product is exact
+        in double; a sum's rest is TwoSum's (Knuth), exact; a quotient's
+        and a square root's rest is the fma remainder, exact (Markstein)."""
+        b = self.b
+        v64 = ll.VectorType(ll.DoubleType(), WARP)
+        xs = [b.fpext(x, v64) for x in xs]
+        if op == "frcp":
+            op, xs = "fdiv", [splat(1.0, ll.DoubleType())] + xs
+        if op == "fsub":
+            op, xs = "fadd", [xs[0], b.fneg(xs[1])]
+        if op == "fmaf":
+            op, xs = "fadd", [b.fmul(xs[0], xs[1]), xs[2]]
+        if op == "fmul":
+            return b.fmul(xs[0], xs[1]), splat(0.0, ll.DoubleType()), xs
+        if op == "fadd":
+            x, y = xs
+            s = b.fadd(x, y)
+            yv = b.fsub(s, x)
+            e = b.fadd(b.fsub(x, b.fsub(s, yv)), b.fsub(y, yv))
+            return s, e, xs
+        if op == "fdiv":
+            x, y = xs
+            q = b.fdiv(x, y)
+            rem = self._f64("fma", b.fneg(q), y, x)          # x - q*y
+            return q, b.fmul(rem, y), xs                      # (x/y - q) has the sign of rem*y
+        q = self._f64("sqrt", xs[0])
+        return q, self._f64("fma", b.fneg(q), q, xs[0]), xs  # x - q*q
+
+    def _directed(self, e, m):
+        """__fadd_rz & co. correctly rounded toward zero (rz), +inf (ru) or
+        -inf (rd), as the GPU's add/mul/fma/div/rcp/sqrt.{rz,rp,rm}.f32 (PTX
+        ISA; IEEE 754 with subnormals). The exact result is s + e (see
+        _exact_f64); f = s rounded to a float. Where f differs from s, the
+        exact result lies strictly between the same two floats as s, so its
+        directed rounding is s's; where f equals s, the sign of e decides.
+        f then moves one float in the rounding's direction or stays."""
+        b = self.b
+        op, mode = e.name.rsplit("_", 1)
+        s, err, xs = self._exact_f64(op, self.args(e, m))
+        vf = ll.VectorType(F32, WARP)
+        f = b.fptrunc(s, vf)
+        d = b.fpext(f, s.type)
+        rest = b.select(b.fcmp_ordered("==", d, s), err, b.fsub(s, d))   # sign of exact - f
+        zero64 = splat(0.0, ll.DoubleType())
+        above, below = b.fcmp_ordered(">", rest, zero64), b.fcmp_ordered("<", rest, zero64)
+        bits = b.bitcast(f, ll.VectorType(I32, WARP))
+        neg = b.icmp_signed("<", bits, splat(0, I32))
+        is0 = b.fcmp_ordered("==", f, splat(0.0, F32))
+        inc, dec = b.add(bits, splat(1, I32)), b.sub(bits, splat(1, I32))
+        if mode == "rz":     # f > 0 > rest or f < 0 < rest: one float nearer zero
+            step = b.and_(b.xor(is0, splat(1, I1)), b.select(neg, above, below))
+            new = dec
+        elif mode == "ru":
+            step, new = above, b.select(is0, splat(1, I32), b.select(neg, dec, inc))
+        else:
+            step, new = below, b.select(is0, splat(-0x7FFFFFFF, I32), b.select(neg, inc, dec))
+            if op in ("fadd", "fsub", "fmaf"):
+                # an exact zero sum is -0 rounding down unless both terms are +0 (IEEE 754 6.3)
+                sign = b.or_(*[b.and_(b.bitcast(t, ll.VectorType(I64, WARP)), splat(-1 << 63, I64))
+                               for t in xs])
+                zero_sum = b.fcmp_ordered("==", s, zero64)
+                bits = b.select(zero_sum, b.or_(bits, b.trunc(b.lshr(sign, splat(32, I64)),
+                                                                ll.VectorType(I32, WARP))), bits)
+        return b.bitcast(b.select(step, new, bits), vf)
 
     # math -----------------------------------------------------------------
     def math(self, e, m):

@@ -70,7 +70,7 @@ for _fast, _name, _n in [("__expf", "exp", 1), ("__exp10f", "exp10", 1), ("__log
                          ("__log2f", "log2", 1), ("__log10f", "log10", 1), ("__powf", "pow", 2),
                          ("__sinf", "sin", 1), ("__cosf", "cos", 1), ("__tanf", "tan", 1),
                          ("__fdividef", "fdivide", 2), ("__saturatef", "saturate", 1),
-                         ("__fsqrt_rn", "sqrt", 1), ("__frsqrt_rn", "rsqrt", 1),
+                         ("__fsqrt_rn", "sqrt", 1), ("__frsqrt_rn", "rsqrt_rn", 1),
                          ("__fmaf_rn", "fma", 3),
                          ("exp2f", "exp2", 1), ("exp10f", "exp10", 1)]:
     MATH[_fast] = (_name, F32, _n)

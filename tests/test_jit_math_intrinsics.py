@@ -292,3 +292,51 @@ def test_double_directed_rounding_intrinsics_are_refused_by_name():
     with pytest.raises(CompileError, match="'__dadd_rz' is not supported") as exc:
         launch(src, "k", 1, 1, np.zeros(2))
     assert ":2:" in str(exc.value) and "^" in str(exc.value)
+
+
+def _rsqrt_rn_reference(x: float) -> float:
+    """1/sqrt(x) rounded to the nearest float32, by hand: g is right when the
+    midpoints m- and m+ either side of it bracket 1/sqrt(x), m-^2 x < 1 < m+^2 x
+    (never equal: 1/sqrt(x) is not a 25-bit midpoint for a float x)."""
+    if not x > 0 or math.isinf(x):
+        with np.errstate(all="ignore"):
+            return float(np.float32(1) / np.sqrt(np.float32(x)))
+    fx = Fraction(x)
+    g = np.float32(1 / math.sqrt(x))
+    while True:
+        up, down = np.nextafter(g, np.float32(np.inf)), np.nextafter(g, np.float32(0))
+        if ((Fraction(float(g)) + Fraction(float(up))) / 2) ** 2 * fx <= 1:
+            g = up
+        elif ((Fraction(float(g)) + Fraction(float(down))) / 2) ** 2 * fx >= 1:
+            g = down
+        else:
+            return float(g)
+
+
+def test_frsqrt_rn_is_correctly_rounded():
+    """__frsqrt_rn (CUDA Math API: 1/sqrt(x) in round-to-nearest-even mode):
+    one rounding. 1.0f / sqrtf(x) rounds twice and is one ulp off for about a
+    quarter of [1, 4). Inputs: random, the ones nearest a rounding midpoint
+    among 2^20 others, subnormals, huge values and the special cases."""
+    rng = np.random.default_rng(3)
+    pool = rng.integers(0x3F800000, 0x40800000, 1 << 20, dtype=np.int64).astype(np.uint32).view(np.float32)
+    y = 1 / np.sqrt(pool.astype(np.float64))
+    f = y.astype(np.float32).astype(np.float64)
+    half_ulp = np.spacing(y.astype(np.float32)).astype(np.float64) / 2
+    hardest = pool[np.argsort(np.abs(np.abs(y - f) - half_ulp) / y)[:64]]
+    special = np.array([0.0, -0.0, np.inf, -1.0, np.nan, 2.0**-149, 2.0**-130 * 3, 2.0**-126,
+                        float(np.finfo(np.float32).max), 4.0, 0.25, 2.0], np.float32)
+    x = np.concatenate([rng.uniform(1, 4, 1856).astype(np.float32), hardest, special,
+                        (2.0**-140 * rng.uniform(1, 4, 52)).astype(np.float32),
+                        (2.0**100 * rng.uniform(1, 4, 64)).astype(np.float32)])
+    o = np.zeros_like(x)
+    src = r"""
+    extern "C" __global__ void k(const float* x, float* o) {
+        int t = blockIdx.x * blockDim.x + threadIdx.x;
+        o[t] = __frsqrt_rn(x[t]);
+    }"""
+    launch(src, "k", len(x) // 128, 128, x, o)
+    want = np.array([_rsqrt_rn_reference(float(v)) for v in x], np.float32)
+    bad = [f"x={x[i]!r}: {o[i]!r} want {want[i]!r}" for i in range(len(x))
+           if not (np.isnan(o[i]) and np.isnan(want[i])) and o[i].view(np.uint32) != want[i].view(np.uint32)]
+    assert not bad, f"{len(bad)} wrong, e.g. " + "; ".join(bad[:5])

@@ -56,8 +56,8 @@ class IntrinsicsMixin:
             return meth(e, m)
         if name in DIRECTED:
             return self._directed(e, m)
-        if name in LLVM_MATH or name in LIBM or name in ("rsqrt", "saturate", "fdivide", "isnan",
-                                                           "isinf", "isfinite"):
+        if name in LLVM_MATH or name in LIBM or name in ("rsqrt", "rsqrt_rn", "saturate", "fdivide",
+                                                           "isnan", "isinf", "isfinite"):
             return self.math(e, m)
         raise self.err(f"the intrinsic '{name}' is not supported", e)
 
@@ -539,6 +539,13 @@ class IntrinsicsMixin:
             if is_bool(e.type):
                 return r
             return b.zext(r, ll.VectorType(scalar_ll(e.type), WARP))
+        if name == "rsqrt_rn":
+            # 1/sqrt in double, rounded once to float: correctly rounded for
+            # every float x (checked over all of [1, 4) with an exact midpoint
+            # test; 1/sqrt(4^k x) = 2^-k/sqrt(x), and double neither under-
+            # nor overflows here, so every binade follows)
+            r = b.fdiv(splat(1.0, ll.DoubleType()), self._f64("sqrt", b.fpext(x, ll.VectorType(ll.DoubleType(), WARP))))
+            return b.fptrunc(r, x.type)
         if name == "rsqrt":
             s = b.call(intrinsic(self.m, f"llvm.sqrt.{vname(et)}", x.type, [x.type]), [x])
             return b.fdiv(splat(1.0, et), s)

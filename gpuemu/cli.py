@@ -384,6 +384,9 @@ def cmd_run(ns: argparse.Namespace) -> int:
             m.grid = ns.grid
         if ns.shared is not None:
             m.dynamic_shared_bytes = ns.shared
+        if ns.expect and m.expect_finding is not None:
+            raise UsageError(f"--expect: {target} expects the launch to stop with a "
+                             f"'{m.expect_finding}' finding (expect_finding): no outputs to check")
         if ns.expect:
             m.expect, m.expect_file = ns.expect, None
         if ns.rtol is not None:
@@ -392,6 +395,9 @@ def cmd_run(ns: argparse.Namespace) -> int:
         m = manifest_from_args(ns)
     else:
         raise UsageError(f"{target}: expected a .cu kernel source or a .json manifest")
+    if ns.rtol is not None and not m.has_expectation:
+        raise UsageError("--rtol: no expectation to compare with (give --expect, or a "
+                         "manifest's expect or expect_file)")
     if m.source is not None and not Path(m.source).is_file():
         raise mf.ManifestError(f"{m.source}: no such file")
     t0 = time.perf_counter()

@@ -471,3 +471,19 @@ def test_a_negative_or_not_finite_rtol_is_a_usage_error(rtol, capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["run", str(PROGRAMS / "vecadd.json"), f"--rtol={rtol}"])
     assert e.value.code == 2 and "--rtol" in capsys.readouterr().err
+
+
+def test_expect_on_a_manifest_expecting_a_finding_is_a_usage_error(capsys):
+    # the launch is expected to stop: there are no outputs for --expect to check
+    assert cli.main(["run", str(PROGRAMS / "deadlock_demo.json"), "--quiet",
+                     "--expect", "out = flag"]) == 2
+    assert "--expect" in capsys.readouterr().err
+
+
+def test_rtol_with_no_expectation_to_apply_it_to_is_a_usage_error(tmp_path, capsys):
+    d = json.loads((PROGRAMS / "vecadd.json").read_text())
+    del d["expect"]
+    d.update(source=str(PROGRAMS / "vecadd.cu"))
+    (tmp_path / "k.json").write_text(json.dumps(d))
+    assert cli.main(["run", str(tmp_path / "k.json"), "--quiet", "--rtol", "1e-3"]) == 2
+    assert "--rtol" in capsys.readouterr().err

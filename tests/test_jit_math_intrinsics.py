@@ -340,3 +340,21 @@ def test_frsqrt_rn_is_correctly_rounded():
     bad = [f"x={x[i]!r}: {o[i]!r} want {want[i]!r}" for i in range(len(x))
            if not (np.isnan(o[i]) and np.isnan(want[i])) and o[i].view(np.uint32) != want[i].view(np.uint32)]
     assert not bad, f"{len(bad)} wrong, e.g. " + "; ".join(bad[:5])
+
+
+def test_fdividef_gives_zero_for_a_divisor_past_2_to_the_126():
+    """CUDA Programming Guide, "Intrinsic Functions": for 2^126 < |y| < 2^128
+    __fdividef(x, y) delivers 0 (x times a reciprocal flushed to zero), and
+    NaN where x is infinite; at |y| = 2^126 the quotient is exact."""
+    src = r"""
+    extern "C" __global__ void k(const float* x, const float* y, float* o) {
+        int t = threadIdx.x;
+        o[t] = __fdividef(x[t], y[t]);
+    }"""
+    big = 2.0**127
+    x = np.array([1.0, np.inf, 3e38, -1.0, 1.0, 1.0, 1.0, 6.0], np.float32)
+    y = np.array([big, big, big, big, -big, 2.0**126, 2.0**126 * (1 + 2.0**-23), 3.0], np.float32)
+    o = np.zeros(8, np.float32)
+    launch(src, "k", 1, 8, x, y, o)
+    np.testing.assert_array_equal(o, np.array([0.0, np.nan, 0.0, -0.0, -0.0, 2.0**-126, 0.0, 2.0], np.float32))
+    assert [math.copysign(1.0, v) for v in o[[0, 3, 4]]] == [1.0, -1.0, -1.0]

@@ -555,7 +555,14 @@ class IntrinsicsMixin:
             return b.call(intrinsic(self.m, f"llvm.minnum.{vname(et)}", x.type, [x.type, x.type]),
                           [lo, splat(1.0, et)])
         if name == "fdivide":
-            return b.fdiv(x, vals[1])
+            # x * (1/y) with 1/y flushed to zero where it would be subnormal:
+            # CUDA Programming Guide, "Intrinsic Functions": for 2^126 < |y| <
+            # 2^128 __fdividef(x, y) delivers 0, and NaN if x is infinite
+            y = vals[1]
+            ay = b.call(intrinsic(self.m, f"llvm.fabs.{vname(et)}", y.type, [y.type]), [y])
+            flushed = b.call(intrinsic(self.m, f"llvm.copysign.{vname(et)}", y.type, [y.type, y.type]),
+                             [splat(0.0, et), y])
+            return b.select(b.fcmp_ordered(">", ay, splat(2.0**126, et)), b.fmul(x, flushed), b.fdiv(x, y))
         if name in LLVM_MATH:
             ln = LLVM_MATH[name]
             return b.call(intrinsic(self.m, f"llvm.{ln}.{vname(et)}", x.type, [x.type] * len(vals)), vals)

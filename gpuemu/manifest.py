@@ -246,6 +246,7 @@ MANIFEST_FIELDS = {
     "expect_file": _NAME, "outputs_file": _NAME,                # outputs_file: likewise
     "rtol": _NUMBER, "atol": _NUMBER,
     "purpose": _TEXT,                      # what the launch shows, for the reader
+    "note": _TEXT,                         # a remark on a case (benchmarks/fidelity.py shows it)
     "h100": ((dict, type(None)), "an object of counter: value"),   # open: the GPU's measurements
     "launch": ((dict, type(None)), "an object of launch options"),  # LAUNCH_FIELDS
     "expect_finding": _FINDING,            # the finding a bug demo stops with

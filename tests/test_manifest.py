@@ -412,7 +412,7 @@ def test_an_unknown_launch_option_is_refused_when_the_manifest_loads(tmp_path):
 
 def test_every_field_of_the_schema_is_accepted(tmp_path):
     d = dict(BASE, dynamic_shared_bytes=0, source="k.cu", expect="y = x", expect_file=None,
-             rtol=1e-5, atol=0.0, purpose="p", h100={"cycles": 1}, launch={"budget": 9},
+             rtol=1e-5, atol=0.0, purpose="p", note="n", h100={"cycles": 1}, launch={"budget": 9},
              expect_finding=None, check_finding=None,
              constants=[{"symbol": "c", "name": "c", "kind": "buffer", "dtype": "float32",
                          "count": 4, "init": "arange"},
@@ -480,3 +480,8 @@ def test_a_constant_whose_name_and_symbol_differ_is_refused(tmp_path):
 def test_a_tolerance_that_is_negative_or_not_finite_is_refused(tmp_path, field, value):
     assert f"'{field}' must be a finite number of at least 0" in \
         _refused(tmp_path, dict(BASE, **{field: value}))
+
+
+def test_a_note_on_a_case_is_accepted_as_benchmarks_fidelity_reads_it(tmp_path):
+    # benchmarks/fidelity.py shows a case's "note" (top level or in "h100")
+    assert mf.load(write(tmp_path, dict(BASE, note="nvcc merged four reads"))).kernel == "k"

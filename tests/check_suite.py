@@ -118,6 +118,35 @@ extern "C" __global__ void k(const int* in, int* partial, unsigned* count, int* 
         }
     }
 }""", 4, 32, lambda: (i32(4), i32(4, 0), np.zeros(1, np.uint32), i32(1, 0)), "race"),
+    Case("fence_and_an_unrelated_atomic_order_nothing_across_blocks", r"""
+extern "C" __global__ void k(int* data, int* counter, int* out) {
+    if (blockIdx.x == 0) {
+        if (threadIdx.x == 0) {
+            data[0] = 42;  // BUG
+            __threadfence();
+        }
+    } else if (threadIdx.x == 0) {
+        atomicAdd(counter, 1);
+        out[0] = data[0];  // OTHER
+    }
+}""", 2, 32, lambda: (i32(1, 0), i32(1, 0), i32(1, 0)), "race"),
+    Case("fence_and_an_unrelated_atomic_order_nothing_between_warps", r"""
+extern "C" __global__ void k(int* g, int* counter, int* out) {
+    int t = threadIdx.x;
+    if (t == 0) atomicAdd(counter, 1);
+    if (t == 40) g[0] = 7;  // BUG
+    if (t == 1) out[0] = g[0];  // OTHER
+    __threadfence();
+}""", 1, 64, lambda: (i32(1, 0), i32(1, 0), i32(1, 0)), "race"),
+    Case("flag_another_block_published_orders_nothing_between_warps", r"""
+extern "C" __global__ void k(int* g, int* counter, int* out) {
+    int t = threadIdx.x;
+    if (t == 0) atomicAdd(counter, 1);
+    if (blockIdx.x == 1 && t == 40) g[0] = 7;  // BUG
+    if (blockIdx.x == 1 && t == 1) out[0] = g[0];  // OTHER
+    __threadfence();
+    if (t == 0) atomicAdd(counter, 1);
+}""", 2, 64, lambda: (i32(1, 0), i32(1, 0), i32(1, 0)), "race"),
     Case("shared_read_of_half_loaded_tile", r"""
 extern "C" __global__ void k(const int* in, int* out) {
     __shared__ int s[64];
@@ -369,6 +398,20 @@ extern "C" __global__ void k(const int* in, int* partial, unsigned* count, int* 
         }
     }
 }""", 4, 32, lambda: (i32(4), i32(4, 0), np.zeros(1, np.uint32), i32(1, 0))),
+    Case("message_passing_with_atomic_flag_accesses_across_blocks", r"""
+extern "C" __global__ void k(int* data, int* flag, int* out) {
+    if (blockIdx.x == 0) {
+        if (threadIdx.x == 0) {
+            data[0] = 42;
+            __threadfence();
+            atomicExch(flag, 1);
+        }
+    } else if (threadIdx.x == 0) {
+        while (atomicAdd(flag, 0) == 0) { }
+        __threadfence();
+        out[0] = data[0];
+    }
+}""", 2, 32, lambda: (i32(1, 0), i32(1, 0), i32(1, 0))),
     Case("global_atomic_counter", r"""
 extern "C" __global__ void k(unsigned* count, int* slots) {
     unsigned i = atomicAdd(count, 1u);

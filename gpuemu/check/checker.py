@@ -11,6 +11,8 @@ further apart in the run is not seen).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from gpuemu.errors import Finding
@@ -26,6 +28,12 @@ from .shadow_memory import GlobalShadow
 CHUNK = 1 << 21
 BLOCK_SPACES = ("shared", "local")
 MAX_LINES = 256
+
+
+def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """values in sorted_set (bool per value; np.isin without hashing)."""
+    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return sorted_set[at] == values
 
 
 class Checker:
@@ -49,8 +57,8 @@ class Checker:
         self.scan = self._scanners(meta, shape)
         self.global_recs: list = []     # (global records, their seq) of the chunk
         self.global_n = 0               # ... and their rows
-        self.last_fence: dict = {}      # block -> seq of its latest __threadfence
-        self.first_atomic: dict = {}    # block -> seq of its first global atomic
+        self.fences: list = []          # (blocks, seqs) of the __threadfence records so far
+        self.gtables = self.tables      # global accesses' tables: atomics are strong
         self.gshadow = GlobalShadow(memory) if "initcheck" in tools else None
         self.races: dict = {}
         self.uninit_wait: list = []     # Rows of global uninitialised reads the chunk's races may explain
@@ -164,11 +172,10 @@ class Checker:
         return decode(recs[mine], seq[mine], self.tables, {space: self.unit[space]}).get(space)
 
     def _global_records(self, grec: np.ndarray, seq: np.ndarray) -> None:
-        """A batch's global records: atomics, initcheck now, races per chunk."""
-        self._note_atomics(grec, seq)
+        """A batch's global records: initcheck now, races per chunk."""
         unit = self.unit["global"]
         if self.gshadow:
-            g = decode(grec, seq, self.tables, {"global": unit}).get("global")
+            g = decode(grec, seq, self.gtables, {"global": unit}).get("global")
             if g is not None:
                 self._global_init(g)
         if "race" in self.tools:
@@ -228,14 +235,6 @@ class Checker:
             count, b, t, unit = uninit[li].tolist()
             self._add_uninit_line(int(tab.lines[li]), space, count, b, t, unit)
 
-    def _note_atomics(self, grec: np.ndarray, seq: np.ndarray) -> None:
-        at = np.flatnonzero(self.tables.atomic[grec["instr"]] & (grec["mask"] != 0))
-        if not len(at):
-            return
-        blocks, first = np.unique(grec["block"][at], return_index=True)   # records in seq order
-        for b, s in zip(blocks.tolist(), seq[at][first].tolist()):
-            self.first_atomic.setdefault(b, s)
-
     def _global_races(self) -> None:
         recs = np.concatenate([r for r, _ in self.global_recs])
         seq = np.concatenate([s for _, s in self.global_recs])
@@ -245,14 +244,14 @@ class Checker:
         # before), and records that touch none of them are not decoded
         unit = self.unit["global"]
         wr = np.flatnonzero(self.tables.write[recs["instr"]])
-        w = decode(recs[wr], seq[wr], self.tables, {"global": unit}).get("global")
+        w = decode(recs[wr], seq[wr], self.gtables, {"global": unit}).get("global")
         if w is None:
             self._pending_uninit()
             return
         wu = distinct(w.unit)
         lo, hi = accesses.unit_span(recs, self.tables, unit)
         near = np.flatnonzero((hi >= wu[0]) & (lo <= wu[-1]))
-        rows = decode(recs[near], seq[near], self.tables, {"global": unit}).get("global")
+        rows = decode(recs[near], seq[near], self.gtables, {"global": unit}).get("global")
         if rows is None:
             self._pending_uninit()
             return
@@ -262,9 +261,40 @@ class Checker:
         rows = rows.take(keep)
         if self.uninit_wait:
             self._pending_uninit(rows)
-        release, acquire = self._ordering(rows)
-        found = racecheck.find_races(rows, (rows.unit,), self.tpb, self.its, release, acquire)
+        found: dict = {}
+        for sel, sub, keys, release, acquire in self._passes(rows):
+            for key, (count, a, b) in racecheck.find_races(sub, keys, self.tpb, self.its,
+                                                           release, acquire).items():
+                a, b = (a, b) if sel is None else (int(sel[a]), int(sel[b]))
+                found.setdefault(key, [0, a, b])[0] += count
         self._add_found_races(found, rows, "global")
+
+    def _passes(self, rows: Rows) -> list:
+        """How racecheck judges a chunk's global rows: [(rows' indices or
+        None for all, those rows, keys, release, acquire)], one pass where
+        per-row release/acquire say it all (_ordering). Pairs of one block
+        want acquire_block: where a location has, in one block, a released
+        access and one that only `acquire` orders, a second pass judges the
+        pairs of one block on those locations (the first sees them as if
+        barrier-separated: no race)."""
+        order = self._ordering(rows)
+        if order is None:
+            return [(None, rows, (rows.unit,), None, None)]
+        release, acquire, acquire_block = order
+        only = acquire & ~acquire_block
+        units = ()
+        if only.any():
+            a, b = sorted((rows.unit[only], rows.unit[release]), key=len)
+            units = distinct(a)
+            units = distinct(b[_member(b, units)])
+        if not len(units):
+            return [(None, rows, (rows.unit,), release, acquire)]
+        sel = np.flatnonzero(_member(rows.unit, units))
+        epoch = rows.epoch.astype(np.int64)
+        epoch[sel] = -1 - np.arange(len(sel))
+        sub = rows.take(sel)
+        return [(None, replace(rows, epoch=epoch), (rows.unit,), release, acquire),
+                (sel, sub, (sub.unit, sub.block), release[sel], acquire_block[sel])]
 
     def _pending_uninit(self, rows=None) -> None:
         """Add the waiting global uninitialised reads but those a later
@@ -276,23 +306,79 @@ class Checker:
         bad = np.arange(len(pend))
         if rows is not None:
             both = Rows.concat([pend, rows])
-            release, acquire = self._ordering(both)
-            bad = bad[~initcheck.race_symptoms(both, bad, (both.unit,), self.tpb, self.its,
-                                               release, acquire)]
+            raced = np.zeros(len(bad), bool)
+            for sel, sub, keys, release, acquire in self._passes(both):
+                at = bad if sel is None else np.searchsorted(sel, bad[np.isin(bad, sel)])
+                hit = initcheck.race_symptoms(sub, at, keys, self.tpb, self.its, release, acquire)
+                raced[at if sel is None else sel[at]] |= hit
+            bad = bad[~raced]
         self._add_uninit(bad, pend, "global")
 
-    def _ordering(self, rows: Rows) -> tuple:
-        """(release, acquire) of global rows for racecheck.find_races."""
+    def _ordering(self, rows: Rows):
+        """(release, acquire, acquire_block) of a chunk's global rows for
+        racecheck.find_races, or None where nothing orders them.
+
+        Message passing, as the PTX memory model orders it ("Memory
+        Consistency Model": a release pattern, a fence then a strong write of
+        a flag M, synchronises with an acquire pattern, a strong read of M
+        that observes that write): an access is ordered before another when
+        its block issued a __threadfence after it and then a strong write
+        (atomic or volatile store; `release`), and the other's block, before
+        it, a strong read (atomic or volatile load) of a flag that a fenced
+        strong write had written earlier in the run (`acquire`; for two
+        accesses of one block, a fenced write of its own block:
+        `acquire_block`). A fence or an atomic alone orders nothing."""
+        if not self.fences:
+            return None
+        strong_w = np.flatnonzero(rows.atomic & rows.write)
+        if not len(strong_w):
+            return None
+        fb = np.concatenate([b for b, _ in self.fences]).astype(np.int64)
+        fs = np.concatenate([q for _, q in self.fences]).astype(np.int64)
+        span = max(int(rows.seq.max()), int(fs.max())) + 2
+        fkey = np.sort(fb * span + fs)
+
+        def last_fence_before(block, seq):
+            """seq of the block's last fence before seq (-1: none)."""
+            k = np.searchsorted(fkey, block * span + seq) - 1
+            hit = (k >= 0) & (fkey[np.maximum(k, 0)] // span == block)
+            return np.where(hit, fkey[np.maximum(k, 0)] % span, -1)
+
+        wb, ws = rows.block[strong_w].astype(np.int64), rows.seq[strong_w]
+        pub = last_fence_before(wb, ws) >= 0
+        if not pub.any():
+            return None
         nb = int(rows.block.max()) + 1
-        fence = np.full(nb, -1, np.int64)
-        atom = np.full(nb, 1 << 62, np.int64)
-        for b, s in self.last_fence.items():
-            if b < nb:
-                fence[b] = s
-        for b, s in self.first_atomic.items():
-            if b < nb:
-                atom[b] = s
-        return fence[rows.block] > rows.seq, atom[rows.block] < rows.seq
+        last_w = np.full(nb, -1, np.int64)
+        np.maximum.at(last_w, wb, ws)
+        # released: before the block's last fence that a strong write follows
+        has = np.flatnonzero(last_w >= 0)
+        until = np.full(nb, -1, np.int64)
+        until[has] = last_fence_before(has, last_w[has])
+        release = rows.seq < until[rows.block]
+        # the fenced flag writes: per flag, the first of the run and the first of each block
+        pb, pu, pseq = wb[pub], rows.unit[strong_w][pub], ws[pub]
+        flags = distinct(pu)
+        first = np.full(len(flags), span, np.int64)
+        np.minimum.at(first, np.searchsorted(flags, pu), pseq)
+        pkey = pb * len(flags) + np.searchsorted(flags, pu)
+        keys = distinct(pkey)
+        first_b = np.full(len(keys), span, np.int64)
+        np.minimum.at(first_b, np.searchsorted(keys, pkey), pseq)
+        reads = np.flatnonzero(rows.atomic & rows.read)
+        reads = reads[_member(rows.unit[reads], flags)]
+        j = np.searchsorted(flags, rows.unit[reads])
+        rb, rseq = rows.block[reads].astype(np.int64), rows.seq[reads]
+        seen = rseq > first[j]
+        rkey = rb * len(flags) + j
+        k = np.minimum(np.searchsorted(keys, rkey), len(keys) - 1)
+        seen_b = (keys[k] == rkey) & (rseq > first_b[k])
+        acquire = []
+        for ok in (seen, seen_b):
+            obs = np.full(nb, span, np.int64)
+            np.minimum.at(obs, rb[ok], rseq[ok])
+            acquire.append(obs[rows.block] < rows.seq)
+        return release, acquire[0], acquire[1]
 
     def _global_init(self, g: Rows) -> None:
         unit = self.unit["global"]
@@ -386,10 +472,7 @@ class Checker:
         instr = rec["instr"]
         fence = self.is_fence[instr]
         if fence.any():
-            blocks, seqs = rec["block"][fence], seq[fence]
-            last = len(blocks) - 1 - np.unique(blocks[::-1], return_index=True)[1]
-            for b, s in zip(blocks[last].tolist(), seqs[last].tolist()):
-                self.last_fence[b] = s
+            self.fences.append((rec["block"][fence], seq[fence]))
         if "synccheck" not in self.tools:
             return
         sel = np.flatnonzero(~fence)

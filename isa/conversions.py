@@ -52,7 +52,8 @@ def wrap(value: int, t: ir.ScalarType) -> int:
 
 def const_value(value: Union[int, float, bool], t: ir.ScalarType) -> Union[int, float, bool]:
     """A constant converted to `t` by C's rules (float->int truncates toward
-    zero and saturates as cvt.rzi does, NaN -> 0)."""
+    zero and saturates as cvt.rzi does, NaN -> 0; to char or short, as nvcc,
+    saturates to 32 bits and keeps the low bits)."""
     import math
     import struct
     if t.kind == "bool":
@@ -68,11 +69,12 @@ def const_value(value: Union[int, float, bool], t: ir.ScalarType) -> Union[int, 
     if isinstance(value, float):
         if math.isnan(value):
             return 0
-        lo = -(1 << (t.bits - 1)) if t.signed else 0
-        hi = (1 << (t.bits - 1)) - 1 if t.signed else (1 << t.bits) - 1
+        bits = max(t.bits, 32)        # char/short: saturate to 32 bits, keep the low bits (nvcc)
+        lo = -(1 << (bits - 1)) if t.signed else 0
+        hi = (1 << (bits - 1)) - 1 if t.signed else (1 << bits) - 1
         if math.isinf(value):
-            return hi if value > 0 else lo
-        return max(lo, min(hi, int(value)))
+            return wrap(hi if value > 0 else lo, t)
+        return wrap(max(lo, min(hi, int(value))), t)
     return wrap(int(value), t)
 
 

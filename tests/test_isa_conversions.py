@@ -153,3 +153,11 @@ def test_out_of_range_escape_is_compile_error_at_the_literal():
 def test_multi_character_literal_stores_its_int_value():
     fn = compile_kernel("p[0] = 'ab';", "int *p")
     assert nodes(fn.body, ir.Store)[0].value.value == 0x6162
+
+
+def test_float_to_char_and_short_constant_saturates_to_32_bits_then_wraps():
+    # as the JIT and nvcc's cvt.rzi.s32/.u32 then the low bits: 300 -> 0x2c
+    assert const_value(300.0, I8) == 44 and const_value(300.0, U8) == 44
+    assert const_value(3e9, I16) == -1 and const_value(70000.0, U16) == 4464
+    assert const_value(-1.0, U8) == 0 and const_value(-200.0, I8) == 56
+    assert const_value(-3e9, I16) == 0 and const_value(math.inf, U8) == 255 and const_value(math.nan, I8) == 0

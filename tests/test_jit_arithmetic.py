@@ -118,6 +118,59 @@ def test_float_to_int_conversion_saturates_and_nan_gives_zero():
     np.testing.assert_array_equal(u, np.array([1, 0, 3000000000, 0, 0, 2**32 - 1, 0], np.uint32))
 
 
+NARROW = r"""
+extern "C" __global__ void k(const float* f, const double* d, int* o) {
+    int t = threadIdx.x;
+    o[8 * t + 0] = (signed char)f[t]; o[8 * t + 1] = (unsigned char)f[t];
+    o[8 * t + 2] = (short)f[t];       o[8 * t + 3] = (unsigned short)f[t];
+    o[8 * t + 4] = (signed char)d[t]; o[8 * t + 5] = (unsigned char)d[t];
+    o[8 * t + 6] = (short)d[t];       o[8 * t + 7] = (unsigned short)d[t];
+}"""
+
+
+def _narrow_by_hand(x: float) -> list:
+    """nvcc -arch=sm_90: cvt.rzi.s32 (signed) or .u32 (unsigned), saturating,
+    NaN -> 0; then cvt.s32.s8/.s16 (sign-extend the low bits) or and 255/65535."""
+    def rzi(lo, hi):
+        return 0 if x != x else max(lo, min(hi, int(x) if abs(x) != float("inf") else (hi if x > 0 else lo)))
+    s, u = rzi(-2**31, 2**31 - 1), rzi(0, 2**32 - 1)
+    def low(v, bits, signed):
+        v &= (1 << bits) - 1
+        return v - (1 << bits) if signed and v >> (bits - 1) else v
+    return [low(s, 8, True), low(u, 8, False), low(s, 16, True), low(u, 16, False)]
+
+
+def test_float_to_char_and_short_saturates_to_32_bits_then_keeps_the_low_bits():
+    """(char)300.0f is 44 (300 = 0x12c), (short)3e9f is -1 (0x7fffffff), (unsigned char)-1.0f
+    is 0 (cvt.rzi.u32 saturates at 0), (unsigned short)70000.0f is 4464: what nvcc's PTX gives."""
+    vals = [300.0, 300.7, -200.0, 40000.0, 70000.0, 3e9, -3e9, -1.0, 1e20, -5.5, np.nan, np.inf, -np.inf, 127.9]
+    f = np.array(vals, np.float32)
+    o = np.zeros(8 * len(vals), np.int32)
+    launch(NARROW, "k", 1, len(vals), f, f.astype(np.float64), o)
+    o = o.reshape(len(vals), 8)
+    for k, x in enumerate(f):
+        want = _narrow_by_hand(float(x))
+        assert list(o[k]) == want + want, f"x={x}"
+    assert list(o[0, :4]) == [44, 44, 300, 300] and list(o[5, :4]) == [-1, 0, -1, 0x5E00]
+
+
+def test_compound_assignment_of_a_float_to_unsigned_char_keeps_the_low_byte():
+    src = r"""
+    extern "C" __global__ void k(const float* f, int* o) { unsigned char uc = 10; uc += f[0]; o[0] = uc; }"""
+    o = np.zeros(1, np.int32)
+    launch(src, "k", 1, 1, np.array([300.7], np.float32), o)
+    assert o[0] == 310 - 256
+
+def test_float_constant_to_char_and_short_folds_as_the_runtime_conversion():
+    src = r"""
+    extern "C" __global__ void k(int* o) {
+        o[0] = (signed char)300.0f; o[1] = (unsigned char)300.0f; o[2] = (short)3e9f;
+        o[3] = (unsigned short)70000.0f; o[4] = (unsigned char)-1.0f; o[5] = (signed char)-200.0;
+    }"""
+    o = np.zeros(6, np.int32)
+    launch(src, "k", 1, 1, o)
+    assert list(o) == [44, 44, -1, 4464, 0, 56]
+
 def test_char_arithmetic_promotes_then_truncates():
     src = r"""
     extern "C" __global__ void k(const unsigned char* a, unsigned char* out, int* wide) {

@@ -8,7 +8,8 @@ No operation here can produce LLVM poison or undefined behaviour:
   and remainder by zero gives the dividend (what PTX div/rem give on
   sm_90); INT_MIN / -1 gives INT_MIN and INT_MIN % -1 gives 0;
 - float -> int conversions saturate and map NaN to 0, as cvt.rzi does
-  (llvm.fptosi.sat / llvm.fptoui.sat);
+  (llvm.fptosi.sat / llvm.fptoui.sat); to char or short they saturate to
+  32 bits and keep the low bits, as nvcc's cvt.rzi.s32 + cvt.s8 do;
 - no fast-math flags and no FMA contraction (the H100 ground truth was
   built with --fmad=false).
 """
@@ -19,7 +20,7 @@ import llvmlite.ir as ll
 from isa import ir
 
 from .abi import WARP
-from .lane_types import F32, I64, is_bool, is_float_t, scalar_ll, splat
+from .lane_types import F32, I32, I64, is_bool, is_float_t, scalar_ll, splat
 
 
 def intrinsic(module: ll.Module, name: str, ret: ll.Type, args: list) -> ll.Function:
@@ -156,9 +157,13 @@ def cast(b: ll.IRBuilder, module: ll.Module, v, src, dst):
     if is_float_t(src) and is_float_t(dst):
         return b.fpext(v, vt(dt)) if dst.bits > src.bits else b.fptrunc(v, vt(dt))
     if is_float_t(src):
+        # to char or short: cvt.rzi.s32 / .u32 (saturating to 32 bits), then
+        # the low bits, as nvcc -arch=sm_90 emits: (char)300.0f is 44, not 127
+        wt = dt if dst.bits >= 32 else I32
         kind = "fptosi" if dst.signed else "fptoui"
-        fn = intrinsic(module, f"llvm.{kind}.sat.{vname(dt)}.{vname(st)}", vt(dt), [vt(st)])
-        return b.call(fn, [v])
+        fn = intrinsic(module, f"llvm.{kind}.sat.{vname(wt)}.{vname(st)}", vt(wt), [vt(st)])
+        r = b.call(fn, [v])
+        return r if wt == dt else b.trunc(r, vt(dt))
     if is_float_t(dst):
         return b.sitofp(v, vt(dt)) if src.signed else b.uitofp(v, vt(dt))
     if dst.bits < src.bits:

@@ -37,6 +37,18 @@ def test_shfl_up_keeps_own_value_below_delta_in_segment(width):
 
 
 @pytest.mark.parametrize("width", [32, 16, 8])
+@pytest.mark.parametrize("delta", [33, 35, 50, 64 + 2, -31])
+def test_shfl_up_reads_the_low_five_bits_of_delta(width, delta):
+    """PTX shfl.sync.up: bval = b[4:0]; j = lane - bval, kept where j >= the
+    segment's first lane (minLane = lane & c[12:8], c[12:8] = 32 - width).
+    A delta of 33 acts as 1, as down, xor and idx already read it."""
+    vals, out = _shfl("__shfl_up_sync(0xffffffff, in[t], arg, width)", delta, width)
+    lane = np.arange(32)
+    j = lane - (delta & 31)
+    src = np.where(j >= (lane & (32 - width) & 31), j, lane)
+    np.testing.assert_array_equal(out, vals[src])
+
+@pytest.mark.parametrize("width", [32, 16, 8])
 def test_shfl_down_keeps_own_value_past_segment_end(width):
     vals, out = _shfl("__shfl_down_sync(0xffffffff, in[t], arg, width)", 2, width)
     lane = np.arange(32)

@@ -243,7 +243,7 @@ class IntrinsicsMixin:
         notseg = b.xor(segmask, splat(-1, I32))
         if mode == "up":
             maxlane = minlane
-            j = b.sub(lane, sel)
+            j = b.sub(lane, b.and_(sel, splat(31, I32)))   # bval = b[4:0], as for down/xor/idx
             ok = b.icmp_signed(">=", j, maxlane)
         else:
             maxlane = b.or_(minlane, b.and_(splat(31, I32), notseg))

@@ -116,7 +116,7 @@ def _device_call(low, info, e: A.CallExpr, want_place: bool = False):
             return place
         raise low.error(f"a struct result of '{fn.name}' must be assigned, passed or used with '.'", e.loc)
     r = ir.Call(fn.ret, e.loc, fn, args)
-    return with_pq(r, (info.ret_q.pconst, info.ret_q.pvolatile))
+    return with_pq(r, (info.ret_q.pconst, info.ret_q.pvolatile), info.ret_q.deep)
 
 
 def _member_function(low, m: A.Member):

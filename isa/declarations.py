@@ -49,10 +49,11 @@ class QType:
     pconst: bool = False       # pointee is const (for pointers / arrays' elements)
     pvolatile: bool = False
     group: Optional[tuple] = None   # a cooperative group: ('block',) ('tile', N) ('coalesced',) ('any',)
+    deep: tuple = ()           # (const, volatile) of the levels below the pointee: const float **p: ((True, False),)
 
     def pointer_to(self, quals: set) -> "QType":
         return QType(ir.PointerType(self.type), "const" in quals, "volatile" in quals,
-                     self.const, self.volatile)
+                     self.const, self.volatile, deep=((self.pconst, self.pvolatile),) + self.deep)
 
 
 def struct_layout(name: str, members: list) -> ir.StructType:

@@ -6,6 +6,7 @@ offsets; ++/--/compound assignment become Assign/Store with temporaries
 when the place or the old value must be kept."""
 from __future__ import annotations
 
+import itertools
 from typing import Optional
 
 from . import ast as A
@@ -15,7 +16,7 @@ from .builtins import SPECIAL_VARS
 from .const_fold import fold
 from .conversions import usual_arithmetic, promote, const_value, int_literal_type, char_literal_type
 from .diagnostics import CompileError
-from .places import (LValue, pq_of, with_pq, is_arith, is_int, is_ptr, tname, clone, has_side_effects,
+from .places import (LValue, pq_of, deep_of, below, with_pq, is_arith, is_int, is_ptr, tname, clone, has_side_effects,
                      strip_spaces, cheap_address)
 
 _BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem", "<<": "shl", ">>": "shr",
@@ -122,7 +123,7 @@ class ExpressionLowering:
             if is_ptr(q.type):
                 if r is v:       # same type: a fresh node carries the cast's qualifiers
                     r = ir.Cast(q.type, e.loc, v)
-                with_pq(r, (q.pconst, q.pvolatile))
+                with_pq(r, (q.pconst, q.pvolatile), q.deep)
             return r
         if isinstance(e, A.SizeofType):
             q = self.type_of_name(e.type_name)
@@ -231,16 +232,17 @@ class ExpressionLowering:
                 gv = sym.obj
                 addr = ir.GlobalRef(ir.PointerType(gv.type, gv.space), e.loc, gv)
                 return LValue("mem", gv.type, e.loc, addr=addr, const=q.const, volatile=q.volatile,
-                              pq=(q.pconst, q.pvolatile))
+                              pq=(q.pconst, q.pvolatile), deep=q.deep)
             var = sym.obj
             if sym.byref:
                 return LValue("mem", q.type, e.loc, addr=ir.VarRef(var.type, e.loc, var), const=q.const,
-                              volatile=q.volatile)
+                              volatile=q.volatile, pq=(q.pconst, q.pvolatile), deep=q.deep)
             if var.storage in ("reg",) or (var.storage == "param" and not isinstance(var.type, (ir.StructType, ir.ArrayType))):
                 return LValue("reg", var.type, e.loc, var=var, const=q.const, volatile=q.volatile,
-                              pq=(q.pconst, q.pvolatile))
+                              pq=(q.pconst, q.pvolatile), deep=q.deep)
             return LValue("mem", var.type, e.loc, addr=self.addr_of_var(var, e.loc, decay=False),
-                          const=q.const, volatile=q.volatile or var.volatile, pq=(q.pconst, q.pvolatile))
+                          const=q.const, volatile=q.volatile or var.volatile, pq=(q.pconst, q.pvolatile),
+                          deep=q.deep)
         if isinstance(e, A.UnaryOp) and e.op == "*":
             p = self.rvalue(e.a)
             if not is_ptr(p.type):
@@ -249,7 +251,8 @@ class ExpressionLowering:
             if isinstance(t, ir.VoidType):
                 raise self.error("cannot dereference a 'void *' pointer", e.loc)
             pc, pv = pq_of(p)
-            return LValue("mem", t, e.loc, addr=p, const=pc, volatile=pv)
+            pq, deep = below(deep_of(p))
+            return LValue("mem", t, e.loc, addr=p, const=pc, volatile=pv, pq=pq, deep=deep)
         if isinstance(e, A.Index):
             return self.index(e)
         if isinstance(e, A.Member):
@@ -291,7 +294,7 @@ class ExpressionLowering:
         if lv.kind == "const":
             return lv.value
         if lv.kind == "reg":
-            return with_pq(ir.VarRef(t, lv.loc, lv.var), lv.pq)
+            return with_pq(ir.VarRef(t, lv.loc, lv.var), lv.pq, lv.deep)
         if lv.kind == "vecelem":
             vec = ir.VarRef(lv.var.type, lv.loc, lv.var)
             return ir.Extract(t, lv.loc, vec, lv.index)
@@ -302,11 +305,11 @@ class ExpressionLowering:
             elem = t.elem
             space = addr.type.space if is_ptr(addr.type) else "generic"
             if is_ptr(addr.type) and addr.type.pointee == elem:
-                return with_pq(addr, (lv.const or lv.pq[0], lv.volatile or lv.pq[1]))
-            return with_pq(ir.Cast(ir.PointerType(elem, space), lv.loc, addr), (lv.const, lv.volatile))
+                return with_pq(addr, (lv.const or lv.pq[0], lv.volatile or lv.pq[1]), lv.deep)
+            return with_pq(ir.Cast(ir.PointerType(elem, space), lv.loc, addr), (lv.const, lv.volatile), lv.deep)
         if isinstance(t, ir.StructType):
             return ir.Load(t, lv.loc, addr, lv.volatile)
-        return with_pq(ir.Load(t, lv.loc, self.typed_addr(addr, t, lv.loc), lv.volatile), lv.pq)
+        return with_pq(ir.Load(t, lv.loc, self.typed_addr(addr, t, lv.loc), lv.volatile), lv.pq, lv.deep)
 
     def typed_addr(self, addr: ir.Expr, t: ir.Type, loc) -> ir.Expr:
         """`addr` as a pointer to t (AddrOf of an array var points to its element)."""
@@ -360,8 +363,9 @@ class ExpressionLowering:
             raise self.error("cannot subscript a 'void *' pointer", e.loc)
         addr = self.ptr_offset(a, i, e.loc)
         pc, pv = pq_of(a)
+        pq, deep = below(deep_of(a))
         return LValue("mem", t, e.loc, addr=addr, const=pc, volatile=pv,
-                      pq=(pc, pv) if isinstance(t, ir.ArrayType) else (False, False))
+                      pq=(pc or pq[0], pv or pq[1]) if isinstance(t, ir.ArrayType) else pq, deep=deep)
 
     def ptr_offset(self, p: ir.Expr, i: ir.Expr, loc, negate: bool = False) -> ir.Expr:
         """PtrAdd(p, i * sizeof(*p)) with an I64 byte offset."""
@@ -379,7 +383,7 @@ class ExpressionLowering:
             if negate:
                 off = ir.Unary(I64, loc, "neg", off)
             r = ir.PtrAdd(p.type, loc, p, off)
-        return with_pq(r, pq_of(p))
+        return with_pq(r, pq_of(p), deep_of(p))
 
     def member(self, e: A.Member) -> LValue:
         if e.arrow:
@@ -388,7 +392,7 @@ class ExpressionLowering:
                 raise self.error(f"member reference type '{tname(p.type)}' is not a pointer; use '.'", e.loc)
             st = p.type.pointee
             pc, pv = pq_of(p)
-            base = LValue("mem", st, e.loc, addr=p, const=pc, volatile=pv)
+            base = LValue("mem", st, e.loc, addr=p, const=pc, volatile=pv)   # a struct: no pointee quals
         else:
             if isinstance(e.a, A.Name) and e.a.name in SPECIAL_VARS and self.lookup(e.a.name) is None:
                 raise self.error(f"cannot assign to '{e.a.name}.{e.name}'", e.loc)
@@ -425,8 +429,11 @@ class ExpressionLowering:
         if f.offset:
             addr = ir.PtrAdd(addr.type, e.loc, addr, ir.Const(I64, e.loc, f.offset))
         fq = base.const
+        pq, deep = self.ck.member_quals.get((st, e.name), ((False, False), ()))
+        if isinstance(f.type, ir.ArrayType):
+            pq = (fq or pq[0], base.volatile or pq[1])
         return LValue("mem", f.type, e.loc, addr=self.typed_addr(addr, f.type, e.loc), const=fq,
-                      volatile=base.volatile, pq=(fq, base.volatile) if isinstance(f.type, ir.ArrayType) else (False, False))
+                      volatile=base.volatile, pq=pq, deep=deep)
 
     def vector_index(self, vt: ir.VectorType, e: A.Member) -> int:
         names = "xyzw"
@@ -472,7 +479,7 @@ class ExpressionLowering:
                         raise self.error(f"cannot convert '{tname(s)}' to '{tname(t)}' without a cast", loc)
                     if not isinstance(t.pointee, ir.VoidType) and strip_spaces(s.pointee) != strip_spaces(t.pointee):
                         raise self.error(f"cannot convert '{tname(s)}' to '{tname(t)}' without a cast", loc)
-                return with_pq(ir.Cast(t, loc, v), pq_of(v))
+                return with_pq(ir.Cast(t, loc, v), pq_of(v), deep_of(v))
             if is_int(s):
                 if explicit or (isinstance(v, ir.Const) and v.value == 0 and s != BOOL):
                     return ir.Cast(t, loc, v)
@@ -635,7 +642,7 @@ class ExpressionLowering:
         want = ir.PointerType(t, space)
         if addr.type != want:
             addr = ir.Cast(want, e.loc, addr)
-        return with_pq(addr, (lv.const, lv.volatile))
+        return with_pq(addr, (lv.const, lv.volatile), (lv.pq,) + lv.deep)
 
     def assignment(self, e: A.AssignOp) -> ir.Expr:
         lv = self.lvalue(e.target)
@@ -735,5 +742,7 @@ class ExpressionLowering:
         r = ir.Cond(t, e.loc, c, a, b)
         if is_ptr(t):
             pa, pb = pq_of(a), pq_of(b)
-            with_pq(r, (pa[0] or pb[0], pa[1] or pb[1]))
+            deep = tuple((x[0] or y[0], x[1] or y[1]) for x, y in
+                         itertools.zip_longest(deep_of(a), deep_of(b), fillvalue=(False, False)))
+            with_pq(r, (pa[0] or pb[0], pa[1] or pb[1]), deep)
         return r

@@ -15,7 +15,7 @@ from .diagnostics import CompileError
 from .expressions import ExpressionLowering
 from .initialisers import InitialiserLowering, scalar_slots
 from .ir import I64
-from .places import is_int, tname, clone, strip_spaces
+from .places import is_int, tname, clone, strip_spaces, deep_of
 
 
 class _Scope:
@@ -360,7 +360,7 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         if isinstance(t, (ir.VoidType, ir.StructType)):
             raise self.error(f"auto cannot deduce a variable from a value of type '{tname(t)}'", item.init.loc)
         q = QType(t, "const" in specs.quals or "constexpr" in specs.storage, "volatile" in specs.quals,
-                  *getattr(v, "pq", (False, False)), getattr(v, "group", None))
+                  *getattr(v, "pq", (False, False)), getattr(v, "group", None), deep_of(v))
         storage_kind = "local" if dcl.name in self.addr_taken else "reg"
         var = ir.Var(dcl.name, t, storage_kind, dcl.loc, q.volatile)
         sym = self.Sym("var", var, q, dcl.loc)
@@ -401,7 +401,8 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         addr, lv = self.bind_reference(item.init, q.type, q.const, f"the reference '{dcl.name}'")
         var = ir.Var(dcl.name, addr.type, "reg", dcl.loc)
         out.append(ir.Decl(dcl.loc, var, addr))
-        sym = self.Sym("var", var, QType(q.type, q.const or lv.const, q.volatile or lv.volatile), dcl.loc)
+        sym = self.Sym("var", var, QType(q.type, q.const or lv.const, q.volatile or lv.volatile,
+                                         q.pconst, q.pvolatile, deep=q.deep), dcl.loc)
         sym.byref = True
         self.declare(dcl.name, sym, dcl.loc)
 
@@ -433,7 +434,7 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         if isinstance(t, ir.ArrayType) and t.count is None:
             if isinstance(item.init, A.InitList):
                 t = ir.ArrayType(t.elem, self.init_list_length(t.elem, item.init))
-                q = QType(t, q.const, q.volatile, q.pconst, q.pvolatile)
+                q = QType(t, q.const, q.volatile, q.pconst, q.pvolatile, deep=q.deep)
             else:
                 raise self.error(f"array '{name}' needs a size", dcl.loc)
         if isinstance(t, (ir.ArrayType, ir.StructType)) or name in self.addr_taken:

@@ -29,19 +29,36 @@ class LValue:
     pq: tuple = (False, False)     # pointee quals when type is a pointer
     index: int = 0                 # vecelem: member index
     value: Optional[ir.Expr] = None  # 'const': an rvalue with no place (enum constant)
+    deep: tuple = ()               # quals of the levels below the pointee (QType.deep)
 
 
 def pq_of(e: ir.Expr) -> tuple:
     return getattr(e, "pq", (False, False))
 
 
-def with_pq(e: ir.Expr, pq: tuple) -> ir.Expr:
+def deep_of(e: ir.Expr) -> tuple:
+    """The (const, volatile) pairs below a pointer value's pointee (QType.deep)."""
+    return getattr(e, "deep", ())
+
+
+def with_pq(e: ir.Expr, pq: tuple, deep: tuple = ()) -> ir.Expr:
     if isinstance(e.type, ir.PointerType):
         if pq != (False, False):
             e.pq = pq
         elif "pq" in vars(e):
             del e.pq
+        while deep and deep[-1] == (False, False):
+            deep = deep[:-1]
+        if deep:
+            e.deep = deep
+        elif "deep" in vars(e):
+            del e.deep
     return e
+
+
+def below(deep: tuple) -> tuple:
+    """(pq, deep) of the pointee of a pointer whose pointee has `deep` below it."""
+    return (deep[0] if deep else (False, False)), deep[1:]
 
 
 def is_arith(t) -> bool:

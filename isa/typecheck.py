@@ -63,6 +63,7 @@ class Checker:
         self.filename = filename
         self.globals_scope: dict = {}
         self.tags: dict = {}                # struct/enum tag -> ir type
+        self.member_quals: dict = {}        # (StructType, member) -> its (pq, deep) (QType's)
         self.functions: list = []
         self.func_info: dict = {}
         self.globals: list = []
@@ -98,7 +99,7 @@ class Checker:
             else:
                 q = self.typedef_type(o, scope_lookup)
                 return QType(q.type, q.const or "const" in quals or "constexpr" in specs.storage,
-                             q.volatile or "volatile" in quals, q.pconst, q.pvolatile, q.group)
+                             q.volatile or "volatile" in quals, q.pconst, q.pvolatile, q.group, q.deep)
         else:
             if not words:
                 raise self.error("a type specifier is required (C++ has no implicit int)", specs.loc)
@@ -144,6 +145,7 @@ class Checker:
                 raise self.error(f"'{s.tag}' is not a struct", s.loc)
             return t
         members = []
+        quals = {}
         seen = set()
         for d in s.members:
             base = self.base_type(d.specs, scope_lookup)
@@ -160,6 +162,7 @@ class Checker:
                     raise self.error(f"duplicate member '{name}'", item.loc)
                 seen.add(name)
                 members.append((name, q.type))
+                quals[name] = ((q.pconst, q.pvolatile), q.deep)
         if not members:
             raise self.error("empty structs are not supported", s.loc)
         if s.tag is None:
@@ -170,10 +173,11 @@ class Checker:
             old = self.tags.get(s.tag)
             if isinstance(old, ir.StructType) and not old.complete:
                 old.define(t.fields, t.size, t.align)
-                return old
-            if old is not None:
+                t = old
+            elif old is not None:
                 raise self.error(f"redefinition of struct '{s.tag}'", s.loc)
             self.tags[s.tag] = t
+        self.member_quals.update(((t, n), q) for n, q in quals.items())
         return t
 
     def enum_type(self, e: A.EnumSpec, scope_lookup) -> ir.Type:
@@ -221,7 +225,8 @@ class Checker:
                     n = self.const_int(op[1], scope_lookup, "the array size")
                     if n <= 0:
                         raise self.error(f"array size must be positive, not {n}", op[1].loc)
-                q = QType(ir.ArrayType(q.type, n), q.const, q.volatile, q.const, q.volatile)
+                q = QType(ir.ArrayType(q.type, n), q.const, q.volatile, q.const, q.volatile,
+                          deep=((q.pconst, q.pvolatile),) + q.deep)
             elif op[0] == "func":
                 raise self.error("function pointers and function types are not supported here", d.loc)
             elif op[0] == "ref":
@@ -375,13 +380,13 @@ class Checker:
                 is_ref = False    # const T&: the value itself (a struct: a copy, byref below)
             defaults.append(p.default)
             if isinstance(pq.type, ir.ArrayType):   # array parameters are pointers (C11 6.7.6.3p7)
-                pq = QType(ir.PointerType(pq.type.elem), False, False, pq.pconst, pq.pvolatile)
+                pq = QType(ir.PointerType(pq.type.elem), False, False, pq.pconst, pq.pvolatile, deep=pq.deep)
             if isinstance(pq.type, ir.VoidType):
                 raise self.error("a parameter cannot have type void", p.loc)
             t = pq.type
             if space == "global" and isinstance(t, ir.PointerType):
                 t = ir.PointerType(t.pointee, "global")
-                pq = QType(t, pq.const, pq.volatile, pq.pconst, pq.pvolatile)
+                pq = QType(t, pq.const, pq.volatile, pq.pconst, pq.pvolatile, deep=pq.deep)
             name = p.declarator.name if p.declarator is not None and p.declarator.name else f"<param {i}>"
             if name in names:
                 raise self.error(f"redefinition of parameter '{name}'", p.loc)
@@ -520,7 +525,7 @@ class Checker:
             if isinstance(item.init, A.InitList):
                 from .lower import FunctionLowering
                 n = FunctionLowering.for_constants(self, self.lookup_global).init_list_length(q.type.elem, item.init)
-                q = QType(ir.ArrayType(q.type.elem, n), q.const, q.volatile, q.pconst, q.pvolatile)
+                q = QType(ir.ArrayType(q.type.elem, n), q.const, q.volatile, q.pconst, q.pvolatile, deep=q.deep)
             else:
                 raise self.error(f"array '{d.name}' needs a size", d.loc)
         init = None

@@ -708,6 +708,41 @@ def test_const_pointee_cannot_be_dropped_implicitly():
     assert "discards const" in e.message and e.line == 3
 
 
+@pytest.mark.parametrize("decl", ["const float *p[2];", "__shared__ const float *p[2];",
+                                  "const float *p[2][2]; const float **q = p[1];"])
+def test_an_array_element_pointer_to_const_takes_a_pointer_to_const(decl):
+    fn = compile_kernel(f"{decl} p[1][0] = a; o[0] = p[1][0][0];" if "[2][2]" in decl else
+                        f"{decl} p[0] = a; o[0] = p[0][0];", "float *o, const float *a")
+    assert nodes(fn.body, ir.Store)
+
+
+def test_a_struct_member_pointer_to_const_takes_a_pointer_to_const():
+    fn = compile_kernel("V v; v.d = a; V *pv = &v; pv->d = a; o[0] = v.d[0];", "float *o, const float *a",
+                        "struct V { const float *d; };")
+    assert nodes(fn.body, ir.Store)
+
+
+def test_the_pointee_of_a_pointer_to_pointer_to_const_takes_a_pointer_to_const():
+    fn = compile_kernel("const float *q; const float **pp = &q; *pp = a; o[0] = q[0];", "float *o, const float *a")
+    assert nodes(fn.body, ir.Store)
+
+
+@pytest.mark.parametrize("decl, read", [
+    ("const float *p[2]; p[0] = a;", "p[0]"),
+    ("V v; v.d = a;", "v.d"),
+    ("const float **pp = &a;", "*pp"),
+])
+def test_an_element_member_or_pointee_pointer_to_const_keeps_its_const(decl, read):
+    e = compile_error(f"struct V {{ const float *d; }};\n__global__ void k(const float *a)\n{{\n  {decl}\n"
+                      f"  float *x = {read};\n}}\n")
+    assert "discards const" in e.message and e.line == 5
+
+
+def test_writing_through_an_element_pointer_to_const_is_refused():
+    e = compile_error("__global__ void k(const float *a)\n{\n  const float *p[2]; p[0] = a;\n  p[0][0] = 1;\n}\n")
+    assert e.message == "cannot assign to a const variable" and e.line == 4
+
+
 def test_explicit_cast_may_drop_const():
     fn = compile_kernel("float *q = (float *)p; q[0] = 1.0f;", "const float *p")
     assert nodes(fn.body, ir.Store)

@@ -141,3 +141,43 @@ def test_run_accepts_the_weak_memory_model(capsys):
     rc = main(["run", str(PROGRAMS / "last_block_sum.json"), "--memory-model", "weak",
                "--seed", "4", "--quiet"])
     assert rc == 0
+
+
+MESSAGE = r"""
+extern "C" __global__ void k(int *data, volatile int *flag, int *o) {
+  if (blockIdx.x == 0) {
+    if (threadIdx.x == 0) {
+      data[0] = 42;
+      __threadfence();
+      FLAG_STORE;
+    }
+  } else if (threadIdx.x == 0) {
+    while (flag[0] == 0) ;
+    __threadfence();
+    o[0] = data[0];
+  }
+}
+"""
+
+
+def message_passing(store: str, seeds) -> list:
+    """o[0] of the fenced message passing on each seed, in the weak model."""
+    k = kernel(MESSAGE.replace("FLAG_STORE", store))
+    got = []
+    for seed in seeds:
+        o = np.zeros(1, np.int32)
+        k(2, 32, (np.zeros(1, np.int32), np.zeros(1, np.int32), o), budget=200_000, seed=seed,
+          memory_model="weak")
+        got.append(int(o[0]))
+    return got
+
+
+def test_a_flag_store_held_after_the_last_fence_reaches_a_spinning_consumer():
+    # the flag store follows the producer's last fence: held for 0-3 further blocks (on
+    # some seeds past the producer's end), it ages as the consumer spins
+    assert message_passing("flag[0] = 1", range(6)) == [42] * 6
+
+
+def test_an_atomic_flag_reaches_a_consumer_run_before_its_producer():
+    # on some seeds the consumer block runs first and spins before the producer has run
+    assert message_passing("atomicExch((int *)flag, 1)", range(10)) == [42] * 10

@@ -9,7 +9,10 @@ needs it: a full trace buffer, a fault or timeout, a warp that splits
 (independent thread scheduling: the fragment becomes one more entry), a
 warp reaching a barrier with some of its live lanes elsewhere, warps
 waiting at different barriers. A yield (a long loop letting other warps
-run) keeps the warp ready for the next round, as in the Python loop. Python then does what
+run) keeps the warp ready for the next round, as in the Python loop; once
+the warp has taken the state's SPIN_F back edges (0: SPIN_FIRST) the
+yield comes back to Python too, which asks whether the block spins
+(executor.LaunchRun._spun). Python then does what
 `_run_block` does for that event and calls again; the loop resumes where
 it stopped (its state lives in a small int32 array). So a block costs one
 Python call instead of one per warp event, and the GIL is free for the
@@ -24,6 +27,7 @@ comes back to Python only when the buffer is full.
 
 State array (int32): cursor (next entry of the round), event, entry of
 the event, entries (warps and fragments), entries of this round, then one
+the back edges after which a yield comes back to Python (SPIN_F), then one
 state per entry (0 ready, 1 waiting, 2 exited).
 """
 from __future__ import annotations
@@ -49,8 +53,11 @@ EV_BARRIER_KIND, EV_EXIT_KIND = 1, 2      # warp_trace.BARRIER, warp_trace.EXIT
 READY, WAITING, EXITED = 0, 1, 2
 # state array fields before the per-entry states (entries: the block's warps,
 # then warp fragments of independent thread scheduling)
-CURSOR, EVENT_F, WARP_F, N_F, ROUND_F = range(5)
-HEAD = 5
+CURSOR, EVENT_F, WARP_F, N_F, ROUND_F, SPIN_F = range(6)
+HEAD = 6
+# a yield of a warp past this many loop back edges asks Python whether its
+# block spins (the state's SPIN_F raises it); shorter loops never come back
+SPIN_FIRST = 1 << 14
 
 def _build_ir() -> str:
     m = ll.Module(name="block_runner")
@@ -149,7 +156,17 @@ def _build_block_fn(m: ll.Module, name: str) -> ll.Function:
     not_exit = fn.append_basic_block("not_exit")
     b.cbranch(b.icmp_signed("==", ev, c32(abi.EV_EXIT)), on_exit, not_exit)
     b.position_at_end(not_exit)              # a yield: stays ready, the next round runs it on
-    b.cbranch(b.icmp_signed("==", ev, c32(abi.EV_YIELD)), nxt, other)
+    on_yield = fn.append_basic_block("yield")
+    b.cbranch(b.icmp_signed("==", ev, c32(abi.EV_YIELD)), on_yield, other)
+
+    b.position_at_end(on_yield)              # ... past SPIN_F back edges Python looks first
+    edges = b.load(b.bitcast(b.gep(frame, [c64(abi.F_BACKEDGES)]), I64.as_pointer()))
+    at = field(SPIN_F)
+    at = b.select(b.icmp_signed("==", at, c64(0)), c64(SPIN_FIRST), at)
+    spun = fn.append_basic_block("spun")
+    b.cbranch(b.icmp_signed(">=", edges, at), spun, nxt)
+    b.position_at_end(spun)
+    leave(EVENT, w, ev, b.add(w, c64(1)))
 
     b.position_at_end(on_exit)
     record(EV_EXIT_KIND)
@@ -529,6 +546,8 @@ def run_range(run, lin0: int, lin1: int) -> None:
         if code == DONE:
             return
         lin = _range_event(run, code, st, lau) + 1
+        if run._resident is not None:    # a block spun: the rest runs resident (resident_blocks.py)
+            return
 
 
 class KeptRange:
@@ -632,13 +651,19 @@ def new_launch(run) -> None:
         scratch[1][L_ISSUED] = 0
 
 
-def _events(run, j: int, idx: tuple, code: int, st: np.ndarray, fptrs: np.ndarray) -> None:
-    """Handle what the native loop handed back, call it again, until the block is done."""
+def _events(run, j: int, idx: tuple, code: int, st: np.ndarray, fptrs: np.ndarray,
+            task=None) -> bool:
+    """Handle what the native loop handed back, call it again, until the
+    block is done (True); a resident block (`task`, resident_blocks.BlockTask:
+    its frames, fragments, state) until it spins (False: its state kept)."""
     fn = _function()
     nw = run._nw
     first = j * nw
-    rows = [run._i32[first + w] for w in range(nw)]
-    fragments = []                       # frames of warp fragments, kept alive here
+    if task is None:
+        rows = [run._i32[first + w] for w in range(nw)]
+        fragments = []                   # frames of warp fragments, kept alive here
+    else:
+        rows, fragments = task.rows, task.fragments
     cap = len(fptrs)
     while code != DONE:
         w = int(st[WARP_F])
@@ -654,6 +679,10 @@ def _events(run, j: int, idx: tuple, code: int, st: np.ndarray, fptrs: np.ndarra
             st[CURSOR], st[ROUND_F] = 0, n
         elif int(st[EVENT_F]) == abi.EV_TRACE_FULL:
             run.trace_room()
+        elif int(st[EVENT_F]) == abi.EV_YIELD:   # past SPIN_F back edges: does the block spin?
+            st[SPIN_F], park = run._spun(idx, w, rows, st[HEAD:HEAD + n], task)
+            if park:
+                return False
         elif int(st[EVENT_F]) == abi.EV_SPLIT:   # a new fragment, ready from the next round
             frag = split_warp(rows[w], run.meta.frame_bytes, run.recorder)
             fragments.append(frag)
@@ -661,6 +690,8 @@ def _events(run, j: int, idx: tuple, code: int, st: np.ndarray, fptrs: np.ndarra
                 cap *= 2
                 st = np.concatenate([st, np.zeros(cap - n, dtype=np.int32)])
                 fptrs = np.concatenate([fptrs, np.zeros(cap - n, dtype=np.int64)])
+                if task is not None:
+                    task.st, task.fptrs = st, fptrs
             fptrs[n] = frag.ctypes.data
             rows.append(frag.view(np.int32))
             st[HEAD + n] = READY
@@ -670,3 +701,4 @@ def _events(run, j: int, idx: tuple, code: int, st: np.ndarray, fptrs: np.ndarra
             run._fail(int(st[EVENT_F]), idx, w, rows, st[HEAD:HEAD + n].tolist())
         code = fn(run.ck.address, fptrs.ctypes.data, nw, run._ctxp, st.ctypes.data,
                   *_event_buffer(run))
+    return True

@@ -2,7 +2,8 @@
 
 Python runs once per warp event (barrier, exit, full trace buffer), never per
 lane or instruction. Blocks run one at a time in functional mode (each to
-completion); the block scheduler decides their SM. Options `workers` (N >
+completion, unless it spins: then the blocks that would be resident with
+it run meanwhile, resident_blocks.py); the block scheduler decides their SM. Options `workers` (N >
 1: batches of blocks on N threads, block_workers.py) and `progress` (called
 with the number of blocks each finished batch ran). Option `memory_model`
 "weak": blocks one at a time, late global stores held back from other blocks
@@ -27,7 +28,7 @@ from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.memory.native_batch import LINE_COUNTER_SET, NativeBatch
 from gpuemu.stats import Stats
 
-from . import block_runner, block_workers, static_tags, weak_memory
+from . import block_runner, block_workers, resident_blocks, static_tags, weak_memory
 from .block_scheduler import BlockBatch, RoundRobinBlockScheduler
 from .findings import (barrier_divergence_finding, barrier_mismatch_finding, fault_finding,
                        spin_finding, thread_of)
@@ -357,11 +358,12 @@ class LaunchRun:
         self._wi_total = 0
         progress = self.options.get("progress")
         workers = workers_of(self.options)
+        self._resident = self._watch = self._block_order = None
         if self._order_rng is not None and self.recorder is None:
             # functional mode with a seed: blocks in a seeded-random order, as a
             # GPU's block scheduler gives no order (timing mode has its own)
             blocks = list(RoundRobinBlockScheduler(self.preset.num_sms).schedule(shape.grid))
-            blocks = [blocks[i] for i in self._order_rng.permutation(len(blocks))]
+            blocks = self._block_order = [blocks[i] for i in self._order_rng.permutation(len(blocks))]
             batches = self._batches(blocks)
         elif self._range_runner is not None:    # ranges of linear indices, reset natively
             total = grid_blocks(shape)
@@ -374,7 +376,11 @@ class LaunchRun:
         if workers > 1 and block_workers.can_parallelise(self):
             block_workers.run_parallel(self, batches, workers, progress)
         else:
-            self.run_batches(batches, progress)
+            self._park_ok = self.recorder is None
+            try:
+                self.run_batches(batches, progress)
+            finally:
+                self._park_ok, self._resident = False, None
         self.finish()
         return RunResult(self.stats, self.findings, time.perf_counter() - t0)
 
@@ -384,6 +390,9 @@ class LaunchRun:
         telling `progress` of each."""
         for blocks in batches:
             self._run_batch(blocks)
+            if self._resident is not None:     # a block spun: the rest runs resident
+                self._resident.run_rest()
+                break
             if progress is not None:
                 progress(len(blocks))
 
@@ -416,7 +425,14 @@ class LaunchRun:
         then with counters finish_kept's end; the launch's counters, or None
         without counters."""
         if code != block_runner.DONE:
-            block_runner.kept_event(self, code, blocks)
+            self._resident = self._watch = self._block_order = None
+            self._park_ok = True
+            try:
+                block_runner.kept_event(self, code, blocks)
+                if self._resident is not None:     # a block spun: the rest runs resident
+                    self._resident.run_rest()
+            finally:
+                self._park_ok, self._resident = False, None
         return self.finish_kept() if self.want_stats else None
 
     def _finish_rest(self) -> None:
@@ -469,6 +485,8 @@ class LaunchRun:
                 tot = int(self.counters[:, 0].sum())
                 self.issue[sm] += tot - self._wi_total
                 self._wi_total = tot
+            if self._resident is not None:     # it spun: the blocks after it run resident
+                return
 
     def _run_block(self, j: int, idx: tuple):
         """Run the warps of the batch's block j until all have exited.
@@ -487,6 +505,7 @@ class LaunchRun:
         live = nw
         rng = self._order_rng
         fragments = []                 # frames of warp fragments (independent thread scheduling)
+        spin_at = block_runner.SPIN_FIRST    # as the native loop: a yield past it asks _spun
         while live:
             ready = [w for w in range(len(state)) if state[w] == READY]
             if rng is not None and len(ready) > 1:   # seeded warp interleaving
@@ -508,8 +527,9 @@ class LaunchRun:
                 elif ev == abi.EV_EXIT:
                     state[w] = EXITED
                     live -= 1
-                elif ev == abi.EV_YIELD:
-                    pass                   # stays ready: the next round runs it on
+                elif ev == abi.EV_YIELD:   # stays ready: the next round runs it on
+                    if rows[w].view(np.int64)[abi.F_BACKEDGES // 8] >= spin_at:
+                        spin_at = self._spun(idx, w, rows, state)[0]
                 elif ev == abi.EV_SPLIT:
                     frag = split_warp(rows[w], self.meta.frame_bytes, self.recorder)
                     fragments.append(frag)
@@ -529,6 +549,74 @@ class LaunchRun:
                 self._barrier_mismatch(idx, waiting, rows)
             for w in waiting:      # the barrier counts arrivals, as bar.sync does
                 state[w] = READY
+
+    # ------------------------------------------------------- spinning blocks
+    _resident = None      # resident_blocks.ResidentBlocks once a block of the launch spun
+    _watch = None         # the SpinWatch of the launch's block that yields
+    _block_order = None   # a seeded launch's blocks in their order (else linear order)
+    _park_ok = False      # blocks that spin may be parked (not with block workers or in timing mode)
+
+    def _spun(self, idx: tuple, w: int, rows: list, states, task=None) -> tuple:
+        """Entry w of block idx yielded past its spin threshold (the native
+        loop's SPIN_F, the Python loop's spin_at): whether the block spins
+        (resident_blocks.SpinWatch). The launch's own block, if so, waits
+        while the blocks that would be resident with it run; a resident one
+        (`task`) is parked. (the back edges of the next look, park)."""
+        row = rows[w]
+        edges = int(row.view(np.int64)[abi.F_BACKEDGES // 8])
+        if task is not None:
+            watch = task.watch
+            task.spin_w = w
+        else:
+            lin = int(row[abi.F_BLOCK // 4])
+            watch = self._watch
+            if watch is None or watch.block != lin:
+                watch = self._watch = resident_blocks.SpinWatch(lin)
+        spins = watch.spins(w, rows, states, self.shared_stride) and self._park_ok
+        resident = self._resident
+        if task is not None:
+            return resident.next_look(task, watch.next_look(edges), edges), spins
+        if not spins:
+            return watch.next_look(edges), False
+        if resident is None:
+            resident = self._resident = resident_blocks.ResidentBlocks(
+                self, self._not_started(watch.block),
+                resident_blocks.resident_limit(self.preset, self.shape, self.meta))
+        self._switched(int(row[abi.F_SM // 4]), False)
+        resident.wait(watch)
+        return resident.next_look(None, watch.next_look(edges), edges), False
+
+    def _not_started(self, lin: int):
+        """The launch's blocks after block `lin`, in its order: (linear, (x, y, z), sm)."""
+        order = self._block_order
+        if order is not None:
+            at = next(k for k, b in enumerate(order) if b[0] == lin)
+            return iter(order[at + 1:])
+        gx, gy, _ = self.shape.grid
+        nsms = RoundRobinBlockScheduler(self.preset.num_sms).num_sms
+        return ((k, (k % gx, k // gx % gy, k // (gx * gy)), k % nsms)
+                for k in range(lin + 1, grid_blocks(self.shape)))
+
+    def _switched(self, sm: int, done: bool) -> None:
+        """The block on `sm` stops (done: it finished; else it spins) and
+        another runs: its warp instructions to its SM, its records to the
+        check tools, its stores to the weak memory model (released as it
+        spins, weak_memory.WeakGlobalMemory.block_spins)."""
+        if self.want_stats:
+            tot = int(self.counters[:, 0].sum())
+            # the count of warp instructions given to SMs: the range loop's, else _run_batch's
+            lau = self._block_range_scratch[1] if self._range_runner is not None else None
+            self.issue[sm] += tot - (int(lau[block_runner.L_ISSUED]) if lau is not None else self._wi_total)
+            self._wi_total = tot
+            if lau is not None:
+                lau[block_runner.L_ISSUED] = tot
+        if self.weak is not None or self.checker is not None:
+            self.drain()
+        if self.weak is not None:
+            if done:
+                self.weak.block_done()
+            else:
+                self.weak.block_spins()
 
     def _weak_mode(self) -> bool:
         return weak_memory.parse_memory_model(self.options.get("memory_model"))
@@ -612,6 +700,8 @@ class LaunchRun:
         warp = int(row[abi.F_WARP // 4])
         if ev == abi.EV_FAULT:
             f = fault_finding(self.ctx, meta, idx, warp, shape.block, self._describe_tag)
+        elif ev == abi.EV_TIMEOUT and self._resident is not None and self._resident.stuck:
+            f = self._resident.timeout_finding(idx, row)     # every resident block spins
         elif ev == abi.EV_TIMEOUT:
             waiting = [(int(rows[v][abi.F_WARP // 4]), int(rows[v][abi.F_EVENT_LINE // 4]))
                        for v in range(len(state)) if state[v] == WAITING]

@@ -98,6 +98,37 @@ def spin_finding(meta, block_idx, warp: int, row: np.ndarray, block_dim, budget:
                    extra=extra)
 
 
+def resident_deadlock_finding(meta, block_idx, row: np.ndarray, block_dim, line: int, others: list,
+                              waits_on, limit: int, budget: int) -> Finding:
+    """Every block resident on the device spins and none can move: each ran
+    again and left its warps, its shared memory and the global memory as
+    they were (machine/resident_blocks.py), and then a warp of block_idx
+    spent its watchdog budget. row: that warp's frame (int32), line: its
+    loop's counter row; others: the other spinning blocks; waits_on: the
+    next block of the launch, where it could not start for want of room on
+    the device (`limit` blocks fit)."""
+    ln, file, label = meta.where(line)
+    warp = int(row[abi.F_WARP // 4])
+    cur = int(np.uint32(row[abi.F_CUR // 4]))
+    lane = (cur & -cur).bit_length() - 1 if cur else 0
+    thread = thread_of(warp * abi.WARP + lane, block_dim)
+    named = ", ".join(str(tuple(b)) for b in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+    also = f"; blocks {named} spin too" if others else ""
+    if waits_on is not None:
+        msg = (f"no resident block can make progress: block {tuple(block_idx)} spins in the loop at "
+               f"{label} (past the watchdog budget of {budget} iterations) and waits on block "
+               f"{tuple(waits_on)}, which is not resident alongside it: "
+               f"{limit} blocks fit on the device{also}")
+    else:
+        msg = (f"no block can make progress: block {tuple(block_idx)} spins in the loop at {label} "
+               f"(past the watchdog budget of {budget} iterations) and every other block has "
+               f"finished or spins without effect{also}")
+    return Finding(kind="deadlock", kernel=meta.name, line=ln, block=tuple(block_idx), thread=thread,
+                   message=msg, extra={"file": file, "warp": warp, "budget": budget, "resident_blocks": limit,
+                                       "spinning_blocks": [tuple(b) for b in others],
+                                       "waits_on": tuple(waits_on) if waits_on is not None else None})
+
+
 def barrier_mismatch_finding(meta, block_idx, waiting: list, block_dim) -> Finding:
     """waiting: [(warp, barrier's counter row)] of warps stuck at different barriers."""
     waiting = [(w, meta.where(row)) for w, row in waiting]

@@ -12,7 +12,9 @@ visible at once, but release nothing; the end of the kernel makes
 everything visible.
 
 The machine runs blocks one at a time in this mode (in a seeded-random
-order with a seed). After each block, its plain global stores issued after
+order with a seed; a block that spins lets others run, resident_blocks.py:
+then what it stored so far becomes visible and the pending stores age, as
+when a block finishes). After each block, its plain global stores issued after
 the block's last __threadfence() are *held*: their new bytes go to a
 pending buffer and the bytes other blocks can see are put back in memory
 (kept in a copy of the global allocations, `visible`). A pending buffer is
@@ -127,13 +129,27 @@ class WeakGlobalMemory:
 
     def block_done(self) -> None:
         """The running block finished: hold its late stores, age the pending ones."""
+        self._settle(hold=True)
+
+    def block_spins(self) -> None:
+        """The running block spins, waiting for another (machine/resident_blocks.py):
+        what it stored so far becomes visible, held by nothing (it goes on
+        reading its own stores), and the pending stores age as when a block
+        finishes: a store is never held for ever (a GPU's write reaches L2
+        in finite time; a consumer spinning on a flag would otherwise never
+        see it)."""
+        self._settle(hold=False)
+
+    def _settle(self, hold: bool) -> None:
+        """The running block's records so far: its writes visible (with
+        `hold`, but its late stores, held), the pending stores one block older."""
         rec = np.concatenate(self.records) if self.records else np.zeros(0, abi.TRACE_DTYPE)
         self.records = []
         written, held = held_bytes(rec, self.op, self.size)
         for p in self.pending:           # this block's own writes win over a later flush
             keep = ~np.isin(p[1], written, assume_unique=True)
             p[1], p[2] = p[1][keep], p[2][keep]
-        if len(held):
+        if hold and len(held):
             new = self._get(self.host, held)
             self._put(self.host, held, self._get(self.visible, held))
             self.pending.append([int(self.rng.integers(0, MAX_DELAY + 1)), held, new])

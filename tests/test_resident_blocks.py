@@ -1,0 +1,158 @@
+"""Blocks resident at the same time: a block that spins on another's flag
+lets the blocks that would be resident with it run (machine/resident_blocks.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpuemu
+
+BUDGET = 200_000
+
+HANDSHAKE = r"""
+extern "C" __global__ void k(int *data, int *flag, int *o, int producer) {
+  if (blockIdx.x == producer) {
+    if (threadIdx.x == 0) {
+      data[0] = 42;
+      __threadfence();
+      atomicExch(flag, 1);
+    }
+  } else if (threadIdx.x == 0) {
+    while (atomicAdd(flag, 0) == 0) ;
+    __threadfence();
+    o[0] = data[0];
+  }
+}
+"""
+
+CHAIN = r"""
+extern "C" __global__ void k(int *val, int *flag, int *out) {
+  int b = blockIdx.x;
+  if (threadIdx.x == 0) {
+    int prev = 0;
+    if (b > 0) {
+      while (atomicAdd(&flag[b - 1], 0) == 0) ;
+      __threadfence();
+      prev = val[b - 1];
+    }
+    val[b] = prev + 1;
+    __threadfence();
+    atomicExch(&flag[b], 1);
+    out[b] = prev + 1;
+  }
+}
+"""
+
+PING_PONG = r"""
+extern "C" __global__ void k(int *flag, int *o) {
+  if (threadIdx.x == 0) {
+    if (blockIdx.x == 0) {
+      while (atomicAdd(&flag[1], 0) == 0) ;
+      atomicExch(&flag[0], 1);
+    } else {
+      atomicExch(&flag[1], 1);
+      while (atomicAdd(&flag[0], 0) == 0) ;
+      o[0] = 7;
+    }
+  }
+}
+"""
+
+NOBODY_SETS = r"""
+extern "C" __global__ void k(int *flag) {
+  if (threadIdx.x == 0)
+    while (atomicAdd(flag, 0) == 0) ;
+}
+"""
+
+LAST_SETS = r"""
+extern "C" __global__ void k(int *flag) {
+  if (threadIdx.x == 0) {
+    if (blockIdx.x == gridDim.x - 1) atomicExch(flag, 1);
+    else while (atomicAdd(flag, 0) == 0) ;
+  }
+}
+"""
+
+LONG_LOOP = r"""
+extern "C" __global__ void k(int *ticket, int *o, int n) {
+  int acc = 0;
+  if (blockIdx.x == 0)
+    for (int i = 0; i < n; i++) acc += i & 7;
+  if (threadIdx.x == 0) {
+    o[blockIdx.x] = atomicAdd(ticket, 1);
+    o[4 + blockIdx.x] = acc;
+  }
+}
+"""
+
+
+def kernel(src: str):
+    return gpuemu.RawModule(code=src).get_function("k")
+
+
+def handshake(producer: int, **opts) -> int:
+    o = np.zeros(1, np.int32)
+    kernel(HANDSHAKE)(2, 32, (np.zeros(1, np.int32), np.zeros(1, np.int32), o, np.int32(producer)),
+                      budget=BUDGET, **opts)
+    return int(o[0])
+
+
+def test_a_consumer_block_run_before_its_producer_gets_the_data():
+    assert handshake(1) == 42
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_a_seeded_order_with_the_consumer_first_gets_the_data(seed):
+    assert handshake(0, seed=seed) == 42
+
+
+def test_the_handshake_in_check_mode_completes_with_no_finding():
+    o = np.zeros(1, np.int32)
+    launch = kernel(HANDSHAKE)(2, 32, (np.zeros(1, np.int32), np.zeros(1, np.int32), o, np.int32(1)),
+                               budget=BUDGET, check=True)
+    assert (int(o[0]), launch.findings) == (42, [])
+
+
+@pytest.mark.parametrize("seed", [None, 0, 1, 2, 3])
+def test_a_chained_scan_completes_in_any_block_order(seed):
+    val, flag, out = (np.zeros(8, np.int32) for _ in range(3))
+    kernel(CHAIN)(8, 32, (val, flag, out), budget=BUDGET, seed=seed)
+    assert out.tolist() == [1, 2, 3, 4, 5, 6, 7, 8]
+
+
+def test_a_parked_block_resumes_after_the_spinning_one_answers_it():
+    o = np.zeros(1, np.int32)
+    kernel(PING_PONG)(2, 32, (np.zeros(2, np.int32), o), budget=BUDGET)
+    assert o[0] == 7
+
+
+def test_a_flag_nobody_sets_is_a_deadlock_at_the_spinning_loop():
+    with pytest.raises(gpuemu.KernelError) as e:
+        kernel(NOBODY_SETS)(2, 32, (np.zeros(1, np.int32),), budget=BUDGET)
+    f = e.value.findings[0]
+    assert (f.kind, f.line, f.thread) == ("deadlock", 4, (0, 0, 0))
+    assert "no block can make progress" in f.message
+
+
+def test_waiting_on_a_block_that_cannot_be_resident_names_it():
+    # sm_90: 1024-thread blocks, 2048 threads per SM -> 2 blocks per SM x 132 SMs = 264
+    with pytest.raises(gpuemu.KernelError) as e:
+        kernel(LAST_SETS)(265, 1024, (np.zeros(1, np.int32),), budget=BUDGET)
+    f = e.value.findings[0]
+    assert (f.kind, f.block, f.line) == ("deadlock", (0, 0, 0), 5)
+    assert ("waits on block (264, 0, 0), which is not resident alongside it: 264 blocks fit on the device"
+            in f.message)
+
+
+def test_the_same_wait_completes_when_every_block_fits():
+    kernel(LAST_SETS)(264, 1024, (np.zeros(1, np.int32),), budget=BUDGET)
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_a_long_loop_that_does_not_spin_is_not_parked(check):
+    # 40000 iterations: past the first looks (16384, 32768 back edges), each finds it moved on,
+    # so block 0 runs to its end first and takes ticket 0, as before
+    ticket, o = np.zeros(1, np.int32), np.zeros(8, np.int32)
+    kernel(LONG_LOOP)(4, 32, (ticket, o, np.int32(40000)), check=check)
+    assert o.tolist() == [0, 1, 2, 3, 40000 // 8 * 28, 0, 0, 0]

@@ -156,3 +156,10 @@ def test_a_long_loop_that_does_not_spin_is_not_parked(check):
     ticket, o = np.zeros(1, np.int32), np.zeros(8, np.int32)
     kernel(LONG_LOOP)(4, 32, (ticket, o, np.int32(40000)), check=check)
     assert o.tolist() == [0, 1, 2, 3, 40000 // 8 * 28, 0, 0, 0]
+
+
+def test_progress_hears_of_every_block_when_the_rest_ran_resident():
+    told = []
+    kernel(CHAIN)(8, 32, tuple(np.zeros(8, np.int32) for _ in range(3)), budget=BUDGET, seed=3,
+                  progress=told.append)
+    assert sum(told) == 8

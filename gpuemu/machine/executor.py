@@ -388,13 +388,17 @@ class LaunchRun:
         """The batches of blocks on this thread, in order (one worker; also a
         launch of several that block_workers finds too small to share),
         telling `progress` of each."""
+        told = 0
         for blocks in batches:
             self._run_batch(blocks)
             if self._resident is not None:     # a block spun: the rest runs resident
                 self._resident.run_rest()
+                if progress is not None:
+                    progress(grid_blocks(self.shape) - told)
                 break
             if progress is not None:
                 progress(len(blocks))
+                told += len(blocks)
 
     def finish(self) -> None:
         """After the last block: charge the rest of the trace, release weak

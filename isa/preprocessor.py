@@ -25,6 +25,8 @@ from .system_headers import HEADERS, UNSUPPORTED_HEADERS
 _VIRTUAL = "<cuda>"          # the include dir that holds system_headers.HEADERS
 _LINE_RE = re.compile(r'^\s*#\s*line\s+(\d+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*$')
 _DIRECTIVE_RE = re.compile(r'^\s*#\s*(\w+)')
+# the operators of an #if expression (C11 6.10.1: unary, binary and ?:)
+_OPERATORS = frozenset("+ - * / % << >> < <= > >= == != & ^ | && || ? ! ~".split())
 
 
 @dataclass
@@ -131,12 +133,32 @@ class _PP(Preprocessor):
         if self.pending is not None:
             raise self.pending
         d = self.lastdirective
+        if msg.startswith("Could not evaluate expression") and d is not None and d.value in ("if", "elif"):
+            raise self.expression_error(d.value, msg)
         if file not in self.file_lines and d is not None and d.source in self.file_lines:
             # pcpp's expression evaluator reports no position: the directive has it
             if msg.strip() == "Empty expression":
                 raise self.directive_error(f"#{d.value} with no expression")
             raise self.directive_error(f"preprocessor: {msg.strip()}")
         raise self._err(file, line, f"preprocessor: {msg.strip()}")
+
+    def expression_error(self, directive: str, msg: str) -> CompileError:
+        """pcpp's evaluator refused the expanded #if/#elif operand: gcc's words
+        where they are simple ("#if 1 + A" with A empty: "operator '+' has no
+        right operand", the caret past the line; "#if (A)": "missing expression
+        between '(' and ')'"; "division by zero in #if"), else the expanded text."""
+        expanded = getattr(self, "condition_tokens", [])
+        if "ZeroDivisionError" in msg:
+            return self.directive_error(f"division by zero in #{directive}")
+        toks = [t.value for t in expanded if t.type not in self.t_WS and t.type not in self.t_COMMENT]
+        for i, v in enumerate(toks):
+            nxt = toks[i + 1] if i + 1 < len(toks) else None
+            if v == "(" and nxt == ")":
+                return self.directive_error("missing expression between '(' and ')'")
+            if v in _OPERATORS and nxt in (None, ")", ":"):
+                return self.directive_error(f"operator '{v}' has no right operand", at_end=nxt is None)
+        text = " ".join("".join(t.value for t in expanded).split())
+        return self.directive_error(f"invalid #{directive} expression '{text}'")
 
     def directive_error(self, msg: str, at_end: bool = False) -> CompileError:
         """An error in the last directive, the caret where its operand is (or should be),
@@ -195,6 +217,7 @@ class _PP(Preprocessor):
             return super().expand_macros(tokens, expanding_from)
         self.expanding_condition = False        # the outermost expansion only
         out = super().expand_macros(tokens, expanding_from)
+        self.condition_tokens = out
         if all(t.type in self.t_WS or t.type in self.t_COMMENT for t in out):
             raise self.directive_error(f"#{self.lastdirective.value} with no expression", at_end=True)
         return out

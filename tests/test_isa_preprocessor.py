@@ -234,6 +234,28 @@ def test_elif_after_a_taken_branch_is_not_evaluated():
     assert kernel_const("#define A\n#if 1\n#elif A\n#endif\n" + K) == 1
 
 
+def test_if_operator_left_without_operand_by_an_empty_macro_is_gccs_diagnostic():
+    # gcc: "t.cu:2:10: error: operator '+' has no right operand"
+    e = compile_error("#define A\n#if 1 + A\n#endif\n" + K)
+    assert e.message == "operator '+' has no right operand" and (e.line, e.col) == (2, 10)
+
+
+def test_if_parentheses_emptied_by_a_macro_are_gccs_diagnostic():
+    # gcc: "error: missing expression between '(' and ')'"
+    e = compile_error("#define A\n#if (A)\n#endif\n" + K)
+    assert e.message == "missing expression between '(' and ')'" and e.line == 2
+
+
+def test_if_division_by_zero_is_diagnostic():
+    # gcc: "error: division by zero in #if"
+    assert compile_error("#if 1 / 0\n#endif\n" + K).message == "division by zero in #if"
+
+
+def test_if_expression_the_evaluator_refuses_is_quoted_at_the_operand():
+    e = compile_error("#if 1.0\n#endif\n" + K)
+    assert e.message == "invalid #if expression '1.0'" and (e.line, e.col) == (1, 5)
+
+
 def test_directives_without_operand_in_a_skipped_group_are_ignored():
     # C11 6.10.1p6: a skipped group's directives are processed only for nesting
     assert kernel_const("#if 0\n#define\n#undef\n#include\n#ifdef\n#endif\n#endif\n" + K) == 1

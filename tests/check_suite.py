@@ -147,6 +147,14 @@ extern "C" __global__ void k(int* g, int* counter, int* out) {
     __threadfence();
     if (t == 0) atomicAdd(counter, 1);
 }""", 2, 64, lambda: (i32(1, 0), i32(1, 0), i32(1, 0)), "race"),
+    Case("volatile_read_of_a_plain_write_across_blocks", r"""
+extern "C" __global__ void k(int* data, int* out) {
+    if (blockIdx.x == 0) {
+        if (threadIdx.x == 0) data[0] = 42;  // BUG
+    } else if (threadIdx.x == 0) {
+        out[0] = ((volatile int*)data)[0];  // OTHER
+    }
+}""", 2, 32, lambda: (i32(1, 0), i32(1, 0)), "race"),
     Case("shared_read_of_half_loaded_tile", r"""
 extern "C" __global__ void k(const int* in, int* out) {
     __shared__ int s[64];
@@ -313,6 +321,24 @@ def _unmarked(name: str) -> str:
     return src.replace("  // BUG", "").replace("  // OTHER", "")
 
 
+# block 0 publishes data behind a fence and a volatile flag; block 1 waits for
+# the flag, fences, reads (PTX memory model: fence-fence synchronisation)
+MESSAGE_PASSING = r"""
+extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
+    if (blockIdx.x == 0) {
+        if (threadIdx.x == 0) {
+            data[0] = 42;
+            __threadfence();
+            flag[0] = 1;
+        }
+    } else if (threadIdx.x == 0) {
+        while (flag[0] == 0) { }
+        __threadfence();
+        out[0] = data[0];
+    }
+}"""
+
+
 CORRECT = [
     Case("shared_with_barrier", r"""
 extern "C" __global__ void k(const int* in, int* out) {
@@ -412,6 +438,23 @@ extern "C" __global__ void k(int* data, int* flag, int* out) {
         out[0] = data[0];
     }
 }""", 2, 32, lambda: (i32(1, 0), i32(1, 0), i32(1, 0))),
+    Case("message_passing_with_a_volatile_flag_across_blocks", MESSAGE_PASSING, 2, 32,
+         lambda: (i32(1, 0), i32(1, 0), i32(1, 0))),
+    Case("message_passing_with_an_atomic_flag_across_blocks",
+         MESSAGE_PASSING.replace("flag[0] = 1;", "atomicExch((int*)flag, 1);"), 2, 32,
+         lambda: (i32(1, 0), i32(1, 0), i32(1, 0))),
+    Case("message_passing_with_a_volatile_flag_between_warps", r"""
+extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
+    if (threadIdx.x == 32) {
+        data[0] = 42;
+        __threadfence();
+        flag[0] = 1;
+    } else if (threadIdx.x == 0) {
+        while (flag[0] == 0) { }
+        __threadfence();
+        out[0] = data[0];
+    }
+}""", 1, 64, lambda: (i32(1, 0), i32(1, 0), i32(1, 0)), options={"budget": 200000}),
     Case("global_atomic_counter", r"""
 extern "C" __global__ void k(unsigned* count, int* slots) {
     unsigned i = atomicAdd(count, 1u);

@@ -237,3 +237,16 @@ print(out.get().tolist() == [2.0 * i for i in range(32)])
     got = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert got.returncode == 0, got.stderr[-2000:]
     assert got.stdout.strip() == "True"
+
+
+def test_volatile_loads_and_stores_are_marked_in_the_kernel_meta():
+    # check mode's racecheck takes them for strong (relaxed, sys-scope) accesses
+    src = r"""
+    extern "C" __global__ void k(volatile int* flag, int* data) {
+        while (flag[0] == 0) { }
+        data[0] = 1;
+        flag[1] = data[1];
+    }"""
+    meta = gpuemu.RawModule(code=src).get_function("k").meta
+    got = sorted((i.line, i.op, i.volatile) for i in meta.instrs)
+    assert got == [(3, "ld", True), (4, "st", False), (5, "ld", False), (5, "st", True)]

@@ -58,7 +58,12 @@ class Checker:
         self.global_recs: list = []     # (global records, their seq) of the chunk
         self.global_n = 0               # ... and their rows
         self.fences: list = []          # (blocks, seqs) of the __threadfence records so far
-        self.gtables = self.tables      # global accesses' tables: atomics are strong
+        # global accesses: atomics and volatile loads and stores are strong
+        # (PTX ld/st.volatile are relaxed sys-scope accesses), `atomic` in Rows
+        vol = np.zeros(len(self.tables.line), bool)
+        vol[[i.id for i in meta.instrs if i.volatile]] = True
+        t = self.tables
+        self.gtables = InstrTables(t.line, t.write, t.read, t.atomic | vol, t.size)
         self.gshadow = GlobalShadow(memory) if "initcheck" in tools else None
         self.races: dict = {}
         self.uninit_wait: list = []     # Rows of global uninitialised reads the chunk's races may explain

@@ -971,7 +971,8 @@ class WarpCodegen(IntrinsicsMixin):
                        self.use_dist.get(id(node), 0),
                        readonly=op == "ld" and is_readonly_load(node, self._written),
                        spill=bool(getattr(node, "spill", False)),
-                       texture=bool(getattr(node, "texture", False)))
+                       texture=bool(getattr(node, "texture", False)),
+                       volatile=op in ("ld", "st") and bool(getattr(node, "volatile", False)))
         self.instrs.append(ins)
         return ins.id
 

@@ -40,6 +40,7 @@ class MemInstr:
     readonly: bool = False   # a load through the read-only data cache (isa/readonly_path.py)
     spill: bool = False      # a register spill load/store (isa/register_spill.py)
     texture: bool = False    # a texel fetch (isa/texture_fetch.py), also `readonly`
+    volatile: bool = False   # ld/st.volatile: a relaxed sys-scope access in the PTX memory model
 
 
 @dataclass

@@ -105,3 +105,27 @@ def test_check_of_a_manifest_refuses_the_options_only_a_cu_file_uses(capsys):
     assert main(["check", str(ROOT / "programs" / "vecadd.json"), "--kernel", "other",
                  "--arg", "i32:5"]) == 2
     assert "drop --kernel" in capsys.readouterr().err
+
+
+CHAIN = r"""
+extern "C" __global__ void k(int* flag, int* out) {
+    int b = blockIdx.x;
+    if (threadIdx.x == 0) {
+        if (b > 0) { while (atomicAdd(&flag[b - 1], 0) == 0) { } }
+        atomicExch(&flag[b], 1);
+        out[b] = b;
+    }
+}
+"""
+
+
+def test_check_seeds_names_the_finding_that_stopped_a_seed(tmp_path, capsys):
+    # block b waits for block b-1: blocks run one at a time, so a seed that
+    # runs a block before its predecessor spins past the budget
+    rc = main(["check", write(tmp_path, CHAIN), "--kernel", "k", "--grid", "4", "--block", "32",
+               "--arg", "i32[4]=zeros", "--arg", "out:i32[4]", "--budget", "2000", "--seeds", "4"])
+    out = capsys.readouterr().out
+    stopped = [ln for ln in out.splitlines() if ln.lstrip().startswith("seed ")]
+    assert rc == 1 and stopped
+    assert all("stopped: [timeout] k block" in ln and "line 5: the loop at line 5 ran past" in ln
+               for ln in stopped), out

@@ -78,14 +78,18 @@ def _run(m, arch, **opts) -> tuple:
 
 
 def differing_seeds(m, arch: str, seeds: int, **opts) -> list:
-    """[(seed, names of outputs that differ from seed 0's)] over seeds 1..N-1."""
-    _, first = _run(m, arch, seed=0, **opts)
+    """[(seed, names of outputs that differ from seed 0's)] over seeds 1..N-1;
+    where one of the two runs stopped, one entry that says which and the
+    finding that stopped it."""
+    stop0, first = _run(m, arch, seed=0, **opts)
     out = []
     for s in range(1, seeds):
-        _, got = _run(m, arch, seed=s, **opts)
+        stop, got = _run(m, arch, seed=s, **opts)
         if first is None or got is None:
-            if (first is None) != (got is None):
-                out.append((s, ["<kernel stopped>"]))
+            if got is None and first is not None:
+                out.append((s, [f"<kernel stopped: {stop[0]}>"]))
+            elif first is None and got is not None:
+                out.append((s, [f"<ran to the end; seed 0 stopped: {stop0[0]}>"]))
             continue
         diff = [k for k in first if not np.array_equal(first[k], got[k], equal_nan=True)]
         if diff:

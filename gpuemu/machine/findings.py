@@ -37,9 +37,17 @@ def fault_finding(ctx: np.ndarray, meta, block_idx: tuple, warp: int, block_dim:
                        block=block_idx, thread=thread_of(warp * abi.WARP + lane, block_dim),
                        extra={"file": file, "text_id": addr})
     obj = describe_tag(tag)
-    if code < 0:
+    below = _wrapped_below(meta, tag, addr)
+    if below is not None:
+        # a pointer moved below its object's address 0 borrows from the tag
+        # bits: it names the tag before its own, at an address near 2^48
+        back, obj = below, describe_tag(tag + 1)
+        space = next(o[2] for o in meta.objects if o[0] == tag + 1)
+        addr = addr - (1 << abi.ADDR_BITS)
+        what = f"{op} of {size} bytes at {space} address -{-addr:#x}, {back} bytes before {obj}"
+    elif code < 0:
         what = (f"{op} of {size} bytes through a pointer that points to no object "
-                f"(address {addr:#x}, tag {tag})")
+                f"(address {addr:#x})")
     elif kind == "misaligned_access":
         what = f"misaligned {op} of {size} bytes at {space} address {addr:#x}"
     else:
@@ -47,6 +55,17 @@ def fault_finding(ctx: np.ndarray, meta, block_idx: tuple, warp: int, block_dim:
     return Finding(kind=kind, message=what, kernel=meta.name, line=line, block=block_idx,
                    thread=thread_of(warp * abi.WARP + lane, block_dim), space=space,
                    address=addr, extra={"object": obj, "instr": iid, "size": size, "file": file})
+
+
+def _wrapped_below(meta, tag: int, addr: int):
+    """Bytes below the start of the kernel's shared array or local object
+    whose tag follows `tag`, where (tag, addr) is such a pointer moved below
+    address 0 (an index of -1 into the first shared or local array), else None."""
+    top = 1 << abi.ADDR_BITS
+    for t, _, _, lo, _, _ in meta.objects:
+        if t == tag + 1 and addr >= top - (1 << 32):
+            return lo + top - addr
+    return None
 
 
 def _lanes(mask: int) -> str:

@@ -119,3 +119,22 @@ def test_a_unit_outside_the_shadow_is_left_to_the_numpy_path():
     rec["addr"][3, :] = UNITS * 4
     rec["mask"][3] = 1
     assert run_scan(rec, SHARED, True, race=False, init=True)[0] == block_scan.UNIT_RANGE
+
+
+def one_unit(reads: int, write: bool) -> np.ndarray:
+    """`reads` warp-wide reads of unit 0 (lane 0 each, warps 0 and 1 in
+    turn), then a write of unit 0 (or of unit 1), one block and interval."""
+    rec = np.zeros(reads + 1, abi.TRACE_DTYPE)
+    rec["space"], rec["mask"], rec["instr"] = SHARED, 1, 1
+    rec["warp"] = np.arange(reads + 1) % 2
+    rec["instr"][-1] = 0
+    rec["addr"][-1, 0] = 0 if write else 4
+    return rec
+
+
+def test_a_possible_race_past_32_accesses_of_a_unit_is_left_to_the_numpy_path():
+    assert run_scan(one_unit(40, write=True), SHARED, True, race=True, init=False)[0] == block_scan.CAPPED
+
+
+def test_a_unit_only_read_past_32_accesses_stays_on_the_native_path():
+    assert run_scan(one_unit(40, write=False), SHARED, True, race=True, init=False)[0] == block_scan.OK

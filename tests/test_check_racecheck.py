@@ -76,6 +76,71 @@ def test_fast_path_agrees_with_the_reference(seed, its):
         assert want   # the random rows do race
 
 
+def reads_then_a_write(n: int) -> Rows:
+    """n reads of one shared unit (line 5), each by lane 0 of its own warp,
+    then a write of it (line 9) by one more warp: one barrier interval."""
+    k = n + 1
+    return Rows(seq=np.arange(k), block=np.zeros(k, int), warp=np.arange(k), lane=np.zeros(k, int),
+                epoch=np.zeros(k, int), wsync=np.zeros(k, int), unit=np.zeros(k, int),
+                line=np.array([5] * n + [9]), write=np.arange(k) == n,
+                read=np.arange(k) < n, atomic=np.zeros(k, bool))
+
+
+def test_a_write_after_32_reads_races_with_the_earliest_read():
+    # the write is past the first GROUP_CAP accesses of the location: it
+    # still races, and the earliest read it races with stands for all
+    rows = reads_then_a_write(40)
+    want = {("write-after-read", 9, 5): [1, 40, 0]}
+    assert find_races_reference(rows, (rows.block, rows.epoch, rows.unit), 2048, True) == want
+    assert find_races(rows, (rows.block, rows.epoch, rows.unit), 2048, True) == want
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("its", [False, True])
+@pytest.mark.parametrize("observed", [False, True])
+def test_fast_path_agrees_with_the_reference_past_the_first_32_accesses_of_a_location(seed, its, observed):
+    rng = np.random.default_rng(seed)
+    n = 300
+    # two units: about a hundred accesses each; few blocks, warps and lanes
+    # so that the earliest racing access is found at every level
+    rows = Rows(seq=np.sort(rng.integers(0, n // 2, n)), block=rng.integers(0, 1 + seed % 2, n),
+                warp=rng.integers(0, 1 + seed // 2 % 2, n), lane=rng.integers(0, 1 + seed % 4, n),
+                epoch=rng.integers(0, 2, n), wsync=rng.integers(0, 2, n), unit=rng.integers(0, 2, n),
+                line=rng.integers(1, 5, n), write=rng.random(n) < 0.1, read=rng.random(n) < 0.5,
+                atomic=rng.random(n) < 0.2)
+    rel, acq = rng.random(n) < 0.3, rng.random(n) < 0.3
+    for keys in ((rows.block, rows.epoch, rows.unit), (rows.unit,)):
+        want = find_races_reference(rows, keys, 64, its, rel, acq, observed)
+        got = find_races(rows, keys, 64, its, rel, acq, observed)
+        assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
+
+
+def test_an_atomic_is_ordered_before_a_thread_that_later_made_an_atomic_of_the_location():
+    # the last-block pattern: blocks 0-2 each atomicInc a counter (line 4),
+    # block 2's thread, whose atomic came last, then resets it (line 8)
+    k = 4
+    rows = Rows(seq=np.arange(k), block=np.array([0, 1, 2, 2]), warp=np.zeros(k, int),
+                lane=np.zeros(k, int), epoch=np.zeros(k, int), wsync=np.zeros(k, int),
+                unit=np.zeros(k, int), line=np.array([4, 4, 4, 8]), write=np.ones(k, bool),
+                read=np.array([True, True, True, False]), atomic=np.arange(k) < 3)
+    for find in (find_races_reference, find_races):
+        assert find(rows, (rows.unit,), 32, True, observed=True) == {}
+        assert find(rows, (rows.unit,), 32, True) == {("write-after-write", 8, 4): [2, 3, 0]}
+
+
+def test_a_strong_read_orders_no_other_threads_read_before_the_readers_write():
+    # block 0 reads a flag with a volatile load (line 4); block 1 reads it so
+    # too, then stores to it (line 8): block 0's read saw nothing of block
+    # 1's, the store races with it
+    k = 3
+    rows = Rows(seq=np.arange(k), block=np.array([0, 1, 1]), warp=np.zeros(k, int),
+                lane=np.zeros(k, int), epoch=np.zeros(k, int), wsync=np.zeros(k, int),
+                unit=np.zeros(k, int), line=np.array([4, 4, 8]), write=np.array([False, False, True]),
+                read=np.array([True, True, False]), atomic=np.array([True, True, False]))
+    for find in (find_races_reference, find_races):
+        assert find(rows, (rows.unit,), 32, True, observed=True) == {("write-after-read", 8, 4): [1, 2, 0]}
+
+
 WARP_SWAP = r"""
     extern "C" __global__ void k(int* out) {
         __shared__ int s[32];
@@ -131,3 +196,50 @@ def test_unknown_check_tool_is_a_launch_error():
     with pytest.raises(gpuemu.LaunchError, match="unknown check tool"):
         launch('extern "C" __global__ void k(int* o) { o[0] = 1; }', "k", 1, 1,
                np.zeros(1, np.int32), check=["racecheckz"])
+
+
+def race_lines(findings) -> set:
+    return {(f.line, f.other_line, f.space) for f in findings if f.kind == "race"}
+
+
+def test_a_shared_value_read_by_a_whole_block_then_overwritten_races():
+    src = r"""
+    extern "C" __global__ void k(int* o) {
+        __shared__ int total;
+        if (threadIdx.x == 0) total = 5;
+        __syncthreads();
+        int v = total;
+        if (threadIdx.x == blockDim.x - 1) total = 7;
+        o[threadIdx.x] = v;
+    }"""
+    la = launch(src, "k", 1, 1024, np.zeros(1024, np.int32), check=["race"])
+    assert (7, 6, "shared") in race_lines(la.findings)
+
+
+def test_a_warp_reading_a_location_in_a_loop_races_with_another_warps_write():
+    src = r"""
+    extern "C" __global__ void k(int* o, int n) {
+        __shared__ int s[32];
+        if (threadIdx.x == 0) s[0] = 0;
+        __syncthreads();
+        int acc = 0;
+        if (threadIdx.x < 32) {
+            for (int i = 0; i < n; i++) acc += s[0];
+        } else if (threadIdx.x == 32) {
+            s[0] = 1;
+        }
+        o[threadIdx.x] = acc;
+    }"""
+    la = launch(src, "k", 1, 64, np.zeros(64, np.int32), np.int32(40), check=["race"])
+    assert (10, 8, "shared") in race_lines(la.findings)
+
+
+def test_a_global_value_read_by_64_blocks_then_overwritten_by_the_last_races():
+    src = r"""
+    extern "C" __global__ void k(int* g, int* o) {
+        int v = g[0];
+        o[blockIdx.x * blockDim.x + threadIdx.x] = v;
+        if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) g[0] = 7;
+    }"""
+    la = launch(src, "k", 64, 32, np.zeros(1, np.int32), np.zeros(64 * 32, np.int32), check=["race"])
+    assert (5, 3, "global") in race_lines(la.findings)

@@ -13,7 +13,10 @@ shadow per address unit, as CUDA's racecheck does:
 - racecheck (shared): per unit and barrier interval, the accesses
   racecheck compares pairwise (of each warp-wide access its first
   PER_RECORD lanes, the first GROUP_CAP such), each new one compared with
-  the kept ones before it: the same pairs as `find_races_reference`.
+  the kept ones before it: the same pairs as `find_races_reference`. A
+  later access that could race (a write, or a read of a unit written in the
+  interval; atomics only where a kept access is not atomic) answers CAPPED:
+  racecheck's numpy path judges those records (`find_races`).
 
 A block's barrier intervals must come in order (they do: a warp passes a
 barrier only when the block's other warps reached one); `scan` answers
@@ -39,11 +42,12 @@ from .racecheck import GROUP_CAP, PER_RECORD
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
 P8, P32, P64 = I8.as_pointer(), I32.as_pointer(), I64.as_pointer()
 SYMBOLS = ("gpuemu_check_init_scan", "gpuemu_check_race_scan")
-OK, IRREGULAR, UNIT_RANGE = 0, 1, 2
+OK, IRREGULAR, UNIT_RANGE, CAPPED = 0, 1, 2, 3
 F_WRITE, F_READ, F_ATOMIC = 1, 2, 4          # instruction flags
 RACE_FIELDS = 6      # count, block, thread in block of the finding's access, of the other, unit
 INIT_FIELDS = 4      # count, block, thread in block, unit
-RACE_STATE = 5       # per unit: stamp of its interval, seq of the last access, accesses of that seq, kept, kept writes
+RACE_STATE = 6       # per unit: stamp of its interval, seq of the last access, accesses of that seq, kept,
+                     # kept writes, kept non-atomic accesses
 KEPT = 3             # per kept access: seq, thread in block | wsync << 32, line index | flags << 32
 _OFF = {f: abi.TRACE_DTYPE.fields[f][1] for f in ("instr", "mask", "space", "block", "warp", "addr", "epoch")}
 
@@ -195,7 +199,7 @@ def _build_init(m: ll.Module) -> None:
 def _build_race(m: ll.Module) -> None:
     """racecheck of one block at a time: per unit and barrier interval the
     kept accesses (racecheck's PER_RECORD and GROUP_CAP), each new one
-    compared with them. An interval (a run of the space's records of one
+    compared with them; CAPPED for a later one that could race. An interval (a run of the space's records of one
     block and epoch) without a write has no race and is skipped."""
     f = _Fn(m, SYMBOLS[1], COMMON + [("its", I64), ("nlines", I64),
                                      ("state", P64), ("kept", P64), ("out", P64)])
@@ -227,7 +231,7 @@ def _build_race(m: ll.Module) -> None:
         with b.if_then(b.icmp_unsigned(">=", u, a["nslots"])):
             b.ret(c(UNIT_RANGE, I32))
         sp = b.gep(a["state"], [b.mul(u, c(RACE_STATE))])
-        lseq_p, cseq_p, nk_p, nw_p = (b.gep(sp, [c(i)]) for i in range(1, RACE_STATE))
+        lseq_p, cseq_p, nk_p, nw_p, nn_p = (b.gep(sp, [c(i)]) for i in range(1, RACE_STATE))
         s = rec["s"]
         with b.if_then(b.icmp_signed("!=", b.load(sp), rec["stamp"])):   # first access of the interval
             b.store(rec["stamp"], sp)
@@ -235,13 +239,19 @@ def _build_race(m: ll.Module) -> None:
             b.store(c(0), cseq_p)
             b.store(c(0), nk_p)
             b.store(c(0), nw_p)
+            b.store(c(0), nn_p)
         same = b.icmp_signed("==", b.load(lseq_p), s)
         cs = b.select(same, b.add(b.load(cseq_p), c(1)), c(1))
         b.store(cs, cseq_p)
         b.store(s, lseq_p)
         nkv = b.load(nk_p)
-        keep = b.and_(b.icmp_signed("<=", cs, c(PER_RECORD)), b.icmp_signed("<", nkv, c(GROUP_CAP)))
+        one_of_record = b.icmp_signed("<=", cs, c(PER_RECORD))
+        keep = b.and_(one_of_record, b.icmp_signed("<", nkv, c(GROUP_CAP)))
         W, A = rec["W"], rec["A"]
+        may_race = b.and_(b.or_(W, b.icmp_signed(">", b.load(nw_p), c(0))),
+                          b.not_(b.and_(A, b.icmp_signed("==", b.load(nn_p), c(0)))))
+        with b.if_then(b.and_(b.and_(one_of_record, b.not_(keep)), may_race)):
+            b.ret(c(CAPPED, I32))
         with b.if_then(keep):
             kbase = b.gep(a["kept"], [b.mul(u, c(GROUP_CAP * KEPT))])
             with b.if_then(b.or_(W, b.icmp_signed(">", b.load(nw_p), c(0)))):
@@ -277,6 +287,7 @@ def _build_race(m: ll.Module) -> None:
             b.store(b.or_(rec["li"], b.shl(b.zext(rec["fl"], I64), c(32))), b.gep(e, [c(2)]))
             b.store(b.add(nkv, c(1)), nk_p)
             b.store(b.add(b.load(nw_p), b.zext(W, I64)), nw_p)
+            b.store(b.add(b.load(nn_p), b.zext(b.not_(A), I64)), nn_p)
 
 
     with f.while_(lambda: b.icmp_signed("<", b.load(r_v), n)) as done:

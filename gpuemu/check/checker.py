@@ -269,7 +269,7 @@ class Checker:
         found: dict = {}
         for sel, sub, keys, release, acquire in self._passes(rows):
             for key, (count, a, b) in racecheck.find_races(sub, keys, self.tpb, self.its,
-                                                           release, acquire).items():
+                                                           release, acquire, observed=True).items():
                 a, b = (a, b) if sel is None else (int(sel[a]), int(sel[b]))
                 found.setdefault(key, [0, a, b])[0] += count
         self._add_found_races(found, rows, "global")

@@ -18,10 +18,25 @@ Scheduling"; "Memory Fence Functions"):
   (of any thread) when the first one's block issued a __threadfence after it
   and the second one's block an atomic before it: the fence-then-flag
   pattern of the Guide's threadfence example, and data guarded by a lock.
+  A strong write (atomic, or in global memory volatile: `atomic` in Rows)
+  is also ordered before the accesses of a thread that later made a strong
+  read of the same location (`observed`, global memory): strong accesses of
+  a location take effect one after another, that read saw the write or a
+  later one, and the thread's later accesses follow it in program order
+  (the PTX memory model's observation and causality order; the Guide's
+  last-block sum resets its counter after its atomicInc so).
 
-`concurrent` is the rule for one pair; `find_races_reference` applies it to
-every pair in plain Python; `find_races` is the numpy fast path, tested
-against the reference.
+`concurrent` is the rule for one pair; `find_races_reference` applies it in
+plain Python; `find_races` is the numpy fast path, tested against the
+reference.
+
+Per location (and, in shared memory, barrier interval) the first GROUP_CAP
+accesses are compared pairwise. Each later access is compared with all the
+earlier ones, and for each hazard kind it has, the earliest access it races
+with stands for them (one pair counted): a location read by 1024 threads
+and then written still races, without a million pairs. The fast path finds
+that earliest access among a few per class of access (`_witnesses`), as
+shadow-memory race detectors bound their state.
 """
 from __future__ import annotations
 
@@ -32,7 +47,8 @@ import numpy as np
 from .accesses import Rows, group_order
 
 KINDS = ("write-after-write", "read-after-write", "write-after-read")
-GROUP_CAP = 32      # accesses per location compared pairwise (the first, by emulation order)
+GROUP_CAP = 32      # accesses per location compared pairwise (the first, by emulation order);
+                    # each later one is judged against the earliest it races with
 LINE_MASK = (1 << 21) - 1     # source lines below two million
 PER_RECORD = 2      # of one warp-wide access, two lanes stand for all (any other thread
                     # differs from one of them; lanes of one access never race each other)
@@ -79,41 +95,67 @@ def lines_of(kind: str, line1: int, line2: int) -> tuple:
 
 def find_races_reference(rows: Rows, keys: tuple, tpb: int, its: bool,
                          release: Optional[np.ndarray] = None,
-                         acquire: Optional[np.ndarray] = None) -> dict:
-    """{(kind, line, other_line): [count, row, other_row]} over every pair of
-    rows with equal keys (plain Python; `release[i]`/`acquire[j]`: see the
-    module docstring)."""
+                         acquire: Optional[np.ndarray] = None, observed: bool = False) -> dict:
+    """{(kind, line, other_line): [count, row, other_row]} over the pairs of
+    rows with equal keys (plain Python; `release[i]`/`acquire[j]`, `observed`:
+    see the module docstring): every pair among a group's first GROUP_CAP
+    rows, and for each later row, per hazard kind, the pair with the
+    earliest row it races with."""
     tid = rows.thread(tpb)
     groups: dict = {}
     for i in range(len(rows)):
         groups.setdefault(tuple(int(k[i]) for k in keys), []).append(i)
     out: dict = {}
+    chain: dict = {}      # row -> seq of its thread's latest strong read of the group before it
+
+    def race(x, y) -> Optional[str]:
+        if tid[x] == tid[y]:
+            return None
+        kind = hazard(rows.write[x], rows.atomic[x], rows.write[y], rows.atomic[y])
+        if kind is None:
+            return None
+        rel = bool(release is not None and release[x] and acquire[y])
+        rel |= bool(observed and rows.atomic[x] and rows.write[x] and rows.seq[x] <= chain[y])
+        if not concurrent(rows.block[x], rows.epoch[x], rows.warp[x], rows.wsync[x], rows.seq[x],
+                          rows.block[y], rows.epoch[y], rows.warp[y], rows.wsync[y], rows.seq[y],
+                          its, rel):
+            return None
+        return kind
+
+    def add(kind, x, y):
+        line, other = lines_of(kind, int(rows.line[x]), int(rows.line[y]))
+        first, second = (x, y) if line == rows.line[x] and kind != "write-after-read" else (y, x)
+        e = out.setdefault((kind, line, other), [0, first, second])
+        e[0] += 1
+
     for idx in groups.values():
         idx = sorted(idx, key=lambda i: int(rows.seq[i]))
+        if observed:
+            for i in idx:
+                chain[i] = max((int(rows.seq[a]) for a in idx if tid[a] == tid[i] and rows.atomic[a]
+                                and rows.read[a] and rows.seq[a] < rows.seq[i]), default=-1)
+            # of a record's lanes, those of the earliest chains are kept
+            idx = sorted(idx, key=lambda i: (int(rows.seq[i]), chain[i]))
         per: dict = {}
         kept = []
         for i in idx:
             per[int(rows.seq[i])] = per.get(int(rows.seq[i]), 0) + 1
             if per[int(rows.seq[i])] <= PER_RECORD:
                 kept.append(i)
-        idx = kept[:GROUP_CAP]
-        for a in range(len(idx)):
-            for b in range(a + 1, len(idx)):
-                x, y = idx[a], idx[b]
-                if tid[x] == tid[y]:
-                    continue
-                kind = hazard(rows.write[x], rows.atomic[x], rows.write[y], rows.atomic[y])
-                if kind is None:
-                    continue
-                rel = bool(release is not None and release[x] and acquire[y])
-                if not concurrent(rows.block[x], rows.epoch[x], rows.warp[x], rows.wsync[x], rows.seq[x],
-                                  rows.block[y], rows.epoch[y], rows.warp[y], rows.wsync[y], rows.seq[y],
-                                  its, rel):
-                    continue
-                line, other = lines_of(kind, int(rows.line[x]), int(rows.line[y]))
-                first, second = (x, y) if line == rows.line[x] and kind != "write-after-read" else (y, x)
-                e = out.setdefault((kind, line, other), [0, first, second])
-                e[0] += 1
+        head = kept[:GROUP_CAP]
+        for a in range(len(head)):
+            for b in range(a + 1, len(head)):
+                kind = race(head[a], head[b])
+                if kind is not None:
+                    add(kind, head[a], head[b])
+        for b in range(GROUP_CAP, len(kept)):
+            earliest: dict = {}
+            for x in kept[:b]:
+                kind = race(x, kept[b])
+                if kind is not None:
+                    earliest.setdefault(kind, x)
+            for kind, x in earliest.items():
+                add(kind, x, kept[b])
     return out
 
 
@@ -134,8 +176,186 @@ def _pairs(order: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> tuple:
     return np.concatenate(xs), np.concatenate(ys)
 
 
+def _racing(rows: Rows, tid: np.ndarray, x: np.ndarray, y: np.ndarray, its: bool,
+            release: Optional[np.ndarray], acquire: Optional[np.ndarray],
+            chain: Optional[np.ndarray] = None) -> np.ndarray:
+    """Do rows x[k] (earlier) and y[k] race? (`hazard` and `concurrent`,
+    vectorised; chain: `_chains`.)"""
+    wx, wy = rows.write[x], rows.write[y]
+    ok = (tid[x] != tid[y]) & (wx | wy) & ~(rows.atomic[x] & rows.atomic[y])
+    rel = (release[x] & acquire[y]) if release is not None else np.zeros(len(x), bool)
+    if chain is not None:
+        rel |= rows.atomic[x] & rows.write[x] & (rows.seq[x] <= chain[y])
+    same_block = rows.block[x] == rows.block[y]
+    inblock = ((rows.epoch[x] == rows.epoch[y])
+               & ((rows.warp[x] != rows.warp[y])
+                  | (its & (rows.seq[x] != rows.seq[y]) & (rows.wsync[x] == rows.wsync[y]))))
+    return ok & np.where(same_block, inblock, True) & ~rel
+
+
+def _rank(cols: tuple) -> np.ndarray:
+    """A dense rank of each row's tuple of `cols` (equal tuples, equal ranks)."""
+    o, st = group_order(cols)
+    change = np.zeros(len(o), np.int64)
+    change[st] = 1
+    rank = np.empty(len(o), np.int64)
+    rank[o] = np.cumsum(change) - 1
+    return rank
+
+
+class _Runs:
+    """The rows of each key in index order: the first one past an index, and
+    after a row the next one of its key whose `attr` differs from its."""
+
+    def __init__(self, key: np.ndarray, attr: Optional[np.ndarray]) -> None:
+        self.n = n = len(key)
+        self.at = np.argsort(key, kind="stable")      # rows by (key, index)
+        ks = key[self.at]
+        head = np.ones(n, bool)
+        head[1:] = ks[1:] != ks[:-1]
+        self.keys = ks[head]
+        run = np.cumsum(head) - 1
+        self.comb = run * (n + 1) + self.at           # ascending
+        self.pos = np.empty(n, np.int64)
+        self.pos[self.at] = np.arange(n)
+        if attr is not None:
+            av = attr[self.at]
+            seg = head.copy()
+            seg[1:] |= av[1:] != av[:-1]
+            # the start of the segment after each position's, if in its run
+            nxt = np.flatnonzero(seg)
+            after = np.searchsorted(nxt, np.arange(n), "right")
+            j = np.append(nxt, n)[after]
+            jc = np.minimum(j, n - 1)
+            self.next = np.where((j < n) & (run[jc] == run), self.at[jc], -1)
+
+    def first(self, q: np.ndarray, past: np.ndarray) -> np.ndarray:
+        """The first row of key q[k] with an index above past[k], or -1."""
+        r = np.minimum(np.searchsorted(self.keys, q), len(self.keys) - 1)
+        j = np.searchsorted(self.comb, r * (self.n + 1) + past + 1)
+        jc = np.minimum(j, self.n - 1)
+        ok = (self.keys[r] == q) & (j < self.n) & (self.comb[jc] // (self.n + 1) == r)
+        return np.where(ok, self.at[jc], -1)
+
+    def other(self, i: np.ndarray) -> np.ndarray:
+        """After row i[k] (or -1), the next of its key with another attr, or -1."""
+        return np.where(i >= 0, self.next[self.pos[np.maximum(i, 0)]], -1)
+
+
+def _levels(rows: Rows, tid: np.ndarray, r: np.ndarray, g: np.ndarray) -> list:
+    """[(key, attr)] of rows r (group g) for `_witnesses`: by group; by
+    group, block and interval; by group, block, interval, warp and warp-sync
+    interval; each with what its second witness differs in."""
+    be = _rank((rows.block[r], rows.epoch[r]))
+    cell = _rank((rows.block[r], rows.epoch[r], rows.warp[r], rows.wsync[r]))
+    return [(g, rows.block[r]), (g * (int(be.max()) + 1) + be, rows.warp[r]),
+            (g * (int(cell.max()) + 1) + cell, tid[r])]
+
+
+def _witnesses(levels: list, cls: np.ndarray, later: np.ndarray, c: int, past: np.ndarray) -> list:
+    """For each row `later` of a group's rows (emulation order; `_levels`,
+    class of access cls), the few rows of class c past index `past` that
+    stand for all of them in finding the earliest one it races with.
+
+    Two accesses of different threads race (class and `past` aside) when
+    (D1) their blocks differ, or, in one block and barrier interval,
+    (D2) their warps differ, or (D3) in one warp-sync interval of one warp
+    their records and threads differ. Let x be the earliest such row (of
+    class c, past `past`) for a later row y. Each row below is the first
+    such with a property x has, so it is no later than x; the cases show
+    one of them races with y, so it is x:
+    - D1: B1, the first; if B1's block is y's, B2, the first of another
+      block than B1's (x's block is not B1's);
+    - D2 (y's block and interval hold x): E1, their first; if E1's warp is
+      y's, E2, their first of another warp than E1's;
+    - D3 (y's block, interval, warp and warp-sync interval hold x, and E1
+      is of y's warp, else E1 races): F, their first, races unless it
+      shares y's record or thread. Rows come in emulation order, a record's
+      lanes together: in y's record, so are all rows between F and y, x
+      among them, which cannot be. Of y's thread: G1, their first of another
+      thread than F's, comes no later than x, so in an earlier record than
+      y's, and races."""
+    sub = np.flatnonzero(cls == c)
+    out = []
+    for key, attr in levels:
+        runs = _Runs(key[sub], attr[sub])
+        # runs index the class's rows: past and the answers in that numbering
+        f = runs.first(key[later], np.searchsorted(sub, past, "right") - 1)
+        for w in (f, runs.other(f)):
+            out.append(np.where(w >= 0, sub[np.maximum(w, 0)], -1))
+    return out
+
+
+def _chains(rows: Rows, tid: np.ndarray, order: np.ndarray, gid: np.ndarray) -> np.ndarray:
+    """Per row (of `order`, group gid): the seq of its thread's latest strong
+    read (atomic, read) of the group before it, or -1."""
+    o = np.lexsort((rows.seq[order], tid[order], gid))
+    rr, tt, gg, sq = order[o], tid[order][o], gid[o], rows.seq[order][o]
+    run = np.ones(len(rr), bool)
+    run[1:] = (tt[1:] != tt[:-1]) | (gg[1:] != gg[:-1])
+    rid = np.cumsum(run) - 1
+    span = int(rows.seq.max()) + 2
+    best = np.maximum.accumulate(np.where(rows.atomic[rr] & rows.read[rr], sq, -1) + 1 + rid * span)
+    # before a row: the best up to the row before its seq's first row in the run
+    tie = run.copy()
+    tie[1:] |= sq[1:] != sq[:-1]
+    first = np.maximum.accumulate(np.where(tie, np.arange(len(rr)), 0))
+    prev = np.where(run[first], rid * span, best[np.maximum(first - 1, 0)])
+    chain = np.full(len(rows), -1, np.int64)
+    chain[rr] = prev - rid * span - 1
+    return chain
+
+
+def _later_pairs(rows: Rows, tid: np.ndarray, order: np.ndarray, starts: np.ndarray,
+                 sizes: np.ndarray, its: bool, release: Optional[np.ndarray],
+                 acquire: Optional[np.ndarray], chain: Optional[np.ndarray]) -> tuple:
+    """(earlier, later) row pairs for the rows past the first GROUP_CAP of
+    each group: per later row and hazard kind, the earliest row of its group
+    it races with (found among `_witnesses`)."""
+    none = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    big = sizes > GROUP_CAP
+    if not big.any():
+        return none
+    starts, sizes = starts[big], sizes[big]
+    pos = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    r = order[np.repeat(starts, sizes) + pos]
+    g = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    rel = release[r] if release is not None else np.zeros(len(r), bool)
+    cls = (rows.write[r].astype(np.int64) | rows.atomic[r].astype(np.int64) << 1
+           | rel.astype(np.int64) << 2)
+    later = np.flatnonzero(pos >= GROUP_CAP)
+    # a strong write at or before the later row's chain is ordered before it:
+    # past that index only (rows of a group come in seq order)
+    no_past = np.full(len(later), -1, np.int64)
+    chain_past = no_past
+    if chain is not None:
+        span = int(rows.seq.max()) + 2
+        chain_past = np.searchsorted(g * span + rows.seq[r], g[later] * span + chain[r[later]],
+                                     "right") - 1
+    big_i = np.iinfo(np.int64).max
+    best = np.full((3, len(later)), big_i)        # per hazard kind (KINDS order)
+    levels = _levels(rows, tid, r, g)
+    for c in np.unique(cls).tolist():
+        past = chain_past if c & 3 == 3 else no_past     # strong writes
+        for xi in _witnesses(levels, cls, later, c, past):
+            ok = (xi >= 0) & (xi < later)
+            ok[ok] = _racing(rows, tid, r[xi[ok]], r[later[ok]], its, release, acquire, chain)
+            wx, wy = rows.write[r[xi]], rows.write[r[later]]
+            kind = np.where(wx & wy, 0, np.where(wx, 1, 2))
+            for k in range(3):
+                sel = ok & (kind == k)
+                best[k, sel] = np.minimum(best[k, sel], xi[sel])
+    xs, ys = [], []
+    for k in range(3):
+        sel = best[k] < big_i
+        xs.append(r[best[k, sel]])
+        ys.append(r[later[sel]])
+    return np.concatenate(xs), np.concatenate(ys)
+
+
 def find_races(rows: Rows, keys: tuple, tpb: int, its: bool,
-               release: Optional[np.ndarray] = None, acquire: Optional[np.ndarray] = None) -> dict:
+               release: Optional[np.ndarray] = None, acquire: Optional[np.ndarray] = None,
+               observed: bool = False) -> dict:
     """find_races_reference, vectorised: group rows by keys, keep groups with
     two threads and a write, compare their pairs with numpy."""
     n = len(rows)
@@ -153,6 +373,12 @@ def find_races(rows: Rows, keys: tuple, tpb: int, its: bool,
     member = np.repeat(starts, sizes) + (np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes))
     order = order[member]
     gid = np.repeat(np.arange(len(starts)), sizes)
+    chain = None
+    if observed and (rows.atomic[order] & rows.read[order]).any():
+        chain = _chains(rows, tid, order, gid)
+        # of a record's lanes, those of the earliest chains first (they stand for the others)
+        o = np.lexsort((chain[order], rows.seq[order], gid))
+        order, gid = order[o], gid[o]
     sq = rows.seq[order]
     run = np.ones(len(order), bool)
     run[1:] = (sq[1:] != sq[:-1]) | (gid[1:] != gid[:-1])
@@ -175,15 +401,11 @@ def find_races(rows: Rows, keys: tuple, tpb: int, its: bool,
     if not cand.any():
         return {}
     x, y = _pairs(order, starts[cand], sizes[cand])
+    lx, ly = _later_pairs(rows, tid, order, starts[cand], sizes[cand], its, release, acquire, chain)
+    x, y = np.concatenate([x, lx]), np.concatenate([y, ly])
+    ok = _racing(rows, tid, x, y, its, release, acquire, chain)
+    x, y = x[ok], y[ok]
     wx, wy = rows.write[x], rows.write[y]
-    ok = (tid[x] != tid[y]) & (wx | wy) & ~(rows.atomic[x] & rows.atomic[y])
-    rel = (release[x] & acquire[y]) if release is not None else np.zeros(len(x), bool)
-    same_block = rows.block[x] == rows.block[y]
-    inblock = ((rows.epoch[x] == rows.epoch[y])
-               & ((rows.warp[x] != rows.warp[y])
-                  | (its & (rows.seq[x] != rows.seq[y]) & (rows.wsync[x] == rows.wsync[y]))))
-    ok &= np.where(same_block, inblock, True) & ~rel
-    x, y, wx, wy = x[ok], y[ok], wx[ok], wy[ok]
     if not len(x):
         return {}
     kind = np.where(wx & wy, 0, np.where(wx, 1, 2))

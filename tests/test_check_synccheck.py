@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuemu.check.synccheck import lane_problems, lane_problems_reference
+from gpuemu.check.synccheck import lane_problems, lane_problems_reference, why
 from kernel_launch import launch
 
 
@@ -84,3 +84,30 @@ def test_syncwarp_from_half_a_warp_is_barrier_divergence_with_its_count():
     [f] = la.findings
     assert (f.kind, f.line) == ("barrier_divergence", 4)
     assert f.extra["missing_lanes"] == 0xFFFF0000 and f.extra["count"] >= 4
+
+
+def test_a_lane_outside_its_own_mask_is_told_so():
+    # lane 16 calls __syncwarp(0x0000ffff) with the whole warp: every lane
+    # the mask names does execute it; the fault is lane 16's own absence
+    assert why(16, 1 << 16, 0x0000FFFF, 0xFFFFFFFF, -1) == (
+        "is called by lane 16, which is not in its own mask 0x0000ffff "
+        "(the calling thread must be in the mask)")
+
+
+def test_a_mask_naming_absent_lanes_is_told_which():
+    assert why(3, 0xFFFF0000, 0xFFFFFFFF, 0x0000FFFF, -1) == (
+        "its mask names lanes 0xffff0000 that do not execute it with this lane "
+        "(active lanes 0x0000ffff)")
+
+
+def test_syncwarp_by_lanes_outside_its_mask_names_the_calling_lane():
+    src = r"""
+    extern "C" __global__ void k(int* out) {
+        __syncwarp(0x0000ffff);
+        out[threadIdx.x] = 1;
+    }"""
+    la = launch(src, "k", 1, 32, np.zeros(32, np.int32), check=["synccheck"])
+    [f] = la.findings
+    assert f.kind == "barrier_divergence" and f.thread == (16, 0, 0)
+    assert "is called by lane 16, which is not in its own mask 0x0000ffff" in f.message
+    assert "names lanes" not in f.message

@@ -510,12 +510,8 @@ class Checker:
             w = int(rec["warp"][i])
             t = thread_of(w * abi.WARP + int(lane[k]), self.shape.block)
             name = "__syncwarp" if op == "syncwarp" else f"__{op}_sync"
-            if int(bad_src[k]) >= 0:
-                why = (f"reads lane {int(bad_src[k])}, which is not active here or not in the mask "
-                       f"(its value is undefined)")
-            else:
-                why = (f"its mask names lanes {int(missing[k]):#010x} that do not execute it with "
-                       f"this lane (active lanes {int(rec['mask'][i]):#010x})")
+            why = synccheck.why(int(lane[k]), int(missing[k]), int(rec["addr"][i][int(lane[k])]) >> 32,
+                                int(rec["mask"][i]), int(bad_src[k]))
             self.warp_sync[key] = Finding(
                 kind=kind, kernel=self.meta.name, line=ln, block=self._block(int(rec["block"][i])),
                 thread=t, message=f"{name}() at {label} {why}",

@@ -58,3 +58,20 @@ def lane_problems(mask: np.ndarray, addr: np.ndarray, existing: np.ndarray, shuf
     hit = active & ((missing != 0) | bad)
     r, lane = np.nonzero(hit)
     return r, lane, missing[r, lane], np.where(bad[r, lane], src[r, lane], -1)
+
+
+def why(lane: int, missing: int, mask: int, active: int, bad_src: int) -> str:
+    """The words of one lane's problem (lane_problems' columns; `mask`: the
+    lane's mask argument, `active`: the operation's active lanes)."""
+    if bad_src >= 0:
+        return f"reads lane {bad_src}, which is not active here or not in the mask (its value is undefined)"
+    out = []
+    if missing >> lane & 1:
+        # the Guide: "the executing thread must be in the mask"
+        out.append(f"is called by lane {lane}, which is not in its own mask {mask & 0xFFFFFFFF:#010x} "
+                   f"(the calling thread must be in the mask)")
+    others = missing & ~(1 << lane)
+    if others:
+        out.append(f"its mask names lanes {others:#010x} that do not execute it with this lane "
+                   f"(active lanes {active:#010x})")
+    return "; ".join(out)

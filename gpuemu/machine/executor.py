@@ -31,7 +31,7 @@ from gpuemu.stats import Stats
 from . import block_runner, block_workers, resident_blocks, static_tags, weak_memory
 from .block_scheduler import BlockBatch, RoundRobinBlockScheduler
 from .findings import (barrier_divergence_finding, barrier_mismatch_finding, fault_finding,
-                       spin_finding, thread_of)
+                       spin_finding, static_object, thread_of)
 from .thread_scheduling import split_warp
 from .launch_config import LaunchShape
 from .warp_scheduler import get_warp_scheduler
@@ -90,7 +90,7 @@ class LaunchRun:
         self.memsys = make_memory_system(preset, self.options) if stats else None
         self.recorder = None    # timing mode: a gpuemu.timing TraceRecorder
         from gpuemu.check import make_checker   # the bug finders, when check= asks
-        self.checker = make_checker(self.options.get("check"), ck.meta, preset, shape, memory)
+        self.checker = make_checker(self.options.get("check"), ck.meta, preset, shape, memory, params)
         self.weak = None    # memory_model="weak": a weak_memory.WeakGlobalMemory per run
         self.warp_counts = None   # shared requests counted by the warps (memory/warp_bank_counts.py)
         self._tracing = stats or self.checker is not None or weak_memory.parse_memory_model(
@@ -728,11 +728,8 @@ class LaunchRun:
         return self.findings + self.checker.finish()
 
     def _describe_tag(self, tag: int) -> str:
-        for t, name, space, lo, hi, dynamic in self.meta.objects:
-            if t == tag:
-                if dynamic:
-                    hi = lo + self.shape.shared_dynamic
-                    return f"the dynamic shared memory [{lo}, {hi})"
-                return f"the {space} array '{name}' [{lo}, {hi})"
+        static = static_object(self.meta, self.shape.shared_dynamic, tag)
+        if static is not None:
+            return static[0]
         d = self.memory.describe(tag)
         return d or "any object"

@@ -52,3 +52,25 @@ def test_an_uninitialised_global_read_names_the_argument():
     [f] = launch(src, "k", 1, 32, gpuemu.empty(32, np.float32), gpuemu.zeros(32, np.float32),
                  check=["initcheck"]).findings
     assert (f.extra["object"], f.extra["offset"]) == ("argument 'a'", 0)
+
+
+def test_a_race_between_blocks_advises_message_passing_not_a_barrier():
+    src = r"""
+    extern "C" __global__ void k(int* out) {
+        if (threadIdx.x == 0) out[0] = out[0] + blockIdx.x;
+    }"""
+    la = launch(src, "k", 2, 32, gpuemu.zeros(1, np.int32), check=["race"])
+    f = next(f for f in la.findings if f.extra["other_block"] != f.block)
+    assert "(different blocks); blocks are ordered only by a __threadfence() then an atomic" in f.message
+    assert "__syncthreads" not in f.message
+
+
+def test_a_race_between_warps_of_a_block_advises_a_barrier():
+    src = r"""
+    extern "C" __global__ void k(int* o) {
+        __shared__ int s[64];
+        s[threadIdx.x] = threadIdx.x;
+        o[threadIdx.x] = s[63 - threadIdx.x];
+    }"""
+    f = launch(src, "k", 1, 64, np.zeros(64, np.int32), check=["race"]).findings[0]
+    assert f.message.endswith("(one barrier interval); add a __syncthreads() between them")

@@ -466,14 +466,19 @@ class Checker:
         t, ot = self._thread(first[1]), self._thread(second[1])
         b, ob = self._block(first[0]), self._block(second[0])
         addr = unit * self.unit[space]
-        between = ("different blocks" if b != ob else
-                   "one barrier interval" if first[1] // abi.WARP != second[1] // abi.WARP else
-                   "one warp with no __syncwarp between them (independent thread scheduling)")
+        # what orders such a pair (a fence alone orders nothing: PTX memory model)
+        between, fix = (
+            ("different blocks", "blocks are ordered only by a __threadfence() then an atomic or "
+                                 "volatile flag store that the other block reads before its access, "
+                                 "or by separate launches") if b != ob else
+            ("one barrier interval", "add a __syncthreads() between them")
+            if first[1] // abi.WARP != second[1] // abi.WARP else
+            ("one warp with no __syncwarp between them (independent thread scheduling)",
+             "add a __syncwarp() between them"))
         extra = {"hazard": hz, "count": count, "other_block": ob, "file": file}
         msg = (f"{hz} hazard on {space} memory at {addr:#x}{self._named(space, addr, extra)}: "
                f"{label} (thread {t} of block {b}) "
-               f"and {olabel} (thread {ot} of block {ob}) are not ordered ({between}); "
-               f"add a __syncthreads()/__syncwarp() or a fence between them")
+               f"and {olabel} (thread {ot} of block {ob}) are not ordered ({between}); {fix}")
         self.races[key] = Finding(kind="race", message=msg, kernel=self.meta.name, line=ln,
                                   block=b, thread=t, space=space, address=addr, other_line=oln,
                                   other_thread=ot, extra=extra)

@@ -9,7 +9,7 @@ import pytest
 from gpuemu.check import block_scan
 from gpuemu.check.accesses import InstrTables, decode
 from gpuemu.check.initcheck import uninitialized_reference
-from gpuemu.check.racecheck import KINDS, find_races_reference
+from gpuemu.check.racecheck import KINDS, WarpSyncs, find_races_reference
 from gpuemu.jit import abi
 from gpuemu.memory.trace import SPACE_CODES, MemInstr
 
@@ -41,13 +41,15 @@ def random_trace(rng, n: int, space: int = SHARED) -> np.ndarray:
     return rec
 
 
-def run_scan(rec: np.ndarray, space: int, its: bool, race: bool, init: bool, upt: int = 0):
+def run_scan(rec: np.ndarray, space: int, its: bool, race: bool, init: bool, upt: int = 0,
+             syncs: WarpSyncs = None):
     t = InstrTables.of(INSTRS)
     tab = block_scan.tables(t.line, t.write, t.read, t.atomic, t.size, 4)
     shadow = block_scan.Shadow(UNITS if not upt else TPB * upt, race, upt)
     ptr = rec.ctypes.data + np.arange(len(rec), dtype=np.int64) * rec.itemsize
     seq = np.arange(len(rec), dtype=np.int64) + 100
-    status, races, uninit = block_scan.scan(ptr, seq, space, tab, 4, shadow, its, race, init)
+    st = syncs.tables(rec["block"], TPB // abi.WARP) if syncs is not None else None
+    status, races, uninit = block_scan.scan(ptr, seq, space, tab, 4, shadow, its, race, init, st)
     return status, tab, races, uninit
 
 
@@ -66,6 +68,29 @@ def test_races_in_shared_memory_agree_with_the_reference(seed, its):
     rows = rows_of(rec, "shared")
     want = find_races_reference(rows, (rows.block, rows.epoch, rows.unit), TPB, its)
     assert want and got == {k: v[0] for k, v in want.items()}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_races_with_partial_syncwarps_agree_with_the_reference(seed):
+    rng = np.random.default_rng(seed)
+    rec = random_trace(rng, 300)
+    rec["epoch"] = (rec["epoch"] & 0xFFFFFFFF) | (rng.integers(0, 4, len(rec)) << 32)
+    # calls 1-3 of every warp, a few missing, some by part of the warp or naming part of it
+    b, w, k = (a.ravel() for a in np.meshgrid(np.arange(3), np.arange(2), np.arange(1, 4), indexing="ij"))
+    on = rng.random(len(b)) < 0.9
+    active = np.where(rng.random(len(b)) < 0.4, 0xFFFFFFFF, rng.choice([0xF, 0x3, 0xC, 0x5], len(b)))
+    masks = np.where(rng.random((len(b), 32)) < 0.5, 0xFFFFFFFF, rng.choice([0xF, 0x3, 0xC, 0xA], (len(b), 32)))
+    syncs = WarpSyncs()
+    syncs.add(b[on], w[on], k[on], active[on].astype(np.uint32), masks[on].astype(np.uint32),
+              np.full(int(on.sum()), 0xFFFFFFFF))
+    status, tab, races, _ = run_scan(rec, SHARED, True, race=True, init=False, syncs=syncs)
+    assert status == block_scan.OK
+    got = {(KINDS[k], int(tab.lines[a]), int(tab.lines[b])): int(races[k, a, b, 0])
+           for k, a, b in np.argwhere(races[..., 0] > 0)}
+    rows = rows_of(rec, "shared")
+    want = find_races_reference(rows, (rows.block, rows.epoch, rows.unit), TPB, True, syncs=syncs)
+    assert want and got == {k: v[0] for k, v in want.items()}
+    assert want != find_races_reference(rows, (rows.block, rows.epoch, rows.unit), TPB, True)
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -7,7 +7,8 @@ import pytest
 
 import gpuemu
 from gpuemu.check.accesses import Rows
-from gpuemu.check.racecheck import concurrent, find_races, find_races_reference, hazard, lines_of
+from gpuemu.check.racecheck import (WarpSyncs, concurrent, find_races, find_races_reference, hazard,
+                                     lines_of, syncwarp_orders)
 from kernel_launch import launch
 
 
@@ -141,6 +142,70 @@ def test_a_strong_read_orders_no_other_threads_read_before_the_readers_write():
         assert find(rows, (rows.unit,), 32, True, observed=True) == {("write-after-read", 8, 4): [1, 2, 0]}
 
 
+def test_syncwarp_orders_only_the_lanes_its_mask_names():
+    halves = [0x0000FFFF] * 16 + [0xFFFF0000] * 16
+    assert syncwarp_orders(0xFFFFFFFF, halves, 0, 15)
+    assert not syncwarp_orders(0xFFFFFFFF, halves, 0, 16)
+    # lanes 0-15 call __syncwarp(0xffffffff) in one branch: lane 16 calls it in the other
+    assert syncwarp_orders(0x0000FFFF, [0xFFFFFFFF] * 32, 0, 16)
+    # a call neither lane makes orders neither
+    assert not syncwarp_orders(0x0000FFFF, [0xFFFFFFFF] * 32, 16, 17)
+
+
+def one_warp_store_then_load(syncs) -> dict:
+    """Lane 0 stores unit 0 (line 4), a __syncwarp (call 1), lane 16 loads
+    it (line 7); per finder, its findings."""
+    rows = Rows(seq=np.arange(2), block=np.zeros(2, int), warp=np.zeros(2, int), lane=np.array([0, 16]),
+                epoch=np.zeros(2, int), wsync=np.array([0, 1]), unit=np.zeros(2, int),
+                line=np.array([4, 7]), write=np.array([True, False]), read=np.array([False, True]),
+                atomic=np.zeros(2, bool))
+    return {f.__name__: f(rows, (rows.block, rows.epoch, rows.unit), 32, True, syncs=syncs)
+            for f in (find_races_reference, find_races)}
+
+
+def syncs_of(masks: list) -> WarpSyncs:
+    """Call 1 of warp 0 of block 0, by the whole warp, lane l passing masks[l]."""
+    s = WarpSyncs()
+    s.add(np.zeros(1, int), np.zeros(1, int), np.ones(1, int), np.array([0xFFFFFFFF], np.uint32),
+          np.array([masks], np.uint32), np.array([0xFFFFFFFF]))
+    return s
+
+
+def test_a_syncwarp_of_the_whole_warp_orders_its_lanes():
+    assert one_warp_store_then_load(syncs_of([0xFFFFFFFF] * 32)) == {
+        "find_races_reference": {}, "find_races": {}}
+
+
+def test_a_syncwarp_of_each_half_leaves_the_halves_racing():
+    want = {("read-after-write", 4, 7): [1, 0, 1]}
+    assert one_warp_store_then_load(syncs_of([0x0000FFFF] * 16 + [0xFFFF0000] * 16)) == {
+        "find_races_reference": want, "find_races": want}
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_fast_path_agrees_with_the_reference_on_partial_syncwarps(seed):
+    rng = np.random.default_rng(seed)
+    n = (40, 150, 300)[seed % 3]
+    warps = 1 + seed % 2
+    rows = Rows(seq=np.sort(rng.integers(0, n // 2, n)), block=rng.integers(0, 2, n),
+                warp=rng.integers(0, warps, n), lane=rng.integers(0, 6, n), epoch=rng.integers(0, 2, n),
+                wsync=rng.integers(0, 4, n), unit=rng.integers(0, 2, n), line=rng.integers(1, 5, n),
+                write=rng.random(n) < 0.2, read=rng.random(n) < 0.5, atomic=rng.random(n) < 0.1)
+    # calls 1-3 of every warp, a few missing, some by part of the warp or naming part of it
+    b, w, k = (a.ravel() for a in np.meshgrid(np.arange(2), np.arange(warps), np.arange(1, 4), indexing="ij"))
+    m = len(b)
+    on = rng.random(m) < 0.9
+    active = np.where(rng.random(m) < 0.4, 0xFFFFFFFF, rng.choice([0x3F, 0x7, 0x38, 0x15], m))
+    masks = np.where(rng.random((m, 32)) < 0.5, 0xFFFFFFFF, rng.choice([0x3F, 0x7, 0x38, 0x2A], (m, 32)))
+    syncs = WarpSyncs()
+    syncs.add(b[on], w[on], k[on], active[on].astype(np.uint32), masks[on].astype(np.uint32),
+              np.full(int(on.sum()), 0xFFFFFFFF))
+    for keys in ((rows.block, rows.epoch, rows.unit), (rows.unit,)):
+        want = find_races_reference(rows, keys, 64, True, syncs=syncs)
+        got = find_races(rows, keys, 64, True, syncs=syncs)
+        assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
+
+
 WARP_SWAP = r"""
     extern "C" __global__ void k(int* out) {
         __shared__ int s[32];
@@ -243,3 +308,46 @@ def test_a_global_value_read_by_64_blocks_then_overwritten_by_the_last_races():
     }"""
     la = launch(src, "k", 64, 32, np.zeros(1, np.int32), np.zeros(64 * 32, np.int32), check=["race"])
     assert (5, 3, "global") in race_lines(la.findings)
+
+
+HALF_SYNCWARP = r"""
+    extern "C" __global__ void k(int* out) {
+        __shared__ int s[32];
+        int t = threadIdx.x;
+        s[t] = t;
+        __syncwarp(t < 16 ? 0x0000ffffu : 0xffff0000u);
+        out[t] = s[t ^ OTHER];
+    }"""
+
+
+def test_reading_the_other_half_after_a_half_warp_syncwarp_races():
+    la = launch(HALF_SYNCWARP.replace("OTHER", "16"), "k", 1, 32, np.zeros(32, np.int32), check=["race"])
+    assert race_lines(la.findings) == {(5, 7, "shared")}
+
+
+def test_reading_ones_own_half_after_a_half_warp_syncwarp_is_no_race():
+    la = launch(HALF_SYNCWARP.replace("OTHER", "1"), "k", 1, 32, np.zeros(32, np.int32), check=["race"])
+    assert la.findings == []
+
+
+TILE_SYNC = r"""
+    #include <cooperative_groups.h>
+    namespace cg = cooperative_groups;
+    extern "C" __global__ void k(int* out) {
+        __shared__ int s[64];
+        cg::thread_block_tile<16> tile = cg::tiled_partition<16>(cg::this_thread_block());
+        int t = threadIdx.x;
+        s[t] = t;
+        tile.sync();
+        out[t] = s[t ^ OTHER];
+    }"""
+
+
+def test_reading_another_tile_after_tile_sync_races():
+    la = launch(TILE_SYNC.replace("OTHER", "16"), "k", 1, 64, np.zeros(64, np.int32), check=["race"])
+    assert race_lines(la.findings) == {(8, 10, "shared")}
+
+
+def test_reading_ones_own_tile_after_tile_sync_is_no_race():
+    la = launch(TILE_SYNC.replace("OTHER", "1"), "k", 1, 64, np.zeros(64, np.int32), check=["race"])
+    assert la.findings == []

@@ -37,7 +37,7 @@ import numpy as np
 from gpuemu.jit import abi, engine
 from gpuemu.jit.ir_writer import IRWriter
 
-from .racecheck import GROUP_CAP, PER_RECORD
+from .racecheck import GROUP_CAP, PER_RECORD, SYNC_CALL
 
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
 P8, P32, P64 = I8.as_pointer(), I32.as_pointer(), I64.as_pointer()
@@ -199,10 +199,16 @@ def _build_init(m: ll.Module) -> None:
 def _build_race(m: ll.Module) -> None:
     """racecheck of one block at a time: per unit and barrier interval the
     kept accesses (racecheck's PER_RECORD and GROUP_CAP), each new one
-    compared with them; CAPPED for a later one that could race. An interval (a run of the space's records of one
-    block and epoch) without a write has no race and is skipped."""
+    compared with them; CAPPED for a later one that could race. An
+    interval (a run of the space's records of one block and epoch) without
+    a write has no race and is skipped. Two accesses of one warp a
+    warp-sync interval apart are ordered, unless the warp has a partial
+    __syncwarp (`sync_tables`): then a call between them must order their
+    lanes (racecheck.syncwarp_orders)."""
     f = _Fn(m, SYMBOLS[1], COMMON + [("its", I64), ("nlines", I64),
-                                     ("state", P64), ("kept", P64), ("out", P64)])
+                                     ("state", P64), ("kept", P64), ("out", P64),
+                                     ("sbase", P64), ("sblock0", I64), ("snwarps", I64),
+                                     ("nsbase", I64), ("scalls", P64)])
     b, a = f.b, f.a
     stamp = f.var(f.ld(a["stamps"], c(1)))
     prev_block = f.var(c(-1 << 40))
@@ -225,7 +231,27 @@ def _build_race(m: ll.Module) -> None:
     def per_record(rec):
         rec["stamp"] = b.load(stamp)
         rec["ws"] = b.lshr(rec["epoch"], c(32))
+        # the warp's calls in scalls (their k-th at cb + k), or -1: the interval rule
+        cbv = f.var(c(-1))
+        idx = b.add(b.mul(b.sub(rec["blk"], a["sblock0"]), a["snwarps"]), rec["warp"])
+        with b.if_then(b.and_(b.icmp_signed(">=", idx, c(0)), b.icmp_signed("<", idx, a["nsbase"]))):
+            b.store(f.ld(a["sbase"], idx), cbv)
+        rec["cb"] = b.load(cbv)
         return ll.Constant(I1, 1)
+
+    def call_orders(cb, lo, hi, lx, ly):
+        """Does a call k of the warp, lo < k <= hi, order lanes lx and ly?"""
+        hit = f.var(ll.Constant(I1, 0), I1)
+        with f.loop(b.add(lo, c(1)), b.add(hi, c(1))) as k:
+            e = b.gep(a["scalls"], [b.mul(b.add(cb, k), c(SYNC_CALL))])
+            act = b.load(e)
+            onx = b.icmp_signed("!=", b.and_(b.lshr(act, lx), c(1)), c(0))
+            ony = b.icmp_signed("!=", b.and_(b.lshr(act, ly), c(1)), c(0))
+            nx = b.icmp_signed("!=", b.and_(b.lshr(b.load(b.gep(e, [b.add(lx, c(1))])), ly), c(1)), c(0))
+            ny = b.icmp_signed("!=", b.and_(b.lshr(b.load(b.gep(e, [b.add(ly, c(1))])), lx), c(1)), c(0))
+            orders = b.and_(b.or_(onx, ony), b.and_(b.or_(b.not_(onx), nx), b.or_(b.not_(ony), ny)))
+            b.store(b.or_(b.load(hit), b.or_(b.icmp_signed("<", act, c(0)), orders)), hit)
+        return b.load(hit)
 
     def per_unit(rec, tib, u):
         with b.if_then(b.icmp_unsigned(">=", u, a["nslots"])):
@@ -254,7 +280,9 @@ def _build_race(m: ll.Module) -> None:
             b.ret(c(CAPPED, I32))
         with b.if_then(keep):
             kbase = b.gep(a["kept"], [b.mul(u, c(GROUP_CAP * KEPT))])
-            with b.if_then(b.or_(W, b.icmp_signed(">", b.load(nw_p), c(0)))):
+            def compare(sync: bool) -> None:
+                """The new access against each kept one; sync: its warp has a
+                partial __syncwarp (a loop of its own: the common one stays lean)."""
                 with f.loop(c(0), nkv) as j:
                     e = b.gep(kbase, [b.mul(j, c(KEPT))])
                     t2 = b.load(b.gep(e, [c(1)]))
@@ -266,8 +294,19 @@ def _build_race(m: ll.Module) -> None:
                     ok = b.and_(b.icmp_signed("!=", et, tib), b.or_(eW, W))
                     ok = b.and_(ok, b.not_(b.and_(eA, A)))
                     same_warp = b.icmp_signed("==", b.lshr(et, c(5)), rec["warp"])
-                    unsynced = b.and_(its, b.and_(b.icmp_signed("!=", b.load(e), s),
-                                                  b.icmp_signed("==", b.lshr(t2, c(32)), rec["ws"])))
+                    wsx = b.lshr(t2, c(32))
+                    other_record = b.icmp_signed("!=", b.load(e), s)
+                    unsynced = b.and_(its, b.and_(other_record, b.icmp_signed("==", wsx, rec["ws"])))
+                    if sync:
+                        apart = f.var(ll.Constant(I1, 0), I1)
+                        partial = b.and_(b.and_(its, same_warp),
+                                         b.and_(other_record, b.icmp_signed("!=", wsx, rec["ws"])))
+                        with b.if_then(b.and_(ok, partial)):
+                            first = b.icmp_signed("<", wsx, rec["ws"])
+                            b.store(b.not_(call_orders(rec["cb"], b.select(first, wsx, rec["ws"]),
+                                                       b.select(first, rec["ws"], wsx),
+                                                       b.and_(et, c(31)), b.and_(tib, c(31)))), apart)
+                        unsynced = b.or_(unsynced, b.load(apart))
                     ok = b.and_(ok, b.or_(b.not_(same_warp), unsynced))
                     with b.if_then(ok):
                         lx, li = b.and_(l2, c(0xFFFFFFFF)), rec["li"]
@@ -281,6 +320,13 @@ def _build_race(m: ll.Module) -> None:
                         idx = b.mul(b.add(b.mul(b.add(b.mul(kind, L), line), L), other), c(RACE_FIELDS))
                         _count(b, a["out"], idx, (rec["blk"], b.select(first_x, et, tib), rec["blk"],
                                                   b.select(first_x, tib, et), u))
+
+            with b.if_then(b.or_(W, b.icmp_signed(">", b.load(nw_p), c(0)))):
+                with b.if_else(b.icmp_signed(">=", rec["cb"], c(0))) as (partial_warp, plain_warp):
+                    with partial_warp:
+                        compare(True)
+                    with plain_warp:
+                        compare(False)
             e = b.gep(kbase, [b.mul(nkv, c(KEPT))])
             b.store(s, e)
             b.store(b.or_(tib, b.shl(rec["ws"], c(32))), b.gep(e, [c(1)]))
@@ -337,7 +383,7 @@ def _module(build) -> str:
 _P, _N = ctypes.c_void_p, ctypes.c_int64
 _COMMON = [_N, _P, _P, _N, _P, _P, _P, _N, _N, _N, _P]
 INIT_PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, *_COMMON, _N, _P, _P)
-RACE_PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, *_COMMON, _N, _N, _P, _P, _P)
+RACE_PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, *_COMMON, _N, _N, _P, _P, _P, _P, _N, _N, _N, _P)
 
 
 # ------------------------------------------------------------ Python side
@@ -380,13 +426,15 @@ class Shadow:
 
 
 def scan(recptr: np.ndarray, seq: np.ndarray, space: int, tab: Tables, unit: int,
-         shadow: Shadow, its: bool, race: bool, init: bool) -> tuple:
+         shadow: Shadow, its: bool, race: bool, init: bool, sync_tables: tuple = None) -> tuple:
     """(status, race table, init table) of the records at addresses `recptr`
     (abi.TRACE_DTYPE, complete blocks in emulation order) of one `space`,
     launch-wide indices `seq`. race table[kind, line, other] = (count,
     block, thread in block, other block, other thread, unit), kind an index
     of racecheck.KINDS, lines compact indices (tab.lines); init
-    table[line] = (count, block, thread in block, unit)."""
+    table[line] = (count, block, thread in block, unit). sync_tables:
+    (base, first block, warps per block, calls) of racecheck.WarpSyncs.tables,
+    for warps with a partial __syncwarp."""
     L = len(tab.lines)
     race_out = np.zeros((3, L, L, RACE_FIELDS), np.int64)
     init_out = np.zeros((L, INIT_FIELDS), np.int64)
@@ -405,8 +453,10 @@ def scan(recptr: np.ndarray, seq: np.ndarray, space: int, tab: Tables, unit: int
         status = fn(*common, sh.upt, sh.init.ctypes.data, init_out.ctypes.data)
     if race and status == OK:
         fn = engine.native_function(SYMBOLS[1], lambda: _module(_build_race), RACE_PROTOTYPE)
+        base, block0, nwarps, calls = sync_tables or (np.zeros(1, np.int64), 0, 0, np.zeros(1, np.int64))
         status = fn(*common, int(its), L, sh.race.ctypes.data,
-                    sh.kept.ctypes.data, race_out.ctypes.data)
+                    sh.kept.ctypes.data, race_out.ctypes.data, base.ctypes.data, block0, nwarps,
+                    len(base) if sync_tables else 0, calls.ctypes.data)
     if status != OK:
         shadow.reset()
         return status, None, None

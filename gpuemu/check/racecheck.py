@@ -12,7 +12,10 @@ Scheduling"; "Memory Fence Functions"):
 - within a warp, lanes run in lock-step on presets without independent
   thread scheduling (before sm_70): two instructions of one warp are ordered.
   From sm_70 on, lanes of a warp are only ordered by __syncwarp (the
-  warp-sync interval `wsync`) or __syncthreads;
+  warp-sync interval `wsync`) or __syncthreads. __syncwarp(mask) orders
+  memory only among the lanes in mask (the Guide, __syncwarp): a call
+  between two accesses orders their lanes when each of them that makes the
+  call names the other in its mask (`WarpSyncs`);
 - lanes of one instruction are one access, not a hazard;
 - blocks are always concurrent. A global access is ordered before another
   (of any thread) when the first one's block issued a __threadfence after it
@@ -44,9 +47,10 @@ from typing import Optional
 
 import numpy as np
 
-from .accesses import Rows, group_order
+from .accesses import Rows, distinct, group_order, spread
 
 KINDS = ("write-after-write", "read-after-write", "write-after-read")
+SYNC_CALL = 33      # a __syncwarp call in WarpSyncs.tables: active lanes, 32 masks
 GROUP_CAP = 32      # accesses per location compared pairwise (the first, by emulation order);
                     # each later one is judged against the earliest it races with
 LINE_MASK = (1 << 21) - 1     # source lines below two million
@@ -68,6 +72,162 @@ def concurrent(b1, e1, w1, s1, r1, b2, e2, w2, s2, r2, its: bool, released: bool
     if r1 == r2:
         return False
     return its and s1 == s2
+
+
+def syncwarp_orders(active: int, masks, lane1: int, lane2: int) -> bool:
+    """Does one __syncwarp call (its active lanes, each lane's mask argument)
+    order lanes lane1 and lane2? One of them makes it, and each of them that
+    makes it names the other (the other may make it in another branch: the
+    calls of one mask are one barrier)."""
+    on1, on2 = active >> lane1 & 1, active >> lane2 & 1
+    return bool((on1 or on2) and (not on1 or masks[lane1] >> lane2 & 1)
+                and (not on2 or masks[lane2] >> lane1 & 1))
+
+
+class WarpSyncs:
+    """The __syncwarp calls of a launch: per (block, warp) and warp-sync
+    count k (the k-th call of the warp: accesses after it have wsync >= k),
+    the active lanes and each lane's mask argument. Warps whose every call
+    is made by all their lanes naming all of them (plain) keep the interval
+    rule: two accesses are ordered when a call came between."""
+
+    def __init__(self) -> None:
+        self.parts: list = []
+        self.partial = np.zeros(0, np.int64)    # block << 32 | warp of a call that is not plain, sorted
+        self._table = None
+
+    def add(self, block, warp, k, active, masks, existing) -> None:
+        """Calls: arrays (masks: uint32[N, 32]; existing: the warp's lanes).
+        A plain call's masks are not kept: they name the warp's lanes."""
+        existing = existing.astype(np.int64)
+        whole = active.astype(np.int64) == existing
+        plain = whole & (masks == 0xFFFFFFFF).all(axis=1) if whole.any() else whole
+        if not plain.all():
+            some = np.flatnonzero(whole & ~plain)
+            ex = existing[some, None]
+            plain[some] = ((masks[some].astype(np.int64) & ex) == ex).all(axis=1)
+        row = np.full(len(plain), -1, np.int64)      # of this part's masks
+        if not plain.all():
+            bw = distinct(block[~plain].astype(np.int64) << 32 | warp[~plain].astype(np.int64))
+            # blocks run in order: a batch's warps mostly come after those before
+            if len(self.partial) and bw[0] <= self.partial[-1]:
+                bw = distinct(np.concatenate([self.partial, bw]))
+            else:
+                bw = np.concatenate([self.partial, bw])
+            self.partial = bw
+            row[~plain] = np.arange(int((~plain).sum()))
+        self.parts.append((block, warp, k, active, existing, row, np.ascontiguousarray(masks[~plain])))
+        self._table = None
+
+    def partial_rows(self, block: np.ndarray, warp: np.ndarray) -> np.ndarray:
+        """bool per (block, warp): a warp with a call that is not plain."""
+        if not len(self.partial):
+            return np.zeros(len(block), bool)
+        q = np.asarray(block, np.int64) << 32 | np.asarray(warp, np.int64)
+        i = np.minimum(np.searchsorted(self.partial, q), len(self.partial) - 1)
+        return self.partial[i] == q
+
+    def _calls(self, lo: int = None, hi: int = None) -> tuple:
+        """(sorted keys, active lanes, existing lanes, kept-mask row) of the
+        calls of blocks lo..hi (every block: None), and the kept masks.
+        Blocks run one after another: a few batches hold a block's calls."""
+        parts = [p for p in self.parts if lo is None or (len(p[0]) and p[0].min() <= hi and p[0].max() >= lo)]
+        if not parts:
+            z = np.zeros(0, np.int64)
+            return z, z, z, z, np.zeros((0, 32), np.int64)
+        if self._table is not None and self._table[0] == (lo, hi):
+            return self._table[1]
+        cols = [np.concatenate([p[i] for p in parts]).astype(np.int64) for i in range(5)]
+        off = np.cumsum([0] + [len(p[6]) for p in parts])
+        row = np.concatenate([np.where(p[5] < 0, -1, p[5] + o) for p, o in zip(parts, off)])
+        b, w, k = cols[:3]
+        key = (b << 32 | w) * (1 << 24) + k
+        o = np.argsort(key, kind="stable")
+        table = (key[o], cols[3][o], cols[4][o], row[o],
+                 np.concatenate([p[6] for p in parts]).reshape(-1, 32).astype(np.int64))
+        self._table = ((lo, hi), table)
+        return table
+
+    def _find(self, table, block, warp, k) -> tuple:
+        """(index of call k of the warp in `table`, found?) per entry."""
+        keys = table[0]
+        if not len(keys):
+            z = np.zeros(np.shape(k), np.int64)
+            return z, z != 0
+        q = (np.asarray(block, np.int64) << 32 | np.asarray(warp, np.int64)) * (1 << 24) + k
+        i = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
+        return i, keys[i] == q
+
+    @staticmethod
+    def _mask(table, i, lane) -> np.ndarray:
+        _, _, existing, row, kept = table
+        return np.where(row[i] < 0, existing[i], kept[np.maximum(row[i], 0), lane] if len(kept) else 0)
+
+    def tables(self, blocks: np.ndarray, nwarps: int) -> tuple:
+        """For block_scan: (base, first block, nwarps, calls): the k-th call
+        of warp w of block b, as [active lanes, 32 masks] (active -1: not in
+        the trace), is row base[(b - first block) * nwarps + w] + k of calls;
+        base -1 for a warp without a partial call (None: no such warp)."""
+        lo, hi = int(blocks.min()), int(blocks.max())
+        keys, act, existing, row, kept = self._calls(lo, hi)
+        bw = keys // (1 << 24)
+        b, w, k = bw >> 32, bw & 0xFFFFFFFF, keys % (1 << 24)
+        sel = np.flatnonzero((b >= lo) & (b <= hi) & self.partial_rows(b, w))
+        if not len(sel):
+            return None
+        slot = (b[sel] - lo) * nwarps + w[sel]         # ascending: keys sort by block, warp
+        head = np.ones(len(slot), bool)
+        head[1:] = slot[1:] != slot[:-1]
+        slots, first = slot[head], np.flatnonzero(head)
+        last = np.append(first[1:], len(sel)) - 1
+        size = k[sel][last] + 1                  # calls 0..K of each warp (keys sort by k)
+        start = np.cumsum(size) - size
+        base = np.full((hi - lo + 1) * nwarps, -1, np.int64)
+        base[slots] = start
+        calls = np.zeros((int(size.sum()), SYNC_CALL), np.int64)
+        calls[:, 0] = -1
+        at = start[np.searchsorted(slots, slot)] + k[sel]
+        i = sel
+        calls[at, 0] = act[i]
+        calls[at, 1:] = np.where(row[i][:, None] < 0, existing[i][:, None],
+                                 kept[np.maximum(row[i], 0)] if len(kept) else 0)
+        return base, lo, nwarps, calls.ravel()
+
+    def ordered_reference(self, block: int, warp: int, lane1: int, s1: int, lane2: int, s2: int) -> bool:
+        """Is there a call between warp-sync counts s1 and s2 ordering the
+        two lanes? (plain Python; a call missing from the trace orders)"""
+        table = self._calls(block, block)
+        for k in range(min(s1, s2) + 1, max(s1, s2) + 1):
+            i, found = self._find(table, block, warp, k)
+            if not found:
+                return True
+            masks = {lane: int(self._mask(table, i, lane)) for lane in (lane1, lane2)}
+            if syncwarp_orders(int(table[1][i]), masks, lane1, lane2):
+                return True
+        return False
+
+    def ordered(self, block, warp, lane1, s1, lane2, s2) -> np.ndarray:
+        """ordered_reference, vectorised over pairs."""
+        lo, hi = np.minimum(s1, s2).astype(np.int64), np.maximum(s1, s2).astype(np.int64)
+        out = np.zeros(len(lo), bool)
+        if not len(lo):
+            return out
+        table = self._calls(int(block.min()), int(block.max()))
+        act = table[1]
+        l1, l2 = lane1.astype(np.int64), lane2.astype(np.int64)
+        todo = np.flatnonzero(lo < hi)
+        k = lo + 1
+        while len(todo):
+            i, found = self._find(table, block[todo], warp[todo], k[todo])
+            x, y = l1[todo], l2[todo]
+            on1, on2 = (act[i] >> x) & 1 == 1, (act[i] >> y) & 1 == 1
+            names1 = (self._mask(table, i, x) >> y) & 1 == 1
+            names2 = (self._mask(table, i, y) >> x) & 1 == 1
+            hit = ~found | ((on1 | on2) & (~on1 | names1) & (~on2 | names2))
+            out[todo[hit]] = True
+            k[todo] += 1
+            todo = todo[~hit & (k[todo] <= hi[todo])]
+        return out
 
 
 def hazard(write1: bool, atomic1: bool, write2: bool, atomic2: bool) -> Optional[str]:
@@ -95,10 +255,11 @@ def lines_of(kind: str, line1: int, line2: int) -> tuple:
 
 def find_races_reference(rows: Rows, keys: tuple, tpb: int, its: bool,
                          release: Optional[np.ndarray] = None,
-                         acquire: Optional[np.ndarray] = None, observed: bool = False) -> dict:
+                         acquire: Optional[np.ndarray] = None, observed: bool = False,
+                         syncs: Optional[WarpSyncs] = None) -> dict:
     """{(kind, line, other_line): [count, row, other_row]} over the pairs of
-    rows with equal keys (plain Python; `release[i]`/`acquire[j]`, `observed`:
-    see the module docstring): every pair among a group's first GROUP_CAP
+    rows with equal keys (plain Python; `release[i]`/`acquire[j]`, `observed`,
+    `syncs`: see the module docstring): every pair among a group's first GROUP_CAP
     rows, and for each later row, per hazard kind, the pair with the
     earliest row it races with."""
     tid = rows.thread(tpb)
@@ -116,9 +277,16 @@ def find_races_reference(rows: Rows, keys: tuple, tpb: int, its: bool,
             return None
         rel = bool(release is not None and release[x] and acquire[y])
         rel |= bool(observed and rows.atomic[x] and rows.write[x] and rows.seq[x] <= chain[y])
-        if not concurrent(rows.block[x], rows.epoch[x], rows.warp[x], rows.wsync[x], rows.seq[x],
-                          rows.block[y], rows.epoch[y], rows.warp[y], rows.wsync[y], rows.seq[y],
-                          its, rel):
+        if concurrent(rows.block[x], rows.epoch[x], rows.warp[x], rows.wsync[x], rows.seq[x],
+                      rows.block[y], rows.epoch[y], rows.warp[y], rows.wsync[y], rows.seq[y], its, rel):
+            return kind
+        # a warp-sync interval apart: unless a __syncwarp between orders the two lanes
+        if (syncs is None or rel or not its or rows.block[x] != rows.block[y]
+                or rows.epoch[x] != rows.epoch[y] or rows.warp[x] != rows.warp[y]
+                or rows.seq[x] == rows.seq[y]):
+            return None
+        if syncs.ordered_reference(int(rows.block[x]), int(rows.warp[x]), int(rows.lane[x]),
+                                   int(rows.wsync[x]), int(rows.lane[y]), int(rows.wsync[y])):
             return None
         return kind
 
@@ -178,18 +346,28 @@ def _pairs(order: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> tuple:
 
 def _racing(rows: Rows, tid: np.ndarray, x: np.ndarray, y: np.ndarray, its: bool,
             release: Optional[np.ndarray], acquire: Optional[np.ndarray],
-            chain: Optional[np.ndarray] = None) -> np.ndarray:
+            chain: Optional[np.ndarray] = None, syncs: Optional[WarpSyncs] = None) -> np.ndarray:
     """Do rows x[k] (earlier) and y[k] race? (`hazard` and `concurrent`,
-    vectorised; chain: `_chains`.)"""
+    vectorised; chain: `_chains`; syncs: the warps' __syncwarp calls.)"""
     wx, wy = rows.write[x], rows.write[y]
     ok = (tid[x] != tid[y]) & (wx | wy) & ~(rows.atomic[x] & rows.atomic[y])
     rel = (release[x] & acquire[y]) if release is not None else np.zeros(len(x), bool)
     if chain is not None:
         rel |= rows.atomic[x] & rows.write[x] & (rows.seq[x] <= chain[y])
     same_block = rows.block[x] == rows.block[y]
+    unsynced = rows.wsync[x] == rows.wsync[y]
+    if its and syncs is not None and len(syncs.partial):
+        # warps with a partial __syncwarp: which calls between order the lanes
+        ask = np.flatnonzero(ok & ~rel & ~unsynced & same_block & (rows.warp[x] == rows.warp[y])
+                             & (rows.epoch[x] == rows.epoch[y]) & (rows.seq[x] != rows.seq[y]))
+        ask = ask[syncs.partial_rows(rows.block[x[ask]], rows.warp[x[ask]])]
+        if len(ask):
+            xa, ya = x[ask], y[ask]
+            unsynced[ask] = ~syncs.ordered(rows.block[xa], rows.warp[xa], rows.lane[xa],
+                                           rows.wsync[xa], rows.lane[ya], rows.wsync[ya])
     inblock = ((rows.epoch[x] == rows.epoch[y])
                & ((rows.warp[x] != rows.warp[y])
-                  | (its & (rows.seq[x] != rows.seq[y]) & (rows.wsync[x] == rows.wsync[y]))))
+                  | (its & (rows.seq[x] != rows.seq[y]) & unsynced)))
     return ok & np.where(same_block, inblock, True) & ~rel
 
 
@@ -308,7 +486,8 @@ def _chains(rows: Rows, tid: np.ndarray, order: np.ndarray, gid: np.ndarray) -> 
 
 def _later_pairs(rows: Rows, tid: np.ndarray, order: np.ndarray, starts: np.ndarray,
                  sizes: np.ndarray, its: bool, release: Optional[np.ndarray],
-                 acquire: Optional[np.ndarray], chain: Optional[np.ndarray]) -> tuple:
+                 acquire: Optional[np.ndarray], chain: Optional[np.ndarray],
+                 syncs: Optional[WarpSyncs]) -> tuple:
     """(earlier, later) row pairs for the rows past the first GROUP_CAP of
     each group: per later row and hazard kind, the earliest row of its group
     it races with (found among `_witnesses`)."""
@@ -339,12 +518,30 @@ def _later_pairs(rows: Rows, tid: np.ndarray, order: np.ndarray, starts: np.ndar
         past = chain_past if c & 3 == 3 else no_past     # strong writes
         for xi in _witnesses(levels, cls, later, c, past):
             ok = (xi >= 0) & (xi < later)
-            ok[ok] = _racing(rows, tid, r[xi[ok]], r[later[ok]], its, release, acquire, chain)
+            ok[ok] = _racing(rows, tid, r[xi[ok]], r[later[ok]], its, release, acquire, chain, syncs)
             wx, wy = rows.write[r[xi]], rows.write[r[later]]
             kind = np.where(wx & wy, 0, np.where(wx, 1, 2))
             for k in range(3):
                 sel = ok & (kind == k)
                 best[k, sel] = np.minimum(best[k, sel], xi[sel])
+    if its and syncs is not None and len(syncs.partial):
+        # in a warp with a partial __syncwarp the warp-sync interval does not
+        # say which lanes are ordered: every earlier row of the warp is a candidate
+        y = later[syncs.partial_rows(rows.block[r[later]], rows.warp[r[later]])]
+        if len(y):
+            key = _rank((g, rows.block[r], rows.epoch[r], rows.warp[r]))
+            at = np.argsort(key, kind="stable")
+            pos = np.empty(len(r), np.int64)
+            pos[at] = np.arange(len(r))
+            head = np.searchsorted(key[at], key[y])
+            xi, origin = spread(head, pos[y] - head)
+            xi, yy = at[xi], y[origin]
+            ok = _racing(rows, tid, r[xi], r[yy], its, release, acquire, chain, syncs)
+            kind = np.where(rows.write[r[xi]] & rows.write[r[yy]], 0, np.where(rows.write[r[xi]], 1, 2))
+            col = np.searchsorted(later, yy)
+            for k in range(3):
+                sel = ok & (kind == k)
+                np.minimum.at(best[k], col[sel], xi[sel])
     xs, ys = [], []
     for k in range(3):
         sel = best[k] < big_i
@@ -355,7 +552,7 @@ def _later_pairs(rows: Rows, tid: np.ndarray, order: np.ndarray, starts: np.ndar
 
 def find_races(rows: Rows, keys: tuple, tpb: int, its: bool,
                release: Optional[np.ndarray] = None, acquire: Optional[np.ndarray] = None,
-               observed: bool = False) -> dict:
+               observed: bool = False, syncs: Optional[WarpSyncs] = None) -> dict:
     """find_races_reference, vectorised: group rows by keys, keep groups with
     two threads and a write, compare their pairs with numpy."""
     n = len(rows)
@@ -401,9 +598,10 @@ def find_races(rows: Rows, keys: tuple, tpb: int, its: bool,
     if not cand.any():
         return {}
     x, y = _pairs(order, starts[cand], sizes[cand])
-    lx, ly = _later_pairs(rows, tid, order, starts[cand], sizes[cand], its, release, acquire, chain)
+    lx, ly = _later_pairs(rows, tid, order, starts[cand], sizes[cand], its, release, acquire, chain,
+                          syncs)
     x, y = np.concatenate([x, lx]), np.concatenate([y, ly])
-    ok = _racing(rows, tid, x, y, its, release, acquire, chain)
+    ok = _racing(rows, tid, x, y, its, release, acquire, chain, syncs)
     x, y = x[ok], y[ok]
     wx, wy = rows.write[x], rows.write[y]
     if not len(x):

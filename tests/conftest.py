@@ -46,3 +46,16 @@ def nvcc_cubin(nvcc: str, source: Path, tmp_path: Path) -> None:
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert out.stat().st_size > 0
+
+
+@pytest.fixture
+def ctrl_c_raises():
+    """SIGINT raises KeyboardInterrupt in the test, also in a test run started
+    with SIGINT ignored (a shell's background job inherits it so, and Python
+    then installs no handler of its own)."""
+    import signal
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)

@@ -785,7 +785,7 @@ def _interrupt_once_waiting(thread: threading.Thread, then: threading.Event) -> 
     then.set()
 
 
-def test_an_interrupted_launch_returns_only_once_its_pool_threads_ended():
+def test_an_interrupted_launch_returns_only_once_its_pool_threads_ended(ctrl_c_raises):
     # Ctrl-C while a launch waits for its pool thread: were the wait left at
     # once, the pool thread would write the abandoned launch's results into
     # the user's arrays after a later launch returned

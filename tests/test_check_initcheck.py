@@ -85,7 +85,7 @@ def test_a_launch_without_initcheck_marks_its_arguments_written():
     assert la.findings == []
 
 
-def test_local_array_read_past_what_was_written():
+def test_local_array_read_past_what_was_written_names_the_array_and_the_byte():
     src = r"""
     extern "C" __global__ void k(int* out, int m) {
         int a[4];
@@ -97,6 +97,8 @@ def test_local_array_read_past_what_was_written():
     la = launch(src, "k", 1, 32, np.zeros(32, np.int32), np.int32(2), check=["initcheck"])
     [f] = la.findings
     assert (f.kind, f.line, f.space) == ("uninitialized_read", 6, "local")
+    assert (f.extra["object"], f.extra["offset"]) == ("the local array 'a' [0, 16)", 4)
+    assert "(byte 4 of the local array 'a' [0, 16))" in f.message
 
 
 def test_a_read_of_the_half_the_host_did_not_assign_is_reported():

@@ -81,7 +81,7 @@ def test_every_call_into_llvm_of_a_compile_and_load_is_made_holding_the_engine_s
     assert held and all(held)
 
 
-def test_ctrl_c_during_a_compile_is_raised_after_it_outside_llvmlite():
+def test_ctrl_c_during_a_compile_is_raised_after_it_outside_llvmlite(ctrl_c_raises):
     # a KeyboardInterrupt raised inside llvmlite could dispose an LLVM object
     # twice (ObjectRef.detach is not interrupt-safe): the process aborted
     import signal

@@ -163,3 +163,20 @@ def test_progress_hears_of_every_block_when_the_rest_ran_resident():
     kernel(CHAIN)(8, 32, tuple(np.zeros(8, np.int32) for _ in range(3)), budget=BUDGET, seed=3,
                   progress=told.append)
     assert sum(told) == 8
+
+
+def test_blocks_after_a_long_loop_first_look_further_on(monkeypatch):
+    # block 0 looks at 16384 back edges (a first sight) and 32768 (moved on: a loop, not a
+    # spin), so later blocks first look at 65536, past their 40000: 2 looks, not 2 per block
+    from gpuemu.machine.executor import LaunchRun
+    looks = []
+    spun = LaunchRun._spun
+
+    def counted(self, *args, **kw):
+        looks.append(1)
+        return spun(self, *args, **kw)
+    monkeypatch.setattr(LaunchRun, "_spun", counted)
+    ticket, o = np.zeros(1, np.int32), np.zeros(8, np.int32)
+    src = LONG_LOOP.replace("if (blockIdx.x == 0)\n    for", "for")
+    kernel(src)(4, 32, (ticket, o, np.int32(40000)))
+    assert len(looks) == 2 and o.tolist() == [0, 1, 2, 3] + [40000 // 8 * 28] * 4

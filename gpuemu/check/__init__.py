@@ -32,10 +32,11 @@ def parse_check(check) -> frozenset:
     return frozenset(names)
 
 
-def make_checker(check, meta, preset, shape, memory) -> Optional["Checker"]:
-    """A Checker for one launch, or None when check mode is off."""
+def make_checker(check, meta, preset, shape, memory, params=None) -> Optional["Checker"]:
+    """A Checker for one launch, or None when check mode is off (params:
+    the launch's parameter bytes, to name the arguments findings touch)."""
     tools = parse_check(check)
     if not tools:
         return None
     from .checker import Checker
-    return Checker(tools, meta, preset, shape, memory)
+    return Checker(tools, meta, preset, shape, memory, params)

@@ -17,8 +17,9 @@ import numpy as np
 
 from gpuemu.errors import Finding
 from gpuemu.jit import abi
-from gpuemu.machine.findings import thread_of
+from gpuemu.machine.findings import object_at, thread_of
 from gpuemu.memory.trace import SPACE_CODES, sync_op
+from isa import ir
 
 from . import accesses, block_scan, initcheck, racecheck, synccheck
 from .accesses import InstrTables, Rows, decode, distinct, granule, row_count
@@ -37,8 +38,9 @@ def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
 
 
 class Checker:
-    def __init__(self, tools: frozenset, meta, preset, shape, memory) -> None:
+    def __init__(self, tools: frozenset, meta, preset, shape, memory, params=None) -> None:
         self.tools, self.meta, self.shape = tools, meta, shape
+        self.memory, self.params = memory, params
         self.its = bool(getattr(preset, "independent_thread_scheduling", True))
         self.tables = InstrTables.of(meta.instrs)
         self.unit = {s: granule(meta.instrs, s) for s in ("shared", "local", "global")}
@@ -422,6 +424,38 @@ class Checker:
     def _where(self, line: int) -> tuple:
         return self.meta.where(line)
 
+    def _object(self, space: str, addr: int) -> tuple:
+        """(description, byte offset in it) of the object holding `addr`: a
+        shared array or local object (as out-of-bounds findings name them),
+        the kernel argument pointing into a global allocation, a __device__
+        variable, or the allocation; (None, None) where none does."""
+        if space != "global":
+            obj = object_at(self.meta, getattr(self.shape, "shared_dynamic", 0), space, addr)
+            return (obj[0], addr - obj[1]) if obj else (None, None)
+        alloc = next((a for a in self.memory.live_allocations()
+                      if a.address <= addr < a.address + a.nbytes), None)
+        if alloc is None:
+            return None, None
+        best = None
+        for name, ty, off in self.meta.params if self.params is not None else ():
+            if not isinstance(ty, ir.PointerType) or off + 8 > len(self.params):
+                continue
+            ptr = int(self.params[off:off + 8].view(np.int64)[0])
+            start = ptr & abi.ADDR_MASK
+            if (ptr >> abi.ADDR_BITS) & 0xFFFF == alloc.tag and start <= addr and (best is None or start > best[1]):
+                best = (f"argument '{name}'", start)
+        if best is not None:
+            return best[0], addr - best[1]
+        return (alloc.name or f"allocation at {alloc.address:#x} ({alloc.nbytes} bytes)"), addr - alloc.address
+
+    def _named(self, space: str, addr: int, extra: dict) -> str:
+        """' (byte N of <object>)' for a message; the object and offset go into extra."""
+        obj, off = self._object(space, addr)
+        if obj is None:
+            return ""
+        extra.update(object=obj, offset=off)
+        return f" (byte {off} of {obj})"
+
     def _add_found_races(self, found: dict, rows: Rows, space: str) -> None:
         """Add racecheck.find_races' {(kind, line, other): [count, row, other row]}."""
         def who(i):
@@ -443,17 +477,22 @@ class Checker:
         t, ot = self._thread(first[1]), self._thread(second[1])
         b, ob = self._block(first[0]), self._block(second[0])
         addr = unit * self.unit[space]
-        between = ("different blocks" if b != ob else
-                   "one barrier interval" if first[1] // abi.WARP != second[1] // abi.WARP else
-                   "one warp with no __syncwarp between them (independent thread scheduling)")
-        msg = (f"{hz} hazard on {space} memory at {addr:#x}: {label} (thread {t} of block {b}) "
-               f"and {olabel} (thread {ot} of block {ob}) are not ordered ({between}); "
-               f"add a __syncthreads()/__syncwarp() or a fence between them")
+        # what orders such a pair (a fence alone orders nothing: PTX memory model)
+        between, fix = (
+            ("different blocks", "blocks are ordered only by a __threadfence() then an atomic or "
+                                 "volatile flag store that the other block reads before its access, "
+                                 "or by separate launches") if b != ob else
+            ("one barrier interval", "add a __syncthreads() between them")
+            if first[1] // abi.WARP != second[1] // abi.WARP else
+            ("one warp with no __syncwarp between them (independent thread scheduling)",
+             "add a __syncwarp() between them"))
+        extra = {"hazard": hz, "count": count, "other_block": ob, "file": file}
+        msg = (f"{hz} hazard on {space} memory at {addr:#x}{self._named(space, addr, extra)}: "
+               f"{label} (thread {t} of block {b}) "
+               f"and {olabel} (thread {ot} of block {ob}) are not ordered ({between}); {fix}")
         self.races[key] = Finding(kind="race", message=msg, kernel=self.meta.name, line=ln,
                                   block=b, thread=t, space=space, address=addr, other_line=oln,
-                                  other_thread=ot,
-                                  extra={"hazard": hz, "count": count, "other_block": ob,
-                                         "file": file})
+                                  other_thread=ot, extra=extra)
 
     def _add_uninit(self, bad: np.ndarray, rows: Rows, space: str) -> None:
         """Add the uninitialised reads at rows `bad` (in emulation order)."""
@@ -476,13 +515,15 @@ class Checker:
         addr = unit * self.unit[space]
         what = {"shared": "shared memory", "local": "a local variable or array",
                 "global": "a fresh global allocation (gpuemu.empty)"}[space]
+        extra = {"count": count, "file": file}
+        named = self._named(space, addr, extra)
         self.uninit[key] = Finding(
             kind="uninitialized_read", kernel=self.meta.name, line=ln,
             block=self._block(block), thread=self._thread(in_block), space=space,
             address=addr,
-            message=f"{label} reads {what} at {space} address {addr:#x} that nothing wrote "
-                    f"before (the emulator gives 0; a GPU gives whatever was there)",
-            extra={"count": count, "file": file})
+            message=f"{label} reads {what} at {space} address {addr:#x}{named} that nothing "
+                    f"wrote before (the emulator gives 0; a GPU gives whatever was there)",
+            extra=extra)
 
     def _sync_records(self, rec: np.ndarray, seq: np.ndarray) -> None:
         instr = rec["instr"]

@@ -7,7 +7,9 @@ it: their allocation gets a shadow, one bool per byte, False until the host
 or a kernel writes the byte. Allocations
 without a shadow (asarray, zeros, symbols) count as written. A launch that
 runs without initcheck cannot see which bytes it wrote, so it marks whole
-argument allocations written (no false report later).
+argument allocations written (no false report later, and no report of what
+it left unwritten); an allocation it writes through a pointer it did not
+take as an argument keeps its shadow (README, check mode).
 """
 from __future__ import annotations
 

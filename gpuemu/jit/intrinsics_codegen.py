@@ -457,9 +457,10 @@ class IntrinsicsMixin:
         """The exact result of a float operation as s + e: s its double
         rounded to nearest, e a double with the sign of the rest (0 when s
         is exact; NaN where s is infinite or NaN); and the operands as
-        doubles (a sum's two terms: fma's are the product and c). A float product is exact
-        in double; a sum's rest is TwoSum's (Knuth), exact; a quotient's
-        and a square root's rest is the fma remainder, exact (Markstein)."""
+        doubles (for a sum its two terms: fma's are the product and c).
+        A float product is exact in double; a sum's rest is TwoSum's
+        (Knuth), exact; a quotient's and a square root's rest is the fma
+        remainder, exact (Markstein)."""
         b = self.b
         v64 = ll.VectorType(ll.DoubleType(), WARP)
         xs = [b.fpext(x, v64) for x in xs]

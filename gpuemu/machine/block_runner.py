@@ -295,9 +295,10 @@ def _counted_loop(fn: ll.Function, b: ll.IRBuilder, var, limit, body, start=None
 
 RANGE_SYMBOL = "gpuemu_run_range"
 # fields of the int64 launch array gpuemu_run_range reads (and writes: ISSUED, STOPPED)
+# L_SPIN: each block's first SPIN_F (executor.LaunchRun._spin_first; 0: SPIN_FIRST)
 (L_TEMPLATE, L_SHARED, L_SHARED_BYTES, L_GRID_X, L_GRID_Y, L_NUM_SMS, L_ISSUE, L_COUNTERS,
- L_NLINES, L_ISSUED, L_STOPPED) = range(11)
-L_FIELDS = 11
+ L_NLINES, L_ISSUED, L_STOPPED, L_SPIN) = range(12)
+L_FIELDS = 12
 
 
 # the parts of a warp's header the range loop copies from the template: all but
@@ -367,6 +368,7 @@ def _build_range_ir() -> str:
         nw32 = b.trunc(nw, I32)
         b.store(nw32, b.gep(st, [c32(N_F)]))
         b.store(nw32, b.gep(st, [c32(ROUND_F)]))
+        b.store(b.trunc(field(L_SPIN), I32), b.gep(st, [c32(SPIN_F)]))
         code = b.call(inner, [fn_addr, fptrs, nw, ctx, st, evb, evs])
         ok, stop = fn.append_basic_block("ok"), fn.append_basic_block("stop")
         b.cbranch(b.icmp_signed("==", code, c32(DONE)), ok, stop)
@@ -484,6 +486,7 @@ def run_block(run, j: int, idx: tuple) -> None:
     st, fptrs, st_p, fptrs_p, addr = scratch
     st.fill(0)
     st[N_F] = st[ROUND_F] = nw
+    st[SPIN_F] = run._spin_first
     fptrs[:nw] = run._fptr_array[first:first + nw]
     code = _function()(addr, fptrs_p, nw, run._ctxp, st_p,   # looked up per call (bench_workers.py)
                        *_event_buffer(run))

@@ -31,7 +31,7 @@ from gpuemu.stats import Stats
 from . import block_runner, block_workers, resident_blocks, static_tags, weak_memory
 from .block_scheduler import BlockBatch, RoundRobinBlockScheduler
 from .findings import (barrier_divergence_finding, barrier_mismatch_finding, fault_finding,
-                       spin_finding, thread_of)
+                       spin_finding, static_object, thread_of)
 from .thread_scheduling import split_warp
 from .launch_config import LaunchShape
 from .warp_scheduler import get_warp_scheduler
@@ -90,7 +90,7 @@ class LaunchRun:
         self.memsys = make_memory_system(preset, self.options) if stats else None
         self.recorder = None    # timing mode: a gpuemu.timing TraceRecorder
         from gpuemu.check import make_checker   # the bug finders, when check= asks
-        self.checker = make_checker(self.options.get("check"), ck.meta, preset, shape, memory)
+        self.checker = make_checker(self.options.get("check"), ck.meta, preset, shape, memory, params)
         self.weak = None    # memory_model="weak": a weak_memory.WeakGlobalMemory per run
         self.warp_counts = None   # shared requests counted by the warps (memory/warp_bank_counts.py)
         self._tracing = stats or self.checker is not None or weak_memory.parse_memory_model(
@@ -359,6 +359,7 @@ class LaunchRun:
         progress = self.options.get("progress")
         workers = workers_of(self.options)
         self._resident = self._watch = self._block_order = None
+        self._first_look(0)
         if self._order_rng is not None and self.recorder is None:
             # functional mode with a seed: blocks in a seeded-random order, as a
             # GPU's block scheduler gives no order (timing mode has its own)
@@ -509,7 +510,7 @@ class LaunchRun:
         live = nw
         rng = self._order_rng
         fragments = []                 # frames of warp fragments (independent thread scheduling)
-        spin_at = block_runner.SPIN_FIRST    # as the native loop: a yield past it asks _spun
+        spin_at = self._spin_first or block_runner.SPIN_FIRST   # as the native loop: past it ask _spun
         while live:
             ready = [w for w in range(len(state)) if state[w] == READY]
             if rng is not None and len(ready) > 1:   # seeded warp interleaving
@@ -559,6 +560,7 @@ class LaunchRun:
     _watch = None         # the SpinWatch of the launch's block that yields
     _block_order = None   # a seeded launch's blocks in their order (else linear order)
     _park_ok = False      # blocks that spin may be parked (not with block workers or in timing mode)
+    _spin_first = 0       # the back edges of a block's first look (_first_look)
 
     def _spun(self, idx: tuple, w: int, rows: list, states, task=None) -> tuple:
         """Entry w of block idx yielded past its spin threshold (the native
@@ -577,6 +579,8 @@ class LaunchRun:
             if watch is None or watch.block != lin:
                 watch = self._watch = resident_blocks.SpinWatch(lin)
         spins = watch.spins(w, rows, states, self.shared_stride) and self._park_ok
+        if watch.moved:                  # a long loop, not a spin: later blocks look later
+            self._first_look(min(max(self._spin_first, 2 * edges), self._look_cap()))
         resident = self._resident
         if task is not None:
             return resident.next_look(task, watch.next_look(edges), edges), spins
@@ -589,6 +593,22 @@ class LaunchRun:
         self._switched(int(row[abi.F_SM // 4]), False)
         resident.wait(watch)
         return resident.next_look(None, watch.next_look(edges), edges), False
+
+    def _first_look(self, edges: int) -> None:
+        """Blocks started from now on first look at a yield past `edges`
+        back edges (0: block_runner.SPIN_FIRST): raised where a look found
+        a warp's loop moving on, so that a launch of many blocks with long
+        loops leaves the native loop a few times, not at every block (a
+        kept run keeps it for its next launches; others start from 0)."""
+        self._spin_first = edges
+        scratch = self.__dict__.get("_block_range_scratch")
+        if scratch is not None:
+            scratch[1][block_runner.L_SPIN] = edges
+
+    def _look_cap(self) -> int:
+        """The furthest first look: well within the watchdog budget, so a
+        block that spins is seen spinning before its watchdog stops it."""
+        return max(block_runner.SPIN_FIRST, min(1 << 24, self.budget // 8))
 
     def _not_started(self, lin: int):
         """The launch's blocks after block `lin`, in its order: (linear, (x, y, z), sm)."""
@@ -728,11 +748,8 @@ class LaunchRun:
         return self.findings + self.checker.finish()
 
     def _describe_tag(self, tag: int) -> str:
-        for t, name, space, lo, hi, dynamic in self.meta.objects:
-            if t == tag:
-                if dynamic:
-                    hi = lo + self.shape.shared_dynamic
-                    return f"the dynamic shared memory [{lo}, {hi})"
-                return f"the {space} array '{name}' [{lo}, {hi})"
+        static = static_object(self.meta, self.shape.shared_dynamic, tag)
+        if static is not None:
+            return static[0]
         d = self.memory.describe(tag)
         return d or "any object"

@@ -1,6 +1,8 @@
 """Turn what a stopped warp left in ctx and its frame into a Finding."""
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from gpuemu.errors import Finding
@@ -12,6 +14,26 @@ def thread_of(lane_linear: int, block_dim: tuple) -> tuple:
     """(x, y, z) of the thread with linear index lane_linear in its block."""
     bx, by, _ = block_dim
     return (lane_linear % bx, (lane_linear // bx) % by, lane_linear // (bx * by))
+
+
+def static_object(meta, shared_dynamic: int, tag: int) -> Optional[tuple]:
+    """(description, lo) of the kernel's shared array or local object of
+    static `tag` ("the shared array 's' [0, 128)"), or None."""
+    for t, name, space, lo, hi, dynamic in meta.objects:
+        if t == tag:
+            if dynamic:
+                return f"the dynamic shared memory [{lo}, {lo + shared_dynamic})", lo
+            return f"the {space} array '{name}' [{lo}, {hi})", lo
+    return None
+
+
+def object_at(meta, shared_dynamic: int, space: str, addr: int) -> Optional[tuple]:
+    """(description, lo) of the shared array or local object holding byte
+    `addr` of its space, or None."""
+    for t, _, sp, lo, hi, dynamic in meta.objects:
+        if sp == space and lo <= addr < (lo + shared_dynamic if dynamic else hi):
+            return static_object(meta, shared_dynamic, t)
+    return None
 
 
 def fault_finding(ctx: np.ndarray, meta, block_idx: tuple, warp: int, block_dim: tuple,

@@ -85,13 +85,16 @@ class SpinWatch:
         self.key = None             # the block's key at its last look with a warp unchanged
         self.parked = False         # it has spun before: look at every yield
         self.same = False           # the last look found the yielding warp unchanged
+        self.moved = False          # ... found it changed since its look before
 
     def spins(self, w: int, rows: list, states, shared: int) -> bool:
         """Entry w yielded: whether the block is where it was at the last look
         (entry w's frame first, then every frame, the entries' states and the
         shared memory)."""
         k = frame_key(rows[w])
-        if self.warps.get(w) != k:
+        last = self.warps.get(w)
+        self.moved = last is not None and last != k
+        if last != k:
             self.warps[w] = k
             self.same = False
             return False
@@ -132,6 +135,7 @@ class BlockTask:
         self.fragments: list = []   # warp fragments' frames (independent thread scheduling)
         self.st = np.zeros(block_runner.HEAD + 2 * nw, dtype=np.int32)
         self.st[block_runner.N_F] = self.st[block_runner.ROUND_F] = nw
+        self.st[block_runner.SPIN_F] = run._spin_first
         self.fptrs = np.zeros(2 * nw, dtype=np.int64)
         self.fptrs[:nw] = [self.frames.ctypes.data + w * run.meta.frame_bytes for w in range(nw)]
         self.watch = SpinWatch(lin)

@@ -1,0 +1,76 @@
+"""The checker's findings name what they touch: the shared array, local
+array, kernel argument or __device__ variable, and the byte in it."""
+from __future__ import annotations
+
+import numpy as np
+
+import gpuemu
+from kernel_launch import launch
+
+
+def test_a_shared_race_names_the_array_and_the_byte():
+    src = r"""
+    extern "C" __global__ void k(int* o) {
+        __shared__ int a[64];
+        __shared__ int b[64];
+        b[threadIdx.x] = threadIdx.x;
+        o[threadIdx.x] = b[63 - threadIdx.x];
+    }"""
+    f = launch(src, "k", 1, 64, np.zeros(64, np.int32), check=["race"]).findings[0]
+    # b starts at byte 256; warp 0's last lane reads b[32], warp 1's first lane writes it
+    assert f.extra["object"] == "the shared array 'b' [256, 512)"
+    assert f.extra["offset"] == f.address - 256 and 0 <= f.extra["offset"] < 256
+    assert f"(byte {f.extra['offset']} of the shared array 'b' [256, 512))" in f.message
+
+
+def test_a_global_race_names_the_kernel_argument_and_the_byte_from_where_it_points():
+    src = r"""
+    extern "C" __global__ void k(const int* in, int* out) {
+        if (threadIdx.x == 0) out[3] = out[3] + in[blockIdx.x];
+    }"""
+    whole = gpuemu.zeros(64, np.int32)
+    la = launch(src, "k", 2, 32, gpuemu.zeros(2, np.int32), whole[8:], check=["race"])
+    assert {(f.extra["object"], f.extra["offset"]) for f in la.findings} == {("argument 'out'", 12)}
+    assert "(byte 12 of argument 'out')" in la.findings[0].message
+
+
+def test_a_global_race_on_a_device_variable_names_it():
+    src = r"""
+    __device__ int total[4];
+    extern "C" __global__ void k(int* out) {
+        if (threadIdx.x == 0) total[2] = total[2] + blockIdx.x;
+    }"""
+    la = launch(src, "k", 2, 32, np.zeros(1, np.int32), check=["race"])
+    assert {(f.extra["object"], f.extra["offset"]) for f in la.findings} == {("__device__ total", 8)}
+
+
+def test_an_uninitialised_global_read_names_the_argument():
+    src = r"""
+    extern "C" __global__ void k(const float* a, float* out) {
+        out[threadIdx.x] = a[threadIdx.x] + 1.0f;
+    }"""
+    [f] = launch(src, "k", 1, 32, gpuemu.empty(32, np.float32), gpuemu.zeros(32, np.float32),
+                 check=["initcheck"]).findings
+    assert (f.extra["object"], f.extra["offset"]) == ("argument 'a'", 0)
+
+
+def test_a_race_between_blocks_advises_message_passing_not_a_barrier():
+    src = r"""
+    extern "C" __global__ void k(int* out) {
+        if (threadIdx.x == 0) out[0] = out[0] + blockIdx.x;
+    }"""
+    la = launch(src, "k", 2, 32, gpuemu.zeros(1, np.int32), check=["race"])
+    f = next(f for f in la.findings if f.extra["other_block"] != f.block)
+    assert "(different blocks); blocks are ordered only by a __threadfence() then an atomic" in f.message
+    assert "__syncthreads" not in f.message
+
+
+def test_a_race_between_warps_of_a_block_advises_a_barrier():
+    src = r"""
+    extern "C" __global__ void k(int* o) {
+        __shared__ int s[64];
+        s[threadIdx.x] = threadIdx.x;
+        o[threadIdx.x] = s[63 - threadIdx.x];
+    }"""
+    f = launch(src, "k", 1, 64, np.zeros(64, np.int32), check=["race"]).findings[0]
+    assert f.message.endswith("(one barrier interval); add a __syncthreads() between them")

@@ -28,6 +28,7 @@ from isa import ir
 from isa.diagnostics import CompileError
 
 from . import numpy_arguments, printf_output
+from .compile_options import check_options
 from .device_array import DeviceArray, asarray
 from .device_memory import device_memory
 from .errors import KernelError, LaunchError
@@ -74,8 +75,10 @@ def _get_preset(arch: str):
         raise LaunchError(str(e)) from None
 
 
-def _parse_options(options) -> tuple:
-    """(-I include dirs, -D defines) from nvcc-style options; others kept."""
+def _parse_options(options, cc: tuple = (9, 0), arch: str = "sm_90") -> tuple:
+    """(-I include dirs, -D defines, the other options) from nvcc-style
+    options, each checked by compile_options (a refused or unknown option is
+    a CompileError)."""
     incs, defs, rest = [], {}, []
     if isinstance(options, str):        # one option string, not its characters
         options = (options,)
@@ -90,6 +93,7 @@ def _parse_options(options) -> tuple:
             flat += shlex.split(o) if isinstance(o, str) and " " in o else [o]
         except ValueError as e:         # an unclosed quote: a diagnostic pointing at the option
             raise CompileError(f"cannot split the option: {e}", ir.Loc("<options>", 1, 1), o) from None
+    flat = check_options(flat, cc, arch)
     i = 0
     while i < len(flat):
         o = str(flat[i])
@@ -135,7 +139,9 @@ class RawModule:
         if (code is None) == (path is None):
             raise ValueError("RawModule needs exactly one of code= or path=")
         filename = "<source>"
-        incs, defs, self.options = _parse_options(options)
+        self.preset = _get_preset(arch)
+        cc = tuple(getattr(self.preset, "compute_capability", (9, 0)))
+        incs, defs, self.options = _parse_options(options, cc, arch)
         # nvcc's -Xptxas -dlcm=cg / -dlcm=ca: the L1 policy for global loads,
         # the default of every launch of this module (a launch's l1= wins).
         dlcm = [o.split("=", 1)[1] for o in self.options if str(o).lstrip("-").startswith("dlcm=")]
@@ -153,8 +159,6 @@ class RawModule:
         elif not isinstance(code, str):
             raise TypeError(f"RawModule code= is CUDA C source text (a str), got {type(code).__name__}")
         self.code, self.arch, self.filename = code, arch, filename
-        self.preset = _get_preset(arch)
-        cc = tuple(getattr(self.preset, "compute_capability", (9, 0)))
         self.module = isa.compile_source(code, filename=filename, include_dirs=incs,
                                          defines=defs or None, arch=cc[0] * 100 + cc[1] * 10,
                                          max_local_bytes=self.preset.max_local_bytes)

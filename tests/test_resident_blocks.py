@@ -180,3 +180,91 @@ def test_blocks_after_a_long_loop_first_look_further_on(monkeypatch):
     src = LONG_LOOP.replace("if (blockIdx.x == 0)\n    for", "for")
     kernel(src)(4, 32, (ticket, o, np.int32(40000)))
     assert len(looks) == 2 and o.tolist() == [0, 1, 2, 3] + [40000 // 8 * 28] * 4
+
+
+# thread 0 waits for the block before to publish its running total, then publishes its own (OWN)
+LOOK_BACK = r"""
+  if (t == 0) {
+    int prev = 0;
+    if (b > 0) {
+      while (atomicAdd(&flag[b - 1], 0) == 0) ;
+      __threadfence();
+      prev = val[b - 1];
+    }
+    val[b] = prev + OWN;
+    __threadfence();
+    atomicExch(&flag[b], 1);
+    AFTER
+  }"""
+
+SHARED_SCAN = r"""
+extern "C" __global__ void k(const int *in, int *val, int *flag, int *out) {
+  __shared__ int part[64];
+  __shared__ int prefix;
+  __shared__ int unset[64];
+  int b = blockIdx.x, t = threadIdx.x;
+  part[t] = in[b * 64 + t];
+  __syncthreads();
+  for (int s = 32; s > 0; s >>= 1) { if (t < s) part[t] += part[t + s]; __syncthreads(); }""" + \
+    LOOK_BACK.replace("OWN", "part[0]").replace("AFTER", "prefix = prev;") + r"""
+  __syncthreads();
+  out[b * 64 + t] = prefix + part[0] + READ_UNSET;
+}
+"""
+
+
+def shared_scan(read_unset: bool, seed):
+    """The look-back scan with shared memory in check mode: (findings, right sums)."""
+    src = SHARED_SCAN.replace("READ_UNSET", "unset[t]" if read_unset else "0")
+    inp = np.arange(6 * 64, dtype=np.int32)
+    val, flag, out = np.zeros(6, np.int32), np.zeros(6, np.int32), np.zeros(6 * 64, np.int32)
+    launch = kernel(src)(6, 64, (inp, val, flag, out), check=True, seed=seed, budget=BUDGET)
+    right = np.array_equal(out, np.repeat(np.cumsum(inp.reshape(6, 64).sum(1)), 64))
+    return launch.findings, right
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_a_parked_block_reading_shared_memory_it_wrote_before_parking_has_no_finding(seed):
+    # blocks that wait on an earlier one are parked (these seeds run one first): their shared
+    # records before and after the park are one block's, judged together
+    assert shared_scan(False, seed) == ([], True)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_a_parked_block_reading_shared_memory_nobody_wrote_is_found(seed):
+    # every thread of the 6 blocks, parked or not, reads unset[t]: 384 reads
+    findings, _ = shared_scan(True, seed)
+    assert [(f.kind, f.space, f.line, f.extra["object"], f.extra["count"]) for f in findings] == [
+        ("uninitialized_read", "shared", 23, "the shared array 'unset' [260, 516)", 384)]
+
+
+LOCAL_CHAIN = r"""
+extern "C" __global__ void k(const int *in, int *val, int *flag, int *out, int n) {
+  int b = blockIdx.x, t = threadIdx.x;
+  int loc[16];
+  for (int i = 0; i < n; i++) loc[i] = in[b * 64 + t] + i;""" + \
+    LOOK_BACK.replace("OWN", "1").replace("\n    AFTER", "") + r"""
+  int s = 0;
+  for (int i = 0; i < 16; i++) s += loc[(i * 7 + t) % 16];
+  out[b * 64 + t] = s;
+}
+"""
+
+
+def local_chain(written: int, seed: int) -> list:
+    """Each thread writes loc[0..written) and then reads all 16 (check mode): (kind, space, line, count)."""
+    inp = np.arange(6 * 64, dtype=np.int32)
+    args = (inp, np.zeros(6, np.int32), np.zeros(6, np.int32), np.zeros(6 * 64, np.int32), np.int32(written))
+    launch = kernel(LOCAL_CHAIN)(6, 64, args, check=True, seed=seed, budget=BUDGET)
+    return [(f.kind, f.space, f.line, f.extra["count"]) for f in launch.findings]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_a_parked_block_reading_a_local_array_it_wrote_before_parking_has_no_finding(seed):
+    assert local_chain(16, seed) == []
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_a_parked_block_reading_a_local_element_nobody_wrote_is_found(seed):
+    # loc[15] unwritten: one read by each of the 384 threads
+    assert local_chain(15, seed) == [("uninitialized_read", "local", 18, 384)]

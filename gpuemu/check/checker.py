@@ -5,7 +5,9 @@ order) and calls `finish` at the end. Blocks run one after another, so the
 records of every block but the last one of a batch are complete: shared and
 local memory are judged per complete block, by one native walk over their
 records (block_scan), or the numpy way (decode, racecheck.find_races,
-initcheck.uninitialized) where that walk declines. Global accesses are
+initcheck.uninitialized) where that walk declines. A block parked while
+others run (machine/resident_blocks.py) is held: its shared and local
+records wait until it finishes (hold_block, block_done). Global accesses are
 judged in chunks of about CHUNK thread accesses (a race between accesses
 further apart in the run is not seen).
 """
@@ -56,6 +58,9 @@ class Checker:
         self.carry: list = []       # (records, seq) of the shared and local records of a block going on
         self.carry_block = -1
         self.carry_spaces: set = set()
+        # blocks parked while others ran (machine/resident_blocks.py): block ->
+        # ([(records, seq)], spaces) of its shared and local records, judged at block_done
+        self.held: dict = {}
         self.scan = self._scanners(meta, shape)
         self.global_recs: list = []     # (global records, their seq) of the chunk
         self.global_n = 0               # ... and their rows
@@ -120,24 +125,70 @@ class Checker:
     def _block_records(self, rec: np.ndarray, seq0: int) -> None:
         """Judge the shared and local records of the blocks this batch
         completes. Blocks run one after another: only the batch's last block
-        may go on, its records (from a suffix of the batch) wait in the carry."""
+        may go on, its records (from a suffix of the batch) wait in the carry;
+        a held block's records wait for its block_done."""
         blocks, space = rec["block"], rec["space"]
-        other = np.flatnonzero(blocks != blocks[-1])
-        cut = int(other[-1]) + 1 if len(other) else 0      # where the last block starts
         mine = {code: space == code for code in self.block_codes}
+        free = None                     # the records of blocks not held (None: all)
+        if self.held:
+            held = np.isin(blocks, list(self.held))
+            if held.any():
+                self._hold_records(rec, seq0, held, mine)
+                free = np.flatnonzero(~held)
+                if not len(free):
+                    return
+                mine = {code: m & ~held for code, m in mine.items()}
+        last = blocks[-1] if free is None else blocks[free[-1]]
+        other = np.flatnonzero(blocks != last) if free is None else free[blocks[free] != last]
+        cut = int(other[-1]) + 1 if len(other) else 0      # where the last block starts
         present = {code for code, m in mine.items() if m.any()}
         if not present and not self.carry:
             return
         sel = np.flatnonzero(np.logical_or.reduce(list(mine.values())))
         at = int(np.searchsorted(sel, cut))
         self.carry_spaces |= present
-        if cut == 0 and self.carry_block == blocks[-1]:
+        if cut == 0 and self.carry_block == last:
             self.carry.append((rec[sel], seq0 + sel))       # one block goes on
             return
         self._judge_records(self.carry + [(rec, sel[:at], seq0)], self.carry_spaces)
         self.carry = [(rec[sel[at:]], seq0 + sel[at:])]
         self.carry_spaces = set(present)
-        self.carry_block = int(blocks[-1])
+        self.carry_block = int(last)
+
+    def hold_block(self, block: int) -> None:
+        """Block `block` (linear index) is parked while other blocks run
+        (machine/resident_blocks.py): its shared and local records so far
+        and those to come are judged together, as one block, at block_done."""
+        if block in self.held:
+            return
+        parts, spaces = [], set()
+        if self.carry_block == block:
+            parts, spaces = self.carry, self.carry_spaces
+            self.carry, self.carry_spaces, self.carry_block = [], set(), -1
+        self.held[block] = (parts, spaces)
+
+    def block_done(self, block: int) -> None:
+        """A held block (hold_block) finished: judge its shared and local
+        records. Blocks judged since its first ran later in the launch, so
+        the scan's shadow is forgotten around it (block_scan assumes blocks
+        come in launch order)."""
+        entry = self.held.pop(block, None)
+        if entry is None or not entry[0]:
+            return
+        for _, shadow in self.scan.values():
+            shadow.reset()
+        self._judge_records(*entry)
+        for _, shadow in self.scan.values():
+            shadow.reset()
+
+    def _hold_records(self, rec: np.ndarray, seq0: int, held: np.ndarray, mine: dict) -> None:
+        """The shared and local records of held blocks (`held`) to their parts."""
+        ours = held & np.logical_or.reduce(list(mine.values()))
+        for b in np.unique(rec["block"][ours]).tolist():
+            sel = np.flatnonzero(ours & (rec["block"] == b))
+            parts, spaces = self.held[b]
+            parts.append((rec[sel], seq0 + sel))
+            spaces |= {code for code, m in mine.items() if m[sel].any()}
 
     def _judge_records(self, parts: list, spaces: set) -> None:
         """Judge complete blocks' shared and local records: parts (records,
@@ -205,6 +256,8 @@ class Checker:
         if self.carry:
             done, self.carry = self.carry, []
             self._judge_records(done, self.carry_spaces)
+        for block in list(self.held):      # blocks still parked when the launch stopped
+            self.block_done(block)
         if self.global_recs:
             self._global_races()
         if self.gshadow:

@@ -590,7 +590,7 @@ class LaunchRun:
             resident = self._resident = resident_blocks.ResidentBlocks(
                 self, self._not_started(watch.block),
                 resident_blocks.resident_limit(self.preset, self.shape, self.meta))
-        self._switched(int(row[abi.F_SM // 4]), False)
+        self._switched(watch.block, int(row[abi.F_SM // 4]), False)
         resident.wait(watch)
         return resident.next_look(None, watch.next_look(edges), edges), False
 
@@ -621,11 +621,12 @@ class LaunchRun:
         return ((k, (k % gx, k // gx % gy, k // (gx * gy)), k % nsms)
                 for k in range(lin + 1, grid_blocks(self.shape)))
 
-    def _switched(self, sm: int, done: bool) -> None:
-        """The block on `sm` stops (done: it finished; else it spins) and
+    def _switched(self, lin: int, sm: int, done: bool) -> None:
+        """Block `lin` on `sm` stops (done: it finished; else it spins) and
         another runs: its warp instructions to its SM, its records to the
-        check tools, its stores to the weak memory model (released as it
-        spins, weak_memory.WeakGlobalMemory.block_spins)."""
+        check tools (a block that spins has its shared and local records
+        held until it finishes, Checker.hold_block), its stores to the weak
+        memory model (released as it spins, weak_memory.WeakGlobalMemory.block_spins)."""
         if self.want_stats:
             tot = int(self.counters[:, 0].sum())
             # the count of warp instructions given to SMs: the range loop's, else _run_batch's
@@ -641,6 +642,8 @@ class LaunchRun:
                 self.weak.block_done()
             else:
                 self.weak.block_spins()
+        if self.checker is not None:
+            (self.checker.block_done if done else self.checker.hold_block)(lin)
 
     def _weak_mode(self) -> bool:
         return weak_memory.parse_memory_model(self.options.get("memory_model"))

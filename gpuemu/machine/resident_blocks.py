@@ -148,7 +148,7 @@ class BlockTask:
                                         self.st.ctypes.data, *block_runner._event_buffer(run))
         done = code == block_runner.DONE or block_runner._events(
             run, 0, self.idx, code, self.st, self.fptrs, task=self)
-        run._switched(self.sm, done)
+        run._switched(self.lin, self.sm, done)
         return done
 
 
@@ -165,6 +165,7 @@ class ResidentBlocks:
         self._last = None           # (what the last round left, the global memory's hash)
         self.stuck = False          # the last round left everything as the one before
         self.lead = None            # the block that spins on while stuck (None: the launch's own)
+        self.own = None             # the launch's own block (linear index), once it waited
 
     def _peek(self):
         if self._next is None:
@@ -212,12 +213,16 @@ class ResidentBlocks:
         """The launch's own block spins (watch: its SpinWatch): the other
         resident blocks run a round."""
         watch.parked = True
-        self.lead = None
+        self.own, self.lead = watch.block, None
         self._round(1)
         self.stuck = self._stuck(watch.key)
 
     def run_rest(self) -> None:
         """The launch's own block finished: run every parked and pending block to its end."""
+        run = self.run
+        if run.checker is not None and self.own is not None:   # its records, held since it spun
+            run.drain()
+            run.checker.block_done(self.own)
         while self.tasks or self._peek() is not None:
             self.lead = self.tasks[0] if self.tasks else None
             self._round(0)

@@ -20,6 +20,7 @@ ALIASES = {
     "optimize": "O", "generate-line-info": "lineinfo", "disable-warnings": "w",
     "device-debug": "G", "debug": "g", "relocatable-device-code": "rdc",
     "ptxas-options": "Xptxas", "machine": "m", "resource-usage": "res-usage",
+    "device-as-default-execution-space": "default-device",     # NVRTC's spelling
 }
 
 FAST_MATH = ("gpuemu computes IEEE float math as nvcc's defaults do (-ftz=false -prec-div=true "
@@ -33,7 +34,8 @@ CODEGEN = "gpuemu models nvcc's default optimised code generation"
 #   "honoured": gpuemu applies it (RawModule / isa read the value);
 #   "flag":     accepted, changes nothing gpuemu models (no value);
 #   "choice":   detail maps each value to None (accepted) or the reason it is refused;
-#   "refused":  detail is the reason; "arch": checked against RawModule's arch=.
+#   "refused":  detail is the reason; "arch": checked against RawModule's arch=;
+#   "value":    accepted with any value, changes nothing gpuemu models.
 OPTIONS: dict = {
     "I": ("honoured", None), "D": ("honoured", None), "maxrregcount": ("honoured", None),
     "Xptxas": ("honoured", None),
@@ -62,6 +64,11 @@ OPTIONS: dict = {
     "expt-relaxed-constexpr": ("flag", None), "extended-lambda": ("flag", None),
     "expt-extended-lambda": ("flag", None), "Wreorder": ("flag", None),
     "Wno-deprecated-declarations": ("flag", None), "Wno-deprecated-gpu-targets": ("flag", None),
+    # warning control: gpuemu gives no warnings
+    "diag-suppress": ("value", None), "diag-warn": ("value", None),
+    "dopt": ("choice", {"on": None, "off": CODEGEN + "; -dopt=off's unoptimised device code is not modelled"}),
+    "default-device": ("refused", "gpuemu compiles a function without an execution space as a "
+                       "__host__ one (nvcc's default); mark the functions kernels call __device__"),
 }
 
 # ptxas options inside -Xptxas (comma-separated): name -> None (accepted) or a reason.
@@ -168,6 +175,10 @@ def check_options(tokens: list, cc: tuple, arch: str) -> list:
             for one in (value or "").split(","):
                 _check_ptxas(shown, one)
                 out += ["-Xptxas", one]
+        elif kind == "value":
+            if value is None:
+                raise _error(f"{shown}: -{name} needs a value", shown)
+            out += given
         elif kind == "arch":
             _check_arch(shown, value or "", cc, arch)
             out += given

@@ -109,3 +109,19 @@ def test_every_alias_names_an_option_of_the_table():
 def test_flag_given_a_value_is_refused():
     with pytest.raises(gpuemu.CompileError, match="takes no value"):
         check_options(["-lineinfo=1"], (9, 0), "sm_90")
+
+
+@pytest.mark.parametrize("options", [("--diag-suppress=177",), ("-diag-suppress", "177,550"),
+                                     ("--diag-warn=20012",), ("-dopt=on",)])
+def test_warning_control_and_default_device_optimisation_are_accepted(options):
+    assert gpuemu.RawModule(code=K, options=options).options == options
+
+
+def test_unoptimised_device_code_is_refused():
+    assert refused("-dopt=off").startswith("-dopt=off: gpuemu models nvcc's default optimised")
+
+
+@pytest.mark.parametrize("option", ["-default-device", "--device-as-default-execution-space"])
+def test_device_as_the_default_execution_space_is_refused_saying_what_gpuemu_does(option):
+    assert refused(option) == (f"{option}: gpuemu compiles a function without an execution space as a "
+                               "__host__ one (nvcc's default); mark the functions kernels call __device__")

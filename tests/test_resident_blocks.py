@@ -268,3 +268,29 @@ def test_a_parked_block_reading_a_local_array_it_wrote_before_parking_has_no_fin
 def test_a_parked_block_reading_a_local_element_nobody_wrote_is_found(seed):
     # loc[15] unwritten: one read by each of the 384 threads
     assert local_chain(15, seed) == [("uninitialized_read", "local", 18, 384)]
+
+
+TICKETS = r"""
+extern "C" __global__ void k(int *head, int *per, int n) {
+  if (threadIdx.x == 0) {
+    while (atomicAdd(head, 1) < n) atomicAdd(&per[blockIdx.x], 1);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("seed", [None, 1])
+def test_a_loop_working_only_through_global_memory_is_not_parked(monkeypatch, seed):
+    # a thread taking tickets keeps no state of its own across its back edge, so its
+    # frames repeat; but global memory moves: no spin. The block that runs first takes
+    # every ticket, as when blocks run one at a time, and no block is parked
+    from gpuemu.machine import resident_blocks
+    made = []
+    real = resident_blocks.ResidentBlocks.__init__
+    monkeypatch.setattr(resident_blocks.ResidentBlocks, "__init__",
+                        lambda self, *a, **kw: made.append(1) or real(self, *a, **kw))
+    k = gpuemu.RawModule(code=TICKETS).get_function("k")
+    n = 60000
+    per = np.zeros(8, np.int32)
+    k((8,), (32,), (np.zeros(1, np.int32), per, np.int32(n)), budget=10**9, seed=seed)
+    assert not made and sorted(per.tolist()) == [0] * 7 + [n]

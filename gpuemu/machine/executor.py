@@ -562,6 +562,9 @@ class LaunchRun:
     _park_ok = False      # blocks that spin may be parked (not with block workers or in timing mode)
     _spin_first = 0       # the back edges of a block's first look (_first_look)
 
+    def _memory_hash(self) -> int:
+        return resident_blocks.global_memory_hash(self)
+
     def _spun(self, idx: tuple, w: int, rows: list, states, task=None) -> tuple:
         """Entry w of block idx yielded past its spin threshold (the native
         loop's SPIN_F, the Python loop's spin_at): whether the block spins
@@ -578,7 +581,11 @@ class LaunchRun:
             watch = self._watch
             if watch is None or watch.block != lin:
                 watch = self._watch = resident_blocks.SpinWatch(lin)
-        spins = watch.spins(w, rows, states, self.shared_stride) and self._park_ok
+        # while no other block has run (none parked yet), global memory that moves
+        # between two looks moved by this block's own work: not a spin
+        alone = self._park_ok and task is None and self._resident is None
+        spins = watch.spins(w, rows, states, self.shared_stride,
+                            self._memory_hash if alone else None) and self._park_ok
         if watch.moved:                  # a long loop, not a spin: later blocks look later
             self._first_look(min(max(self._spin_first, 2 * edges), self._look_cap()))
         resident = self._resident

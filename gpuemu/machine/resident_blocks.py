@@ -76,6 +76,15 @@ def shared_bytes(row: np.ndarray, nbytes: int) -> bytes:
     return ctypes.string_at(int(row.view(np.int64)[abi.F_SHARED // 8]), nbytes)
 
 
+def global_memory_hash(run) -> int:
+    """A hash of every live global allocation's bytes."""
+    h = 0
+    for a in run.memory.live_allocations("global"):
+        if a.nbytes:
+            h = zlib.crc32(np.ascontiguousarray(a.host).view(np.uint8).reshape(-1), h)
+    return h
+
+
 class SpinWatch:
     """Whether a block spins, from what its warps look like at their yields."""
 
@@ -86,11 +95,15 @@ class SpinWatch:
         self.parked = False         # it has spun before: look at every yield
         self.same = False           # the last look found the yielding warp unchanged
         self.moved = False          # ... found it changed since its look before
+        self.memory = None          # the global memory's hash at the last look the block was unchanged
 
-    def spins(self, w: int, rows: list, states, shared: int) -> bool:
+    def spins(self, w: int, rows: list, states, shared: int, memory=None) -> bool:
         """Entry w yielded: whether the block is where it was at the last look
         (entry w's frame first, then every frame, the entries' states and the
-        shared memory)."""
+        shared memory), and so is the global memory (`memory()`: its hash): a
+        loop that keeps no state of its own but works through global memory
+        (a thread taking tickets with atomicAdd) is no spin, and parking it
+        would change the launch's schedule and counters."""
         k = frame_key(rows[w])
         last = self.warps.get(w)
         self.moved = last is not None and last != k
@@ -105,7 +118,15 @@ class SpinWatch:
             h.update(frame_key(r))
         h.update(shared_bytes(rows[0], shared))
         key, self.key = self.key, h.digest()
-        return key == self.key
+        if key != self.key:
+            return False
+        if memory is None:
+            return True
+        mem, self.memory = self.memory, memory()
+        if mem != self.memory:
+            self.same = False       # (global memory moves: the next look twice as far)
+            return False
+        return True
 
     def next_look(self, edges: int) -> int:
         """The back edges of the next look: soon where the block has spun or
@@ -203,11 +224,7 @@ class ResidentBlocks:
         return last[1] == mem
 
     def _memory_hash(self) -> int:
-        h = 0
-        for a in self.run.memory.live_allocations("global"):
-            if a.nbytes:
-                h = zlib.crc32(np.ascontiguousarray(a.host).view(np.uint8).reshape(-1), h)
-        return h
+        return global_memory_hash(self.run)
 
     def wait(self, watch: SpinWatch) -> None:
         """The launch's own block spins (watch: its SpinWatch): the other

@@ -16,6 +16,7 @@ barrier, no warp can ever move: KernelError with a 'deadlock' finding.
 """
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field
 
@@ -623,10 +624,8 @@ class LaunchRun:
         if order is not None:
             at = next(k for k, b in enumerate(order) if b[0] == lin)
             return iter(order[at + 1:])
-        gx, gy, _ = self.shape.grid
-        nsms = RoundRobinBlockScheduler(self.preset.num_sms).num_sms
-        return ((k, (k % gx, k // gx % gy, k // (gx * gy)), k % nsms)
-                for k in range(lin + 1, grid_blocks(self.shape)))
+        return itertools.islice(RoundRobinBlockScheduler(self.preset.num_sms).schedule(self.shape.grid),
+                                lin + 1, None)
 
     def _switched(self, lin: int, sm: int, done: bool) -> None:
         """Block `lin` on `sm` stops (done: it finished; else it spins) and

@@ -219,12 +219,9 @@ class ResidentBlocks:
         if last is None or last[0] != now or (weak is not None and weak.pending):   # (held stores to come)
             self._last = (now, None)
             return False
-        mem = self._memory_hash()
+        mem = global_memory_hash(self.run)
         self._last = (now, mem)
         return last[1] == mem
-
-    def _memory_hash(self) -> int:
-        return global_memory_hash(self.run)
 
     def wait(self, watch: SpinWatch) -> None:
         """The launch's own block spins (watch: its SpinWatch): the other

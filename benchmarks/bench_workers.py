@@ -12,7 +12,11 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
    minimum of --repeats runs, at 1 and N workers, and the median; the runs
    at 1 and N workers take turns, and "median of paired ratios" is the
    median of each pair's 1-worker / N-worker ratio (steadier on a noisy
-   machine than the ratio of the medians); before timing, each
+   machine than the ratio of the medians); the machine's ceiling is the
+   same paired ratio of numpy work as long as one worker's launch, split
+   over N threads the way the workers' pool splits it, timed in the same
+   turns (benchmarks/machine_ceiling.py): what any code's N threads got in
+   that spell, and "of the ceiling" the share of it gpuemu reached; before timing, each
    kernel runs once with every counter on at 1 and at N workers and the
    outputs and counters must be identical ("identical" in the last column).
 2. serial share (`--serial` prints only this one): on one worker, what
@@ -84,6 +88,7 @@ from gpuemu.machine.executor import TRACE_CAPACITY, LaunchRun  # noqa: E402
 from gpuemu.memory.memory_system import MemorySystem  # noqa: E402
 from gpuemu.memory.native_batch import NativeBatch  # noqa: E402
 import thread_waits  # noqa: E402
+from machine_ceiling import Ceiling  # noqa: E402
 from worker_schedule import schedule  # noqa: E402
 
 
@@ -541,8 +546,8 @@ def _speed_table(args) -> None:
     n = args.workers
     print(f"| kernel | threads | counters | 1 worker (s), min | {n} workers (s), min | speed-up | "
           f"1 worker, median | {n} workers, median | speed-up of medians | median of paired ratios | "
-          f"outputs and counters |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          f"machine's ceiling (numpy, paired) | of the ceiling | outputs and counters |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, blocks, tpb, launch, get, want in _kernels(args):
         threads = blocks * tpb
         runs = {}
@@ -553,18 +558,26 @@ def _speed_table(args) -> None:
         same = "identical" if runs[1] == runs[n] else "DIFFER"
         for stats in (False, True):
             ts: dict = {1: [], n: []}
+            cs: dict = {1: [], n: []}        # the machine's ceiling, numpy, in the same turns
             for w in (1, n):
                 launch(workers=w, stats=stats)
+            t0 = time.perf_counter()
+            launch(workers=1, stats=stats)
+            ceiling = Ceiling(time.perf_counter() - t0, n)
             for _ in range(args.repeats):        # interleaved: a slower spell hits both
                 for w in (1, n):
                     t0 = time.perf_counter()
                     launch(workers=w, stats=stats)
                     ts[w].append(time.perf_counter() - t0)
+                    t0 = time.perf_counter()
+                    ceiling.run(w)
+                    cs[w].append(time.perf_counter() - t0)
             lo = {w: min(v) for w, v in ts.items()}
             med = {w: float(np.median(v)) for w, v in ts.items()}
+            ours, top = paired_ratio(ts[1], ts[n]), paired_ratio(cs[1], cs[n])
             print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {lo[1]:.4f} | {lo[n]:.4f} | "
                   f"{lo[1] / lo[n]:.2f}x | {med[1]:.4f} | {med[n]:.4f} | {med[1] / med[n]:.2f}x | "
-                  f"{paired_ratio(ts[1], ts[n]):.2f}x | {same} |")
+                  f"{ours:.2f}x | {top:.2f}x | {ours / top:.2f} | {same} |")
 
 
 def paired_ratio(num: list, den: list) -> float:

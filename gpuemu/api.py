@@ -202,7 +202,7 @@ class RawModule:
         for g in self.module.globals:
             size = max(int(g.type.size), 1)
             if g.space == "constant":
-                al = max(int(getattr(g.type, "align", 1)), 1)
+                al = max(int(getattr(g.type, "align", 1)), g.align, 1)
                 const_off = (const_off + al - 1) // al * al
                 if const_off + size > limit:
                     lines = self.module.source.splitlines()

@@ -41,6 +41,7 @@ class StructSpec(Node):
     kind: str                   # 'struct' | 'union' | 'class'
     tag: Optional[str]
     members: Optional[list]     # list[Declaration] or None for a reference
+    align: list = field(default_factory=list)   # __align__(N) / alignas(N) of the type (Exprs)
 
 
 @dataclass(eq=False)
@@ -190,6 +191,11 @@ class CastExpr(Expr):
 
 @dataclass(eq=False)
 class SizeofType(Expr):
+    type_name: TypeName
+
+
+@dataclass(eq=False)
+class AlignofType(Expr):
     type_name: TypeName
 
 

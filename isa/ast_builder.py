@@ -113,7 +113,11 @@ class AstBuilder:
             elif kind == "launch_bounds":
                 specs.launch_bounds = [self.expr(c) for c in s.children]
             elif kind == "align_spec":
-                specs.align = self.expr(s.children[-1])
+                body = [x for x in specs.types if isinstance(x, A.StructSpec) and x.members is not None]
+                if body:    # `struct S { ... } __align__(N)`: the type's alignment, as GCC reads it
+                    body[-1].align.append(self.expr(s.children[-1]))
+                else:
+                    specs.align = self.expr(s.children[-1])
             elif kind == "basic_type":
                 specs.types.append((str(s.children[0]), self.loc(s)))
             elif kind == "typedef_name":
@@ -129,7 +133,9 @@ class AstBuilder:
 
     def struct_spec(self, t: Tree) -> A.StructSpec:
         kw = str(t.children[0].children[0])
-        rest = t.children[1:]
+        rest = [c for c in t.children[1:] if not (isinstance(c, Tree) and c.data == "align_spec")]
+        align = [self.expr(c.children[-1]) for c in t.children[1:]
+                 if isinstance(c, Tree) and c.data == "align_spec"]
         tag = None
         if rest and isinstance(rest[0], Token):
             tag = str(rest[0])
@@ -144,7 +150,7 @@ class AstBuilder:
                 items = [A.InitDeclarator(self.loc(d), self.declarator(d), None)
                          for d in m.children[1].children]
                 members.append(A.Declaration(self.loc(m), specs, items))
-        return A.StructSpec(self.loc(t), kw, tag, members)
+        return A.StructSpec(self.loc(t), kw, tag, members, align)
 
     def _has_body(self, t: Tree) -> bool:
         """Whether a struct/enum specifier has its `{ ... }` (the braces are
@@ -355,6 +361,8 @@ class AstBuilder:
             return A.SizeofExpr(loc, self.expr(c[0]))
         if d == "sizeof_type":
             return A.SizeofType(loc, self.type_name(c[0]))
+        if d == "alignof_type":
+            return A.AlignofType(loc, self.type_name(c[0]))
         if d in ("new_expr", "delete_expr"):
             raise self.err("new and delete are not supported", t)
         if d == "index":

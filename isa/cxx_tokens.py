@@ -24,6 +24,7 @@ from typing import Optional
 from lark import Token
 
 from .diagnostics import CompileError
+from .token_scan import skip_align
 from .texture_fetch import FETCHES as TEXTURE_FETCHES   # tex2D<float>(...): built-in templates
 
 CG = "cooperative_groups"
@@ -194,8 +195,9 @@ class _Rewriter:
                     i = j + 1
                     continue
                 raise self.err("expected '{' or '=' after the namespace name", toks[min(j, n - 1)])
-            if v == "struct" and i + 1 < n and toks[i + 1].type in ("IDENT", "TYPE_NAME"):
-                self.struct_tags.add(str(toks[i + 1]))
+            tag = skip_align(toks, i + 1) if v == "struct" else n
+            if tag < n and toks[tag].type in ("IDENT", "TYPE_NAME"):
+                self.struct_tags.add(str(toks[tag]))
             if v == "using":
                 k = i + 1
                 is_ns = k < n and str(toks[k]) == "namespace"
@@ -431,15 +433,16 @@ class _Rewriter:
         n = len(toks)
         while i < n:
             t = toks[i]
-            if str(t) in ("struct", "class") and i + 2 < n and toks[i + 1].type in ("IDENT", "TYPE_NAME"):
-                j = i + 2
+            tag = skip_align(toks, i + 1)
+            if str(t) in ("struct", "class") and tag + 1 < n and toks[tag].type in ("IDENT", "TYPE_NAME"):
+                j = tag + 1
                 if str(toks[j]) == ":":
                     raise self.err("inheritance is not supported", toks[j])
                 if str(toks[j]) == "{":
                     end = _match(toks, j, "{", "}")
                     if end < 0:
                         raise self.err("expected '}' at end of input", toks[-1])
-                    name = toks[i + 1]
+                    name = toks[tag]
                     body, funcs = self.struct_body(toks[j + 1:end], name)
                     out += toks[i:j + 1] + body
                     k = end

@@ -56,14 +56,17 @@ class QType:
                      self.const, self.volatile, deep=((self.pconst, self.pvolatile),) + self.deep)
 
 
-def struct_layout(name: str, members: list) -> ir.StructType:
+def struct_layout(name: str, members: list, min_align: int = 1) -> ir.StructType:
     """C layout: each member at the next multiple of its alignment; size a
-    multiple of the largest alignment (C11 6.7.2.1; the same on nvcc)."""
+    multiple of the largest alignment (C11 6.7.2.1; the same on nvcc).
+    A member may come as (name, type, align) with `__align__`/`alignas` raising
+    its alignment; `min_align` is the struct's own `__align__(N)` (a smaller
+    one than the natural is ignored, as nvcc does)."""
     offset = 0
-    align = 1
+    align = max(min_align, 1)
     fields = []
-    for mname, mtype in members:
-        a = max(mtype.align, 1)
+    for mname, mtype, *extra in members:
+        a = max(mtype.align, 1, *extra)
         offset = (offset + a - 1) // a * a
         fields.append(ir.StructField(mname, mtype, offset))
         offset += mtype.size

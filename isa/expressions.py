@@ -128,6 +128,12 @@ class ExpressionLowering:
         if isinstance(e, A.SizeofType):
             q = self.type_of_name(e.type_name)
             return self.sizeof(q.type, e.loc)
+        if isinstance(e, A.AlignofType):
+            t = self.type_of_name(e.type_name).type
+            self.sizeof(t, e.loc)       # the same types are refused
+            while isinstance(t, ir.ArrayType):
+                t = t.elem
+            return ir.Const(U64, e.loc, max(t.align, 1))
         if isinstance(e, A.SizeofExpr):
             t = self.type_only(e.a)
             return self.sizeof(t, e.loc)

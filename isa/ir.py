@@ -215,6 +215,7 @@ class Var:
     loc: Loc = NOLOC
     volatile: bool = False
     readonly: bool = False   # a `const T *__restrict__` kernel parameter (read-only data path)
+    align: int = 1           # `alignas(N)` / `__align__(N)` on the declaration (the type's own counts too)
 
 
 @dataclass(eq=False)
@@ -225,6 +226,7 @@ class GlobalVar:
     space: str            # 'constant' | 'global'
     init: Optional[bytes]  # little-endian initial image, None = zeros
     loc: Loc = NOLOC
+    align: int = 1        # `alignas(N)` / `__align__(N)` on the declaration
 
 
 # --------------------------------------------------------------- expressions

@@ -121,7 +121,7 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         q = self.base_type(tn.specs)
         return self.ck.apply_declarator(q, A.Declarator(tn.loc, None, tn.ops), self.lookup)
 
-    def count_local(self, name: str, t: ir.Type, loc: ir.Loc) -> None:
+    def count_local(self, name: str, t: ir.Type, loc: ir.Loc, align: int = 1) -> None:
         """Add a local variable to the thread's local frame; past the arch's
         limit (512 KB per thread on cc >= 2.0, Guide "Features and Technical
         Specifications") the declaration is an error. Variables of scopes that
@@ -130,7 +130,7 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         two in one scope 600000)."""
         limit = self.ck.max_local_bytes
         size = max(int(t.size), 1)
-        align = max(int(t.align), 1)
+        align = max(int(t.align), align, 1)
         self.local_bytes = (self.local_bytes + align - 1) // align * align + size
         if self.local_bytes <= limit:
             return
@@ -427,7 +427,8 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
                                  "'extern __shared__ float s[]'", dcl.loc)
             if not extern and isinstance(t, ir.ArrayType) and t.count is None:
                 raise self.error(f"__shared__ array '{name}' needs a size (or 'extern')", dcl.loc)
-            var = ir.Var(name, t, "extern_shared" if extern else "shared", dcl.loc, q.volatile)
+            var = ir.Var(name, t, "extern_shared" if extern else "shared", dcl.loc, q.volatile,
+                         align=self.ck.align_value(specs.align, self.lookup))
             self.fn.shared_vars.append(var)
             self.declare(name, self.Sym("var", var, q, dcl.loc), dcl.loc)
             return
@@ -441,9 +442,10 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             storage_kind = "local"
         else:
             storage_kind = "reg"
+        align = self.ck.align_value(specs.align, self.lookup)
         if storage_kind == "local":
-            self.count_local(name, t, dcl.loc)
-        var = ir.Var(name, t, storage_kind, dcl.loc, q.volatile)
+            self.count_local(name, t, dcl.loc, align)
+        var = ir.Var(name, t, storage_kind, dcl.loc, q.volatile, align=align)
         if q.const and item.init is None:
             raise self.error(f"const variable '{name}' must be initialised", dcl.loc)
         # the initialiser sees the outer scope's names for its own name (C: scope

@@ -283,7 +283,7 @@ def spill_kernel(fn: ir.Function, cap: int) -> tuple:
     new = replace(fn, body=body)
     frame = 0
     for v in chosen:
-        a = max(v.type.align, 1)
+        a = max(v.type.align, v.align, 1)
         frame = (frame + a - 1) // a * a + v.type.size
     return new, SpillPlan(tuple(chosen), rw.store_bytes, rw.load_bytes, frame)
 

@@ -44,6 +44,19 @@ class Tokens:
         return CompileError(msg, loc, self.pp.source_line(loc.file, loc.line))
 
 
+def skip_align(toks: list, j: int) -> int:
+    """Index after any `__align__(N)` / `alignas(N)` starting at toks[j]
+    (they may stand between `struct` and its tag)."""
+    while j + 1 < len(toks) and str(toks[j]) in ("__align__", "alignas") and str(toks[j + 1]) == "(":
+        depth = 0
+        for k in range(j + 1, len(toks)):
+            depth += {"(": 1, ")": -1}.get(str(toks[k]), 0)
+            if depth == 0:
+                break
+        j = k + 1
+    return j
+
+
 def prepass(ts: Tokens, extra_types=frozenset()) -> set:
     """Name unsupported constructs; retype typedef/struct/enum names (and
     `extra_types`). Returns the set of type names."""
@@ -79,8 +92,10 @@ def prepass(ts: Tokens, extra_types=frozenset()) -> set:
     while i < n:
         t = toks[i]
         v = str(t)
-        if v in ("struct", "enum", "union", "class") and i + 1 < n and toks[i + 1].type == "IDENT":
-            types.add(str(toks[i + 1]))
+        if v in ("struct", "enum", "union", "class"):
+            j = skip_align(toks, i + 1)
+            if j < n and toks[j].type == "IDENT":
+                types.add(str(toks[j]))
         if v == "typedef":
             depth = 0
             last = None

@@ -161,14 +161,14 @@ class Checker:
                 if name in seen:
                     raise self.error(f"duplicate member '{name}'", item.loc)
                 seen.add(name)
-                members.append((name, q.type))
+                members.append((name, q.type, self.align_value(d.specs.align, scope_lookup)))
                 quals[name] = ((q.pconst, q.pvolatile), q.deep)
         if not members:
             raise self.error("empty structs are not supported", s.loc)
         if s.tag is None:
             self.anon += 1
         name = s.tag or f"<anonymous {self.anon}>"
-        t = struct_layout(name, members)
+        t = struct_layout(name, members, max([self.align_value(a, scope_lookup) for a in s.align], default=1))
         if s.tag is not None:
             old = self.tags.get(s.tag)
             if isinstance(old, ir.StructType) and not old.complete:
@@ -179,6 +179,16 @@ class Checker:
             self.tags[s.tag] = t
         self.member_quals.update(((t, n), q) for n, q in quals.items())
         return t
+
+    def align_value(self, e: Optional[A.Expr], scope_lookup) -> int:
+        """The N of `__align__(N)` / `alignas(N)` (1 when absent or 0, which
+        C++ ignores); N must be a power of two, as nvcc requires."""
+        if e is None:
+            return 1
+        n = self.const_int(e, scope_lookup, "an alignment")
+        if n < 0 or n & (n - 1):
+            raise self.error(f"invalid alignment {n}: __align__ and alignas need a power of two", e.loc)
+        return max(n, 1)
 
     def enum_type(self, e: A.EnumSpec, scope_lookup) -> ir.Type:
         if e.items is None:
@@ -497,7 +507,8 @@ class Checker:
             t = q.type
             if extern and not (isinstance(t, ir.ArrayType) and t.count is None):
                 raise self.error("extern __shared__ must be an array of unknown size, like 'extern __shared__ float s[]'", d.loc)
-            var = ir.Var(d.name, t, "extern_shared" if extern else "shared", d.loc, q.volatile)
+            var = ir.Var(d.name, t, "extern_shared" if extern else "shared", d.loc, q.volatile,
+                         align=self.align_value(specs.align, self.lookup_global))
             self.file_shared.append(var)
             self.globals_scope[d.name] = Sym("var", var, q, d.loc)
             return
@@ -541,7 +552,7 @@ class Checker:
                     raise self.error(f"redefinition of '{d.name}'", d.loc)
                 gv.init = init
             return
-        gv = ir.GlobalVar(d.name, q.type, space, init, d.loc)
+        gv = ir.GlobalVar(d.name, q.type, space, init, d.loc, self.align_value(specs.align, self.lookup_global))
         self.globals.append(gv)
         self.globals_scope[d.name] = Sym("global", gv, q, d.loc)
 

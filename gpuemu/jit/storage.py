@@ -92,7 +92,7 @@ class Storage:
         obj = self.locals_.get(var)
         if obj is None:
             size = max(var.type.size, 1)
-            off = align_up(self.local_size, max(var.type.align, 1))
+            off = align_up(self.local_size, max(var.type.align, var.align, 1))
             self.local_size = off + size
             for sc in self.scopes:
                 if depth is None or sc[1] < depth:
@@ -127,7 +127,7 @@ class Storage:
         obj = self.shared.get(var)
         if obj is None:
             size = max(var.type.size, 1)
-            off = align_up(self.static_shared, max(var.type.align, 1))
+            off = align_up(self.static_shared, max(var.type.align, var.align, 1))
             self.static_shared = off + size
             obj = self._add(StaticObject(var.name, "shared", off, off + size))
             self.shared[var] = obj

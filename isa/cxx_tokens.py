@@ -76,6 +76,11 @@ def _new(kind: str, value: str, at: Token, targs=None) -> TToken:
     return t
 
 
+def _fresh_tok(t: Token) -> TToken:
+    """A copy of a token (the pre-pass retypes tokens in place)."""
+    return _new(t.type, str(t), t, getattr(t, "targs", None))
+
+
 def _adjacent(a: Token, b: Token) -> bool:
     return a.end_pos == b.start_pos
 
@@ -458,6 +463,7 @@ class _Rewriter:
     def struct_body(self, toks: list, name: Token) -> tuple:
         keep: list = []
         funcs: list = []
+        protos: list = []
         i = 0
         n = len(toks)
         while i < n:
@@ -506,11 +512,14 @@ class _Rewriter:
                 this.append(_new("COMMA", ",", fname))
             else:
                 params = []
-            funcs += specs + [_new("IDENT", f"{name}::{fname}", fname), toks[paren]] + this + params + \
-                [toks[close]] + toks[j:end + 1]
+            head = specs + [_new("IDENT", f"{name}::{fname}", fname), toks[paren]] + this + params + [toks[close]]
+            # every member function is declared before the first body, so that a
+            # body may call one defined later in the class (C++ [class.mem]p7)
+            protos += [_fresh_tok(x) for x in head] + [_new("SEMICOLON", ";", toks[close])]
+            funcs += head + toks[j:end + 1]
             self.methods_of.setdefault(str(name), set()).add(str(fname))
             i = end + 1
-        return keep, funcs
+        return keep, protos + funcs
 
     # ------------------------------------------------------ template-ids
     def template_ids(self, toks: list, names) -> list:

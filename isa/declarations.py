@@ -71,7 +71,8 @@ def struct_layout(name: str, members: list, min_align: int = 1) -> ir.StructType
         fields.append(ir.StructField(mname, mtype, offset))
         offset += mtype.size
         align = max(align, a)
-    size = (offset + align - 1) // align * align
+    # C++: a struct without data members still has size 1 ([class]p4; nvcc: sizeof 1)
+    size = max((offset + align - 1) // align * align, 1)
     return ir.StructType(name, tuple(fields), size, align)
 
 

@@ -163,8 +163,6 @@ class Checker:
                 seen.add(name)
                 members.append((name, q.type, self.align_value(d.specs.align, scope_lookup)))
                 quals[name] = ((q.pconst, q.pvolatile), q.deep)
-        if not members:
-            raise self.error("empty structs are not supported", s.loc)
         if s.tag is None:
             self.anon += 1
         name = s.tag or f"<anonymous {self.anon}>"

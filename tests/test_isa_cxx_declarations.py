@@ -90,3 +90,25 @@ def test_alignas_on_variables_places_them_aligned(tmp_path):
 def test_alignment_not_a_power_of_two_is_refused(tmp_path):
     msg = refused("struct alignas(3) A { int i; };\n__global__ void k(int *o) { }", tmp_path)
     assert "t.cu:1:16" in msg and "invalid alignment 3" in msg
+
+
+# ------------------------------------------------------------- empty structs
+
+def test_struct_without_data_members_has_size_one(tmp_path):
+    src = ("struct E {};\nstruct F { E e; int i; };\n"
+           "__global__ void k(int *o) { E e; E a[3]; F f; f.i = 3; E e2 = e;"
+           " o[0] = sizeof(E); o[1] = alignof(E); o[2] = sizeof(F); o[3] = f.i; o[4] = sizeof(a); }")
+    assert run(src, tmp_path, 5) == [1, 1, 8, 3, 3]
+
+
+def test_struct_of_member_functions_only_calls_one_defined_later(tmp_path):
+    src = ("struct A { __device__ int f() { return g() + 1; } __device__ int g() { return 41; } };\n"
+           "__global__ void k(int *o) { A a; o[0] = a.f(); }")
+    assert run(src, tmp_path) == [42]
+
+
+def test_member_function_calls_a_later_one_reading_data_members(tmp_path):
+    src = ("struct A { int v; __device__ int f(int k = 2) { return g(k) + 1; }"
+           " __device__ int g(int k) const { return v * k; } };\n"
+           "__global__ void k(int *o) { A a; a.v = 20; A *p = &a; o[0] = a.f(); o[1] = a.f(3); o[2] = p->f(); }")
+    assert run(src, tmp_path, 3) == [41, 61, 41]

@@ -74,3 +74,24 @@ def test_a_race_between_warps_of_a_block_advises_a_barrier():
     }"""
     f = launch(src, "k", 1, 64, np.zeros(64, np.int32), check=["race"]).findings[0]
     assert f.message.endswith("(one barrier interval); add a __syncthreads() between them")
+
+
+def test_a_block_that_waits_on_a_flag_another_block_sets_with_no_release_before_it_checks_clean():
+    # block 1 fences then sets the flag (nothing of its own to release);
+    # block 0 spins on it, then reads it: acquiring reads with no released
+    # access anywhere in the launch (this raised IndexError in checker._member)
+    src = r"""
+    extern "C" __global__ void k(volatile int* flag, int* o) {
+        if (blockIdx.x == 0) {
+            if (threadIdx.x == 0) { while (flag[0] == 0) { } }
+            __syncthreads();
+            o[threadIdx.x] = flag[0];
+        } else if (threadIdx.x == 0) {
+            __threadfence();
+            flag[0] = 7;
+        }
+    }"""
+    o = gpuemu.zeros(64, np.int32)
+    la = launch(src, "k", 2, 64, gpuemu.zeros(1, np.int32), o, check=True)
+    assert la.findings == []
+    assert (o.get() == 7).all()

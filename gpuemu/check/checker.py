@@ -35,6 +35,8 @@ MAX_LINES = 256
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     """values in sorted_set (bool per value; np.isin without hashing)."""
+    if not len(sorted_set):
+        return np.zeros(len(values), bool)
     at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
     return sorted_set[at] == values
 

@@ -21,11 +21,12 @@ def lower_call(low, e: A.CallExpr, want_place: bool = False):
     """The call's value; with `want_place`, a struct-returning device call
     gives an LValue of its result temporary instead."""
     if isinstance(e.func, A.Member):
-        info = _member_function(low, e.func)
-        if info is not None:
+        key = _member_function(low, e.func)
+        if key is not None:
             m = e.func
             this = m.a if m.arrow else A.UnaryOp(m.loc, "&", m.a)
-            return _device_call(low, info, A.CallExpr(e.loc, e.func, [this] + list(e.args)), want_place)
+            call = A.CallExpr(e.loc, e.func, [this] + list(e.args))
+            return _device_call(low, resolve(low, key, call.args, e.loc, hidden=1), call, want_place)
         from .cooperative_groups import method_call
         return method_call(low, e)
     if isinstance(e.func, A.Lambda):
@@ -38,22 +39,23 @@ def lower_call(low, e: A.CallExpr, want_place: bool = False):
         return cg_call(low, e)
     sym = low.lookup(name)
     tps = low.ck.templates
-    if sym is None and tps is not None and name in tps.defs:
+    if (sym is None or (sym.kind == "func" and e.func.targs is not None)) and tps is not None \
+            and name in tps.defs:
         if low.const_only:
             raise low.error("a function call is not a constant expression", e.loc)
         return _device_call(low, tps.for_call(low, e.func, e.args, e.loc), e, want_place)
+    if sym is not None and sym.kind == "func" and e.func.targs is None:
+        return _device_call(low, resolve(low, name, e.args, e.loc, e.func), e, want_place)
     if sym is None and name in FETCHES:
         return lower_texture_fetch(low, e)
     if e.func.targs is not None:
         raise low.error(f"'{name}' is not a function template", e.func.loc)
     st = low.method_struct()
-    if sym is None and st is not None and f"{st.name}::{name}" in low.ck.func_info:
+    if sym is None and st is not None and f"{st.name}::{name}" in low.ck.overloads:
         # a member function calling another: this->name(...)
-        info = low.ck.func_info[f"{st.name}::{name}"]
-        return _device_call(low, info, A.CallExpr(e.loc, e.func, [A.Name(e.loc, "this")] + list(e.args)),
+        call = A.CallExpr(e.loc, e.func, [A.Name(e.loc, "this")] + list(e.args))
+        return _device_call(low, resolve(low, f"{st.name}::{name}", call.args, e.loc, hidden=1), call,
                             want_place)
-    if sym is not None and sym.kind == "func":
-        return _device_call(low, sym.obj, e, want_place)
     if sym is not None and sym.kind in ("var", "global"):
         raise low.error(f"called object '{name}' is not a function", e.loc)
     if low.const_only:
@@ -62,6 +64,29 @@ def lower_call(low, e: A.CallExpr, want_place: bool = False):
         else:
             raise low.error("a function call is not a constant expression", e.loc)
     return _builtin(low, name, e)
+
+
+def resolve(low, key: str, args: list, loc, name: A.Name = None, hidden: int = 0):
+    """The FuncInfo a call of `key` ('f', 'S::f') with `args` calls: the one
+    function of that name, or the best of its overloads and of a function
+    template of the same name (`name`, the callee as written, deduces it)."""
+    from .overloads import Candidate, choose, params_of, template_candidate
+    infos = low.ck.overloads.get(key, [])
+    tps = low.ck.templates
+    td = tps.defs.get(key) if tps is not None and name is not None else None
+    if len(infos) == 1 and td is None:
+        return infos[0]
+    if low.const_only:
+        raise low.error("a function call is not a constant expression", loc)
+    cands = [Candidate(i, params_of(i)) for i in infos]
+    if td is not None:
+        c = template_candidate(low, tps, td, name, args, loc)
+        if c is not None:
+            cands.append(c)
+    best = choose(low, key, cands, args, loc, hidden)
+    if best.template is not None:
+        return tps.instantiate(best.template[0], best.template[1], loc)
+    return best.info
 
 
 def _device_call(low, info, e: A.CallExpr, want_place: bool = False):
@@ -120,7 +145,8 @@ def _device_call(low, info, e: A.CallExpr, want_place: bool = False):
 
 
 def _member_function(low, m: A.Member):
-    """The FuncInfo of `obj.f` / `ptr->f` when obj is a struct with member f."""
+    """The name ('S::f') of the member functions `obj.f` / `ptr->f` when obj is a
+    struct with member f."""
     from .diagnostics import CompileError
     saved = len(low.temps)
     try:
@@ -136,10 +162,9 @@ def _member_function(low, m: A.Member):
         t = t.pointee
     if not isinstance(t, ir.StructType):
         return None
-    info = low.ck.func_info.get(f"{t.name}::{m.name}")
-    if info is None:
+    if f"{t.name}::{m.name}" not in low.ck.overloads:
         raise low.error(f"no member function named '{m.name}' in '{t}'", m.loc)
-    return info
+    return f"{t.name}::{m.name}"
 
 
 def _reference(low, a: A.Expr, p: ir.Var, pq) -> ir.Expr:

@@ -432,7 +432,8 @@ class _Rewriter:
     def methods(self, toks: list) -> list:
         """Member functions defined in a struct become free functions named
         'S::f' after the struct's declaration, with a first parameter
-        `S *this`; the checker resolves members and calls (typecheck.py)."""
+        `S *this` (`const S *this` for a const member function); the checker
+        resolves members and calls (typecheck.py)."""
         out: list = []
         i = 0
         n = len(toks)
@@ -508,6 +509,8 @@ class _Rewriter:
             if after:
                 raise self.err("unexpected tokens after the member function's parameter list", after[0])
             this = [_new("TYPE_NAME", str(name), fname), _new("STAR", "*", fname), _new("IDENT", "this", fname)]
+            if any(str(x) == "const" for x in toks[close + 1:j]):   # a const member function
+                this.insert(0, _new("CONST", "const", fname))
             if params and not (len(params) == 1 and str(params[0]) == "void"):
                 this.append(_new("COMMA", ",", fname))
             else:

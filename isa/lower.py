@@ -515,24 +515,28 @@ def _call_refs(node: A.CallExpr, ck, struct: str) -> list:
     every struct's `f` (a variable wrongly kept in memory costs only speed)."""
     if isinstance(node.func, A.Member):
         suffix = "::" + node.func.name
-        refs: list = []
-        for key, info in ck.func_info.items():
-            if key.endswith(suffix):
-                refs = [a or b for a, b in itertools.zip_longest(refs, info.refs[1:], fillvalue=False)]
-        return refs
+        return _union_refs([i for key, infos in ck.overloads.items() if key.endswith(suffix) for i in infos], 1)
     if not isinstance(node.func, A.Name):
         return []
     name = node.func.name
-    info = ck.func_info.get(name)
-    if info is not None:
-        return info.refs
+    if name in ck.overloads:
+        return _union_refs(ck.overloads[name], 0)
     if ck.templates is not None and name in ck.templates.defs:
         fdef = ck.templates.parsed(ck.templates.defs[name])
         ps = fdef.declarator.ops[-1][1] if fdef.declarator.ops and fdef.declarator.ops[-1][0] == "func" else []
         return [p.declarator is not None and bool(p.declarator.ops) and p.declarator.ops[-1][0] == "ref"
                 and "const" not in p.specs.quals for p in ps]
-    info = ck.func_info.get(f"{struct}::{name}") if struct else None
-    return info.refs[1:] if info is not None else []
+    return _union_refs(ck.overloads.get(f"{struct}::{name}", []) if struct else [], 1)
+
+
+def _union_refs(infos: list, skip: int) -> list:
+    """Which arguments bind to a reference parameter of any of the overloads
+    `infos` (after `skip` leading ones: a member's `this`); the call is not
+    resolved yet (a variable wrongly kept in memory costs only speed)."""
+    refs: list = []
+    for info in infos:
+        refs = [a or b for a, b in itertools.zip_longest(refs, info.refs[skip:], fillvalue=False)]
+    return refs
 
 
 def _find_ref_args(node, ck, out: set, struct: str = "") -> None:

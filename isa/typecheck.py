@@ -47,6 +47,7 @@ class FuncInfo:
         self.defined = False
         self.byref: list = [False] * len(params_q)   # struct params passed by address
         self.refs: list = [False] * len(params_q)    # reference params (T &): the caller passes an address
+        self.declared_refs: list = [False] * len(params_q)   # T & and const T & as declared (overloads.py)
         self.defaults: list = [None] * len(params_q)  # default arguments (A.Expr or None)
         self.sret: Optional[ir.Type] = None          # struct result via hidden '__ret' param
 
@@ -65,7 +66,8 @@ class Checker:
         self.tags: dict = {}                # struct/enum tag -> ir type
         self.member_quals: dict = {}        # (StructType, member) -> its (pq, deep) (QType's)
         self.functions: list = []
-        self.func_info: dict = {}
+        self.func_info: dict = {}           # unique key ('f', then 'f#2' for its overloads) -> FuncInfo
+        self.overloads: dict = {}           # name ('f', 'S::f') -> its FuncInfos, in declaration order
         self.globals: list = []
         self.file_shared: list = []         # file-scope __shared__ Vars
         self.anon = 0
@@ -372,6 +374,7 @@ class Checker:
         byrefs = []
         names = set()
         refs = []
+        declared_refs = []
         defaults = []
         for i, p in enumerate(params):
             pbase = self.base_type(p.specs, self.lookup_global)
@@ -384,6 +387,7 @@ class Checker:
             pq = self.apply_declarator(pbase, pdecl, self.lookup_global, param=True)
             if is_ref and space == "global":
                 raise self.error("a __global__ function cannot take a reference parameter", p.loc)
+            declared_refs.append(is_ref)
             if is_ref and pq.const:
                 is_ref = False    # const T&: the value itself (a struct: a copy, byref below)
             defaults.append(p.default)
@@ -429,6 +433,7 @@ class Checker:
         info = FuncInfo(fn, space, pqs, ret, node)
         info.byref = byrefs
         info.refs = refs
+        info.declared_refs = declared_refs
         info.defaults = defaults
         info.sret = sret
         return info
@@ -444,27 +449,38 @@ class Checker:
 
     def declare_function(self, specs: A.DeclSpecs, d: A.Declarator, node: A.Node) -> FuncInfo:
         new = self.function_signature(specs, d, node)
-        old = self.func_info.get(d.name)
+        same = self.overloads.get(d.name, [])
+        old = next((o for o in same if _signature_key(o) == _signature_key(new)), None)
         if old is not None:
-            if [v.type for v in old.fn.params] != [v.type for v in new.fn.params] or \
-                    old.fn.ret != new.fn.ret or old.space != new.space:
-                raise self.error(f"conflicting declaration of '{d.name}' (overloading is not supported)",
-                                 d.loc)
+            if old.fn.ret != new.fn.ret or old.ret_q.pconst != new.ret_q.pconst or old.sret != new.sret:
+                raise self.error("cannot overload functions distinguished by return type alone", d.loc)
+            if old.space != new.space:
+                raise self.error(f"conflicting declaration of '{d.name}' (__global__, __device__ and "
+                                 "__host__ differ)", d.loc)
             if isinstance(node, A.FunctionDef):
                 old.fn.params = new.fn.params      # the definition's parameter names
                 old.params_q = new.params_q
                 old.byref = new.byref
                 old.refs = new.refs
+                old.declared_refs = new.declared_refs
                 old.defaults = [a if a is not None else b for a, b in zip(new.defaults, old.defaults)]
                 if new.fn.launch_bounds:
                     old.fn.launch_bounds = new.fn.launch_bounds
             return old
+        if same:
+            if new.space == "global" or any(o.space == "global" for o in same):
+                raise self.error(f"overloading the __global__ function '{d.name}' is not supported "
+                                 "(get_function finds a kernel by its name alone)", d.loc)
+            self.overloads[d.name].append(new)
+            self.func_info[f"{d.name}#{len(same)}"] = new
+            return new
         sym = self.globals_scope.get(d.name)
         if sym is not None:
             raise self.error(f"redefinition of '{d.name}' as a function", d.loc)
         if is_builtin_function(d.name):
             raise self.error(f"'{d.name}' is a CUDA built-in function and cannot be redefined", d.loc)
         self.func_info[d.name] = new
+        self.overloads[d.name] = [new]
         self.globals_scope[d.name] = Sym("func", new, None, d.loc)
         return new
 
@@ -621,6 +637,14 @@ class Checker:
                 for v in g.shared_vars:
                     if v not in k.shared_vars:
                         k.shared_vars.append(v)
+
+
+def _signature_key(info: FuncInfo) -> tuple:
+    """What tells overloads apart: each parameter's type, pointee constness and
+    reference kind (a by-value parameter's own const is not part of it)."""
+    from .places import strip_spaces
+    return tuple((strip_spaces(q.type), q.pconst, q.deep, r, r and q.const)
+                 for q, r in zip(info.params_q, info.declared_refs))
 
 
 def _collect_calls(node, out: list) -> None:

@@ -102,6 +102,7 @@ class TypeName(Node):
 class TranslationUnit(Node):
     items: list               # Declaration | FunctionDef
     templates: dict = field(default_factory=dict)   # name -> cxx_tokens.TemplateDef
+    classes: dict = field(default_factory=dict)     # name -> cxx_tokens.ClassTemplateDef
     requests: list = field(default_factory=list)    # explicit instantiations (token lists)
     fragments: object = None  # parser.Fragments: parses template bodies and arguments
 

@@ -91,6 +91,8 @@ def resolve(low, key: str, args: list, loc, name: A.Name = None, hidden: int = 0
 
 def _device_call(low, info, e: A.CallExpr, want_place: bool = False):
     fn = info.fn
+    if fn.body is None and low.ck.templates is not None:    # a class template's member, first called
+        low.ck.templates.classes.ensure_lowered(info, e.loc)
     if low.const_only:
         raise low.error("a function call is not a constant expression", e.loc)
     caller = low.info

@@ -11,7 +11,9 @@ before parsing, with every token keeping the user's position.
 - `template <...> <function definition>` is taken out of the stream and kept
   as a `TemplateDef` (its tokens), instantiated by the checker on demand
   (templates.py); `template __global__ void k<float>(float *);` (explicit
-  instantiation) is kept as a request;
+  instantiation) is kept as a request; `template <...> struct S { ... };`
+  is kept as a `ClassTemplateDef` (class_templates.py instantiates it per
+  argument list, `class_instance_tokens`);
 - a known template name followed by `<args>` becomes one token carrying the
   argument token lists in `.targs` (the C++ rule that a template name
   followed by `<` opens an argument list, ISO C++ [temp.names]).
@@ -64,9 +66,20 @@ class TemplateDef:
 
 
 @dataclass
+class ClassTemplateDef:
+    """A class template: its parameters and the tokens `struct Name { ... };`
+    (instantiated per argument list by class_templates.py)."""
+    name: str
+    params: list              # list[TemplateParam]
+    toks: list                # `struct Name { ... };`
+    tok: Token                # the `template` keyword (for diagnostics)
+
+
+@dataclass
 class Rewritten:
     toks: list
     templates: dict = field(default_factory=dict)    # name -> TemplateDef
+    classes: dict = field(default_factory=dict)      # name -> ClassTemplateDef
     requests: list = field(default_factory=list)     # explicit instantiations: name tokens
 
 
@@ -339,7 +352,8 @@ class _Rewriter:
                 if not params:
                     raise self.err("explicit specialisations (template <>) are not supported", t)
                 if start < n and str(toks[start]) in ("struct", "class", "union"):
-                    raise self.err("class templates are not supported (function templates are)", toks[start])
+                    i = self.class_template(toks, start, params, t, rw)
+                    continue
                 if start < n and str(toks[start]) in ("using", "typedef"):
                     raise self.err("alias templates are not supported (function templates are)", toks[start])
                 end, name = self.function_extent(toks, start, t)
@@ -367,6 +381,40 @@ class _Rewriter:
                 raise self.err("explicit instantiation needs template arguments: template void f<int>(int);", t)
             i = j + 1
         return out
+
+    def class_template(self, toks: list, start: int, params: list, at: Token, rw: Rewritten) -> int:
+        """Keep `template <...> struct Name { ... };` as a ClassTemplateDef;
+        returns the index after it. A declaration alone (`struct Name;`)
+        declares nothing we need."""
+        n = len(toks)
+        key = toks[start]
+        if str(key) == "union":
+            raise self.err("unions are not supported", key)
+        j = start + 1
+        if j >= n or toks[j].type not in ("IDENT", "TYPE_NAME"):
+            raise self.err("a class template needs a name", key)
+        name = str(toks[j])
+        j += 1
+        if j < n and str(toks[j]) == "<":
+            raise self.err("partial specialisations of class templates are not supported", toks[j])
+        if j < n and str(toks[j]) == ";":
+            return j + 1
+        if j < n and str(toks[j]) == ":":
+            raise self.err("inheritance is not supported", toks[j])
+        if j >= n or str(toks[j]) != "{":
+            raise self.err(f"expected '{{' after 'struct {name}'", toks[min(j, n - 1)])
+        end = _match(toks, j, "{", "}")
+        if end < 0:
+            raise self.err("expected '}' at end of input", toks[-1])
+        if end + 1 >= n or str(toks[end + 1]) != ";":
+            raise self.err(f"expected ';' after the class template '{name}'", toks[end])
+        inner = next((x for x in toks[j:end] if str(x) == "template"), None)
+        if inner is not None:
+            raise self.err("member templates are not supported", inner)
+        if name in rw.classes or name in rw.templates:
+            raise self.err(f"redefinition of template '{name}'", at)
+        rw.classes[name] = ClassTemplateDef(name, params, toks[start:end + 2], at)
+        return end + 2
 
     def template_params(self, toks: list, at: Token) -> list:
         params = []
@@ -525,7 +573,10 @@ class _Rewriter:
         return keep, protos + funcs
 
     # ------------------------------------------------------ template-ids
-    def template_ids(self, toks: list, names) -> list:
+    def template_ids(self, toks: list, names, classes=frozenset(), own: str = "") -> list:
+        """Template-ids as single tokens; a class template's is a TYPE_NAME.
+        `own`: the class template whose body this is (its bare name there is
+        the injected class name, [temp.local])."""
         out: list = []
         i = 0
         n = len(toks)
@@ -534,19 +585,24 @@ class _Rewriter:
             v = str(t)
             prev = str(toks[i - 1]) if i else ""
             if t.type in ("IDENT", "TYPE_NAME") and i + 1 < n and str(toks[i + 1]) == "<" and \
-                    prev not in (".", "->") and (v in names or v in TEXTURE_FETCHES
+                    prev not in (".", "->") and (v in names or v in classes or v in TEXTURE_FETCHES
                                                  or (v.startswith("cg::") and v[4:] in CG_TEMPLATES)):
                 close = match_angle(toks, i + 1)
                 if close < 0:
                     raise self.err(f"unclosed template argument list of '{v}'", toks[i + 1])
                 inner = toks[i + 2:close]
-                args = [self.template_ids(a, names) for a in split_args(inner)]
-                tid = _new(t.type, v, t, args)
+                if str(toks[close]) == ">>" and v in classes:   # `A<B<int>>`: the inner list closes here
+                    inner = inner + [_new("RELOP", ">", toks[close])]
+                args = [self.template_ids(a, names, classes, own) for a in split_args(inner)]
+                tid = _new("TYPE_NAME" if v in classes else t.type, v, t, args)
                 out.append(tid)
-                if str(toks[close]) == ">>":   # `a<b<c>>`: the outer list closes here too
+                if str(toks[close]) == ">>" and v not in classes:   # `a<b<c>>`: the outer list closes here too
                     out.append(_new("RELOP", ">", toks[close]))
                 i = close + 1
                 continue
+            if v in classes and v != own and t.type in ("IDENT", "TYPE_NAME") and \
+                    prev not in (".", "->", "struct"):
+                raise self.err(f"argument list for class template '{v}' is missing", t)
             out.append(t)
             i += 1
         return out
@@ -563,18 +619,32 @@ def rewrite(ts) -> Rewritten:
     toks = r.templates(toks, rw)
     toks = r.methods(toks)
     names = set(rw.templates)
-    rw.toks = r.template_ids(toks, names)
-    for td in rw.templates.values():
-        td.toks = r.template_ids(td.toks, names)
+    classes = set(rw.classes)
+    rw.toks = r.template_ids(toks, names, classes)
+    for td in list(rw.templates.values()) + list(rw.classes.values()):
+        td.toks = r.template_ids(td.toks, names, classes, td.name if isinstance(td, ClassTemplateDef) else "")
         for p in td.params:
             if p.default:
-                p.default = r.template_ids(p.default, names)
-    rw.requests = [r.template_ids(q, names) for q in rw.requests]
+                p.default = r.template_ids(p.default, names, classes)
+    rw.requests = [r.template_ids(q, names, classes) for q in rw.requests]
     return rw
 
 
-def rewrite_name(ts, names) -> list:
+def rewrite_name(ts, names, classes=frozenset()) -> list:
     """A name expression ('reduce6<float, 256, true>') as rewritten tokens."""
     r = _Rewriter(ts)
     toks = r.namespaces(ts.toks)
-    return r.template_ids(toks, names)
+    return r.template_ids(toks, names, classes)
+
+
+def class_instance_tokens(ts, ctd: ClassTemplateDef, canon: str) -> list:
+    """The tokens of one instance of a class template: `struct <canon> {..};`
+    with the injected class name (the bare template name in its body) spelled
+    canon, and member functions as free functions `canon::f` (methods())."""
+    toks = list(ctd.toks)
+    out = [toks[0], _new("IDENT", canon, toks[1])]
+    for k, t in enumerate(toks[2:], 2):
+        if str(t) == ctd.name and getattr(t, "targs", None) is None and str(toks[k - 1]) not in (".", "->"):
+            t = _new("TYPE_NAME", canon, t)
+        out.append(t)
+    return _Rewriter(ts).methods(out)

@@ -74,7 +74,8 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         """The struct whose member function is being lowered, or None."""
         if self.info is None or "::" not in self.fn.name:
             return None
-        t = self.ck.tags.get(self.fn.name.split("::", 1)[0].split("<", 1)[0])
+        owner = self.fn.name.rsplit("::", 1)[0]
+        t = self.ck.tags.get(owner) or self.ck.tags.get(owner.split("<", 1)[0])
         return t if isinstance(t, ir.StructType) else None
 
     def member_of_this(self, e: A.Name):

@@ -138,6 +138,7 @@ def parse(pp: Preprocessed) -> A.TranslationUnit:
     tree = _feed(ts, "", _lark())
     tu = AstBuilder(ts).build(tree)
     tu.templates = rw.templates
+    tu.classes = rw.classes
     tu.requests = rw.requests
     tu.fragments = Fragments(pp, types)
     return tu

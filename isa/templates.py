@@ -28,6 +28,8 @@ def spell(v) -> str:
     """A template argument as the instance's name spells it."""
     if isinstance(v, QType):
         s = tname(v.type).replace(" *", "*")
+        if s.startswith("struct ") and "<" in s:    # a class template's instance: Arr<float,4>
+            s = s[len("struct "):]
         return ("const " + s) if v.const else s
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -43,6 +45,8 @@ class Templates:
         self.frag = tu.fragments
         self.instances: dict = {}       # canonical name -> FuncInfo
         self.stack: list = []           # scopes binding the parameters being instantiated
+        from .class_templates import ClassTemplates
+        self.classes = ClassTemplates(self, tu)
 
     # ------------------------------------------------------------- lookup
     def lookup(self, name: str):
@@ -135,6 +139,9 @@ class Templates:
             if len(ty) != 1 or prm.declarator is None:
                 continue
             name = ty[0].name
+            if ty[0].targs is not None and name in self.classes.defs:
+                self.classes.deduce(low, td, ty[0], prm.declarator, arg, known)
+                continue
             tp = next((p for p in td.params if p.name == name and p.kind == "type"), None)
             if tp is None or name in known:
                 continue
@@ -194,8 +201,7 @@ class Templates:
         td = self.defs[name.name]
         vals = self.explicit_args(td, name.targs or [], low.lookup, loc)
         if len(vals) < len(td.params):
-            vals = self.defaults(td, vals, loc) if all(p.kind == "value" for p in td.params[len(vals):]) \
-                else self.deduce(low, td, vals, args, loc)
+            vals = self.deduce(low, td, vals, args, loc)
         if len(vals) < len(td.params):
             raise self.error(f"cannot deduce template argument '{td.params[len(vals)].name}' of '{td.name}'; "
                              f"give it explicitly ({td.name}<...>(...))", loc)

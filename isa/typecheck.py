@@ -121,6 +121,8 @@ class Checker:
         if o.name.startswith("cg::"):
             from .cooperative_groups import group_type
             return group_type(self, o, scope_lookup)
+        if o.targs is not None and self.templates is not None and o.name in self.templates.classes.defs:
+            return QType(self.templates.classes.struct_type(o, scope_lookup))
         sym = scope_lookup(o.name)
         if sym is not None and sym.kind == "typedef":
             return sym.qtype
@@ -326,7 +328,7 @@ class Checker:
         from .token_scan import Tokens
         pp = preprocess(text, "<name expression>")
         ts = Tokens(pp, lex(pp))
-        toks = rewrite_name(ts, set(self.templates.defs))
+        toks = rewrite_name(ts, set(self.templates.defs), set(self.templates.classes.defs))
         loc = ir.Loc("<name expression>", 1, 1)
         if len(toks) == 1 and not getattr(toks[0], "targs", None) and str(toks[0]) not in self.templates.defs:
             return str(toks[0])

@@ -1,0 +1,127 @@
+"""Class templates, instantiated in the front end (ISO C++ [temp.class]).
+
+`template <typename T, int N> struct Arr { T v[N]; __device__ T sum() const
+{..} };` is kept as tokens (cxx_tokens.py); each distinct argument list
+(`Arr<float, 4>`, defaults filled in) is one struct named as the instance is
+spelled, `Arr<float,4>`, made once: its tokens are parsed again with the
+parameters bound as function templates bind them (templates.py: a type
+parameter a typedef, a non-type one a constant), the struct defined, and its
+member functions declared as `Arr<float,4>::sum`. As in C++ ([temp.inst]/3),
+a member function's body is instantiated only when it is called
+(`ensure_lowered`), so a member that does not compile for some T is an
+error only where it is used. Errors inside an instance name it, as nvcc's
+"detected during instantiation of ..." does.
+"""
+from __future__ import annotations
+
+from . import ast as A
+from . import ir
+from .diagnostics import CompileError
+
+
+class ClassTemplates:
+    """The class templates of one translation unit and their instances."""
+
+    def __init__(self, templates, tu: A.TranslationUnit):
+        self.tpl = templates            # templates.Templates: argument values, binding
+        self.ck = templates.ck
+        self.defs = dict(tu.classes or {})
+        self.of_type: dict = {}         # StructType -> (ClassTemplateDef, argument values)
+        self.pending: dict = {}         # member function's FuncInfo -> the scope binding its parameters
+
+    def struct_type(self, o: A.TypedefName, scope_lookup) -> ir.StructType:
+        """The instance a template-id names (`Arr<float, 4>`), made the first time."""
+        from .templates import spell
+        ctd = self.defs[o.name]
+        vals = self.tpl.explicit_args(ctd, o.targs, scope_lookup, o.loc)
+        vals = self.tpl.defaults(ctd, vals, o.loc)
+        if len(vals) < len(ctd.params):
+            raise self.ck.error(f"too few template arguments for class template '{ctd.name}'", o.loc)
+        canon = f"{ctd.name}<{','.join(spell(v) for v in vals)}>"
+        t = self.ck.tags.get(canon)
+        if t is None:
+            t = self.instantiate(ctd, vals, canon, o.loc)
+        return t
+
+    def instantiate(self, ctd, vals: list, canon: str, loc: ir.Loc) -> ir.StructType:
+        from .cxx_tokens import class_instance_tokens
+        from .token_scan import Tokens
+        ck = self.ck
+        scope = self.tpl.bind(ctd, vals, loc)
+        # declared first: the body may point to its own instance (`Arr<T, N> *next`)
+        t = ck.tags[canon] = ir.StructType(canon, (), 0, 1, complete=False)
+        self.of_type[t] = (ctd, vals)
+        frag = self.tpl.frag
+        self.tpl.stack.append(scope)
+        saved = ck.local_scope
+        ck.local_scope = None
+        try:
+            toks = class_instance_tokens(Tokens(frag.pp, []), ctd, canon)
+            tu = frag.function(toks, {p.name for p in ctd.params if p.kind == "type"})
+            for item in tu.items:
+                if isinstance(item, A.FunctionDef):
+                    info = ck.function_def(item)
+                    self.pending[info] = scope
+                else:
+                    ck.file_declaration(item)
+        except CompileError as e:
+            raise self.noted(e, canon, loc) from None
+        finally:
+            ck.local_scope = saved
+            self.tpl.stack.pop()
+        return t
+
+    def ensure_lowered(self, info, loc: ir.Loc) -> None:
+        """Instantiate a member function's body at its first call."""
+        from .lower import FunctionLowering
+        scope = self.pending.pop(info, None)
+        if scope is None:
+            return
+        ck = self.ck
+        self.tpl.stack.append(scope)
+        saved = ck.local_scope
+        ck.local_scope = None
+        try:
+            FunctionLowering(ck, info).lower()
+        except CompileError as e:
+            raise self.noted(e, info.fn.name, loc) from None
+        finally:
+            ck.local_scope = saved
+            self.tpl.stack.pop()
+
+    def deduce(self, low, td, pattern: A.TypedefName, d: A.Declarator, arg: A.Expr, known: dict) -> None:
+        """Deduce td's parameters from a call argument whose parameter names a
+        class template (`const Arr<T, N> &a`, `Arr<T, N> *p`): the argument's
+        instance gives the values of the parameters named alone in the
+        pattern's argument list ([temp.deduct.type]/8, forms `TT<T>`, `TT<i>`)."""
+        ops = [o[0] for o in d.ops]
+        at = low.type_only(arg)
+        if ops in ([], ["ref"]):
+            self.match(td, pattern.name, pattern.targs, at, known)
+        elif ops in (["ptr"], ["ptr", "ref"]) and isinstance(at, (ir.PointerType, ir.ArrayType)):
+            self.match(td, pattern.name, pattern.targs, at.pointee if isinstance(at, ir.PointerType)
+                       else at.elem, known)
+
+    def match(self, td, name: str, targs: list, t: ir.Type, known: dict) -> None:
+        from .declarations import QType
+        inst = self.of_type.get(t)
+        if inst is None or inst[0].name != name:
+            return
+        for toks, v in zip(targs, inst[1]):
+            if len(toks) != 1:
+                continue
+            tok = toks[0]
+            inner = getattr(tok, "targs", None)
+            if inner is not None:           # Arr<Arr<T, 2>, N>
+                if str(tok) in self.defs and isinstance(v, QType):
+                    self.match(td, str(tok), inner, v.type, known)
+                continue
+            p = next((p for p in td.params if p.name == str(tok)), None)
+            if p is not None and p.name not in known and (p.kind == "type") == isinstance(v, QType):
+                known[p.name] = v
+
+    def noted(self, e: CompileError, what: str, loc: ir.Loc) -> CompileError:
+        """e, naming the instantiation it happened in (as nvcc does)."""
+        where = f"line {loc.line}" if loc.file == e.loc.file else f"{loc.file}:{loc.line}"
+        return CompileError(f"{e.message} (detected during instantiation of '{what}' at {where})",
+                            e.loc, e.source_line)

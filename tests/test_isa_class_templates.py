@@ -1,0 +1,182 @@
+"""Class templates (isa/class_templates.py): each argument list its own
+struct, member functions instantiated when called, deduction of function
+templates from them, diagnostics naming the instantiation. Every kernel
+here that must run is also compiled by nvcc where nvcc is on the PATH."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpuemu
+import isa
+from conftest import nvcc_cubin
+from isa_ir_walk import compile_error
+
+NVCC = shutil.which("nvcc")
+
+ARR = r'''
+template <typename T, int N> struct Arr {
+    T v[N];
+    __device__ T sum() const { T s = 0; for (int i = 0; i < N; i++) s += v[i]; return s; }
+    __device__ void fill(T x) { for (int i = 0; i < N; i++) v[i] = x + i; }
+    __device__ T get(int i) const { return v[i]; }
+    __device__ Arr plus(const Arr &o) const { Arr r; for (int i = 0; i < N; i++) r.v[i] = get(i) + o.v[i]; return r; }
+};
+'''
+
+USES = ARR + r'''
+template <typename T = float> struct Box { T x; __device__ T get() const { return x; } };
+template <class T, bool Neg> struct Signed { T x; __device__ T get() const { return Neg ? -x : x; } };
+template <typename T> struct Node { T val; Node<T> *next; __device__ T pair() const { return val + (next ? next->val : 0); } };
+template <typename T, int N> __device__ T first(const Arr<T, N> &a) { return a.v[0]; }
+template <int N> __device__ int count(Arr<int, N> *p) { return N + p->v[0]; }
+template <typename T, int N> __device__ int inner(const Arr<Arr<T, N>, 3> &a) { return N * 100 + (int)a.v[2].v[0]; }
+
+__global__ void k(int *o)
+{
+    Arr<float, 4> a;
+    a.fill(1.0f);                    // 1 2 3 4
+    Arr<int, 3> b;
+    b.fill(2);                       // 2 3 4
+    Arr<Arr<int, 2>, 3> nest;
+    nest.v[1].fill(5);               // 5 6
+    nest.v[2].fill(7);
+    Box<> bf; bf.x = 2.5f;
+    Box<int> bi; bi.x = 7;
+    Signed<int, true> s; s.x = 3;
+    Node<int> n1, n2; n1.val = 5; n2.val = 6; n1.next = &n2; n2.next = 0;
+    Arr<int, 3> c = b.plus(b);       // 4 6 8
+    o[0] = (int)a.sum();
+    o[1] = b.sum();
+    o[2] = nest.v[1].sum();
+    o[3] = (int)(bf.get() * 2) + bi.get();
+    o[4] = s.get();
+    o[5] = n1.pair() * 10 + n2.pair();
+    o[6] = first(b) * 10 + (int)first(a);
+    o[7] = count(&b) * 1000 + inner(nest);
+    o[8] = c.sum();
+    o[9] = sizeof(Arr<float, 4>) * 100 + sizeof(Arr<char, 3>);
+    o[10] = sizeof(nest);
+    o[11] = sizeof(Arr<Arr<int, 2>, 3>) == sizeof(nest);
+}
+'''
+
+
+def run_k(src: str, n: int = 12) -> np.ndarray:
+    o = gpuemu.zeros(n, dtype=np.int32)
+    gpuemu.RawModule(code=src).get_function("k")((1,), (1,), (o,))
+    return o.get()
+
+
+@pytest.fixture(scope="module")
+def uses() -> np.ndarray:
+    return run_k(USES)
+
+
+def test_member_functions_use_the_type_and_value_arguments(uses):
+    assert uses[0] == 1 + 2 + 3 + 4 and uses[1] == 2 + 3 + 4
+
+
+def test_a_member_function_returns_its_own_instance_by_the_injected_class_name(uses):
+    assert uses[8] == 4 + 6 + 8
+
+
+def test_nested_argument_lists_closed_by_one_shift_token(uses):
+    assert uses[2] == 5 + 6 and uses[10] == 3 * 2 * 4 and uses[11] == 1
+
+
+def test_each_argument_list_is_its_own_struct_with_its_own_layout(uses):
+    assert uses[9] == 16 * 100 + 3
+
+
+def test_default_arguments_class_keyword_and_bool_parameter(uses):
+    assert uses[3] == 5 + 7 and uses[4] == -3
+
+
+def test_a_member_can_point_to_its_own_instance(uses):
+    assert uses[5] == (5 + 6) * 10 + (6 + 0)
+
+
+def test_function_templates_deduce_type_and_value_parameters_from_an_instance(uses):
+    assert uses[6] == 2 * 10 + 1
+    assert uses[7] == (3 + 2) * 1000 + 2 * 100 + 7
+
+
+def test_each_argument_list_is_instantiated_once():
+    m = isa.compile_source(USES, "t.cu")
+    names = [f.name for f in m.functions]
+    assert names.count("Arr<int,3>::sum") == 1 and "Arr<float,4>::sum" in names
+    assert "Arr<Arr<int,2>,3>::sum" in names     # declared with its instance; never called, so no body
+    assert next(f for f in m.functions if f.name == "Arr<Arr<int,2>,3>::sum").body is None
+
+
+KERNEL_PARAMS = ARR + r'''
+template <typename T>
+__global__ void kt(T *o, Arr<T, 2> a, Arr<T, 2> *p)
+{
+    Arr<T, 2> c = a.plus(*p);
+    o[0] = c.sum();
+    o[1] = p->get(1);
+    o[2] = sizeof(a);
+}
+template __global__ void kt<int>(int *, Arr<int, 2>, Arr<int, 2> *);
+'''
+
+
+def test_instances_as_kernel_parameters_by_value_and_as_pointees():
+    o = gpuemu.zeros(3, dtype=np.int32)
+    a = np.array([((10, 20),)], dtype=[("v", np.int32, (2,))])[0]
+    p = gpuemu.asarray(np.array([1, 2], dtype=np.int32))
+    gpuemu.RawModule(code=KERNEL_PARAMS).get_function("kt<int>")((1,), (1,), (o, a, p))
+    assert o.get().tolist() == [11 + 22, 2, 8]
+
+
+def test_a_member_that_does_not_compile_for_the_arguments_is_an_error_only_when_called():
+    src = ARR.replace("struct Arr {", "struct Arr {\n    __device__ int bad() const { return v[0].nothing; }")
+    ok = src + "__global__ void k(int *o) { Arr<int, 2> a; a.fill(1); o[0] = a.sum(); }\n"
+    assert run_k(ok, 1)[0] == 1 + 2
+    e = compile_error(src + "__global__ void k(int *o) {\n    Arr<int, 2> a;\n    o[0] = a.bad();\n}\n")
+    assert (e.line, e.col) == (3, 46)       # at the member, inside the template
+    assert e.message == ("member reference base type 'int' is not a struct (in '.nothing') "
+                         "(detected during instantiation of 'Arr<int,2>::bad' at line 12)")
+
+
+def test_an_instance_whose_members_do_not_compile_names_the_instantiation():
+    e = compile_error("template <typename T, int N> struct Arr { T v[N]; };\n"
+                      "__global__ void k(int *o) {\n    Arr<int, -1> a;\n}\n")
+    assert (e.line, e.col) == (1, 47)
+    assert e.message == ("array size must be positive, not -1 "
+                         "(detected during instantiation of 'Arr<int,-1>' at line 3)")
+
+
+@pytest.mark.parametrize("use,msg,col", [
+    ("Arr a;", "argument list for class template 'Arr' is missing", 5),
+    ("Arr<int> a;", "too few template arguments for class template 'Arr'", 5),
+    ("Arr<int, 2, 3> a;", "too many template arguments for 'Arr' (it takes 2)", 5),
+])
+def test_wrong_argument_lists_are_named(use, msg, col):
+    e = compile_error("template <typename T, int N> struct Arr { T v[N]; };\n"
+                      f"__global__ void k(int *o) {{\n    {use}\n}}\n")
+    assert msg in e.message and (e.line, e.col) == (3, col)
+
+
+@pytest.mark.parametrize("src,msg", [
+    ("template <typename T> struct S { T x; };\ntemplate <typename T> struct S<T *> { T y; };",
+     "partial specialisations of class templates are not supported"),
+    ("template <typename T> union U { T x; };", "unions are not supported"),
+    ("template <typename T> struct S { template <typename U> __device__ U f(U u) { return u; } };",
+     "member templates are not supported"),
+])
+def test_unsupported_class_template_forms_are_named(src, msg):
+    assert msg in compile_error(src + "\n").message
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on the PATH")
+@pytest.mark.parametrize("src", [USES, KERNEL_PARAMS], ids=["uses", "kernel_params"])
+def test_the_kernels_here_are_valid_cuda(src, tmp_path):
+    f = Path(tmp_path) / "k.cu"
+    f.write_text(src)
+    nvcc_cubin(NVCC, f, tmp_path)

@@ -42,6 +42,7 @@ import numpy as np
 from gpuemu.jit import abi, direct_call
 from gpuemu.jit import engine
 
+from . import cache_lines
 from .thread_scheduling import split_warp
 from .warp_scheduler import LooseRoundRobin
 
@@ -480,7 +481,7 @@ def run_block(run, j: int, idx: tuple) -> None:
     first = j * nw
     scratch = run.__dict__.get("_block_runner_scratch")
     if scratch is None:                  # per run (and per block worker): state, frame pointers
-        st, fptrs = np.zeros(HEAD + 2 * nw, dtype=np.int32), np.zeros(2 * nw, dtype=np.int64)
+        st, fptrs = cache_lines.zeros(HEAD + 2 * nw, np.int32), cache_lines.zeros(2 * nw, np.int64)
         scratch = run._block_runner_scratch = (st, fptrs, st.ctypes.data, fptrs.ctypes.data,
                                                run.ck.address)
     st, fptrs, st_p, fptrs_p, addr = scratch
@@ -507,8 +508,8 @@ def _range_scratch(run) -> tuple:
     """Per run (and per block worker): the loop's state, the launch array and
     the argument array of gpuemu_run_range_packed, with its address."""
     nw = run._nw
-    st = np.zeros(HEAD + nw, dtype=np.int32)
-    lau = np.zeros(L_FIELDS, dtype=np.int64)
+    st = cache_lines.zeros(HEAD + nw, np.int32)
+    lau = cache_lines.zeros(L_FIELDS, np.int64)
     gx, gy, _ = run.shape.grid
     lau[[L_TEMPLATE, L_SHARED, L_SHARED_BYTES, L_GRID_X, L_GRID_Y, L_NUM_SMS]] = (
         run.header_template.ctypes.data, run.shared.ctypes.data, run.shared_stride,

@@ -58,7 +58,7 @@ from gpuemu.memory.native_batch import NativeBatch
 from gpuemu.stats import Stats
 from gpuemu.timing import record_pool
 
-from . import block_runner, worker_threads
+from . import block_runner, cache_lines, worker_threads
 
 from .block_ranges import GuidedRanges, block_ranges
 from .warp_scheduler import LooseRoundRobin
@@ -149,7 +149,7 @@ class _Worker:
         for k in ("_block_runner_scratch", "_block_range_scratch", KEPT, LAST, WORK, "_native_batch"):   # one per worker
             w.__dict__.pop(k, None)
         w._setup()
-        w.issue = np.zeros(run.preset.num_sms, dtype=np.int64)
+        w.issue = cache_lines.zeros(run.preset.num_sms, np.int64)
         w.drain = self._keep_trace            # the main thread charges it, in order
         self.run = w
         self._renew(run, run.ctx if start is None else start)

@@ -29,7 +29,7 @@ from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.memory.native_batch import LINE_COUNTER_SET, NativeBatch
 from gpuemu.stats import Stats
 
-from . import block_runner, block_workers, resident_blocks, static_tags, weak_memory
+from . import block_runner, block_workers, cache_lines, resident_blocks, static_tags, weak_memory
 from .block_scheduler import BlockBatch, RoundRobinBlockScheduler
 from .findings import (barrier_divergence_finding, barrier_mismatch_finding, fault_finding,
                        spin_finding, static_object, thread_of)
@@ -108,7 +108,7 @@ class LaunchRun:
 
     def _setup(self):
         meta, shape = self.meta, self.shape
-        ctx = self.ctx = np.zeros(abi.CTX_FIELDS, dtype=np.int64)
+        ctx = self.ctx = cache_lines.zeros(abi.CTX_FIELDS, np.int64)
         entries = self._static_entries()
         dyn_ptr = entries.dyn_ptr
         ctx[abi.C_BOUNDS] = self.memory.bounds.ctypes.data     # allocations: one table per device memory
@@ -123,7 +123,7 @@ class LaunchRun:
             ctx[abi.C_TRACE_CAP] = 1 << 62
         ctx[abi.C_PARAMS] = self.params.ctypes.data
         ctx[abi.C_SYMBOLS] = self.symbols.ctypes.data
-        self.counters = np.zeros((meta.nlines, abi.N_LINE_COUNTERS), dtype=np.int64)
+        self.counters = cache_lines.zeros((meta.nlines, abi.N_LINE_COUNTERS), np.int64)
         ctx[abi.C_COUNTERS] = self.counters.ctypes.data
         ctx[abi.C_BUDGET] = self.budget
         ctx[abi.C_NTID:abi.C_NTID + 3] = shape.block
@@ -134,7 +134,8 @@ class LaunchRun:
         ctx[abi.C_DYN_SHARED] = abi.as_int64(dyn_ptr)
         # Which lane's plain store lands when several write one address: the
         # highest by default; with a seed, a seeded-random lane per warp run.
-        self.store_order = np.arange(abi.WARP, dtype=np.uint8)
+        self.store_order = cache_lines.zeros(abi.WARP, np.uint8)
+        self.store_order[:] = np.arange(abi.WARP)
         ctx[abi.C_STORE_ORDER] = self.store_order.ctypes.data
         pbuf = self.options.get("printf_buffer")    # int64 words (gpuemu/printf_output.py)
         if pbuf is not None:
@@ -150,10 +151,10 @@ class LaunchRun:
         blocks = grid_blocks(shape)
         self.batch = 1 if self._range_runner else max(
             1, min(64, 2048 // nw, (64 << 20) // (nw * meta.frame_bytes), blocks))
-        self.frames = np.zeros((self.batch * nw, meta.frame_bytes), dtype=np.uint8)
+        self.frames = cache_lines.zeros((self.batch * nw, meta.frame_bytes), np.uint8)
         self.shared_stride = (max(meta.dynamic_offset + shape.shared_dynamic,
                                   meta.static_shared, 16) + 255) // 256 * 256
-        self.shared = np.zeros(self.batch * self.shared_stride, dtype=np.uint8)
+        self.shared = cache_lines.zeros(self.batch * self.shared_stride, np.uint8)
         valid = np.full(nw, -1, dtype=np.int64)
         rem = shape.threads_per_block % abi.WARP
         if rem:

@@ -239,6 +239,14 @@ class CommaExpr(Expr):
 @dataclass(eq=False)
 class InitList(Expr):
     items: list
+    direct: bool = False        # `T x{...}` / `T{...}`: no narrowing conversions (C++ [dcl.init.list])
+
+
+@dataclass(eq=False)
+class ListInit(Expr):
+    """`T{...}`: a temporary of type T list-initialised."""
+    type_name: TypeName
+    init: InitList
 
 
 # ------------------------------------------------------------- statements

@@ -8,7 +8,7 @@ from lark import Token, Tree
 from . import ast as A
 from .diagnostics import CompileError
 from .ir import Loc
-from .token_scan import Tokens
+from .token_scan import ListInitEqual, Tokens
 
 
 class AstBuilder:
@@ -90,8 +90,14 @@ class AstBuilder:
             if t.children:
                 items = [self.initializer(c) for c in t.children[0].children
                          if not (isinstance(c, Token) and str(c) == ",")]
-            return A.InitList(self.loc(t), items)
+            return A.InitList(self.loc(t), items, self._direct_braces(t))
         return self.expr(t)
+
+    def _direct_braces(self, t: Tree) -> bool:
+        """Whether the braces of `t` follow a ListInitEqual (`T x{...}`)."""
+        first = self.tok_at.get(t.meta.start_pos) if not getattr(t.meta, "empty", True) else None
+        i = self.tok_index.get(id(first)) if first is not None else None
+        return bool(i) and isinstance(self.ts.toks[i - 1], ListInitEqual)
 
     def decl_specs(self, t: Tree) -> A.DeclSpecs:
         specs = A.DeclSpecs(self.loc(t), [], set(), [], [])
@@ -340,9 +346,19 @@ class AstBuilder:
             else:
                 specs = A.DeclSpecs(self.loc(bt), [], set(), [], [(str(bt.children[0]), self.loc(bt))])
             tn = A.TypeName(self.loc(bt), specs, [])
-            if len(c) < 2:     # T(): value-initialisation, zero of a scalar type
-                return A.CastExpr(loc, tn, A.IntLit(loc, "0"))
+            if len(c) < 2:     # T(): value-initialisation, as T{} (zero, or a zeroed struct)
+                return A.ListInit(loc, tn, A.InitList(loc, [], True))
             return A.CastExpr(loc, tn, self.expr(c[1]))
+        if d == "list_init_expr":
+            bt = c[0]
+            if isinstance(bt, Token):
+                specs = A.DeclSpecs(self.loc(bt), [], set(), [], [A.TypedefName(self.loc(bt), str(bt),
+                                                                              getattr(bt, "targs", None))])
+            else:
+                specs = A.DeclSpecs(self.loc(bt), [], set(), [], [(str(bt.children[0]), self.loc(bt))])
+            items = [self.initializer(x) for x in c[1].children
+                     if not (isinstance(x, Token) and str(x) == ",")] if len(c) > 1 else []
+            return A.ListInit(loc, A.TypeName(self.loc(bt), specs, []), A.InitList(loc, items, True))
         if d in ("pre_inc", "pre_dec"):
             return A.UnaryOp(loc, "pre++" if d == "pre_inc" else "pre--", self.expr(c[0]))
         if d in ("post_inc", "post_dec"):

@@ -112,6 +112,13 @@ class ExpressionLowering:
             return self.ternary(e)
         if isinstance(e, A.UnaryOp):
             return self.unary(e)
+        if isinstance(e, A.ListInit):
+            t = self.type_of_name(e.type_name).type
+            if isinstance(t, ir.StructType):
+                return self.load(self.lvalue(e))
+            return self.list_init_value(e, t)
+        if isinstance(e, A.CastExpr) and isinstance(self.type_of_name(e.type_name).type, ir.StructType):
+            return self.load(self.lvalue(e))
         if isinstance(e, A.CastExpr):
             q = self.type_of_name(e.type_name)
             v = self.rvalue(e.a, allow_void=True)
@@ -282,6 +289,8 @@ class ExpressionLowering:
                 return LValue("mem", a.type, e.loc, addr=ir.Cond(pt, e.loc, c, pa, pb),
                               const=a.const or b.const, volatile=a.volatile or b.volatile)
             raise self.error("a conditional expression is assignable only when both sides are structs", e.loc)
+        if isinstance(e, (A.ListInit, A.CastExpr)):
+            return self.struct_temporary(e)
         if isinstance(e, A.CommaExpr) or isinstance(e, A.AssignOp) or \
                 (isinstance(e, A.UnaryOp) and e.op in ("pre++", "pre--")):
             raise self.error("this expression is not assignable here (not supported as an lvalue)", e.loc)

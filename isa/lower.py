@@ -13,9 +13,8 @@ from .conversions import promote, const_value
 from .declarations import QType
 from .diagnostics import CompileError
 from .expressions import ExpressionLowering
-from .initialisers import InitialiserLowering, scalar_slots
-from .ir import I64
-from .places import is_int, tname, clone, strip_spaces, deep_of
+from .initialisers import InitialiserLowering
+from .places import is_int, tname, strip_spaces, deep_of
 
 
 class _Scope:
@@ -408,6 +407,14 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         self.declare(dcl.name, sym, dcl.loc)
 
     def local_variable(self, specs: A.DeclSpecs, base: QType, item: A.InitDeclarator, out: list) -> None:
+        saved = self.direct_init
+        self.direct_init = isinstance(item.init, A.InitList) and item.init.direct
+        try:
+            self._local_variable(specs, base, item, out)
+        finally:
+            self.direct_init = saved
+
+    def _local_variable(self, specs: A.DeclSpecs, base: QType, item: A.InitDeclarator, out: list) -> None:
         storage = set(specs.storage)
         dcl = item.declarator
         if dcl.ops and dcl.ops[-1][0] == "func":
@@ -471,13 +478,13 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             if isinstance(t, ir.VectorType):
                 if len(items) > t.count:
                     raise self.error("too many initialisers", init.loc)
-                elems = [self.convert(self.rvalue(x), t.elem, x.loc, "initialise") for x in items]
+                elems = [self.init_item(x, t.elem) for x in items]
                 elems += [ir.Const(t.elem, init.loc, const_value(0, t.elem))] * (t.count - len(elems))
                 out.append(ir.Decl(dcl.loc, var, ir.MakeVector(t, init.loc, elems)))
             else:
                 if len(items) > 1:
                     raise self.error("too many initialisers for a scalar", init.loc)
-                v = self.convert(self.rvalue(items[0]), t, init.loc, "initialise") if items else self.zero(t, init.loc)
+                v = self.init_item(items[0], t) if items else self.zero(t, init.loc)
                 out.append(ir.Decl(dcl.loc, var, v))
             return
         self.declare(name, self.Sym("var", var, q, dcl.loc), dcl.loc)
@@ -490,22 +497,12 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             raise self.error("an array must be initialised with a brace-enclosed list", init.loc)
         if not isinstance(t, (ir.ArrayType, ir.StructType)):
             v = self.convert(self.rvalue(init), t, init.loc, "initialise") if not isinstance(init, A.InitList) \
-                else (self.convert(self.rvalue(init.items[0]), t, init.loc, "initialise") if init.items
+                else (self.init_item(init.items[0], t) if init.items
                       else self.zero(t, init.loc))
             out.append(ir.ExprStmt(init.loc, ir.Store(t, init.loc, base_addr, v, var.volatile)))
             return
         # aggregate with a list: every scalar member stored, missing ones zero (C11 6.7.9p21)
-        flat = self.flatten_init(t, init)
-        given = {off: (st, e) for off, st, e in flat}
-        for off, st in scalar_slots(t, 0):
-            if off in given:
-                st2, e = given[off]
-            else:
-                st2, e = st, self.zero(st, init.loc)
-            addr = base_addr if off == 0 else ir.PtrAdd(base_addr.type, init.loc, clone(base_addr),
-                                                         ir.Const(I64, init.loc, off))
-            addr = ir.Cast(ir.PointerType(st2, "local"), init.loc, addr)
-            out.append(ir.ExprStmt(e.loc, ir.Store(st2, e.loc, addr, e)))
+        out += [ir.ExprStmt(s.loc, s) for s in self.aggregate_stores(t, base_addr, init)]
 
 
 def _call_refs(node: A.CallExpr, ck, struct: str) -> list:

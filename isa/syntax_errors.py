@@ -148,11 +148,6 @@ def _cxx_construct(toks: list, idx: int, start: int, opened: list):
             return "default arguments are not supported"
     if val == ":" and opened and opened[-1] == "(" and start < len(toks) and str(toks[start]) == "for":
         return "range-based for loops are not supported"
-    if val == "{" and _starts_declaration(toks, start) and pv in ("]", ) or \
-            (val == "{" and prev.type == "IDENT" and _starts_declaration(toks, start)):
-        return "brace initialisation without '=' is not supported; write 'T x = {...}'"
-    if val == "{" and (prev.type in ("TYPE_NAME",) or pv in _DECL_WORDS):
-        return "list initialisation T{...} is not supported; use a cast"
     if idx == start + 3 and toks[start].type == "IDENT" and str(toks[start + 1]) == "*" \
             and toks[start + 2].type == "IDENT" and val in ("=", ",", "["):
         return f"unknown type name '{toks[start]}'"

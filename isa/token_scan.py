@@ -57,6 +57,45 @@ def skip_align(toks: list, j: int) -> int:
     return j
 
 
+class ListInitEqual(Token):
+    """The '=' put before the braces of a direct-list-initialisation
+    `T x{...}` (parsed as `T x = {...}`); its InitList is marked `direct`,
+    where C++ refuses narrowing conversions ([dcl.init.list]p3)."""
+
+
+_DECL_SPEC_END = frozenset({"void", "char", "short", "int", "long", "float", "double", "signed", "unsigned",
+                            "bool", "_Bool", "__int64", "auto", "*", "&", ",", "const", "volatile",
+                            "__restrict__"})
+
+
+def _declarator_brace(toks: list, i: int) -> bool:
+    """toks[i] is '{' right after a declarator name (`x{`, `a[3]{`) that
+    follows a type or another declarator."""
+    j = i - 1
+    while j >= 0 and str(toks[j]) == "]":
+        depth = 0
+        while j >= 0:
+            depth += {"]": 1, "[": -1}.get(str(toks[j]), 0)
+            if depth == 0:
+                break
+            j -= 1
+        j -= 1
+    if j < 1 or toks[j].type != "IDENT":
+        return False
+    p = toks[j - 1]
+    return p.type == "TYPE_NAME" or str(p) in _DECL_SPEC_END
+
+
+def direct_list_init(toks: list) -> list:
+    """`T x{...}` -> `T x = {...}`, the '=' a ListInitEqual."""
+    out = []
+    for i, t in enumerate(toks):
+        if str(t) == "{" and _declarator_brace(toks, i):
+            out.append(ListInitEqual.new_borrow_pos("EQUAL", "=", t))
+        out.append(t)
+    return out
+
+
 def prepass(ts: Tokens, extra_types=frozenset()) -> set:
     """Name unsupported constructs; retype typedef/struct/enum names (and
     `extra_types`). Returns the set of type names."""
@@ -125,4 +164,5 @@ def prepass(ts: Tokens, extra_types=frozenset()) -> set:
     for k, t in enumerate(toks):
         if t.type == "IDENT" and str(t) in types and k not in declared:
             t.type = "TYPE_NAME"
+    ts.toks = direct_list_init(toks)
     return types

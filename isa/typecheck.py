@@ -576,6 +576,7 @@ class Checker:
         """Little-endian image of a file-scope variable's initialiser."""
         from .lower import FunctionLowering
         low = FunctionLowering.for_constants(self, self.lookup_global)
+        low.direct_init = isinstance(init, A.InitList) and init.direct
         image = bytearray(t.size)
         for offset, st, e in low.flatten_init(t, init):
             v = fold(e)

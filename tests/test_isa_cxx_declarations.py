@@ -112,3 +112,64 @@ def test_member_function_calls_a_later_one_reading_data_members(tmp_path):
            " __device__ int g(int k) const { return v * k; } };\n"
            "__global__ void k(int *o) { A a; a.v = 20; A *p = &a; o[0] = a.f(); o[1] = a.f(3); o[2] = p->f(); }")
     assert run(src, tmp_path, 3) == [41, 61, 41]
+
+
+# ------------------------------------------------- brace initialisation, T{...}
+
+def test_direct_list_initialisation_of_struct_scalar_and_array(tmp_path):
+    src = ("struct P { int x, y; };\n"
+           "__global__ void k(int *o) { P q{3, 4}; int x{5}; int z{}; float a[3]{1, 2, 3}; int b[]{4, 5};"
+           " o[0] = q.x * 10 + q.y; o[1] = x; o[2] = z; o[3] = (int)(a[0] + a[1] + a[2]); o[4] = sizeof(b); }")
+    assert run(src, tmp_path, 5) == [34, 5, 0, 6, 8]
+
+
+def test_direct_list_initialisation_of_several_declarators_and_nested_braces(tmp_path):
+    src = ("struct P { int x, y; }; struct L { P a, b; };\n"
+           "__device__ int g{7};\n"
+           "__global__ void k(int *o) { int a{1}, b{2}, *p{&a}; L l{{1, 2}, {3, 4}}; P ps[2]{{5, 6}, {7, 8}};"
+           " o[0] = a + b + *p; o[1] = l.b.x; o[2] = ps[1].y; o[3] = g; }")
+    assert run(src, tmp_path, 4) == [4, 3, 8, 7]
+
+
+def test_struct_temporary_from_braces_returned_passed_and_read(tmp_path):
+    src = ("struct V { float x; };\n"
+           "__device__ V add(V a, V b) { return V{a.x + b.x}; }\n"
+           "__global__ void k(int *o) { V a{1.f}, b{2.f}; o[0] = (int)add(a, b).x; o[1] = (int)V{7.f}.x;"
+           " o[2] = (int)add(V{3.f}, b).x; }")
+    assert run(src, tmp_path, 3) == [3, 7, 5]
+
+
+def test_functional_notation_value_initialises_and_copies_structs(tmp_path):
+    src = ("struct V { float x; int y; };\n"
+           "__global__ void k(int *o) { V a{1.5f, 2}; V b = V(a); V c = V(); o[0] = b.y; o[1] = c.y;"
+           " o[2] = (int)c.x; o[3] = int{9} + int(); }")
+    assert run(src, tmp_path, 4) == [2, 0, 0, 9]
+
+
+def test_vector_temporary_from_braces(tmp_path):
+    src = "__global__ void k(int *o) { float4 v{1, 2, 3, 4}; int2 w = int2{5, 6}; o[0] = (int)v.w; o[1] = w.y; }"
+    assert run(src, tmp_path, 2) == [4, 6]
+
+
+def test_non_narrowing_constants_in_braces_are_accepted(tmp_path):
+    src = ("__global__ void k(int *o) { const int ci = 5; char c{ci}; float f{1.1}; unsigned char u{255};"
+           " float g{16777216}; o[0] = c + u + (int)(f * 10) + (g == 16777216.0f); }")
+    assert run(src, tmp_path) == [5 + 255 + 11 + 1]
+
+
+@pytest.mark.parametrize("decl, frm, to", [
+    ("int x{1.5};", "double", "int"),
+    ("long l = 5; int x{l};", "long", "int"),
+    ("unsigned x{-1};", "int", "unsigned int"),
+    ("float x{16777217};", "int", "float"),
+    ("double d = 2; float x{d};", "double", "float"),
+])
+def test_narrowing_inside_braces_is_refused(decl, frm, to):
+    # nvcc 13.0 only warns (#2361, #2364, #68) and compiles; the subset refuses
+    msg = str(compile_error("__global__ void k(int *o) { " + decl + " o[0] = x; }"))
+    assert "narrowing conversion from" in msg and f"to '{to}' inside braces" in msg
+
+
+def test_narrowing_inside_struct_temporary_is_refused():
+    msg = str(compile_error("struct P { int x; float y; };\n__global__ void k(int *o) { P q = P{2.5, 1}; }"))
+    assert "t.cu:2:37" in msg and "narrowing conversion from 'double' to 'int'" in msg

@@ -202,7 +202,6 @@ def test_unsupported_diagnostic_points_at_construct():
     ("struct S {\n  int a;\n  S() : a(0) {}\n};\n", "constructors and destructors are not supported"),
     ("__global__ void k(int *p) { for (int x : p) {} }\n", "range-based for loops are not supported"),
     ("__global__ void k(int *p) { int x(5); }\n", "direct initialisation 'T x(...)' is not supported"),
-    ("__global__ void k(int *p) { int x {3}; }\n", "brace initialisation without '=' is not supported"),
     ("__global__ void k(int *p) { foo_t *q = 0; }\n", "unknown type name 'foo_t'"),
 ])
 def test_cxx_construct_named_in_syntax_error(src, msg):

@@ -206,6 +206,30 @@ def _float_type_of(low, v, loc, name):
     return F32 if v.type == F32 else F64
 
 
+def _math_overload(low, name: str, a: list, e: A.CallExpr) -> ir.Type:
+    """The float or double overload nvcc (CUDA 13, g++'s libstdc++) calls for
+    an overloaded math function. Only float and double overloads are
+    __device__; integer or mixed arguments reach std's promoting templates,
+    which are constexpr host functions, except pow's, which CUDA declares
+    __device__ (promoting float with an integer to double, like std::pow),
+    and copysign(float, double), which gives double. exp10 and rsqrt have
+    no template: an integer is ambiguous between float and double."""
+    kinds = {x.type for x in a}
+    if kinds <= {F32, F64} and (len(kinds) == 1 or name == "copysign"):
+        return F64 if F64 in kinds else F32
+    if name == "pow":
+        return F32 if kinds == {F32} else F64
+    types = " and ".join(f"'{tname(x.type)}'" for x in a)
+    if name in ("exp10", "rsqrt"):
+        raise low.error(f"call to '{name}' with argument of type {types} is ambiguous "
+                        f"(float or double); convert it", e.loc)
+    if all(is_int(x.type) for x in a):
+        raise low.error(f"'{name}' with integer arguments calls a host function (std::{name}'s "
+                        f"constexpr template); convert to float or double (e.g. {name}f((float)x))", e.loc)
+    raise low.error(f"'{name}' with arguments of types {types} calls a host function (std::{name}'s "
+                    f"constexpr template); convert them to one of float or double", e.loc)
+
+
 def _builtin(low, name: str, e: A.CallExpr) -> ir.Expr:
     loc = e.loc
     if name in B.LEGACY:
@@ -299,15 +323,11 @@ def _builtin(low, name: str, e: A.CallExpr) -> ir.Expr:
     if name in B.MATH:
         iname, fixed, n = B.MATH[name]
         a = _args(low, e, n)
-        if fixed is None and all(is_int(x.type) for x in a):
-            # nvcc resolves sqrt(int) to std::sqrt's constexpr host overload
-            raise low.error(f"'{name}' with integer arguments calls a host function; "
-                            f"convert to float or double (e.g. {name}f((float)x))", e.loc)
-        t = fixed or _float_type_of(low, a[0] if n == 1 else _widest(a), e.args[0].loc, name)
         for x, ax in zip(a, e.args):
             if not is_arith(x.type):
                 raise low.error(f"no matching function for call to '{name}' with argument of type "
                                 f"'{tname(x.type)}'", ax.loc)
+        t = fixed or _math_overload(low, name, a, e)
         return _intr(t, loc, iname, [_conv(low, x, t, ax.loc) for x, ax in zip(a, e.args)])
     if name in B.CLASSIFY:
         a = _args(low, e, 1)
@@ -403,16 +423,6 @@ def _printf(low, e: A.CallExpr) -> ir.Expr:
             v = ir.Cast(U64, a.loc, v)
         words.append(v)
     return ir.Intrinsic(I32, e.loc, "printf", words)
-
-
-def _widest(a):
-    t = None
-    for x in a:
-        if is_arith(x.type):
-            t = x.type if t is None else usual_arithmetic(t, x.type)
-    class _V:  # a stand-in carrying only a type
-        type = t
-    return _V()
 
 
 def _atomic(low, kind: str, e: A.CallExpr) -> ir.Expr:

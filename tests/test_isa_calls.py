@@ -208,6 +208,40 @@ def test_math_function_of_integer_is_an_error_as_in_nvcc():
     assert "'sqrt' with integer arguments calls a host function" in e.message
 
 
+@pytest.mark.parametrize("call,t", [
+    ("pow(i[0], 2)", F64), ("pow(2, 10)", F64), ("pow(f[0], 2)", F64), ("pow(2, f[0])", F64),
+    ("pow(f[0], u[0])", F64), ("pow(f[0], d[0])", F64), ("pow(d[0], i[0])", F64), ("pow(f[0], f[1])", F32),
+])
+def test_pow_with_an_integer_argument_is_double_pow_as_in_nvcc(call, t):
+    """CUDA declares std::pow's promoting template __device__: nvcc -ptx
+    shows pow(int, int) and pow(float, int) calling the double pow."""
+    x = intr(f"double r = {call};")
+    assert x.name == "pow" and x.type == t and all(a.type == t for a in x.args)
+
+
+def test_copysign_of_float_and_double_is_double_as_in_nvcc():
+    x = intr("double r = copysign(f[0], d[0]);")
+    assert x.name == "copysign" and x.type == F64 and all(a.type == F64 for a in x.args)
+
+
+@pytest.mark.parametrize("call", ["fmax(f[0], 1)", "fmin(2, f[0])", "atan2(d[0], 1)", "fma(f[0], f[1], 2)",
+                                  "copysign(f[0], 1)"])
+def test_math_function_of_float_and_int_calls_a_host_function_as_in_nvcc(call):
+    e = compile_error(f"__global__ void k(float *f, double *d)\n{{\n  d[0] = {call};\n}}\n")
+    assert "calls a host function" in e.message and "'int'" in e.message and (e.line, e.col) == (3, 10)
+
+
+def test_math_function_of_float_and_double_calls_a_host_function_as_in_nvcc():
+    e = compile_error("__global__ void k(float *f, double *d)\n{\n  d[0] = fmax(f[0], d[0]);\n}\n")
+    assert e.message.startswith("'fmax' with arguments of types 'float' and 'double' calls a host function")
+
+
+@pytest.mark.parametrize("name", ["exp10", "rsqrt"])
+def test_exp10_and_rsqrt_of_an_integer_are_ambiguous_as_in_nvcc(name):
+    e = compile_error(f"__global__ void k(double *d, int n)\n{{\n  d[0] = {name}(n);\n}}\n")
+    assert e.message.startswith(f"call to '{name}' with argument of type 'int' is ambiguous")
+
+
 def test_min_of_float_and_int_is_ambiguous_as_in_nvcc():
     e = compile_error("__global__ void k(float *p)\n{\n  p[0] = min(p[1], 2);\n}\n")
     assert "is ambiguous" in e.message

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+import shutil
+import subprocess
 from fractions import Fraction
 
 import numpy as np
@@ -358,3 +360,31 @@ def test_fdividef_gives_zero_for_a_divisor_past_2_to_the_126():
     launch(src, "k", 1, 8, x, y, o)
     np.testing.assert_array_equal(o, np.array([0.0, np.nan, 0.0, -0.0, -0.0, 2.0**-126, 0.0, 2.0], np.float32))
     assert [math.copysign(1.0, v) for v in o[[0, 3, 4]]] == [1.0, -1.0, -1.0]
+
+
+_POW_OF_INTEGERS = r"""
+extern "C" __global__ void k(const int* i, const float* f, double* o) {
+    o[0] = (int)pow(2, 10); o[1] = pow(i[0], i[1]); o[2] = pow(i[0], -1);
+    o[3] = pow(f[0], 3); o[4] = pow(f[0], 3.0f); o[5] = pow(3, f[1]);
+}"""
+
+
+def test_pow_of_integers_runs_in_double_as_nvcc_calls_it():
+    """pow(int, int) and pow(float, int) call the double pow (nvcc -ptx):
+    2^10 = 1024, 3^4 = 81, 3^-1 = 1/3 in double; 1.1f cubed in double differs
+    from powf's float result; pow(3, 0.5f) is sqrt(3) in double."""
+    i, f = np.array([3, 4], np.int32), np.array([1.1, 0.5], np.float32)
+    o = np.zeros(6)
+    launch(_POW_OF_INTEGERS, "k", 1, 1, i, f, o)
+    x = float(f[0])
+    assert list(o) == [1024.0, 81.0, 1 / 3, x ** 3, float(np.float32(x) ** np.float32(3)), math.sqrt(3.0)]
+    assert o[3] != o[4]
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
+def test_pow_of_integers_compiles_with_nvcc(tmp_path):
+    src = tmp_path / "pow.cu"
+    src.write_text(_POW_OF_INTEGERS)
+    r = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-o", str(tmp_path / "pow.cubin"), str(src)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr

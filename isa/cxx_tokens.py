@@ -216,6 +216,10 @@ class _Rewriter:
             tag = skip_align(toks, i + 1) if v == "struct" else n
             if tag < n and toks[tag].type in ("IDENT", "TYPE_NAME"):
                 self.struct_tags.add(str(toks[tag]))
+            if v == "using" and i + 2 < n and toks[i + 1].type in ("IDENT", "TYPE_NAME") and \
+                    str(toks[i + 2]) == "=":
+                i = self.alias_declaration(toks, i, out)
+                continue
             if v == "using":
                 k = i + 1
                 is_ns = k < n and str(toks[k]) == "namespace"
@@ -250,6 +254,30 @@ class _Rewriter:
             out.append(t)
             i += 1
         return out
+
+    def alias_declaration(self, toks: list, i: int, out: list) -> int:
+        """`using N = type-id;` (C++11) is `typedef type-id' N;`: the name goes
+        before the array bounds (`using A = int[4];` -> `typedef int A[4];`).
+        Appends the rewritten tokens (through namespaces() for `a::b` names)
+        to `out`; returns the index after the ';'."""
+        n = len(toks)
+        k = i + 3
+        depth = 0
+        while k < n and not (depth == 0 and str(toks[k]) == ";"):
+            depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(str(toks[k]), 0)
+            k += 1
+        if k >= n:
+            raise self.err("expected ';' after the alias declaration", toks[i])
+        body = toks[i + 3:k]
+        if not body:
+            raise self.err("expected a type after '='", toks[i + 2])
+        if any(str(x) == "(" for x in body):
+            raise self.err("alias declarations of function types are not supported", toks[i])
+        cut = next((j for j, x in enumerate(body) if str(x) == "["), len(body))
+        name = _new("IDENT", str(toks[i + 1]), toks[i + 1])
+        out += self.namespaces([_new("TYPEDEF", "typedef", toks[i])] + body[:cut] + [name] + body[cut:] +
+                               [toks[k]])
+        return k + 1
 
     def qualified(self, toks: list, i: int) -> tuple:
         """Parse `a::b::c` (or `::c`) from toks[i]: (next index, parts)."""

@@ -173,3 +173,18 @@ def test_narrowing_inside_braces_is_refused(decl, frm, to):
 def test_narrowing_inside_struct_temporary_is_refused():
     msg = str(compile_error("struct P { int x; float y; };\n__global__ void k(int *o) { P q = P{2.5, 1}; }"))
     assert "t.cu:2:37" in msg and "narrowing conversion from 'double' to 'int'" in msg
+
+
+# ------------------------------------------------------- alias declarations
+
+def test_alias_declarations_at_file_and_block_scope(tmp_path):
+    src = ("namespace ns { struct P { int x; }; }\n"
+           "using U = unsigned; using A4 = int[4]; using PP = const ns::P *;\n"
+           "__global__ void k(int *o) { using F = float; U u = 0u - 1u; A4 a = {1, 2, 3, 4}; ns::P p{5};"
+           " PP q = &p; F f = 2.5f; o[0] = u > 0; o[1] = sizeof(A4); o[2] = q->x; o[3] = (int)(f * 2) + a[3]; }")
+    assert run(src, tmp_path, 4) == [1, 16, 5, 9]
+
+
+def test_block_scope_typedef_and_alias_together(tmp_path):
+    src = "__global__ void k(int *o) { typedef int T; using U = unsigned; T a = 3; U b = 4; o[0] = a + b; }"
+    assert run(src, tmp_path) == [7]

@@ -342,7 +342,8 @@ class AstBuilder:
         if d == "functional_cast":
             bt = c[0]
             if isinstance(bt, Token):   # T(x) with a typedef name
-                specs = A.DeclSpecs(self.loc(bt), [], set(), [], [A.TypedefName(self.loc(bt), str(bt))])
+                specs = A.DeclSpecs(self.loc(bt), [], set(), [], [A.TypedefName(self.loc(bt), str(bt),
+                                                                                 getattr(bt, "targs", None))])
             else:
                 specs = A.DeclSpecs(self.loc(bt), [], set(), [], [(str(bt.children[0]), self.loc(bt))])
             tn = A.TypeName(self.loc(bt), specs, [])

@@ -39,6 +39,9 @@ CG_NAMES = CG_TYPES | CG_TEMPLATES | frozenset({
     "this_thread_block", "coalesced_threads", "sync", "reduce", "this_grid", "inclusive_scan",
     "exclusive_scan"})
 _CASTS = ("static_cast", "reinterpret_cast", "const_cast")
+# words that can begin the type of a conversion function (`operator const T *()`)
+_CONVERSION_WORDS = frozenset({"void", "char", "short", "int", "long", "float", "double", "signed", "unsigned",
+                               "bool", "const", "volatile", "struct"})
 
 
 class TToken(Token):
@@ -568,16 +571,23 @@ class _Rewriter:
             # a member function: specs name ( params ) [const] { body }
             end = _match(toks, j, "{", "}")
             fname = toks[paren - 1]
+            specs = list(toks[i:paren - 1])
+            op = next((k for k in range(i, paren) if str(toks[k]) == "operator"), None)
+            if op is not None and op + 1 < paren and (toks[op + 1].type in ("IDENT", "TYPE_NAME") or
+                                                      str(toks[op + 1]) in _CONVERSION_WORDS):
+                # a conversion function `operator T *()`: 'S::operator T *' returning T *
+                # (conversion_functions.py calls it)
+                specs = list(toks[i:op]) + list(toks[op + 1:paren])
+                fname = _new("IDENT", "operator " + " ".join(str(x) for x in toks[op + 1:paren]), toks[op])
+            elif str(fname) == "operator" or (paren >= 2 and str(toks[paren - 2]) == "operator"):
+                raise self.err("operator overloading is not supported", fname)
             if str(fname) == str(name) or (paren >= 2 and str(toks[paren - 2]) == "~"):
                 raise self.err(f"constructors and destructors are not supported (struct '{name}')", fname)
-            if str(fname) == "operator" or (paren >= 2 and str(toks[paren - 2]) == "operator"):
-                raise self.err("operator overloading is not supported", fname)
             if any(str(x) in ("virtual", "static") for x in toks[i:paren]):
                 w = next(x for x in toks[i:paren] if str(x) in ("virtual", "static"))
                 raise self.err("virtual functions are not supported" if str(w) == "virtual"
                                else "static member functions are not supported", w)
             close = _match(toks, paren, "(", ")")
-            specs = list(toks[i:paren - 1])
             if not any(str(x) == "__device__" for x in specs):
                 raise self.err("a member function used in device code needs __device__", fname)
             params = toks[paren + 1:close]

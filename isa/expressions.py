@@ -15,6 +15,7 @@ from .ir import BOOL, I8, I32, U32, I64, U64, F32, F64
 from .builtins import SPECIAL_VARS
 from .const_fold import fold
 from .conversions import usual_arithmetic, promote, const_value, int_literal_type, char_literal_type
+from .conversion_functions import conversion_value
 from .diagnostics import CompileError
 from .places import (LValue, pq_of, deep_of, below, with_pq, is_arith, is_int, is_ptr, tname, clone, has_side_effects,
                      strip_spaces, cheap_address)
@@ -121,7 +122,8 @@ class ExpressionLowering:
             return self.load(self.lvalue(e))
         if isinstance(e, A.CastExpr):
             q = self.type_of_name(e.type_name)
-            v = self.rvalue(e.a, allow_void=True)
+            v = conversion_value(self, e.a, q.type, True)
+            v = self.rvalue(e.a, allow_void=True) if v is None else v
             if isinstance(q.type, ir.VoidType):
                 if isinstance(v, ir.Intrinsic) and v.name.startswith("atomic"):
                     v.result_used = False
@@ -666,7 +668,8 @@ class ExpressionLowering:
         if e.op == "=":
             if isinstance(t, ir.StructType):
                 return self.struct_copy(lv.addr, e.value, t, e.loc)
-            v = self.convert(self.rvalue(e.value), t, e.value.loc, "assign")
+            v = conversion_value(self, e.value, t, lv.pq[0])
+            v = self.convert(self.rvalue(e.value) if v is None else v, t, e.value.loc, "assign")
             self.check_qual_drop(v, t, e.value.loc, lv.pq[0])
             return self.store(lv, v, e.loc)
         op = e.op[:-1]

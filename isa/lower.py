@@ -12,6 +12,7 @@ from .const_fold import fold
 from .conversions import promote, const_value
 from .declarations import QType
 from .diagnostics import CompileError
+from .conversion_functions import conversion_value
 from .expressions import ExpressionLowering
 from .initialisers import InitialiserLowering
 from .places import is_int, tname, strip_spaces, deep_of
@@ -464,7 +465,8 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             out.append(ir.Decl(dcl.loc, var))
             return
         if storage_kind == "reg" and not isinstance(init, A.InitList):
-            v = self.convert(self.rvalue(init), t, init.loc, "initialise")
+            v = conversion_value(self, init, t, q.pconst)     # T *p = SharedMemory<T>();
+            v = self.convert(self.rvalue(init) if v is None else v, t, init.loc, "initialise")
             self.check_qual_drop(v, t, init.loc, q.pconst)
             sym = self.Sym("var", var, q, dcl.loc)
             if q.const and is_int(t) and isinstance(v, ir.Const):

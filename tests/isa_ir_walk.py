@@ -50,3 +50,18 @@ def compile_error(src: str, filename: str = "t.cu", **kw) -> isa.CompileError:
     except isa.CompileError as e:
         return e
     raise AssertionError("expected a CompileError")
+
+
+def nvcc_accepts(src: str, tmp_path) -> None:
+    """Assert nvcc (sm_90) compiles `src`; skip where nvcc is not on the PATH."""
+    import shutil
+    from pathlib import Path
+
+    import pytest
+    from conftest import nvcc_cubin
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not on the PATH")
+    f = Path(tmp_path) / "k.cu"
+    f.write_text(src)
+    nvcc_cubin(nvcc, f, tmp_path)

@@ -1,0 +1,103 @@
+"""Conversion functions: a struct's `__device__ operator T *()` called where
+its object initialises, is assigned to or is cast to a non-struct type (C++
+[class.conv.fct], [over.match.conv]). The CUDA samples' SharedMemory idiom
+is the use: `T *sdata = SharedMemory<T>();` converts a value-initialised
+temporary with `operator T *()`, which returns the dynamic shared memory.
+
+cxx_tokens.py makes each one a member function named 'S::operator T *'
+returning T *. The candidates are those whose result converts to the target
+implicitly (a pointer to the same type or to void, adding const; arithmetic
+to arithmetic) and that the object's constness allows; for a non-const
+object a non-const one is better (its implicit object parameter binds with
+less qualification, [over.ics.rank]/3.2.6), then an exact result type.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from . import ast as A
+from . import ir
+from .diagnostics import CompileError
+from .initialisers import scalar_slots
+from .places import is_arith, is_ptr, pq_of, strip_spaces, tname, with_pq
+
+
+def conversion_value(low, e: A.Expr, t: ir.Type, target_pconst: bool) -> Optional[ir.Expr]:
+    """The value of struct-typed `e` converted to `t` by one of its
+    conversion functions; None when `e` is not of a struct type that has any."""
+    if isinstance(t, ir.StructType) or low.const_only:
+        return None
+    obj = _struct_object(low, e)
+    if obj is None:
+        return None
+    st, this, prefix = obj
+    key = f"{st.name}::operator "
+    cands = [i for k, infos in low.ck.overloads.items() if k.startswith(key) for i in infos]
+    if not cands:
+        return None
+    const = pq_of(this)[0]
+    viable = [i for i in cands if _converts(i, t, target_pconst) and (i.params_q[0].pconst or not const)]
+    if not viable:
+        raise low.error(f"no suitable conversion function from '{st.name}' to '{tname(t)}' exists", e.loc)
+
+    def rank(i):
+        return (bool(i.params_q[0].pconst) and not const,
+                not (strip_spaces(i.ret_q.type) == strip_spaces(t) and i.ret_q.pconst == target_pconst))
+    best = min(viable, key=rank)
+    if sum(rank(i) == rank(best) for i in viable) > 1:
+        raise low.error(f"more than one conversion function from '{st.name}' to '{tname(t)}' applies", e.loc)
+    if best.fn.body is None and low.ck.templates is not None:   # a class template's member
+        low.ck.templates.classes.ensure_lowered(best, e.loc)
+    ptype = best.fn.params[0].type
+    call = ir.Call(best.fn.ret, e.loc, best.fn, [this if this.type == ptype else ir.Cast(ptype, e.loc, this)])
+    r = ir.Comma(call.type, e.loc, prefix + [call]) if prefix else call
+    return with_pq(r, (best.ret_q.pconst, best.ret_q.pvolatile), best.ret_q.deep)
+
+
+def _any_conversions(ck) -> bool:
+    return any(k.partition("::")[2].startswith("operator ") for k in ck.overloads)
+
+
+def _converts(info, t: ir.Type, target_pconst: bool) -> bool:
+    r = info.ret_q.type
+    if isinstance(r, ir.StructType) or info.sret is not None:
+        return False
+    if is_ptr(t):
+        return is_ptr(r) and (strip_spaces(r.pointee) == strip_spaces(t.pointee) or t.pointee == ir.VOID) \
+            and (target_pconst or not info.ret_q.pconst)
+    if t == ir.BOOL:
+        return is_arith(r) or is_ptr(r)
+    return is_arith(t) and is_arith(r)
+
+
+def _struct_object(low, e: A.Expr):
+    """(struct type, its address, statements before the call) for `e` of a
+    struct type: a named object (or member, element, *p) in place; `S()` a
+    value-initialised (zeroed) temporary. None for anything else."""
+    if isinstance(e, A.CastExpr):
+        st = low.type_of_name(e.type_name).type
+        if not isinstance(st, ir.StructType) or not (isinstance(e.a, A.IntLit) and e.a.text == "0"):
+            return None   # `S()` is built as a cast of 0 (ast_builder.py)
+        tmp = low.temp(st, e.loc, "local")
+        pt = ir.PointerType(st, "local")
+        prefix = []
+        for off, slot in scalar_slots(st, 0):
+            addr = ir.PtrAdd(pt, e.loc, ir.AddrOf(pt, e.loc, tmp), ir.Const(ir.I64, e.loc, off))
+            prefix.append(ir.Store(slot, e.loc, ir.Cast(ir.PointerType(slot, "local"), e.loc, addr),
+                                   low.zero(slot, e.loc)))
+        return st, ir.AddrOf(pt, e.loc, tmp), prefix
+    if not _any_conversions(low.ck):
+        return None
+    if isinstance(e, (A.Name, A.Member, A.Index)) or (isinstance(e, A.UnaryOp) and e.op == "*"):
+        if isinstance(e, A.Name):
+            sym = low.lookup(e.name)
+            if sym is None or sym.kind not in ("var", "global"):
+                return None
+        try:
+            st = low.type_only(e)
+        except CompileError:   # not an object: the caller's own lowering reports it
+            return None
+        if not isinstance(st, ir.StructType):
+            return None
+        return st, low.rvalue(A.UnaryOp(e.loc, "&", e)), []
+    return None

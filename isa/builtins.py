@@ -82,6 +82,10 @@ for _op, _n in (("fadd", 2), ("fsub", 2), ("fmul", 2), ("fmaf", 3), ("fdiv", 2),
 MATH["__fmaf_ieee_rn"] = ("fma", F32, 3)
 for _r in ("rz", "ru", "rd"):
     MATH[f"__fmaf_ieee_{_r}"] = MATH["__fmaf_" + _r]      # the same without -ftz
+# and double (CUDA Math API, "Double Precision Intrinsics"): gpuemu/jit/directed_f64.py
+for _op, _n in (("dadd", 2), ("dsub", 2), ("dmul", 2), ("fma", 3), ("ddiv", 2), ("drcp", 1), ("dsqrt", 1)):
+    for _r in ("rz", "ru", "rd"):
+        MATH[f"__{_op}_{_r}"] = (f"{_op}_{_r}", F64, _n)
 MATH["__fma_rn"] = ("fma", F64, 3)
 MATH["__dsqrt_rn"] = ("sqrt", F64, 1)
 MATH["rsqrt"] = ("rsqrt", None, 1)
@@ -98,8 +102,7 @@ UNSUPPORTED_MATH = frozenset(
                     "j0", "j1", "y0", "y1", "jn", "yn", "sinpi", "cospi", "sincos", "sincospi", "frexp",
                     "ldexp", "scalbn", "ilogb", "logb", "modf", "nextafter", "normcdf", "normcdfinv",
                     "rcbrt", "asinh", "acosh", "atanh", "norm3d", "rhypot", "signbit", "lrint", "llrint",
-                    "lround", "llround", "nan") for s in ("", "f")) | frozenset(
-    f"__{op}_{r}" for op in ("dadd", "dsub", "dmul", "fma", "ddiv", "drcp", "dsqrt") for r in ("rz", "ru", "rd"))
+                    "lround", "llround", "nan") for s in ("", "f"))
 
 # bit-level integer intrinsics: name -> (IR name, arg types, result type)
 BITOPS: dict = {

@@ -405,6 +405,8 @@ class Special(Expr):
 #           'rint', 'fmin', 'fmax', 'fmod', 'fma', 'hypot', 'copysign', 'saturate',
 #           'fdivide' (fast division), 'isnan', 'isinf', 'isfinite' (-> BOOL/I32)
 #           fast-math intrinsics (__expf ...) map to the same names.
+#  directed rounding (rz, ru, rd): float 'fadd_rz', 'fsub_', 'fmul_', 'fmaf_', 'fdiv_', 'frcp_',
+#           'fsqrt_'; double 'dadd_rz', 'dsub_', 'dmul_', 'fma_', 'ddiv_', 'drcp_', 'dsqrt_'
 #  integer: 'min', 'max' (same-type args; signedness from the type), 'abs'
 #  'printf'(format id I32, args: I64/U64 (ints, %s ids, pointers), F64) -> I32: one entry per lane
 #  'assert'(cond BOOL, text I64: string id of the condition's source) -> VOID: a lane whose

@@ -107,6 +107,9 @@ def test_float_classification_and_rounding():
 # --- directed rounding: a plain-Python reference from exact rationals -------
 
 _FLT_MAX = float(np.finfo(np.float32).max)
+_DBL_MAX = float(np.finfo(np.float64).max)
+# a binary format: (least normal exponent, fraction bits, largest finite)
+_FLOAT, _DOUBLE = (-126, 23, _FLT_MAX), (-1022, 52, _DBL_MAX)
 
 
 def _binade(num: int, den: int) -> int:
@@ -117,48 +120,60 @@ def _binade(num: int, den: int) -> int:
     return e
 
 
-def _round_float(sign: int, e: int, floor_and_exact, mode: str) -> float:
-    """A nonzero value v rounded to float32 toward zero ('rz'), +inf ('ru')
-    or -inf ('rd') by hand: sign of v, e = floor(log2|v|), and
-    floor_and_exact(q) -> (floor(|v| / q), whether |v| is a multiple of q)."""
-    q = Fraction(2) ** (max(e, -126) - 23)        # the float grid's step at |v| (subnormals: 2^-149)
+def _round_float(sign: int, e: int, floor_and_exact, mode: str, fmt=_FLOAT) -> float:
+    """A nonzero value v rounded to the format (float32 unless fmt says)
+    toward zero ('rz'), +inf ('ru') or -inf ('rd') by hand: sign of v,
+    e = floor(log2|v|), and floor_and_exact(q) -> (floor(|v| / q), whether
+    |v| is a multiple of q)."""
+    emin, bits, largest = fmt
+    q = Fraction(2) ** (max(e, emin) - bits)      # the grid's step at |v| (subnormals: float 2^-149)
     n, exact = floor_and_exact(q)
     away = (mode == "ru" and sign > 0) or (mode == "rd" and sign < 0)
     if away and not exact:
         n += 1
     mag = n * q
-    if mag > Fraction(_FLT_MAX):                  # past the largest float: inf away from zero, else FLT_MAX
-        mag = Fraction(_FLT_MAX) if not away else None
+    if mag > Fraction(largest):                   # past the largest finite: inf away from zero, else the largest
+        mag = Fraction(largest) if not away else None
     return sign * (float(mag) if mag is not None else np.inf)
 
 
-def _round_rational(v: Fraction, mode: str) -> float:
+def _round_rational(v: Fraction, mode: str, fmt=_FLOAT) -> float:
     num, den = abs(v.numerator), v.denominator
 
     def floor_and_exact(q):
         n, r = divmod(num * q.denominator, den * q.numerator)
         return n, r == 0
-    return _round_float(1 if v > 0 else -1, _binade(num, den), floor_and_exact, mode)
+    return _round_float(1 if v > 0 else -1, _binade(num, den), floor_and_exact, mode, fmt)
 
 
-def _round_sqrt(a: Fraction, mode: str) -> float:
+def _round_sqrt(a: Fraction, mode: str, fmt=_FLOAT) -> float:
     """sqrt(a) for a > 0, rounded: floor(sqrt(a)/q) = isqrt(floor(a/q^2))."""
     def floor_and_exact(q):
         n = math.isqrt(math.floor(a / (q * q)))
         return n, n * n * q * q == a
-    return _round_float(1, _binade(a.numerator, a.denominator) // 2, floor_and_exact, mode)
+    return _round_float(1, _binade(a.numerator, a.denominator) // 2, floor_and_exact, mode, fmt)
+
+
+# the double intrinsics by the float one of the same operation
+_FLOAT_OP = {"dadd": "fadd", "dsub": "fsub", "dmul": "fmul", "fma": "fmaf", "ddiv": "fdiv",
+             "drcp": "frcp", "dsqrt": "fsqrt"}
 
 
 def directed_reference(op: str, mode: str, a: float, b: float, c: float) -> float:
-    """CUDA's __{op}_{mode}(a, b[, c]) on float32 inputs: IEEE 754's result
-    rounded in the given direction (PTX add/mul/fma/div/rcp/sqrt.{rz,rp,rm}.f32)."""
+    """CUDA's __{op}_{mode}(a, b[, c]): IEEE 754's result rounded in the
+    given direction (PTX add/mul/fma/div/rcp/sqrt.{rz,rp,rm}.f32 on float32
+    inputs; .f64 for the double ops: __dadd_rz, __fma_ru, ...)."""
+    fmt = _DOUBLE if op in _FLOAT_OP else _FLOAT
+    op = _FLOAT_OP.get(op, op)
     args = {"fadd": (a, b), "fsub": (a, b), "fmul": (a, b), "fmaf": (a, b, c),
             "fdiv": (a, b), "frcp": (a,), "fsqrt": (a,)}[op]
     with np.errstate(all="ignore"):
         x, y, z = (np.float64(v) for v in (a, b, c))
-        special = {"fadd": x + y, "fsub": x - y, "fmul": x * y, "fmaf": x * y + z, "fdiv": x / y,
+        fma_special = z if math.isfinite(a) and math.isfinite(b) else x * y + z
+        special = {"fadd": x + y, "fsub": x - y, "fmul": x * y, "fmaf": fma_special, "fdiv": x / y,
                    "frcp": 1 / x, "fsqrt": np.sqrt(x)}[op]
-    if not all(math.isfinite(v) for v in args) or not math.isfinite(special) or (op == "fsqrt" and a < 0):
+    if not all(math.isfinite(v) for v in args) or (op == "fdiv" and b == 0) or (op == "frcp" and a == 0) \
+            or (op == "fsqrt" and a < 0):
         return float(special)           # inf, NaN, or an exact result from an infinite operand
     fa, fb, fc = (Fraction(v) for v in args + (0.0,) * (3 - len(args)))
     exact = {"fadd": fa + fb, "fsub": fa - fb, "fmul": fa * fb, "fmaf": fa * fb + fc,
@@ -166,67 +181,103 @@ def directed_reference(op: str, mode: str, a: float, b: float, c: float) -> floa
     if exact == 0:
         if op in ("fmul", "fdiv", "frcp", "fsqrt"):
             return float(special)       # the sign of an exact product, quotient or root of zero
-        product = math.copysign(1.0, a) * math.copysign(1.0, b) * abs(a * b)
+        product = math.copysign(1.0, a) * math.copysign(1.0, b)
         terms = {"fadd": (a, b), "fsub": (a, -b), "fmaf": (product, c)}[op]
         negs = [math.copysign(1.0, t) < 0 for t in terms]
         # IEEE 754 6.3: an exact zero sum is +0, -0 rounding down; -0 + -0 is -0 always
         return -0.0 if all(negs) or (mode == "rd" and any(negs)) else 0.0
     if op == "fsqrt":
-        return _round_sqrt(exact, mode)
-    return _round_rational(exact, mode)
+        return _round_sqrt(exact, mode, fmt)
+    return _round_rational(exact, mode, fmt)
 
 
 _DIRECTED_OPS = (("fadd", "a, b"), ("fsub", "a, b"), ("fmul", "a, b"), ("fmaf", "a, b, c"),
                  ("fdiv", "a, b"), ("frcp", "a"), ("fsqrt", "fabsf(a)"))
 
 
-def _directed_inputs(n: int) -> tuple:
+_DIRECTED_F64_OPS = (("dadd", "a, b"), ("dsub", "a, b"), ("dmul", "a, b"), ("fma", "a, b, c"),
+                     ("ddiv", "a, b"), ("drcp", "a"), ("dsqrt", "fabs(a)"))
+
+
+def _directed_inputs(n: int, dtype=np.float32) -> tuple:
     """Operands that reach every rounding case: random bit patterns (all
     binades, subnormals, inf, NaN), sums that cancel or barely move, products
-    near FLT_MAX and in the subnormal range, fma's c near -a*b, signed zeros."""
+    near the largest finite value and in the subnormal range, fma's c near
+    -a*b, signed zeros; for double also fma's c near -a*b at any scale and
+    fma's product or c far below the other."""
     rng = np.random.default_rng(7)
+    fi = np.finfo(dtype)
+    wide = dtype == np.float64
+    p2 = dtype
     def bits(k):
+        if wide:
+            return rng.integers(0, 2**64, k, dtype=np.uint64).view(np.float64)
         return rng.integers(0, 2**32, k, dtype=np.uint64).astype(np.uint32).view(np.float32)
     def near_one(k):
-        return ((1 + rng.integers(-4096, 4096, k) * 2.0**-23) * rng.choice([-1, 1], k)).astype(np.float32)
-    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0**-149, -(2.0**-149), 2.0**-126,
-                      2.0**-126 - 2.0**-149, _FLT_MAX, -_FLT_MAX, 2.0**64, 3.0, 0.1], np.float32)
+        return ((1 + rng.integers(-4096, 4096, k) * 2.0**-fi.nmant) * rng.choice([-1, 1], k)).astype(dtype)
+    tiny, top = float(fi.smallest_subnormal), float(fi.max)
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, tiny, -tiny, float(fi.tiny),
+                      float(fi.tiny) - tiny, top, -top, 2.0**64, 3.0, 0.1], dtype)
+    big, small = ((2.0**511, 2.0**512), (2.0**-540, 2.0**-530)) if wide else ((2.0**63, 2.0**64), (2.0**-70, 2.0**-75))
     k = n // 4
-    p2 = np.float32
-    a = np.concatenate([bits(k), near_one(k), p2(2.0**63) * near_one(k), p2(2.0**-70) * near_one(k)])
-    b = np.concatenate([bits(k), p2(2.0**-24) * near_one(k), p2(2.0**64) * near_one(k), p2(2.0**-75) * near_one(k)])
+    a = np.concatenate([bits(k), near_one(k), p2(big[0]) * near_one(k), p2(small[0]) * near_one(k)])
+    b = np.concatenate([bits(k), p2(2.0**-(fi.nmant + 1)) * near_one(k), p2(big[1]) * near_one(k),
+                        p2(small[1]) * near_one(k)])
     with np.errstate(over="ignore"):
         c = np.concatenate([bits(k), -near_one(k), -(a[2 * k:3 * k] * b[2 * k:3 * k]),
-                            p2(2.0**-149) * rng.integers(-8, 8, k).astype(np.float32)])
+                            p2(tiny) * rng.integers(-8, 8, k).astype(dtype)])
     e = len(edges)
     a[:e * e] = np.repeat(edges, e)                  # every pair of edge values
     b[:e * e] = np.tile(edges, e)
     b[e * e:e * e + k // 4] = -a[e * e:e * e + k // 4]    # exact cancellation: a + (-a)
+    if wide:
+        # fma at every scale: c = -(a*b) rounded, times 1 + a few ulps, or 2^-60..2^-300 of a*b, or a*b that far below c
+        with np.errstate(all="ignore"):
+            a2 = near_one(k) * np.exp2(rng.integers(-1074, 1024, k)).astype(dtype)
+            b2 = near_one(k) * np.exp2(rng.integers(-1074, 1024, k)).astype(dtype)
+            p = a2 * b2
+            lift = np.exp2(rng.integers(-300, 300, k) * rng.choice([0, 1], k)).astype(dtype)
+            c2 = -p * near_one(k) * lift
+        a, b, c = (np.concatenate([v, w]) for v, w in ((a, a2), (b, b2), (c, c2)))
     return a, b, c
+
+
+def _check_directed(ops: tuple, dtype, n: int) -> None:
+    """Every __{op}_{rz,ru,rd} on _directed_inputs against directed_reference, bit for bit."""
+    calls = [(op, mode, f"__{op}_{mode}({args})") for op, args in ops for mode in ("rz", "ru", "rd")]
+    ct, it = ("float", np.uint32) if dtype == np.float32 else ("double", np.uint64)
+    body = "\n".join(f"o[{len(calls)} * t + {j}] = {call};" for j, (_, _, call) in enumerate(calls))
+    src = (f'extern "C" __global__ void k(const {ct}* A, const {ct}* B, const {ct}* C, {ct}* o) {{\n'
+           f"int t = blockIdx.x * blockDim.x + threadIdx.x; {ct} a = A[t], b = B[t], c = C[t];\n"
+           + body + "\n}")
+    a, b, c = _directed_inputs(n, dtype)
+    o = np.zeros(len(a) * len(calls), dtype)
+    launch(src, "k", len(a) // 128, 128, a, b, c, o)
+    o = o.reshape(len(a), len(calls))
+    bad = []
+    for t in range(len(a)):
+        for j, (op, mode, _) in enumerate(calls):
+            x = abs(a[t]) if "sqrt" in op else a[t]
+            want = dtype(directed_reference(op, mode, float(x), float(b[t]), float(c[t])))
+            got = o[t, j]
+            if not (np.isnan(want) and np.isnan(got)) and want.view(it) != got.view(it):
+                bad.append(f"__{op}_{mode}({a[t]!r}, {b[t]!r}, {c[t]!r}) = {got!r}, want {want!r}")
+    assert not bad, f"{len(bad)} wrong, e.g. " + "; ".join(bad[:5])
 
 
 def test_directed_rounding_intrinsics_match_the_exact_result_rounded_by_hand():
     """__fadd_rz/ru/rd & co. (CUDA Math API, single precision intrinsics):
     each is IEEE 754's exact result rounded once in its direction, with
     subnormals, overflow to FLT_MAX toward zero and signed zeros."""
-    calls = [(op, mode, f"__{op}_{mode}({args})") for op, args in _DIRECTED_OPS for mode in ("rz", "ru", "rd")]
-    body = "\n".join(f"o[{len(calls)} * t + {j}] = {call};" for j, (_, _, call) in enumerate(calls))
-    src = ('extern "C" __global__ void k(const float* A, const float* B, const float* C, float* o) {\n'
-           "int t = blockIdx.x * blockDim.x + threadIdx.x; float a = A[t], b = B[t], c = C[t];\n"
-           + body + "\n}")
-    a, b, c = _directed_inputs(2048)
-    o = np.zeros(len(a) * len(calls), np.float32)
-    launch(src, "k", len(a) // 128, 128, a, b, c, o)
-    o = o.reshape(len(a), len(calls))
-    bad = []
-    for t in range(len(a)):
-        for j, (op, mode, _) in enumerate(calls):
-            x = abs(a[t]) if op == "fsqrt" else a[t]
-            want = np.float32(directed_reference(op, mode, float(x), float(b[t]), float(c[t])))
-            got = o[t, j]
-            if not (np.isnan(want) and np.isnan(got)) and want.view(np.uint32) != got.view(np.uint32):
-                bad.append(f"__{op}_{mode}({a[t]!r}, {b[t]!r}, {c[t]!r}) = {got!r}, want {want!r}")
-    assert not bad, f"{len(bad)} wrong, e.g. " + "; ".join(bad[:5])
+    _check_directed(_DIRECTED_OPS, np.float32, 2048)
+
+
+def test_double_directed_rounding_intrinsics_match_the_exact_result_rounded_by_hand():
+    """__dadd_rz/ru/rd, __dsub, __dmul, __fma, __ddiv, __drcp, __dsqrt (CUDA
+    Math API, double precision intrinsics): IEEE 754's exact result rounded
+    once in its direction, with subnormals, overflow to DBL_MAX toward zero
+    and signed zeros."""
+    _check_directed(_DIRECTED_F64_OPS, np.float64, 2048)
 
 
 def test_directed_rounding_of_one_plus_a_small_sum():
@@ -288,12 +339,64 @@ def test_fmaf_ieee_forms_round_as_fmaf_without_ftz():
     np.testing.assert_array_equal(o, np.array([1 + 2.0**-22, 1 + 2.0**-22 + 2.0**-23], np.float32))
 
 
-def test_double_directed_rounding_intrinsics_are_refused_by_name():
+def test_double_directed_rounding_of_one_plus_a_small_sum():
+    """Hand-worked: 1 + 1.5 * 2^-53 lies between 1 and 1 + 2^-52: rz and rd
+    give 1, ru 1 + 2^-52; -1 - 1.5 * 2^-53: rz and ru give -1, rd -1 - 2^-52."""
     src = r"""
-    extern "C" __global__ void k(double* o) { o[0] = __dadd_rz(o[0], o[1]); }"""
-    with pytest.raises(CompileError, match="'__dadd_rz' is not supported") as exc:
-        launch(src, "k", 1, 1, np.zeros(2))
-    assert ":2:" in str(exc.value) and "^" in str(exc.value)
+    extern "C" __global__ void k(const double* a, double* o) {
+        o[0] = __dadd_rz(a[0], a[1]); o[1] = __dadd_rd(a[0], a[1]); o[2] = __dadd_ru(a[0], a[1]);
+        o[3] = __dsub_rz(-a[0], a[1]); o[4] = __dsub_ru(-a[0], a[1]); o[5] = __dsub_rd(-a[0], a[1]);
+    }"""
+    a = np.array([1.0, 1.5 * 2.0**-53])
+    o = np.zeros(6)
+    launch(src, "k", 1, 1, a, o)
+    up = 1 + 2.0**-52
+    assert list(o) == [1.0, 1.0, up, -1.0, -1.0, -up]
+
+
+def test_double_directed_rounding_toward_zero_stops_at_dbl_max():
+    """Overflow: rz (and rd for a positive result) give DBL_MAX, ru gives inf."""
+    src = r"""
+    extern "C" __global__ void k(const double* a, double* o) {
+        o[0] = __dmul_rz(a[0], a[0]); o[1] = __dmul_rd(a[0], a[0]); o[2] = __dmul_ru(a[0], a[0]);
+        o[3] = __dadd_rz(-a[1], -a[1]); o[4] = __dadd_ru(-a[1], -a[1]); o[5] = __dadd_rd(-a[1], -a[1]);
+        o[6] = __fma_rz(a[0], a[0], a[1]); o[7] = __ddiv_ru(a[1], 0.5);
+    }"""
+    a = np.array([2.0**512, _DBL_MAX])
+    o = np.zeros(8)
+    launch(src, "k", 1, 1, a, o)
+    m = _DBL_MAX
+    np.testing.assert_array_equal(o, [m, m, np.inf, -m, -m, -np.inf, m, np.inf])
+
+
+def test_double_directed_rounding_keeps_subnormals():
+    """2^-600 * 2^-600 = 2^-1200 is below the least subnormal 2^-1074: ru
+    gives 2^-1074, rz and rd 0; 1/3 of 2^-1072 (4 * 2^-1074) is 1.33 * 2^-1074:
+    rd gives 2^-1074, ru 2 * 2^-1074; sqrt(2^-1074) = 2^-537 exactly."""
+    src = r"""
+    extern "C" __global__ void k(const double* a, double* o) {
+        o[0] = __dmul_ru(a[0], a[0]); o[1] = __dmul_rz(a[0], a[0]); o[2] = __dmul_rd(a[0], a[0]);
+        o[3] = __ddiv_rd(a[1], 3.0); o[4] = __ddiv_ru(a[1], 3.0); o[5] = __dsqrt_rd(a[2]);
+        o[6] = __fma_rd(-a[0], a[0], 0.0);
+    }"""
+    a = np.array([2.0**-600, 2.0**-1072, 2.0**-1074])
+    o = np.ones(7)
+    launch(src, "k", 1, 1, a, o)
+    t = 2.0**-1074
+    assert list(o) == [t, 0.0, 0.0, t, 2 * t, 2.0**-537, -t]
+
+
+def test_double_exact_zero_sum_rounding_down_is_negative_zero():
+    """IEEE 754 6.3: x + (-x) is +0 in every direction but down, where it is -0."""
+    src = r"""
+    extern "C" __global__ void k(const double* a, double* o) {
+        o[0] = __dadd_rd(a[0], -a[0]); o[1] = __dadd_rz(a[0], -a[0]); o[2] = __dsub_ru(a[0], a[0]);
+        o[3] = __fma_rd(a[0], a[0], -9.0); o[4] = __dadd_rd(0.0, 0.0); o[5] = __fma_rd(0.0, -1.0, 0.0);
+    }"""
+    a = np.array([3.0])
+    o = np.ones(6)
+    launch(src, "k", 1, 1, a, o)
+    assert [math.copysign(1.0, v) for v in o] == [-1.0, 1.0, 1.0, -1.0, 1.0, -1.0]
 
 
 def _rsqrt_rn_reference(x: float) -> float:

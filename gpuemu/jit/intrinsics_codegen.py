@@ -17,6 +17,7 @@ from isa import ir
 
 from . import abi
 from .c_semantics import intrinsic, vname
+from .directed_f64 import DIRECTED_F64, DirectedF64
 from .lane_types import F32, I1, I32, I64, is_bool, is_float_t, scalar_ll, splat
 from .memory_access import get_helper
 
@@ -56,6 +57,8 @@ class IntrinsicsMixin:
             return meth(e, m)
         if name in DIRECTED:
             return self._directed(e, m)
+        if name in DIRECTED_F64:
+            return DirectedF64(self.b, self.m).emit(name, self.args(e, m))
         if name in LLVM_MATH or name in LIBM or name in ("rsqrt", "rsqrt_rn", "saturate", "fdivide",
                                                            "isnan", "isinf", "isfinite"):
             return self.math(e, m)

@@ -139,11 +139,17 @@ def _device_call(low, info, e: A.CallExpr, want_place: bool = False):
         pt = ir.PointerType(st, "local")
         call = ir.Call(ir.VOID, e.loc, fn, args + [ir.AddrOf(pt, e.loc, tmp)])
         place = LValue("mem", st, e.loc, addr=ir.Comma(pt, e.loc, [call, ir.AddrOf(pt, e.loc, tmp)]))
+        place.temporary = True      # an rvalue, though it has a place (overloads.py)
         if want_place:
             return place
         raise low.error(f"a struct result of '{fn.name}' must be assigned, passed or used with '.'", e.loc)
     r = ir.Call(fn.ret, e.loc, fn, args)
-    return with_pq(r, (info.ret_q.pconst, info.ret_q.pvolatile), info.ret_q.deep)
+    q = info.ret_q
+    if info.ret_ref:      # T &f(): the call is the place its result refers to
+        place = LValue("mem", q.type, e.loc, addr=r, const=q.const, volatile=q.volatile,
+                       pq=(q.pconst, q.pvolatile), deep=q.deep)
+        return place if want_place else low.load(place)
+    return with_pq(r, (q.pconst, q.pvolatile), q.deep)
 
 
 def _member_function(low, m: A.Member):

@@ -6,6 +6,7 @@ before parsing, with every token keeping the user's position.
   cooperative_groups;` makes the bare cooperative-groups names visible;
   `n::f` is `f`, and `cg::name` / `cooperative_groups::name` becomes ONE
   token spelled `cg::name` that the checker knows (cooperative_groups.py);
+- `operator +` becomes one name token `operator+` (operators.py);
 - `static_cast<T>(e)`, `reinterpret_cast<T>(e)`, `const_cast<T>(e)` become
   the C cast `((T)(e))`;
 - `template <...> <function definition>` is taken out of the stream and kept
@@ -335,6 +336,31 @@ class _Rewriter:
             out.append(t)
         return out
 
+    # ---------------------------------------------------------- operators
+    def operators(self, toks: list) -> list:
+        """`operator +` (`operator[]`, `operator<<=`, ...) becomes one name
+        token 'operator+' (operators.py); operators we do not route to the
+        user's function are refused here, at the keyword."""
+        from .operators import SUPPORTED, REFUSED
+        out: list = []
+        skip = 0
+        for i, t in enumerate(toks):
+            if skip:
+                skip -= 1
+                continue
+            if str(t) != "operator":
+                out.append(t)
+                continue
+            after = [str(x) for x in toks[i + 1:i + 3]]
+            op = "".join(after) if after in (["[", "]"], ["(", ")"]) else (after[0] if after else "")
+            if op in REFUSED:
+                raise self.err(REFUSED[op], t)
+            if op not in SUPPORTED:
+                raise self.err("conversion operators (operator T()) are not supported", t)
+            out.append(_new("IDENT", "operator" + op, t))
+            skip = 2 if op in ("[]", "()") else 1
+        return out
+
     # ---------------------------------------------------------- C++ casts
     def casts(self, toks: list) -> list:
         out: list = []
@@ -650,7 +676,7 @@ def rewrite(ts) -> Rewritten:
     """Apply the C++ rewrites to ts.toks; returns the new token list, the
     function templates and explicit instantiation requests."""
     r = _Rewriter(ts)
-    toks = r.namespaces(ts.toks)
+    toks = r.namespaces(r.operators(ts.toks))
     toks = r.bare_cg(toks)
     toks = r.casts(toks)
     rw = Rewritten([])

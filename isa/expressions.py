@@ -293,6 +293,12 @@ class ExpressionLowering:
             raise self.error("a conditional expression is assignable only when both sides are structs", e.loc)
         if isinstance(e, (A.ListInit, A.CastExpr)):
             return self.struct_temporary(e)
+        if isinstance(e, (A.BinOp, A.UnaryOp, A.AssignOp)):
+            r = self.user_operator(e, want_place=True)
+            if isinstance(r, LValue):
+                return r
+            if r is None and isinstance(e, A.BinOp):
+                self.rvalue(e)      # the operator's own diagnostic (no operator for these operands)
         if isinstance(e, A.CommaExpr) or isinstance(e, A.AssignOp) or \
                 (isinstance(e, A.UnaryOp) and e.op in ("pre++", "pre--")):
             raise self.error("this expression is not assignable here (not supported as an lvalue)", e.loc)
@@ -365,6 +371,9 @@ class ExpressionLowering:
             raise self.error("cannot assign to a const variable", loc)
 
     def index(self, e: A.Index) -> LValue:
+        r = self.user_operator(e, want_place=True)
+        if r is not None:
+            return r if isinstance(r, LValue) else LValue("const", r.type, e.loc, value=r, const=True)
         a = self.rvalue(e.a)
         i = self.rvalue(e.index)
         if not is_ptr(a.type) and is_ptr(i.type):
@@ -532,7 +541,19 @@ class ExpressionLowering:
         return v
 
     # operators
+    def user_operator(self, e: A.Expr, want_place: bool = False):
+        """The call of a user-defined operator for `e` when an operand is a
+        struct or vector and one is declared (operators.py), else None."""
+        from .operators import operands, operator_call
+        op, args = operands(e)
+        if op is None or "operator" + op not in self.ck.operators:
+            return None
+        return operator_call(self, op, args, e.loc, want_place)
+
     def binary(self, e: A.BinOp) -> ir.Expr:
+        r = self.user_operator(e)
+        if r is not None:
+            return r
         a = self.rvalue(e.a)
         b = self.rvalue(e.b)
         return self.binary_values(e.op, a, b, e.loc)
@@ -616,6 +637,9 @@ class ExpressionLowering:
             return self.address_of(e)
         if op == "*":
             return self.load(self.lvalue(e))
+        r = self.user_operator(e)
+        if r is not None:
+            return r
         v = self.rvalue(e.a)
         if op == "!":
             b = self.to_bool(v, e.a.loc)
@@ -662,6 +686,11 @@ class ExpressionLowering:
         return with_pq(addr, (lv.const, lv.volatile), (lv.pq,) + lv.deep)
 
     def assignment(self, e: A.AssignOp) -> ir.Expr:
+        r = self.user_operator(e, want_place=True)
+        if isinstance(r, LValue):   # a struct result is there for its effect or its place
+            return r.addr if isinstance(r.type, ir.StructType) else self.load(r)
+        if r is not None:
+            return r
         lv = self.lvalue(e.target)
         self.check_assignable(lv, e.loc)
         t = lv.type

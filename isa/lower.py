@@ -261,6 +261,14 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             raise self.error("unsupported statement", s.loc)
 
     def return_stmt(self, s: A.Return):
+        if self.info.ret_ref:     # T &f(): the address of the place returned
+            if s.value is None:
+                raise self.error(f"non-void function '{self.fn.name}' should return a value", s.loc)
+            q = self.info.ret_q
+            addr, _ = self.bind_reference(s.value, q.type, q.const, "the returned reference")
+            if addr.type != self.fn.ret:
+                addr = ir.Cast(self.fn.ret, s.value.loc, addr)
+            return ir.Return(s.loc, addr)
         if self.info.sret is not None:
             t = self.info.sret
             if s.value is None:
@@ -544,6 +552,12 @@ def _find_ref_args(node, ck, out: set, struct: str = "") -> None:
     `struct`: the struct whose member function `node` is in, if any."""
     if isinstance(node, A.CallExpr):
         for r, a in zip(_call_refs(node, ck, struct), node.args):
+            if r and isinstance(a, A.Name):
+                out.add(a.name)
+    if ck.operators:      # an operand bound to a free operator's reference parameter
+        from .operators import operands
+        op, args = operands(node)
+        for r, a in zip(_union_refs(ck.overloads.get(f"operator{op}", []), 0) if op else [], args):
             if r and isinstance(a, A.Name):
                 out.add(a.name)
     if isinstance(node, A.Declaration):

@@ -41,6 +41,7 @@ class Param:
     pconst: bool
     ref: bool              # declared T& or const T&
     const: bool            # top-level const (a const T& when ref)
+    implicit: bool = False  # a member operator's object: binds to an rvalue too ([over.match.funcs]p5)
 
 
 @dataclass
@@ -57,6 +58,7 @@ class Candidate:
     info: object           # typecheck.FuncInfo (of a template: its would-be instance's signature)
     params: list           # list[Param]
     template: Optional[tuple] = None   # (TemplateDef, template argument values) for a template
+    member: bool = False   # a member operator: its first parameter is the object itself (operators.py)
 
 
 def params_of(info) -> list:
@@ -65,7 +67,15 @@ def params_of(info) -> list:
 
 
 def describe(low, e: A.Expr) -> Arg:
-    """The argument's type and value category, found without keeping any code."""
+    """The argument's type and value category, found without keeping any code;
+    kept per node, as nested operator expressions ask again for their operands."""
+    cache = low.__dict__.setdefault("described", {})    # AST nodes hash by identity
+    if e not in cache:
+        cache[e] = _describe(low, e)
+    return cache[e]
+
+
+def _describe(low, e: A.Expr) -> Arg:
     saved = len(low.temps)
     try:
         lv = None
@@ -76,7 +86,7 @@ def describe(low, e: A.Expr) -> Arg:
         t = lv.type if lv is not None else low.type_only(e)
         # a call's struct result has a place but is an rvalue
         lvalue = lv is not None and lv.kind in ("mem", "reg", "vecelem") and \
-            (not isinstance(e, A.CallExpr) or getattr(lv, "ref", False))
+            not getattr(lv, "temporary", False) and not isinstance(e, (A.ListInit, A.CastExpr))
         const = lv is not None and lv.const
         if isinstance(t, ir.ArrayType):
             return Arg(ir.PointerType(t.elem), lvalue, const, const, False)
@@ -109,7 +119,7 @@ def conversion(a: Arg, p: Param) -> Optional[Conv]:
     at = strip_spaces(a.type)
     if p.ref and not p.const:
         # a non-const reference binds only to a non-const place of its own type
-        if not a.lvalue or a.const:
+        if (not a.lvalue and not p.implicit) or a.const:
             return None
         if at != pt or (is_ptr(pt) and a.pconst and not p.pconst):
             return None
@@ -191,11 +201,12 @@ def spell_arg(a: Arg) -> str:
     return tname(a.type)
 
 
-def choose(low, name: str, cands: list, args: list, loc, hidden: int = 0) -> Candidate:
-    """The best viable candidate for a call with argument expressions `args`;
-    the first `hidden` ones (a member call's `&obj` for `this`) are not named
-    in diagnostics."""
-    described = [describe(low, a) for a in args]
+def choose(low, name: str, cands: list, args: list, loc, hidden: int = 0,
+           described: Optional[list] = None) -> Candidate:
+    """The best viable candidate for a call with argument expressions `args`
+    (`described`, when the caller has them already); the first `hidden` ones
+    (a member call's `&obj` for `this`) are not named in diagnostics."""
+    described = described or [describe(low, a) for a in args]
     viable = []
     for c in cands:
         n_req = len(c.params) - sum(1 for d in c.info.defaults[:len(c.params)] if d is not None)
@@ -206,6 +217,13 @@ def choose(low, name: str, cands: list, args: list, loc, hidden: int = 0) -> Can
             viable.append((c, convs))
     best = [x for x in viable if all(x is y or _better(x[0], x[1], y[0], y[1]) for y in viable)]
     types = ", ".join(spell_arg(a) for a in described[hidden:])
+    if name.startswith("operator"):     # an operator expression (operators.py), worded as nvcc does
+        shown = ", ".join(signature(name, c.params[1:] if c.member else c.params) for c in cands)
+        if not viable:
+            raise low.error(f"no operator '{name[8:]}' matches these operands ({types}); candidates: {shown}", loc)
+        if len(best) != 1:
+            raise low.error(f"more than one operator '{name[8:]}' matches these operands ({types})", loc)
+        return best[0][0]
     if not viable:
         shown = ", ".join(signature(name, c.params[hidden:]) for c in cands)
         raise low.error(f"no instance of overloaded function '{name}' matches the argument types "

@@ -50,6 +50,7 @@ class FuncInfo:
         self.declared_refs: list = [False] * len(params_q)   # T & and const T & as declared (overloads.py)
         self.defaults: list = [None] * len(params_q)  # default arguments (A.Expr or None)
         self.sret: Optional[ir.Type] = None          # struct result via hidden '__ret' param
+        self.ret_ref = False                         # returns T & (as a pointer to the place)
 
 
 class Checker:
@@ -68,6 +69,7 @@ class Checker:
         self.functions: list = []
         self.func_info: dict = {}           # unique key ('f', then 'f#2' for its overloads) -> FuncInfo
         self.overloads: dict = {}           # name ('f', 'S::f') -> its FuncInfos, in declaration order
+        self.operators: set = set()         # 'operator+' etc. declared as members or free functions
         self.globals: list = []
         self.file_shared: list = []         # file-scope __shared__ Vars
         self.anon = 0
@@ -360,12 +362,16 @@ class Checker:
         else:
             space = "host"
         base = self.base_type(specs, self.lookup_global)
-        if any(o[0] == "ref" for o in d.ops[:-1]):
-            raise self.error("functions returning references are not supported", d.loc)
-        ret = self.apply_declarator(base, A.Declarator(d.loc, d.name, d.ops[:-1]), self.lookup_global)
+        ret_ops = d.ops[:-1]
+        ret_ref = bool(ret_ops) and ret_ops[-1][0] == "ref"
+        if ret_ref:
+            ret_ops = ret_ops[:-1]
+        if any(o[0] == "ref" for o in ret_ops):
+            raise self.error("pointers to references are not allowed", d.loc)
+        ret = self.apply_declarator(base, A.Declarator(d.loc, d.name, ret_ops), self.lookup_global)
         if isinstance(ret.type, ir.ArrayType):
             raise self.error("a function cannot return an array", d.loc)
-        if space == "global" and not isinstance(ret.type, ir.VoidType):
+        if space == "global" and (ret_ref or not isinstance(ret.type, ir.VoidType)):
             raise self.error("a __global__ function must return void", d.loc)
         params = d.ops[-1][1]
         if len(params) == 1 and params[0].declarator is None and \
@@ -419,7 +425,11 @@ class Checker:
             refs.append(is_ref)
         ret_t = ret.type
         sret = None
-        if space != "global" and isinstance(ret_t, ir.StructType):
+        if ret_ref:
+            if isinstance(ret_t, ir.VoidType):
+                raise self.error("a reference to void is not allowed", d.loc)
+            ret_t = ir.PointerType(ret_t)
+        elif space != "global" and isinstance(ret_t, ir.StructType):
             # a struct result is written through a hidden last parameter
             sret = ret_t
             pvars.append(ir.Var("__ret", ir.PointerType(ret_t, "local"), "param", d.loc))
@@ -438,6 +448,7 @@ class Checker:
         info.declared_refs = declared_refs
         info.defaults = defaults
         info.sret = sret
+        info.ret_ref = ret_ref
         return info
 
     def function_def(self, f: A.FunctionDef) -> FuncInfo:
@@ -469,6 +480,10 @@ class Checker:
                 if new.fn.launch_bounds:
                     old.fn.launch_bounds = new.fn.launch_bounds
             return old
+        from .operators import check_declaration, operator_name
+        if operator_name(d.name) is not None:
+            check_declaration(self, d.name, new, d.loc)
+            self.operators.add(d.name.rsplit("::", 1)[-1])
         if same:
             if new.space == "global" or any(o.space == "global" for o in same):
                 raise self.error(f"overloading the __global__ function '{d.name}' is not supported "

@@ -13,7 +13,6 @@ KEYWORDS: dict = {
     "private": "classes are not supported",
     "protected": "classes are not supported",
     "friend": "classes are not supported",
-    "operator": "operator overloading is not supported",
     "new": "new and delete are not supported",
     "delete": "new and delete are not supported",
     "goto": "goto is not supported",

@@ -212,3 +212,13 @@ def test_redeclaration_with_the_same_signature_is_not_an_overload(tmp_path):
     src = "__device__ int f(const int a);\n__device__ int f(int a) { return a + 1; }\n" \
           "__global__ void k(int *o) { o[threadIdx.x] = f(1); }\n"
     assert list(run(src, tmp_path)) == [2] * 4
+
+
+def test_a_temporary_binds_only_to_the_const_reference_overload(tmp_path):
+    src = r'''
+    struct P { int a; };
+    __device__ int f(P &p) { return 1; }
+    __device__ int f(const P &p) { return 2; }
+    __global__ void k(int *o) { P q = {1}; o[threadIdx.x] = f(P{3}) * 10 + f(q); }
+    '''
+    assert list(run(src, tmp_path)) == [21] * 4

@@ -18,7 +18,6 @@ from typing import Optional
 from . import ast as A
 from . import ir
 from .diagnostics import CompileError
-from .initialisers import scalar_slots
 from .places import is_arith, is_ptr, pq_of, strip_spaces, tname, with_pq
 
 
@@ -30,7 +29,7 @@ def conversion_value(low, e: A.Expr, t: ir.Type, target_pconst: bool) -> Optiona
     obj = _struct_object(low, e)
     if obj is None:
         return None
-    st, this, prefix = obj
+    st, this = obj
     key = f"{st.name}::operator "
     cands = [i for k, infos in low.ck.overloads.items() if k.startswith(key) for i in infos]
     if not cands:
@@ -49,8 +48,7 @@ def conversion_value(low, e: A.Expr, t: ir.Type, target_pconst: bool) -> Optiona
     if best.fn.body is None and low.ck.templates is not None:   # a class template's member
         low.ck.templates.classes.ensure_lowered(best, e.loc)
     ptype = best.fn.params[0].type
-    call = ir.Call(best.fn.ret, e.loc, best.fn, [this if this.type == ptype else ir.Cast(ptype, e.loc, this)])
-    r = ir.Comma(call.type, e.loc, prefix + [call]) if prefix else call
+    r = ir.Call(best.fn.ret, e.loc, best.fn, [this if this.type == ptype else ir.Cast(ptype, e.loc, this)])
     return with_pq(r, (best.ret_q.pconst, best.ret_q.pvolatile), best.ret_q.deep)
 
 
@@ -71,21 +69,14 @@ def _converts(info, t: ir.Type, target_pconst: bool) -> bool:
 
 
 def _struct_object(low, e: A.Expr):
-    """(struct type, its address, statements before the call) for `e` of a
-    struct type: a named object (or member, element, *p) in place; `S()` a
-    value-initialised (zeroed) temporary. None for anything else."""
-    if isinstance(e, A.CastExpr):
-        st = low.type_of_name(e.type_name).type
-        if not isinstance(st, ir.StructType) or not (isinstance(e.a, A.IntLit) and e.a.text == "0"):
-            return None   # `S()` is built as a cast of 0 (ast_builder.py)
-        tmp = low.temp(st, e.loc, "local")
-        pt = ir.PointerType(st, "local")
-        prefix = []
-        for off, slot in scalar_slots(st, 0):
-            addr = ir.PtrAdd(pt, e.loc, ir.AddrOf(pt, e.loc, tmp), ir.Const(ir.I64, e.loc, off))
-            prefix.append(ir.Store(slot, e.loc, ir.Cast(ir.PointerType(slot, "local"), e.loc, addr),
-                                   low.zero(slot, e.loc)))
-        return st, ir.AddrOf(pt, e.loc, tmp), prefix
+    """(struct type, its address) for `e` of a struct type: a named object
+    (or member, element, *p) in place; `S()`, `S{..}` a temporary
+    (initialisers.struct_temporary). None for anything else."""
+    if isinstance(e, (A.ListInit, A.CastExpr)):
+        if not isinstance(low.type_of_name(e.type_name).type, ir.StructType):
+            return None
+        lv = low.lvalue(e)
+        return lv.type, lv.addr
     if not _any_conversions(low.ck):
         return None
     if isinstance(e, (A.Name, A.Member, A.Index)) or (isinstance(e, A.UnaryOp) and e.op == "*"):
@@ -99,5 +90,5 @@ def _struct_object(low, e: A.Expr):
             return None
         if not isinstance(st, ir.StructType):
             return None
-        return st, low.rvalue(A.UnaryOp(e.loc, "&", e)), []
+        return st, low.rvalue(A.UnaryOp(e.loc, "&", e))
     return None

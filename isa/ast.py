@@ -54,6 +54,8 @@ class Enumerator(Node):
 class EnumSpec(Node):
     tag: Optional[str]
     items: Optional[list]       # list[Enumerator] or None
+    scoped: bool = False        # `enum class` / `enum struct` (C++11)
+    base: Optional[DeclSpecs] = None   # `enum E : unsigned char`: the underlying type
 
 
 @dataclass(eq=False)

@@ -166,9 +166,15 @@ class AstBuilder:
 
     def enum_spec(self, t: Tree) -> A.EnumSpec:
         rest = list(t.children)
+        scoped = bool(rest) and isinstance(rest[0], Tree) and rest[0].data == "enum_key"
+        rest = rest[1:] if scoped else rest
+        base = None
         tag = None
         if rest and isinstance(rest[0], Token):
             tag = str(rest[0])
+            rest = rest[1:]
+        if rest and isinstance(rest[0], Tree) and rest[0].data == "enum_base":
+            base = self.decl_specs(rest[0].children[0])
             rest = rest[1:]
         items = None
         if self._has_body(t):
@@ -178,7 +184,7 @@ class AstBuilder:
                     continue
                 val = self.expr(e.children[1]) if len(e.children) > 1 else None
                 items.append(A.Enumerator(self.loc(e), str(e.children[0]), val))
-        return A.EnumSpec(self.loc(t), tag, items)
+        return A.EnumSpec(self.loc(t), tag, items, scoped, base)
 
     def declarator(self, t: Tree) -> A.Declarator:
         """Flatten pointer*/direct declarator into ops applied base-first."""

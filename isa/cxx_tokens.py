@@ -177,6 +177,7 @@ class _Rewriter:
         self.user_ns: set = set()
         self.using_cg = False
         self.methods_of: dict = {}      # struct tag -> names of its member functions
+        self.enums: dict = {}           # enum tag -> whether it is scoped (enum class / enum struct)
         self.struct_tags: set = set()
 
     def err(self, msg: str, tok: Token) -> CompileError:
@@ -217,7 +218,11 @@ class _Rewriter:
                     i = j + 1
                     continue
                 raise self.err("expected '{' or '=' after the namespace name", toks[min(j, n - 1)])
-            tag = skip_align(toks, i + 1) if v == "struct" else n
+            if v == "enum":
+                j = i + 2 if i + 1 < n and str(toks[i + 1]) in ("class", "struct") else i + 1
+                if j < n and toks[j].type in ("IDENT", "TYPE_NAME"):
+                    self.enums[str(toks[j])] = j == i + 2
+            tag = skip_align(toks, i + 1) if v == "struct" and not (out and str(out[-1]) == "enum") else n
             if tag < n and toks[tag].type in ("IDENT", "TYPE_NAME"):
                 self.struct_tags.add(str(toks[tag]))
             if v == "using" and i + 2 < n and toks[i + 1].type in ("IDENT", "TYPE_NAME") and \
@@ -311,6 +316,13 @@ class _Rewriter:
                 raise self.err(f"'{'::'.join(parts)}' is not part of the cooperative groups we support "
                                f"(this_thread_block, tiled_partition, coalesced_threads, sync, reduce, ...)", at)
             return _new("TYPE_NAME" if parts[1] in CG_TYPES else "IDENT", "cg::" + parts[1], at)
+        inner = parts
+        while len(inner) > 2 and inner[0] in self.user_ns:
+            inner = inner[1:]
+        if len(inner) == 2 and inner[0] in self.enums:
+            # E::A: a scoped enum's enumerator keeps its qualified name, which the
+            # checker declares; a plain enum's is the bare name (C++11 allows both)
+            return _new("IDENT", "::".join(inner) if self.enums[inner[0]] else inner[1], at)
         if parts[0] in self.user_ns:
             return _new("IDENT", parts[-1], at)
         if parts[0] in self.struct_tags:
@@ -545,7 +557,7 @@ class _Rewriter:
         while i < n:
             t = toks[i]
             tag = skip_align(toks, i + 1)
-            if str(t) in ("struct", "class") and tag + 1 < n and toks[tag].type in ("IDENT", "TYPE_NAME"):
+            if str(t) in ("struct", "class") and (i == 0 or str(toks[i - 1]) != "enum") and tag + 1 < n and toks[tag].type in ("IDENT", "TYPE_NAME"):
                 j = tag + 1
                 if str(toks[j]) == ":":
                     raise self.err("inheritance is not supported", toks[j])

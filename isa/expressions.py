@@ -7,6 +7,7 @@ when the place or the old value must be kept."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from typing import Optional
 
 from . import ast as A
@@ -382,7 +383,7 @@ class ExpressionLowering:
             raise self.error("vector types cannot be indexed; use .x, .y, .z, .w", e.loc)
         if not is_ptr(a.type):
             raise self.error(f"subscripted value is not an array or pointer ('{tname(a.type)}')", e.a.loc)
-        if not is_int(i.type):
+        if not is_int(i.type) or ir.scoped_enum(i.type) is not None:
             raise self.error(f"array subscript is not an integer ('{tname(i.type)}')", e.index.loc)
         t = a.type.pointee
         if isinstance(t, ir.VoidType):
@@ -486,6 +487,16 @@ class ExpressionLowering:
     def convert(self, v: ir.Expr, t: ir.Type, loc, what: str = "convert", explicit: bool = False) -> ir.Expr:
         """Implicit (or with `explicit`, cast) conversion of v to t."""
         s = v.type
+        if ir.scoped_enum(s) is not None or ir.scoped_enum(t) is not None:
+            if ir.scoped_enum(s) == ir.scoped_enum(t):
+                return v
+            if not explicit:
+                raise self.error(f"no implicit conversion from '{tname(s)}' to '{tname(t)}' (a scoped enum "
+                                 f"converts only with a cast)", loc)
+            v = self.unscoped(v)
+            if ir.scoped_enum(t) is not None:
+                return replace(self.convert(v, t.underlying, loc, what, explicit), type=t)
+            s = v.type
         if s == t:
             return v
         if isinstance(t, ir.VoidType):
@@ -523,8 +534,14 @@ class ExpressionLowering:
         raise self.error(f"cannot {what} '{tname(t)}' from '{tname(s)}'" if what == "initialise"
                          else f"cannot convert '{tname(s)}' to '{tname(t)}'", loc)
 
+    def unscoped(self, v: ir.Expr) -> ir.Expr:
+        """A scoped enum value as its underlying integer (other values unchanged)."""
+        return replace(v, type=v.type.underlying) if ir.scoped_enum(v.type) is not None else v
+
     def to_bool(self, v: ir.Expr, loc) -> ir.Expr:
         t = v.type
+        if ir.scoped_enum(t) is not None:
+            raise self.error(f"value of type '{tname(t)}' is not contextually convertible to 'bool'", loc)
         if t == BOOL:
             return v
         if isinstance(v, ir.Const) and is_arith(t):
@@ -561,6 +578,12 @@ class ExpressionLowering:
     def binary_values(self, op: str, a: ir.Expr, b: ir.Expr, loc) -> ir.Expr:
         name = _BINOPS[op]
         ta, tb = a.type, b.type
+        if ir.scoped_enum(ta) is not None or ir.scoped_enum(tb) is not None:
+            if name not in _CMP or ir.scoped_enum(ta) != ir.scoped_enum(tb):
+                raise self.error(f"invalid operands to binary '{op}' ('{tname(ta)}' and '{tname(tb)}'): a scoped "
+                                 f"enum only compares with its own type", loc)
+            a, b = self.unscoped(a), self.unscoped(b)
+            ta, tb = a.type, b.type
         if op in ("+", "-") and (is_ptr(ta) or is_ptr(tb)):
             return self.pointer_arith(op, a, b, loc)
         if name in _CMP and (is_ptr(ta) or is_ptr(tb)):
@@ -607,7 +630,7 @@ class ExpressionLowering:
                 raise self.error("cannot subtract a pointer from an integer", loc)
             a, b = b, a
             ta, tb = tb, ta
-        if not is_int(tb):
+        if not is_int(tb) or ir.scoped_enum(tb) is not None:
             raise self.error(f"invalid operands to binary '{op}' ('{tname(ta)}' and '{tname(tb)}')", loc)
         if isinstance(ta.pointee, (ir.VoidType,)) or ta.pointee.size == 0:
             raise self.error("arithmetic on a pointer to void or to an incomplete type", loc)
@@ -647,6 +670,8 @@ class ExpressionLowering:
                 return ir.Const(BOOL, e.loc, not b.value)
             return ir.Unary(BOOL, e.loc, "lnot", b)
         if op in ("-", "+", "~"):
+            if ir.scoped_enum(v.type) is not None:
+                raise self.error(f"invalid argument type '{tname(v.type)}' to unary '{op}'", e.loc)
             if op == "~" and not is_int(v.type):
                 raise self.error(f"invalid argument type '{tname(v.type)}' to unary '~'", e.loc)
             if not is_arith(v.type):
@@ -754,7 +779,7 @@ class ExpressionLowering:
         lv = self.lvalue(target)
         self.check_assignable(lv, loc)
         t = lv.type
-        if not (is_arith(t) or is_ptr(t)):
+        if not (is_arith(t) or is_ptr(t)) or ir.scoped_enum(t) is not None:
             raise self.error(f"cannot increment or decrement a value of type '{tname(t)}'", loc)
         if t == BOOL:
             raise self.error("incrementing or decrementing a bool is not allowed in C++17", loc)

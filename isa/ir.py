@@ -71,6 +71,30 @@ class ScalarType:
         return f"{'i' if self.signed else 'u'}{self.bits}"
 
 
+@dataclass(frozen=True, eq=False)
+class ScopedEnumType(ScalarType):
+    """`enum class NAME : T` (C++11): the front end keeps its values apart
+    from integers (no implicit conversion); it equals and hashes as its
+    underlying integer type, so everything past the front end sees only that."""
+    name: str = ""
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ScalarType) and \
+            (self.kind, self.bits, self.signed) == (other.kind, other.bits, other.signed)
+
+    def __hash__(self) -> int:
+        return hash(ScalarType(self.kind, self.bits, self.signed))
+
+    @property
+    def underlying(self) -> ScalarType:
+        return ScalarType(self.kind, self.bits, self.signed)
+
+
+def scoped_enum(t) -> Optional[str]:
+    """The name of a scoped enum type, None for any other type."""
+    return t.name if isinstance(t, ScopedEnumType) else None
+
+
 BOOL = ScalarType("bool", 1, False)
 I8, U8 = ScalarType("int", 8, True), ScalarType("int", 8, False)
 I16, U16 = ScalarType("int", 16, True), ScalarType("int", 16, False)

@@ -291,6 +291,8 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
 
     def switch(self, s: A.Switch) -> ir.Switch:
         v = self.rvalue(s.value)
+        scoped = ir.scoped_enum(v.type)
+        v = self.unscoped(v)
         if not is_int(v.type):
             raise self.error(f"switch value must have integer type, not '{tname(v.type)}'", s.value.loc)
         t = promote(v.type)
@@ -305,7 +307,11 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         for item in items:
             while isinstance(item, (A.Case, A.Default)):
                 if isinstance(item, A.Case):
-                    cv = fold(self.convert(self.rvalue(item.value), t, item.value.loc))
+                    cv = self.rvalue(item.value)
+                    if ir.scoped_enum(cv.type) != scoped:
+                        raise self.error(f"case value of type '{tname(cv.type)}' in a switch on "
+                                         f"'{scoped or tname(v.type)}'", item.value.loc)
+                    cv = fold(self.convert(self.unscoped(cv), t, item.value.loc))
                     if cv is None or isinstance(cv, float):
                         raise self.error("case label must be an integer constant", item.value.loc)
                     if cv in seen:

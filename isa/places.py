@@ -75,6 +75,8 @@ def is_ptr(t) -> bool:
 
 def tname(t) -> str:
     """A type as a C programmer spells it, for diagnostics."""
+    if isinstance(t, ir.ScopedEnumType):
+        return t.name
     if isinstance(t, ir.ScalarType):
         if t.kind == "bool":
             return "bool"

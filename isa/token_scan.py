@@ -108,7 +108,7 @@ def prepass(ts: Tokens, extra_types=frozenset()) -> set:
         prev = toks[i - 1] if i else None
         nxt = toks[i + 1] if i + 1 < n else None
         member = prev is not None and str(prev) in (".", "->")
-        if v in U.KEYWORDS and not member:
+        if v in U.KEYWORDS and not member and not (v == "class" and prev is not None and str(prev) == "enum"):
             raise ts.error(U.KEYWORDS[v], t)
         if t.type == "IDENT" and not member:
             if v in U.CALLS and nxt is not None and str(nxt) == "(":

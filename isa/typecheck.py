@@ -19,6 +19,7 @@ from .conversions import const_value
 from .declarations import QType, scalar_from_words, struct_layout
 from .diagnostics import CompileError
 from .preprocessor import Preprocessed
+from .places import tname
 from .readonly_path import readonly_param
 
 
@@ -199,21 +200,32 @@ class Checker:
             if e.tag not in self.tags:
                 raise self.error(f"unknown enum '{e.tag}'", e.loc)
             return self.tags[e.tag]
+        under = ir.I32
+        if e.base is not None:
+            under = self.base_type(e.base, scope_lookup).type
+            if not isinstance(under, ir.ScalarType) or under.kind == "float" or ir.scoped_enum(under):
+                raise self.error(f"the underlying type of an enum must be an integer type, not '{tname(under)}'",
+                                 e.base.loc)
+        # a scoped enum is a type of its own; an unscoped one is its underlying integer type
+        t = ir.ScopedEnumType(under.kind, under.bits, under.signed, e.tag) if e.scoped else under
         value = 0
         for it in e.items:
             if it.value is not None:
                 v = self.const_int(it.value, scope_lookup, "an enumerator value")
                 value = v
-            self.define_enum_constant(it.name, value, it.loc)
+            if (e.scoped or e.base is not None) and const_value(value, under) != value:
+                raise self.error(f"enumerator value {value} is outside the range of the underlying type "
+                                 f"'{tname(under)}'", it.loc)
+            self.define_enum_constant(f"{e.tag}::{it.name}" if e.scoped else it.name, value, it.loc, t)
             value += 1
         if e.tag is not None:
-            self.tags[e.tag] = ir.I32
-        return ir.I32
+            self.tags[e.tag] = t
+        return t
 
-    def define_enum_constant(self, name: str, value: int, loc: ir.Loc) -> None:
-        # enum constants are I32; they live in the scope of the enum's
+    def define_enum_constant(self, name: str, value: int, loc: ir.Loc, t: ir.ScalarType = ir.I32) -> None:
+        # enum constants (I32 for a plain enum) live in the scope of the enum's
         # declaration (a function's block while one is lowered)
-        sym = Sym("enum", const_value(value, ir.I32), QType(ir.I32), loc)
+        sym = Sym("enum", const_value(value, t), QType(t), loc)
         if self.local_scope is not None:
             self.local_scope.declare(name, sym, loc)
         else:
@@ -257,7 +269,8 @@ class Checker:
         from .lower import FunctionLowering
         low = FunctionLowering.for_constants(self, scope_lookup)
         try:
-            v = fold(low.rvalue(e))
+            r = low.rvalue(e)
+            v = fold(r) if ir.scoped_enum(r.type) is None else None   # a scoped enum is no integer
         except CompileError as err:
             if "constant" not in err.message:
                 raise

@@ -188,3 +188,56 @@ def test_alias_declarations_at_file_and_block_scope(tmp_path):
 def test_block_scope_typedef_and_alias_together(tmp_path):
     src = "__global__ void k(int *o) { typedef int T; using U = unsigned; T a = 3; U b = 4; o[0] = a + b; }"
     assert run(src, tmp_path) == [7]
+
+
+# -------------------------------------------------------------- scoped enums
+
+ENUMS = ("enum class Color { Red = 1, Green = 5, Blue };\n"
+         "enum struct Small : unsigned char { A, B = 200 };\n"
+         "enum E : short { X = -3, Y };\n"
+         "namespace ns { enum class In { P = 7 }; }\n")
+
+
+def test_scoped_enum_values_casts_sizes_and_comparisons(tmp_path):
+    src = ENUMS + ("__global__ void k(int *o) { Color c = Color::Green; Small s = Small::B; E e = Y; E f = E::X;"
+                   " o[0] = (int)c; o[1] = static_cast<int>(Color::Blue); o[2] = (int)s; o[3] = e + f;"
+                   " o[4] = sizeof(Small) * 100 + sizeof(E) * 10 + sizeof(Color);"
+                   " o[5] = c == Color::Green; o[6] = c != Color::Red && c > Color::Red; o[7] = (int)ns::In::P; }")
+    assert run(src, tmp_path, 8) == [5, 6, 200, -5, 124, 1, 1, 7]
+
+
+def test_switch_on_scoped_enum_and_cast_from_int(tmp_path):
+    src = ENUMS + ("__global__ void k(int *o) { Color c = static_cast<Color>(5);"
+                   " switch (c) { case Color::Red: o[0] = 1; break; case Color::Green: o[0] = 2; break;"
+                   " default: o[0] = 3; } o[1] = (Color)1 == Color::Red; }")
+    assert run(src, tmp_path, 2) == [2, 1]
+
+
+def test_scoped_enum_members_and_results(tmp_path):
+    src = ENUMS + ("struct S { Color c; Small s; int i; };\n"
+                   "__device__ Color pick(bool b) { return b ? Color::Red : Color::Blue; }\n"
+                   "__global__ void k(int *o) { S x{Color::Blue, Small::A, 4}; o[0] = sizeof(S); o[1] = (int)x.c;"
+                   " o[2] = (int)pick(true); }")
+    assert run(src, tmp_path, 3) == [12, 6, 1]
+
+
+@pytest.mark.parametrize("body, msg", [
+    ("int x = Color::Green;", "no implicit conversion from 'Color' to 'int'"),
+    ("Color c = 5;", "no implicit conversion from 'int' to 'Color'"),
+    ("o[0] = Color::Green;", "no implicit conversion from 'Color' to 'int'"),
+    ("o[0] = (int)(Color::Green + 1);", "invalid operands to binary '+' ('Color' and 'int')"),
+    ("o[0] = Color::Green == 5;", "invalid operands to binary '==' ('Color' and 'int')"),
+    ("if (Color::Green) o[0] = 1;", "'Color' is not contextually convertible to 'bool'"),
+    ("o[0] = (int)-Color::Green;", "invalid argument type 'Color' to unary '-'"),
+    ("Color c = Color::Red; c++;", "cannot increment or decrement a value of type 'Color'"),
+    ("o[Color::Green] = 1;", "array subscript is not an integer ('Color')"),
+    ("o[0] = (int)Green;", "use of undeclared identifier 'Green'"),
+])
+def test_scoped_enum_does_not_convert_implicitly(body, msg, tmp_path):
+    src = ENUMS + "__global__ void k(int *o) { " + body + " }"
+    assert msg in refused(src, tmp_path)
+
+
+def test_enumerator_outside_the_underlying_type_is_refused(tmp_path):
+    msg = refused("enum class T : unsigned char { A = 300 };\n__global__ void k(int *o) { }", tmp_path)
+    assert "t.cu:1:32" in msg and "enumerator value 300 is outside the range of the underlying type" in msg

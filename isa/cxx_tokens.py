@@ -368,6 +368,10 @@ class _Rewriter:
             if op in REFUSED:
                 raise self.err(REFUSED[op], t)
             if op not in SUPPORTED:
+                if i + 1 < len(toks) and (toks[i + 1].type in ("IDENT", "TYPE_NAME") or
+                                          str(toks[i + 1]) in _CONVERSION_WORDS):
+                    out.append(t)       # a conversion function `operator T *()` (struct_body)
+                    continue
                 raise self.err("conversion operators (operator T()) are not supported", t)
             out.append(_new("IDENT", "operator" + op, t))
             skip = 2 if op in ("[]", "()") else 1

@@ -106,11 +106,6 @@ def test_a_target_no_conversion_function_reaches_is_named():
     assert (e.line, e.col) == (4, 14)
 
 
-def test_other_operators_stay_refused_by_name():
-    e = compile_error("struct S { int a; __device__ S operator+(S o) { return o; } };\n")
-    assert e.message == "operator overloading is not supported"
-
-
 @pytest.mark.parametrize("src", [SHARED_MEMORY, CONVERSIONS], ids=["shared_memory", "conversions"])
 def test_the_kernels_here_are_valid_cuda(src, tmp_path):
     nvcc_accepts(src, tmp_path)

@@ -122,11 +122,6 @@ def test_user_defined_assignment_operator_is_refused():
     assert (e.line, e.col) == (1, 35)
 
 
-def test_conversion_operator_is_refused():
-    e = compile_error("struct V { float x; __device__ operator float() const { return x; } };\n")
-    assert e.message == "conversion operators (operator T()) are not supported"
-
-
 def test_operator_on_built_in_types_only_is_refused():
     e = compile_error("enum E { A, B };\n__device__ E operator|(E a, E b) { return B; }\n")
     assert e.message == "'operator|' needs a parameter of struct or vector type (operators on enums are not supported)"

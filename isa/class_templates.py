@@ -9,8 +9,10 @@ parameter a typedef, a non-type one a constant), the struct defined, and its
 member functions declared as `Arr<float,4>::sum`. As in C++ ([temp.inst]/3),
 a member function's body is instantiated only when it is called
 (`ensure_lowered`), so a member that does not compile for some T is an
-error only where it is used. Errors inside an instance name it, as nvcc's
-"detected during instantiation of ..." does.
+error only where it is used. An explicit specialisation (`template <>
+struct Arr<bool, 1> {..};`) is made instead of the template for its
+argument list. Errors inside an instance name it, as nvcc's "detected
+during instantiation of ..." does.
 """
 from __future__ import annotations
 
@@ -40,17 +42,35 @@ class ClassTemplates:
         canon = f"{ctd.name}<{','.join(spell(v) for v in vals)}>"
         t = self.ck.tags.get(canon)
         if t is None:
-            t = self.instantiate(ctd, vals, canon, o.loc)
+            spec = next((sp for sp in ctd.specialisations if self.spec_name(ctd, sp) == canon), None)
+            t = self.instantiate(spec or ctd, vals, canon, o.loc)
+            self.of_type[t] = (ctd, vals)
         return t
+
+    def spec_name(self, ctd, spec) -> str:
+        """The instance an explicit specialisation (`template <> struct
+        Arr<bool, 1> {..};`) stands for, by its arguments (defaults filled)."""
+        from .templates import spell
+        if not hasattr(spec, "canon"):
+            loc = self.ck.pp.loc(spec.tok.line, spec.tok.column, str(spec.tok))
+            self.tpl.stack.append({})
+            try:
+                vals = self.tpl.explicit_args(ctd, spec.args, self.ck.lookup_global, loc)
+                vals = self.tpl.defaults(ctd, vals, loc)
+            finally:
+                self.tpl.stack.pop()
+            if len(vals) < len(ctd.params):
+                raise self.ck.error(f"too few template arguments for class template '{ctd.name}'", loc)
+            spec.canon = f"{ctd.name}<{','.join(spell(v) for v in vals)}>"
+        return spec.canon
 
     def instantiate(self, ctd, vals: list, canon: str, loc: ir.Loc) -> ir.StructType:
         from .cxx_tokens import class_instance_tokens
         from .token_scan import Tokens
         ck = self.ck
-        scope = self.tpl.bind(ctd, vals, loc)
+        scope = self.tpl.bind(ctd, vals, loc) if ctd.args is None else {}   # a specialisation binds nothing
         # declared first: the body may point to its own instance (`Arr<T, N> *next`)
         t = ck.tags[canon] = ir.StructType(canon, (), 0, 1, complete=False)
-        self.of_type[t] = (ctd, vals)
         frag = self.tpl.frag
         self.tpl.stack.append(scope)
         saved = ck.local_scope

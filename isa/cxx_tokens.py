@@ -14,7 +14,8 @@ before parsing, with every token keeping the user's position.
   (templates.py); `template __global__ void k<float>(float *);` (explicit
   instantiation) is kept as a request; `template <...> struct S { ... };`
   is kept as a `ClassTemplateDef` (class_templates.py instantiates it per
-  argument list, `class_instance_tokens`);
+  argument list, `class_instance_tokens`), `template <> struct S<int> {..};`
+  among its `specialisations`;
 - a known template name followed by `<args>` becomes one token carrying the
   argument token lists in `.targs` (the C++ rule that a template name
   followed by `<` opens an argument list, ISO C++ [temp.names]).
@@ -77,6 +78,8 @@ class ClassTemplateDef:
     params: list              # list[TemplateParam]
     toks: list                # `struct Name { ... };`
     tok: Token                # the `template` keyword (for diagnostics)
+    args: Optional[list] = None   # an explicit specialisation's argument tokens (`<bool, 1>`)
+    specialisations: list = field(default_factory=list)   # of a class template: its `template <>` ones
 
 
 @dataclass
@@ -422,11 +425,12 @@ class _Rewriter:
                     raise self.err("unclosed template parameter list", toks[i + 1])
                 params = self.template_params(toks[i + 2:close], t)
                 start = close + 1
-                if not params:
-                    raise self.err("explicit specialisations (template <>) are not supported", t)
                 if start < n and str(toks[start]) in ("struct", "class", "union"):
                     i = self.class_template(toks, start, params, t, rw)
                     continue
+                if not params:
+                    raise self.err("explicit specialisations of function templates (template <>) are not supported",
+                                   t)
                 if start < n and str(toks[start]) in ("using", "typedef"):
                     raise self.err("alias templates are not supported (function templates are)", toks[start])
                 end, name = self.function_extent(toks, start, t)
@@ -468,8 +472,20 @@ class _Rewriter:
             raise self.err("a class template needs a name", key)
         name = str(toks[j])
         j += 1
+        args = None
         if j < n and str(toks[j]) == "<":
-            raise self.err("partial specialisations of class templates are not supported", toks[j])
+            if params:
+                raise self.err("partial specialisations of class templates are not supported", toks[j])
+            close = match_angle(toks, j)
+            if close < 0:
+                raise self.err(f"unclosed template argument list of '{name}'", toks[j])
+            if name not in rw.classes:
+                raise self.err(f"explicit specialisation of '{name}' before its class template", toks[start + 1])
+            args = toks[j + 1:close] + ([_new("RELOP", ">", toks[close])] if str(toks[close]) == ">>" else [])
+            j = close + 1
+        elif not params:
+            raise self.err(f"expected the template arguments of the explicit specialisation: "
+                           f"'template <> struct {name}<...>'", toks[j])
         if j < n and str(toks[j]) == ";":
             return j + 1
         if j < n and str(toks[j]) == ":":
@@ -484,9 +500,13 @@ class _Rewriter:
         inner = next((x for x in toks[j:end] if str(x) == "template"), None)
         if inner is not None:
             raise self.err("member templates are not supported", inner)
+        body = [toks[start], toks[start + 1]] + toks[j:end + 2]    # struct Name { ... };
+        if args is not None:
+            rw.classes[name].specialisations.append(ClassTemplateDef(name, [], body, at, args))
+            return end + 2
         if name in rw.classes or name in rw.templates:
             raise self.err(f"redefinition of template '{name}'", at)
-        rw.classes[name] = ClassTemplateDef(name, params, toks[start:end + 2], at)
+        rw.classes[name] = ClassTemplateDef(name, params, body, at)
         return end + 2
 
     def template_params(self, toks: list, at: Token) -> list:
@@ -701,8 +721,10 @@ def rewrite(ts) -> Rewritten:
     names = set(rw.templates)
     classes = set(rw.classes)
     rw.toks = r.template_ids(toks, names, classes)
-    for td in list(rw.templates.values()) + list(rw.classes.values()):
+    for td in list(rw.templates.values()) + [c for ct in rw.classes.values() for c in [ct] + ct.specialisations]:
         td.toks = r.template_ids(td.toks, names, classes, td.name if isinstance(td, ClassTemplateDef) else "")
+        if getattr(td, "args", None) is not None:
+            td.args = [r.template_ids(a, names, classes) for a in split_args(td.args)]
         for p in td.params:
             if p.default:
                 p.default = r.template_ids(p.default, names, classes)

@@ -4,18 +4,12 @@ templates from them, diagnostics naming the instantiation. Every kernel
 here that must run is also compiled by nvcc where nvcc is on the PATH."""
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import gpuemu
 import isa
-from conftest import nvcc_cubin
-from isa_ir_walk import compile_error
-
-NVCC = shutil.which("nvcc")
+from isa_ir_walk import compile_error, nvcc_accepts
 
 ARR = r'''
 template <typename T, int N> struct Arr {
@@ -163,7 +157,65 @@ def test_wrong_argument_lists_are_named(use, msg, col):
     assert msg in e.message and (e.line, e.col) == (3, col)
 
 
+SPECIALISED = ARR + r'''
+template <> struct Arr<bool, 1> {
+    int flag;
+    __device__ int sum() const { return 100 + flag; }
+};
+template <typename T = int> struct Def { T x; };
+template <> struct Def<> { char c[3]; };
+template <typename T> struct Shared {
+    __device__ operator T *() { extern __shared__ int smem[]; return (T *)smem; }
+};
+template <> struct Shared<double> {
+    __device__ operator double *() { extern __shared__ double smem_d[]; return smem_d; }
+};
+__global__ void k(int *o)
+{
+    Arr<bool, 1> s;
+    s.flag = 5;
+    Arr<char, 2> g;
+    g.fill(3);
+    o[0] = s.sum();
+    o[1] = sizeof(Arr<bool, 1>) * 10 + sizeof(Arr<bool, 2>);
+    o[2] = g.sum();
+    o[3] = sizeof(Def<>) * 10 + sizeof(Def<int>);
+    o[4] = sizeof(Def<float>);
+    double *d = Shared<double>();
+    int *i = Shared<int>();
+    d[0] = 2.5;
+    o[5] = i[1] == 0x40040000;      // the high word of 2.5: both name the dynamic shared memory
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def specialised() -> np.ndarray:
+    o = gpuemu.zeros(6, dtype=np.int32)
+    gpuemu.RawModule(code=SPECIALISED).get_function("k")((1,), (1,), (o,), shared_mem=64)
+    return o.get()
+
+
+def test_an_explicit_specialisation_is_the_struct_for_its_arguments(specialised):
+    assert specialised[0] == 105 and specialised[1] == 4 * 10 + 2
+
+
+def test_other_argument_lists_still_instantiate_the_template(specialised):
+    assert specialised[2] == 3 + 4 and specialised[4] == 4
+
+
+def test_a_specialisation_matches_after_default_arguments(specialised):
+    assert specialised[3] == 3 * 10 + 3
+
+
+def test_shared_memory_specialised_for_double_as_the_reduction_sample_does(specialised):
+    assert specialised[5] == 1
+
+
 @pytest.mark.parametrize("src,msg", [
+    ("template <> struct Q<int> { int x; };", "explicit specialisation of 'Q' before its class template"),
+    ("template <typename T> __device__ T f(T x) { return x; }\ntemplate <> __device__ int f<int>(int x) { return 1; }",
+     "explicit specialisations of function templates (template <>) are not supported"),
     ("template <typename T> struct S { T x; };\ntemplate <typename T> struct S<T *> { T y; };",
      "partial specialisations of class templates are not supported"),
     ("template <typename T> union U { T x; };", "unions are not supported"),
@@ -174,9 +226,6 @@ def test_unsupported_class_template_forms_are_named(src, msg):
     assert msg in compile_error(src + "\n").message
 
 
-@pytest.mark.skipif(NVCC is None, reason="nvcc is not on the PATH")
-@pytest.mark.parametrize("src", [USES, KERNEL_PARAMS], ids=["uses", "kernel_params"])
+@pytest.mark.parametrize("src", [USES, KERNEL_PARAMS, SPECIALISED], ids=["uses", "kernel_params", "specialised"])
 def test_the_kernels_here_are_valid_cuda(src, tmp_path):
-    f = Path(tmp_path) / "k.cu"
-    f.write_text(src)
-    nvcc_cubin(NVCC, f, tmp_path)
+    nvcc_accepts(src, tmp_path)

@@ -270,6 +270,13 @@ class ExprStmt(Stmt):
 
 
 @dataclass(eq=False)
+class StaticAssert(Stmt):
+    """`static_assert(cond, "message")` (at file, struct or block scope)."""
+    cond: "Expr"
+    message: Optional[str]
+
+
+@dataclass(eq=False)
 class DeclStmt(Stmt):
     decl: Declaration
 

@@ -66,6 +66,9 @@ class AstBuilder:
             body = self.compound(t.children[2])
             out.append(A.FunctionDef(self.loc(t.children[1]), specs, d, body))
             return
+        if t.data == "static_assert":
+            out.append(self.static_assert(t))
+            return
         if t.data == "declaration":
             decl = self.declaration(t)
             decl.specs.extern_c = decl.specs.extern_c or extern_c
@@ -151,6 +154,9 @@ class AstBuilder:
             members = []
             for m in rest:
                 if not m.children:
+                    continue
+                if isinstance(m.children[0], Tree) and m.children[0].data == "static_assert":
+                    members.append(self.static_assert(m.children[0]))
                     continue
                 specs = self.decl_specs(m.children[0])
                 items = [A.InitDeclarator(self.loc(d), self.declarator(d), None)
@@ -258,9 +264,15 @@ class AstBuilder:
     def _meta_loc(self, t: Tree) -> Loc:
         return self.loc(t)
 
+    def static_assert(self, t: Tree) -> A.StaticAssert:
+        msg = "".join(str(s)[1:-1] for s in t.children[1:]) if len(t.children) > 1 else None
+        return A.StaticAssert(self.loc(t), self.expr(t.children[0]), msg)
+
     def stmt(self, t) -> A.Stmt:
         d = t.data
         loc = self._meta_loc(t)
+        if d == "static_assert":
+            return self.static_assert(t)
         if d == "declaration":
             return A.DeclStmt(loc, self.declaration(t))
         if d == "compound_stmt":

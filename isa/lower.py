@@ -204,6 +204,8 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             out.append(self.compound(s))
         elif isinstance(s, A.DeclStmt):
             self.local_declaration(s.decl, out)
+        elif isinstance(s, A.StaticAssert):
+            self.ck.static_assert(s, self.lookup)
         elif isinstance(s, A.ExprStmt):
             if s.expr is not None:
                 from .cooperative_groups import sync_statement

@@ -155,6 +155,9 @@ class Checker:
         quals = {}
         seen = set()
         for d in s.members:
+            if isinstance(d, A.StaticAssert):
+                self.static_assert(d, scope_lookup)
+                continue
             base = self.base_type(d.specs, scope_lookup)
             if d.specs.storage:
                 raise self.error(f"'{d.specs.storage[0]}' is not allowed on a struct member", d.loc)
@@ -184,6 +187,21 @@ class Checker:
             self.tags[s.tag] = t
         self.member_quals.update(((t, n), q) for n, q in quals.items())
         return t
+
+    def static_assert(self, sa: A.StaticAssert, scope_lookup) -> None:
+        """A false `static_assert` is a CompileError at it, with its message."""
+        from .lower import FunctionLowering
+        low = FunctionLowering.for_constants(self, scope_lookup)
+        try:
+            v = fold(low.convert(low.rvalue(sa.cond), ir.BOOL, sa.cond.loc, explicit=True))
+        except CompileError as err:
+            if "constant" not in err.message:
+                raise
+            v = None
+        if v is None:
+            raise self.error("the condition of a static_assert must be a constant expression", sa.cond.loc)
+        if not v:
+            raise self.error("static assertion failed" + (f": {sa.message}" if sa.message else ""), sa.loc)
 
     def align_value(self, e: Optional[A.Expr], scope_lookup) -> int:
         """The N of `__align__(N)` / `alignas(N)` (1 when absent or 0, which
@@ -318,6 +336,8 @@ class Checker:
                 info = self.function_def(item)
                 if info.space != "host":
                     FunctionLowering(self, info).lower()
+            elif isinstance(item, A.StaticAssert):
+                self.static_assert(item, self.lookup_global)
             else:
                 self.file_declaration(item)
         for req in tu.requests:    # explicit instantiations

@@ -23,7 +23,6 @@ KEYWORDS: dict = {
     "asm": "inline PTX assembly (asm) is not supported",
     "__asm__": "inline PTX assembly (asm) is not supported",
     "decltype": "decltype is not supported",
-    "static_assert": "static_assert is not supported",
     "__managed__": "managed memory (__managed__) is not supported",
     "dynamic_cast": "dynamic_cast is not supported (no classes with virtual functions)",
     "__half": "half precision is not supported",

@@ -241,3 +241,28 @@ def test_scoped_enum_does_not_convert_implicitly(body, msg, tmp_path):
 def test_enumerator_outside_the_underlying_type_is_refused(tmp_path):
     msg = refused("enum class T : unsigned char { A = 300 };\n__global__ void k(int *o) { }", tmp_path)
     assert "t.cu:1:32" in msg and "enumerator value 300 is outside the range of the underlying type" in msg
+
+
+# ------------------------------------------------------------- static_assert
+
+def test_true_static_asserts_at_file_struct_and_block_scope_compile_to_nothing(tmp_path):
+    src = ("static_assert(sizeof(int) == 4, \"int\"); static_assert(sizeof(long) == 8);\n"
+           "struct S { int a; static_assert(sizeof(int) == 4, \"in struct\"); int b; };\n"
+           "__global__ void k(int *o) { constexpr int n = 3; static_assert(n == 3, \"block\");"
+           " static_assert(sizeof(S) == 8); o[0] = sizeof(S); }")
+    assert run(src, tmp_path) == [8]
+
+
+@pytest.mark.parametrize("src, where, msg", [
+    ("static_assert(sizeof(int) == 8, \"int must be \" \"8 bytes\");\n__global__ void k(int *o) { }",
+     "t.cu:1:1", "static assertion failed: int must be 8 bytes"),
+    ("struct S {\n  char c;\n  static_assert(sizeof(char) == 2, \"char\");\n};\n__global__ void k(int *o) { }",
+     "t.cu:3:3", "static assertion failed: char"),
+    ("__global__ void k(int *o) {\n  const int n = 2;\n  static_assert(n > 2);\n}",
+     "t.cu:3:3", "static assertion failed"),
+    ("__global__ void k(int *o) { int n = o[0]; static_assert(n > 2, \"x\"); }",
+     "t.cu:1:59", "the condition of a static_assert must be a constant expression"),
+])
+def test_false_or_non_constant_static_assert_is_refused_at_its_line(src, where, msg, tmp_path):
+    e = refused(src, tmp_path)
+    assert where in e and msg in e

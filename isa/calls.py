@@ -45,7 +45,11 @@ def lower_call(low, e: A.CallExpr, want_place: bool = False):
             raise low.error("a function call is not a constant expression", e.loc)
         return _device_call(low, tps.for_call(low, e.func, e.args, e.loc), e, want_place)
     if sym is not None and sym.kind == "func" and e.func.targs is None:
-        return _device_call(low, resolve(low, name, e.args, e.loc, e.func), e, want_place)
+        info = resolve(low, name, e.args, e.loc, e.func)
+        if low.const_only and info.constexpr:
+            from .constexpr_eval import constexpr_call
+            return constexpr_call(low, info, e)
+        return _device_call(low, info, e, want_place)
     if sym is None and name in FETCHES:
         return lower_texture_fetch(low, e)
     if e.func.targs is not None:
@@ -76,8 +80,6 @@ def resolve(low, key: str, args: list, loc, name: A.Name = None, hidden: int = 0
     td = tps.defs.get(key) if tps is not None and name is not None else None
     if len(infos) == 1 and td is None:
         return infos[0]
-    if low.const_only:
-        raise low.error("a function call is not a constant expression", loc)
     cands = [Candidate(i, params_of(i)) for i in infos]
     if td is not None:
         c = template_candidate(low, tps, td, name, args, loc)

@@ -106,7 +106,7 @@ class ExpressionLowering:
             return self.binary(e)
         if isinstance(e, A.LogicalOp):
             a = self.condition(e.a)
-            b = self.condition(e.b)
+            b = self.operand(e.b, self.condition, a, e.op == "&&")
             return ir.Logical(BOOL, e.loc, "and" if e.op == "&&" else "or", a, b)
         if isinstance(e, A.AssignOp):
             return self.assignment(e)
@@ -787,10 +787,22 @@ class ExpressionLowering:
         bop = "+" if op == "++" else "-"
         return self.read_modify_write(lv, lambda cur: self.binary_values(bop, cur, one, loc), loc, post=post)
 
+    def operand(self, e: A.Expr, lower, cond: ir.Expr, taken_when: bool) -> ir.Expr:
+        """An operand of ?:, && or || that runs when `cond` is `taken_when`; in a
+        constant expression whose condition is known, an operand not taken is
+        not evaluated, only typed (a constexpr call in it is not run: C++
+        [expr.cond], constexpr_eval.py)."""
+        skip = self.const_only and isinstance(cond, ir.Const) and bool(cond.value) != taken_when
+        self.ck.unevaluated = getattr(self.ck, "unevaluated", 0) + skip
+        try:
+            return lower(e)
+        finally:
+            self.ck.unevaluated -= skip
+
     def ternary(self, e: A.Ternary) -> ir.Expr:
         c = self.condition(e.c)
-        a = self.rvalue(e.a, allow_void=True)
-        b = self.rvalue(e.b, allow_void=True)
+        a = self.operand(e.a, self.rvalue, c, True)
+        b = self.operand(e.b, self.rvalue, c, False)
         ta, tb = a.type, b.type
         if is_arith(ta) and is_arith(tb):
             t = BOOL if ta == BOOL and tb == BOOL else usual_arithmetic(ta, tb)

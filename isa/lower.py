@@ -309,7 +309,10 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         for item in items:
             while isinstance(item, (A.Case, A.Default)):
                 if isinstance(item, A.Case):
-                    cv = self.rvalue(item.value)
+                    # `case sq(2):` runs the constexpr function at compile time
+                    low = FunctionLowering.for_constants(self.ck, self.lookup) \
+                        if _calls_constexpr(self, item.value) else self
+                    cv = low.rvalue(item.value)
                     if ir.scoped_enum(cv.type) != scoped:
                         raise self.error(f"case value of type '{tname(cv.type)}' in a switch on "
                                          f"'{scoped or tname(v.type)}'", item.value.loc)
@@ -482,7 +485,10 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             return
         if storage_kind == "reg" and not isinstance(init, A.InitList):
             v = conversion_value(self, init, t, q.pconst)     # T *p = SharedMemory<T>();
-            v = self.convert(self.rvalue(init) if v is None else v, t, init.loc, "initialise")
+            low = self
+            if "constexpr" in storage and _calls_constexpr(self, init):   # run at compile time
+                low = FunctionLowering.for_constants(self.ck, self.lookup)
+            v = self.convert(low.rvalue(init) if v is None else v, t, init.loc, "initialise")
             self.check_qual_drop(v, t, init.loc, q.pconst)
             sym = self.Sym("var", var, q, dcl.loc)
             if q.const and is_int(t) and isinstance(v, ir.Const):
@@ -543,6 +549,17 @@ def _call_refs(node: A.CallExpr, ck, struct: str) -> list:
         return [p.declarator is not None and bool(p.declarator.ops) and p.declarator.ops[-1][0] == "ref"
                 and "const" not in p.specs.quals for p in ps]
     return _union_refs(ck.overloads.get(f"{struct}::{name}", []) if struct else [], 1)
+
+
+def _calls_constexpr(low, e) -> bool:
+    """Whether expression `e` calls a constexpr function (by name)."""
+    if isinstance(e, A.CallExpr) and isinstance(e.func, A.Name):
+        sym = low.lookup(e.func.name)
+        if sym is not None and sym.kind == "func" and any(i.constexpr for i in low.ck.overloads[e.func.name]):
+            return True
+    return isinstance(e, A.Node) and any(
+        _calls_constexpr(low, x) for k, v in vars(e).items() if k != "loc"
+        for x in (v if isinstance(v, list) else [v]) if isinstance(x, A.Node))
 
 
 def _union_refs(infos: list, skip: int) -> list:

@@ -52,6 +52,7 @@ class FuncInfo:
         self.defaults: list = [None] * len(params_q)  # default arguments (A.Expr or None)
         self.sret: Optional[ir.Type] = None          # struct result via hidden '__ret' param
         self.ret_ref = False                         # returns T & (as a pointer to the place)
+        self.constexpr = False                       # evaluated in constant expressions (constexpr_eval.py)
 
 
 class Checker:
@@ -482,6 +483,7 @@ class Checker:
         info.defaults = defaults
         info.sret = sret
         info.ret_ref = ret_ref
+        info.constexpr = "constexpr" in specs.storage
         return info
 
     def function_def(self, f: A.FunctionDef) -> FuncInfo:
@@ -639,8 +641,8 @@ class Checker:
 
     # ------------------------------------------------------------- call graph
     def check_calls(self) -> None:
-        """Reject recursion (the JIT inlines device functions) and calls of
-        host functions from device code."""
+        """Reject recursion reachable from a kernel (the JIT inlines device
+        functions) and calls of host functions from device code."""
         graph: dict = {}
         for info in self.func_info.values():
             fn = info.fn
@@ -659,8 +661,8 @@ class Checker:
                     visit(g, stack + [g])
             state[fn] = 2
 
-        for fn in graph:
-            if state.get(fn) is None:
+        for fn in graph:    # from the kernels: an uncalled recursive function is never inlined
+            if fn.is_kernel and state.get(fn) is None:      # (a constexpr one is run at compile time)
                 visit(fn, [fn])
         for info in self.func_info.values():
             fn = info.fn

@@ -322,9 +322,9 @@ class AstBuilder:
         if d == "name":
             return A.Name(loc, str(c[0]), getattr(c[0], "targs", None))
         if d == "int_lit":
-            return A.IntLit(loc, str(c[0]))
+            return A.IntLit(loc, str(c[0]).replace("'", ""))
         if d == "float_lit":
-            return A.FloatLit(loc, str(c[0]))
+            return A.FloatLit(loc, str(c[0]).replace("'", ""))
         if d == "char_lit":
             return A.CharLit(loc, str(c[0]))
         if d == "string_lit":
@@ -426,9 +426,9 @@ class AstBuilder:
         if tok.type == "IDENT":
             return A.Name(loc, str(tok), getattr(tok, "targs", None))
         if tok.type == "INT":
-            return A.IntLit(loc, str(tok))
+            return A.IntLit(loc, str(tok).replace("'", ""))
         if tok.type == "FLOAT":
-            return A.FloatLit(loc, str(tok))
+            return A.FloatLit(loc, str(tok).replace("'", ""))
         if tok.type == "CHAR":
             return A.CharLit(loc, str(tok))
         if tok.type == "TYPE_NAME":

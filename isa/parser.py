@@ -44,13 +44,23 @@ def _terminal_text() -> dict:
     return out
 
 
+def _in_number(text: str, pos: int) -> bool:
+    """Whether text[pos] ends a number (`1'000'`, `1''0`: a misplaced separator)."""
+    i = pos
+    while i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_'."):
+        i -= 1
+    return i < pos and text[i].isdigit()
+
+
 def lex(pp: Preprocessed) -> list:
     try:
         return list(_lark().lex(pp.text))
     except UnexpectedCharacters as e:
         ch = pp.text[e.pos_in_stream] if e.pos_in_stream < len(pp.text) else "?"
         loc = pp.loc(e.line, e.column, ch)
-        if ch == "'":
+        if ch == "'" and _in_number(pp.text, e.pos_in_stream):
+            msg = "digit separator cannot appear here (only between two digits)"
+        elif ch == "'":
             msg = "invalid character literal"
         elif ch == '"':
             msg = "missing terminating '\"' character"

@@ -87,11 +87,45 @@ def _map_column(orig: str, exp: str, col: int, token: str) -> int:
     return n + 1  # where the macro use starts
 
 
+# a C++14 pp-number ([lex.ppnumber]): digit separators `'` join its digits
+_PP_NUMBER = re.compile(r"\.?[0-9](?:'[0-9A-Za-z_]|[eEpP][+-]|[0-9A-Za-z_.])*")
+
+
+class _SeparatorLexer:
+    """pcpp's lexer, with a number holding digit separators (1'000'000,
+    0xFF'FF) read as ONE token: pcpp alone reads `'000'` as a character
+    literal, or `'FF + N; ... '` as one, leaving macros inside unexpanded."""
+
+    def __init__(self, lex, number_types: tuple):
+        object.__setattr__(self, "_lex", lex)
+        object.__setattr__(self, "_numbers", number_types)
+
+    def __getattr__(self, name):
+        return getattr(self._lex, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._lex, name, value)
+
+    def clone(self) -> "_SeparatorLexer":
+        return _SeparatorLexer(self._lex.clone(), self._numbers)
+
+    def token(self):
+        tok = self._lex.token()
+        if tok is not None and tok.type in self._numbers and \
+                self._lex.lexdata.startswith("'", tok.lexpos + len(tok.value)):
+            m = _PP_NUMBER.match(self._lex.lexdata, tok.lexpos)
+            if m is not None and m.end() > tok.lexpos + len(tok.value):
+                tok.value = m.group()
+                self._lex.lexpos = m.end()
+        return tok
+
+
 class _PP(Preprocessor):
     """pcpp with errors raised as CompileError and our virtual system headers."""
 
     def __init__(self, file_lines: dict):
         super().__init__()
+        self.lexer = _SeparatorLexer(self.lexer, (self.t_INTEGER, "CPP_FLOAT"))
         self.file_lines = file_lines
         self.line_directive = "#line"
         self.compress = 0
@@ -107,6 +141,7 @@ class _PP(Preprocessor):
             for t in tokens:
                 try:
                     if t.type == self.t_INTEGER and t.value[:1].isdigit():
+                        t.value = t.value.replace("'", "")     # digit separators
                         int_literal_type(t.value)
                     elif t.type == self.t_CHAR and t.value.startswith("'"):
                         t.value, t.type = f"{char_literal_type(t.value)[0]}L", self.t_INTEGER

@@ -266,3 +266,24 @@ def test_true_static_asserts_at_file_struct_and_block_scope_compile_to_nothing(t
 def test_false_or_non_constant_static_assert_is_refused_at_its_line(src, where, msg, tmp_path):
     e = refused(src, tmp_path)
     assert where in e and msg in e
+
+
+# -------------------------------------------------------- digit separators
+
+def test_digit_separators_in_integer_and_floating_literals(tmp_path):
+    src = ("__global__ void k(int *o) { o[0] = 1'000'000; o[1] = 0xFF'FF; o[2] = 0b1010'1010;"
+           " o[3] = (int)(1'000.5f * 2); long long b = 1'000'000'000'000LL; o[4] = (int)(b / 1'000'000);"
+           " o[5] = 0'17; o[6] = 'a' + 1'2; }")
+    assert run(src, tmp_path, 7) == [1000000, 65535, 170, 2001, 1000000, 15, 97 + 12]
+
+
+def test_macros_after_a_digit_separator_are_expanded(tmp_path):
+    src = ("#define FF 3\n#define N 5\n#if 1'000 > 999\n#define M 7\n#endif\n"
+           "__global__ void k(int *o) { o[0] = 0xFF'FF + FF; o[1] = 1'000 + N; char c = 'x'; o[2] = M + c; }")
+    assert run(src, tmp_path, 3) == [65538, 1005, 7 + 120]
+
+
+@pytest.mark.parametrize("lit, col", [("1'000'", 41), ("1''000", 37)])
+def test_misplaced_digit_separator_is_refused(lit, col, tmp_path):
+    e = refused("__global__ void k(int *o) { o[0] = " + lit + "; }", tmp_path)
+    assert f"t.cu:1:{col}" in e and "digit separator cannot appear here" in e

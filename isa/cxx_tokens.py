@@ -29,6 +29,7 @@ from lark import Token
 
 from .diagnostics import CompileError
 from .token_scan import skip_align
+from .unsupported import KEYWORDS as UNSUPPORTED_KEYWORDS
 from .texture_fetch import FETCHES as TEXTURE_FETCHES   # tex2D<float>(...): built-in templates
 
 CG = "cooperative_groups"
@@ -259,6 +260,9 @@ class _Rewriter:
             if (t.type in ("IDENT", "TYPE_NAME") and _is_scope(toks, i + 1)) or \
                     (_is_scope(toks, i) and (not out or str(out[-1]) not in (")",)) and i + 2 < n
                      and toks[i + 2].type in ("IDENT", "TYPE_NAME")):
+                if _is_scope(toks, i) and out and str(out[-1]) in (">", ">>") and _adjacent(out[-1], t):
+                    raise self.err("names qualified by a template-id ('S<int>::x': static members, nested "
+                                   "types, members defined outside their class) are not supported", t)
                 k, parts = self.qualified(toks, i)
                 out.append(self.resolve(parts, t))
                 i = k
@@ -621,6 +625,11 @@ class _Rewriter:
             if j >= n:
                 keep += toks[i:]
                 break
+            if str(toks[j]) == ";" and paren is not None and toks[paren - 1].type == "IDENT" and \
+                    str(toks[paren - 1]) not in ("__align__", "alignas") and \
+                    not any(str(x) in UNSUPPORTED_KEYWORDS for x in toks[i:j]):   # those named by token_scan
+                raise self.err("member functions are supported only when defined inside their struct",
+                               toks[paren - 1])
             if str(toks[j]) == ";" or paren is None:
                 if str(toks[j]) == "{":     # a nested struct or union body
                     end = _match(toks, j, "{", "}")
@@ -691,13 +700,11 @@ class _Rewriter:
                 if close < 0:
                     raise self.err(f"unclosed template argument list of '{v}'", toks[i + 1])
                 inner = toks[i + 2:close]
-                if str(toks[close]) == ">>" and v in classes:   # `A<B<int>>`: the inner list closes here
+                if str(toks[close]) == ">>":   # `A<B<int>>`: the inner list closes here too
                     inner = inner + [_new("RELOP", ">", toks[close])]
                 args = [self.template_ids(a, names, classes, own) for a in split_args(inner)]
                 tid = _new("TYPE_NAME" if v in classes else t.type, v, t, args)
                 out.append(tid)
-                if str(toks[close]) == ">>" and v not in classes:   # `a<b<c>>`: the outer list closes here too
-                    out.append(_new("RELOP", ">", toks[close]))
                 i = close + 1
                 continue
             if v in classes and v != own and t.type in ("IDENT", "TYPE_NAME") and \

@@ -212,6 +212,68 @@ def test_shared_memory_specialised_for_double_as_the_reduction_sample_does(speci
     assert specialised[5] == 1
 
 
+VEC = r'''
+template <typename T, int N> struct Vec {
+    T v[N];
+    __device__ Vec operator+(const Vec &o) const { Vec r; for (int i = 0; i < N; i++) r.v[i] = v[i] + o.v[i]; return r; }
+    __device__ T &operator[](int i) { return v[i]; }
+    __device__ T get(int i) { return v[i] + 1000; }
+    __device__ T get(int i) const { return v[i]; }
+};
+template <typename T> __device__ int size_of() { return sizeof(T); }
+template <typename T>
+__global__ void k(int *o, T t)
+{
+    Vec<int, 2> a = Vec<int, 2>{{1, 2}};
+    Vec<int, 2> b{{10, 20}};
+    Vec<int, 2> c = a + b;
+    const Vec<int, 2> cc = c;
+    o[0] = c[1];
+    o[1] = c.get(0);
+    o[2] = cc.get(0);
+    o[3] = t.v[0] + t.v[1];
+    o[4] = size_of<Vec<char, 3>>() + size_of<Vec<Vec<int, 2>, 2>>();
+}
+template __global__ void k<Vec<int, 2>>(int *, Vec<int, 2>);
+'''
+
+
+@pytest.fixture(scope="module")
+def vec() -> list:
+    mod = gpuemu.RawModule(code=VEC, name_expressions=["k<Vec<int,2>>"])
+    o = gpuemu.zeros(5, dtype=np.int32)
+    t = np.array([((3, 4),)], dtype=[("v", np.int32, (2,))])[0]
+    mod.get_function(mod.get_lowered_name("k<Vec<int,2>>"))((1,), (1,), (o, t))
+    return o.get().tolist()
+
+
+def test_member_operators_and_const_overloads_of_an_instance(vec):
+    assert vec[:3] == [22, 1011, 11]
+
+
+def test_an_instance_as_a_kernel_template_argument_named_by_a_name_expression(vec):
+    assert vec[3] == 3 + 4
+
+
+def test_a_shift_token_closes_a_function_template_list_around_an_instance(vec):
+    assert vec[4] == 3 + 16
+
+
+@pytest.mark.parametrize("src,msg,line,col", [
+    ("template <typename T> struct A { T x; __device__ T get() const; };\n"
+     "template <typename T> __device__ T A<T>::get() const { return x; }",
+     "names qualified by a template-id ('S<int>::x': static members, nested types, members defined outside "
+     "their class) are not supported", 2, 40),
+    ("template <typename T> struct A { T x; };\n__global__ void k(int *o) { o[0] = A<int>::n; }",
+     "names qualified by a template-id", 2, 42),
+    ("struct A { int x; __device__ int get() const; };",
+     "member functions are supported only when defined inside their struct", 1, 34),
+])
+def test_members_outside_their_class_are_named(src, msg, line, col):
+    e = compile_error(src + "\n")
+    assert msg in e.message and (e.line, e.col) == (line, col)
+
+
 @pytest.mark.parametrize("src,msg", [
     ("template <> struct Q<int> { int x; };", "explicit specialisation of 'Q' before its class template"),
     ("template <typename T> __device__ T f(T x) { return x; }\ntemplate <> __device__ int f<int>(int x) { return 1; }",
@@ -226,6 +288,7 @@ def test_unsupported_class_template_forms_are_named(src, msg):
     assert msg in compile_error(src + "\n").message
 
 
-@pytest.mark.parametrize("src", [USES, KERNEL_PARAMS, SPECIALISED], ids=["uses", "kernel_params", "specialised"])
+@pytest.mark.parametrize("src", [USES, KERNEL_PARAMS, SPECIALISED, VEC],
+                         ids=["uses", "kernel_params", "specialised", "vec"])
 def test_the_kernels_here_are_valid_cuda(src, tmp_path):
     nvcc_accepts(src, tmp_path)

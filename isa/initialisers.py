@@ -121,6 +121,27 @@ class InitialiserLowering:
             out.append(ir.Store(st2, x.loc, addr, x))
         return out
 
+    def string_initialiser(self, t: ir.Type, init):
+        """`char s[] = "hi"` (or `{"hi"}`): the literal's bytes and its NUL as
+        a brace list of the element type, for an array of char, signed char or
+        unsigned char; other initialisers unchanged. A literal longer than
+        the array (its NUL counted, as C++ [dcl.init.string] does) is an error."""
+        if isinstance(init, A.InitList) and len(init.items) == 1 and isinstance(init.items[0], A.StringLit):
+            init = init.items[0]
+        if not (isinstance(init, A.StringLit) and isinstance(t, ir.ArrayType) and
+                isinstance(t.elem, ir.ScalarType) and t.elem.kind == "int" and t.elem.bits == 8):
+            return init
+        from .printf_format import string_literal
+        data = bytearray()
+        for ch in string_literal(init.text) + "\0":
+            data += bytes([ord(ch)]) if ord(ch) < 256 else ch.encode("utf-8")
+        if t.count is not None and len(data) > t.count:
+            raise self.error(f"the string literal needs {len(data)} bytes with its NUL; it does not fit "
+                             f"'{tname(t)}'", init.loc)
+        words = [("unsigned" if not t.elem.signed else "signed", init.loc), ("char", init.loc)]
+        elem = A.TypeName(init.loc, A.DeclSpecs(init.loc, [], set(), [], words), [])
+        return A.InitList(init.loc, [A.CastExpr(init.loc, elem, A.IntLit(init.loc, str(b))) for b in data])
+
     def init_list_length(self, elem: ir.Type, init: A.InitList) -> int:
         n_scalars = len(scalar_slots(elem, 0))
         if all(isinstance(x, A.InitList) for x in init.items) or n_scalars == 1:
@@ -181,7 +202,7 @@ class InitialiserLowering:
         return pos + 1
 
     def _init_member(self, t, offset, items, pos, out) -> int:
-        x = items[pos]
+        x = self.string_initialiser(t, items[pos])
         if isinstance(x, A.InitList):
             if isinstance(t, (ir.ArrayType, ir.StructType, ir.VectorType)):
                 sub = list(x.items)

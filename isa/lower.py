@@ -460,6 +460,8 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             self.fn.shared_vars.append(var)
             self.declare(name, self.Sym("var", var, q, dcl.loc), dcl.loc)
             return
+        if item.init is not None:
+            item = A.InitDeclarator(item.loc, item.declarator, self.string_initialiser(t, item.init))
         if isinstance(t, ir.ArrayType) and t.count is None:
             if isinstance(item.init, A.InitList):
                 t = ir.ArrayType(t.elem, self.init_list_length(t.elem, item.init))

@@ -598,6 +598,10 @@ class Checker:
             raise self.error(
                 f"file-scope variable '{d.name}' must be __device__ or __constant__ to be used by kernels",
                 d.loc)
+        if item.init is not None:
+            from .lower import FunctionLowering
+            init = FunctionLowering.for_constants(self, self.lookup_global).string_initialiser(q.type, item.init)
+            item = A.InitDeclarator(item.loc, item.declarator, init)
         if isinstance(q.type, ir.ArrayType) and q.type.count is None:
             if isinstance(item.init, A.InitList):
                 from .lower import FunctionLowering

@@ -287,3 +287,33 @@ def test_macros_after_a_digit_separator_are_expanded(tmp_path):
 def test_misplaced_digit_separator_is_refused(lit, col, tmp_path):
     e = refused("__global__ void k(int *o) { o[0] = " + lit + "; }", tmp_path)
     assert f"t.cu:1:{col}" in e and "digit separator cannot appear here" in e
+
+
+# ------------------------------------------------ char arrays from literals
+
+def test_char_array_sized_by_its_string_literal_and_nul(tmp_path):
+    src = ("__global__ void k(int *o) { char s[] = \"hi\"; char w[] = {\"a\" \"b\"}; const char c[] = \"z\\n\";"
+           " o[0] = s[0] + s[1] + sizeof(s); o[1] = sizeof(w); o[2] = c[1] + sizeof(c); }")
+    assert run(src, tmp_path, 3) == [104 + 105 + 3, 3, 10 + 3]
+
+
+def test_longer_char_array_is_zero_filled_after_the_literal(tmp_path):
+    src = "__global__ void k(int *o) { char t[8] = \"hi\"; o[0] = t[1]; o[1] = t[2] + t[7]; o[2] = sizeof(t); }"
+    assert run(src, tmp_path, 3) == [105, 0, 8]
+
+
+def test_signed_and_unsigned_char_arrays_and_nested_and_file_scope_ones(tmp_path):
+    src = ("__constant__ char g[] = \"abc\"; __device__ unsigned char h[6] = \"xy\";\n"
+           "__global__ void k(int *o) { unsigned char u[] = \"\\xff\"; signed char v[4] = \"\\xff\";"
+           " char n[2][3] = {\"ab\", \"cd\"}; o[0] = u[0]; o[1] = v[0]; o[2] = n[1][1];"
+           " o[3] = sizeof(g) * 100 + g[2]; o[4] = h[1] + h[5]; }")
+    assert run(src, tmp_path, 5) == [255, -1, 100, 499, 121]
+
+
+@pytest.mark.parametrize("src, where", [
+    ("__global__ void k(int *o) { char s[2] = \"hi\"; }", "t.cu:1:41"),
+    ("__constant__ char g[3] = \"abc\";\n__global__ void k(int *o) { }", "t.cu:1:26"),
+])
+def test_string_literal_longer_than_its_char_array_is_refused(src, where, tmp_path):
+    e = refused(src, tmp_path)
+    assert where in e and "needs" in e and "bytes with its NUL; it does not fit 'char [" in e

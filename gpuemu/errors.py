@@ -14,7 +14,8 @@ class Finding:
     kind: 'out_of_bounds' | 'misaligned_access' | 'timeout' | 'deadlock' |
     'barrier_divergence' | 'race' | 'uninitialized_read' | 'invalid_shuffle' | 'assert'.
     block and thread are (x, y, z) tuples; line is the 1-based line of the
-    kernel source as the user wrote it."""
+    kernel source as the user wrote it, of the #include'd file extra["file"]
+    where it has one."""
     kind: str
     message: str
     kernel: str
@@ -35,6 +36,8 @@ class Finding:
             where += f" thread {tuple(self.thread)}"
         if self.line is not None:
             where += f" line {self.line}"
+            if self.extra.get("file"):       # a line of an #include'd file
+                where += f" of {self.extra['file']}"
         return f"[{self.kind}] {where}: {self.message}"
 
 

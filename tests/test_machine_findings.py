@@ -49,3 +49,15 @@ def test_a_pointer_to_no_object_does_not_show_the_internal_tag():
         k(1, 32, (gpuemu.zeros(32, np.float32), np.uint64(1)))
     msg = err.value.findings[0].message
     assert "points to no object" in msg and "tag" not in msg
+
+
+def test_a_fault_in_an_included_file_names_that_file_beside_its_line(tmp_path):
+    (tmp_path / "h.cuh").write_text("// helper\n__device__ void put(int *p, int i)\n{\n    p[i + 1000] = 1;\n}\n")
+    (tmp_path / "m.cu").write_text('#include "h.cuh"\nextern "C" __global__ void k(int *a)\n'
+                                   "{\n    put(a, threadIdx.x);\n}\n")
+    k = gpuemu.RawModule(path=str(tmp_path / "m.cu")).get_function("k")
+    with pytest.raises(gpuemu.KernelError) as err:
+        k(1, 32, (np.zeros(32, np.int32),))
+    f = err.value.findings[0]
+    assert (f.line, f.extra["file"]) == (4, str(tmp_path / "h.cuh"))
+    assert f" line 4 of {tmp_path / 'h.cuh'}: write of 4 bytes" in str(err.value)

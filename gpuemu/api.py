@@ -15,6 +15,7 @@ scalars) are converted to the parameter's type.
 from __future__ import annotations
 
 import numbers
+import os
 import shlex
 import sys
 import time
@@ -147,6 +148,9 @@ class RawModule:
         dlcm = [o.split("=", 1)[1] for o in self.options if str(o).lstrip("-").startswith("dlcm=")]
         self.l1_default = {"cg": False, "ca": True}.get(dlcm[-1]) if dlcm else None
         if path is not None:
+            if not isinstance(path, (str, os.PathLike)):
+                raise TypeError(f"RawModule path= is the path of a source file (a str or "
+                                f"os.PathLike), got {type(path).__name__}")
             filename = str(path)
             try:
                 code = Path(path).read_bytes()
@@ -407,6 +411,9 @@ class RawKernel:
             module = RawModule(code=module, options=options, arch=arch)
             name = module._instance_name(name)
             module._kernels[name] = self
+        elif not isinstance(module, RawModule):
+            raise TypeError(f"RawKernel takes CUDA C source (a str) or a RawModule, "
+                            f"got {type(module).__name__}")
         self.module, self.name = module, name
         self.kernel_ir = module._kernel(name)
         self.compiled = compile_kernel(module.module, name, module.arch, module.options)
@@ -414,11 +421,30 @@ class RawKernel:
         self._max_dynamic = None
         self._last_call = None      # launch_cache.call_key's: the parts and key of the last plain call
                                     # (__call__ reads it: a call of the very same parts has that key)
-        # the L1/shared carve-out preference timing mode's occupancy uses, as
-        # cudaFuncSetCacheConfig / cudaFuncAttributePreferredSharedMemoryCarveout
-        # set it: None (the default), a percent 0..100 or 'prefer_shared' /
-        # 'prefer_l1' / 'prefer_equal' (gpuemu/machine/occupancy.py)
-        self.preferred_carveout = None
+        self._preferred_carveout = None
+
+    @property
+    def preferred_carveout(self):
+        """The L1/shared carve-out preference timing mode's occupancy uses, as
+        cudaFuncSetCacheConfig / cudaFuncAttributePreferredSharedMemoryCarveout
+        set it: None (the default), a percent 0..100 or 'prefer_shared' /
+        'prefer_l1' / 'prefer_equal' (gpuemu/machine/occupancy.py); another
+        value is a LaunchError when set."""
+        return self._preferred_carveout
+
+    @preferred_carveout.setter
+    def preferred_carveout(self, carveout) -> None:
+        self._check_carveout(carveout)
+        self._preferred_carveout = carveout
+
+    def _check_carveout(self, carveout) -> None:
+        """A LaunchError naming a carve-out the preset cannot take."""
+        if carveout is not None:
+            from .machine.occupancy import carveout_bytes
+            try:
+                carveout_bytes(self.module.preset, carveout)
+            except ValueError as e:
+                raise LaunchError(f"carveout: {e}") from None
 
     @property
     def meta(self):
@@ -465,6 +491,7 @@ class RawKernel:
         from .machine.occupancy import kernel_occupancy
         from .machine.launch_config import dim3
         b = dim3(block, "block")
+        self._check_carveout(carveout)
         return kernel_occupancy(self.module.preset, b[0] * b[1] * b[2], self.num_regs,
                                 self.meta.static_shared, shared_mem, carveout, self.meta.launch_bounds)
 
@@ -634,12 +661,7 @@ class RawKernel:
 
     def _check_placement(self, carveout, stream) -> None:
         """A LaunchError for a carve-out or stream the launch cannot use."""
-        if carveout is not None:
-            from .machine.occupancy import carveout_bytes
-            try:
-                carveout_bytes(self.module.preset, carveout)
-            except ValueError as e:
-                raise LaunchError(f"carveout: {e}") from None
+        self._check_carveout(carveout)
         if stream is not None and not isinstance(stream, Stream):
             raise LaunchError(f"stream must be a gpuemu.Stream or None (the default stream), "
                               f"got {stream!r}")

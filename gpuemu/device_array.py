@@ -54,11 +54,24 @@ class DeviceArray:
         """A numpy copy of the device data (into `out`, e.g. a pinned array,
         if given); charged as a device-to-host copy (gpuemu/host/)."""
         from .host.transfers import record_copy
+        if out is not None:
+            self._check_out(out)
         record_copy(self.nbytes, "d2h", out, stream)
         if out is not None:
             out[...] = self._view().reshape(out.shape)
             return out
         return self._view().copy()
+
+    def _check_out(self, out) -> None:
+        """`out` of get(): a numpy array of this array's dtype and size (as CuPy's
+        get: TypeError for another type or dtype, ValueError for another size)."""
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"get(out=...) takes a numpy array (e.g. gpuemu.alloc_pinned), "
+                            f"got {type(out).__name__}")
+        if out.dtype != self.dtype:
+            raise TypeError(f"{self.dtype} array cannot be copied into a {out.dtype} out array")
+        if out.size != self.size:
+            raise ValueError(f"get(out=...): out has {out.size} elements, the device array {self.size}")
 
     def set(self, arr, stream=None) -> None:
         """Copy a numpy array (same size) into device memory; charged as a
@@ -119,8 +132,29 @@ def _device_dtype(dtype) -> np.dtype:
 def _new(shape, dtype) -> DeviceArray:
     shape = _shape(shape)
     dtype = _device_dtype(dtype)
-    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    n = int(np.prod([int(d) for d in shape], dtype=object)) * dtype.itemsize
     return DeviceArray(device_memory().allocate(n), shape, dtype)
+
+
+def _like(a, what: str):
+    """`a` of empty_like / zeros_like: an array (device or numpy) or what numpy
+    reads as one (a list, a number); TypeError for anything else."""
+    if isinstance(a, (DeviceArray, np.ndarray)):
+        return a
+    if isinstance(a, (list, tuple, np.generic, int, float, bool)):
+        return _host_array(a, None, what)
+    raise TypeError(f"{what} takes an array (a DeviceArray, a numpy array or a list of numbers), "
+                    f"got {type(a).__name__}")
+
+
+def _host_array(a, dtype, what: str) -> np.ndarray:
+    """np.asarray(a, dtype), a ValueError in gpuemu's words where numpy cannot read
+    it as one rectangular array (a ragged list)."""
+    try:
+        return np.asarray(a, dtype=dtype)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{what}: {a!r:.60} is not a rectangular array of numbers "
+                         f"(numpy: {str(e).split('.')[0]})") from None
 
 
 def empty(shape, dtype=np.float64) -> DeviceArray:
@@ -138,7 +172,8 @@ def asarray(a, dtype=None) -> DeviceArray:
     """A device copy of a numpy array (a DeviceArray is returned as is)."""
     if isinstance(a, DeviceArray) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
-    arr = np.asarray(a.get() if isinstance(a, DeviceArray) else a, dtype=dtype)
+    arr = a.get() if isinstance(a, DeviceArray) else a
+    arr = _host_array(arr, dtype, "asarray")
     _device_dtype(arr.dtype)
     d = _new(arr.shape, arr.dtype)
     d.set(a if isinstance(a, np.ndarray) and a.dtype == arr.dtype else arr)
@@ -148,9 +183,11 @@ def asarray(a, dtype=None) -> DeviceArray:
 def empty_like(a, dtype=None) -> DeviceArray:
     """A device array of a's shape and dtype, uninitialised (zeroed here), as
     cupy.empty_like; initcheck reports reads of bytes nothing wrote."""
+    a = _like(a, "empty_like")
     return mark_fresh(_new(a.shape, dtype or a.dtype))
 
 
 def zeros_like(a, dtype=None) -> DeviceArray:
     """A zero-filled device array of a's shape and dtype, as cupy.zeros_like."""
+    a = _like(a, "zeros_like")
     return _new(a.shape, dtype or a.dtype)

@@ -76,7 +76,12 @@ class DeviceMemory:
         with self._lock:
             tag = self._new_tag()
             if host is None:
-                host = np.zeros(max(int(nbytes), 1), dtype=np.uint8)[:int(nbytes)]
+                try:
+                    host = np.zeros(max(int(nbytes), 1), dtype=np.uint8)[:int(nbytes)]
+                except (MemoryError, ValueError):    # (ValueError: beyond what numpy can index)
+                    self._free_tags.append(tag)
+                    raise MemoryError(f"out of memory allocating {int(nbytes):,} bytes of "
+                                      f"{space} memory (the emulator holds it in host memory)") from None
             if address is None:
                 try:
                     address = self._new_address(nbytes)

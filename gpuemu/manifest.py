@@ -35,6 +35,7 @@ import ast
 import difflib
 import json
 import math
+import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -461,7 +462,10 @@ def read_json(path: Path, what: str = "a manifest") -> Any:
 
 
 def load(path: str | Path) -> Manifest:
-    """Read a manifest file (JSON)."""
+    """Read a manifest file (JSON); a path that is not a str or os.PathLike is a TypeError."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"a manifest is a Manifest or the path of its JSON file (a str or "
+                        f"os.PathLike), got {type(path).__name__}")
     path = Path(path)
     return from_dict(read_json(path), path)
 

@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from gpuemu.device_array import DeviceArray
+from gpuemu.device_array import DeviceArray, _device_dtype, _shape
 from gpuemu.device_memory import device_memory, span
 
 MAPPED_BASE = 0x7D00_0000_0000
@@ -43,7 +43,12 @@ class PinnedArray(np.ndarray):
 
 def alloc_pinned(shape, dtype=np.float64) -> PinnedArray:
     """Page-locked host memory (cudaMallocHost / cupyx.empty_pinned), zeroed."""
-    return np.zeros(shape, dtype=dtype).view(PinnedArray)
+    shape, dtype = _shape(shape), _device_dtype(dtype)
+    try:
+        return np.zeros(shape, dtype=dtype).view(PinnedArray)
+    except (MemoryError, ValueError):       # (ValueError: beyond what numpy can index)
+        n = int(np.prod([int(d) for d in shape], dtype=object)) * dtype.itemsize
+        raise MemoryError(f"out of memory allocating {n:,} bytes of pinned host memory") from None
 
 
 def is_pinned(a) -> bool:
@@ -130,9 +135,8 @@ class ManagedArray(DeviceArray):
 
 
 def _new(cls, kind: str, shape, dtype):
-    shape = (shape,) if np.isscalar(shape) else tuple(shape)
-    dtype = np.dtype(dtype)
-    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    shape, dtype = _shape(shape), _device_dtype(dtype)     # (numpy's errors, in gpuemu's words)
+    n = int(np.prod([int(d) for d in shape], dtype=object)) * dtype.itemsize
     alloc = device_memory().allocate(n, "global", name=f"{kind} host memory",
                                      address=_place(kind, n))
     _live[0] += 1

@@ -103,6 +103,9 @@ class Event:
 
 def elapsed_time(start: Event, end: Event) -> float:
     """Milliseconds between two recorded events (cudaEventElapsedTime)."""
+    for name, ev in (("start", start), ("end", end)):
+        if not isinstance(ev, Event):
+            raise TypeError(f"elapsed_time: {name} must be a gpuemu.Event, got {type(ev).__name__}")
     return (end.time - start.time) * 1e3
 
 

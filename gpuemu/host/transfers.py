@@ -24,9 +24,25 @@ def record_copy(nbytes: int, direction: str, host, stream: Optional[Stream] = No
 def memcpy_htod(dst, src: np.ndarray, stream: Optional[Stream] = None) -> None:
     """Copy host array `src` into device array `dst` (async on `stream` when
     `src` is pinned, as cudaMemcpyAsync)."""
+    _check_sides("memcpy_htod", dst, src, device_first=True)
     dst.set(src, stream=stream)
 
 
 def memcpy_dtoh(dst: np.ndarray, src, stream: Optional[Stream] = None) -> np.ndarray:
     """Copy device array `src` into host array `dst`."""
+    _check_sides("memcpy_dtoh", dst, src, device_first=False)
     return src.get(stream=stream, out=dst)
+
+
+def _check_sides(what: str, dst, src, device_first: bool) -> None:
+    """A TypeError naming the side of a copy that is not the kind it must be
+    (memcpy_htod(dst device, src host), memcpy_dtoh(dst host, src device))."""
+    from gpuemu.device_array import DeviceArray
+    dev, host = (dst, src) if device_first else (src, dst)
+    dev_name, host_name = ("dst", "src") if device_first else ("src", "dst")
+    if not isinstance(dev, DeviceArray):
+        swapped = " (the arguments are swapped?)" if isinstance(host, DeviceArray) else ""
+        raise TypeError(f"{what}: {dev_name} must be a device array (gpuemu.DeviceArray), "
+                        f"got {type(dev).__name__}{swapped}")
+    if not isinstance(host, np.ndarray):
+        raise TypeError(f"{what}: {host_name} must be a host numpy array, got {type(host).__name__}")

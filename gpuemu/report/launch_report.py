@@ -10,6 +10,7 @@ gpuemu/report/pictures.py; the page gpuemu/report/html_page.py.
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -49,7 +50,12 @@ class Report:
 
     @classmethod
     def from_launch(cls, launch, top: int = 3, source: Optional[str] = None) -> "Report":
-        """Build from a gpuemu Launch (`source` overrides the launch's own text)."""
+        """Build from a gpuemu Launch (`source` overrides the launch's own text);
+        `top`: how many of the costliest lines to highlight, an int >= 0."""
+        if isinstance(top, bool) or not isinstance(top, numbers.Integral):
+            raise TypeError(f"report: top is how many lines to highlight (an int), got {top!r}")
+        if top < 0:
+            raise ValueError(f"report: top must be 0 or more, got {top}")
         text = source if source is not None else getattr(launch, "source", "") or ""
         by_line = getattr(launch, "stats_by_line", {}) or {}
         worst = getattr(launch, "worst_requests", {}) or {}

@@ -62,6 +62,10 @@ def lower_call(low, e: A.CallExpr, want_place: bool = False):
                             want_place)
     if sym is not None and sym.kind in ("var", "global"):
         raise low.error(f"called object '{name}' is not a function", e.loc)
+    if sym is None and name in low.ck.overloads and _class_argument(low, e.args):
+        # the user's overloads of a built-in name (helper_math.h's fminf(float2, float2)): they
+        # take a struct or vector, which no built-in does (typecheck.declare_function)
+        return _device_call(low, resolve(low, name, e.args, e.loc, e.func), e, want_place)
     if low.const_only:
         if name in ("__builtin_inff", "__builtin_inf", "__builtin_nanf", "__builtin_nan"):
             pass
@@ -89,6 +93,12 @@ def resolve(low, key: str, args: list, loc, name: A.Name = None, hidden: int = 0
     if best.template is not None:
         return tps.instantiate(best.template[0], best.template[1], loc)
     return best.info
+
+
+def _class_argument(low, args: list) -> bool:
+    from .overloads import describe
+    from .places import strip_spaces
+    return any(isinstance(strip_spaces(describe(low, a).type), (ir.StructType, ir.VectorType)) for a in args)
 
 
 def _device_call(low, info, e: A.CallExpr, want_place: bool = False):

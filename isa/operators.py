@@ -43,6 +43,11 @@ def operator_name(name: str) -> Optional[str]:
     return base[8:] if base.startswith("operator") and base[8:] in SUPPORTED else None
 
 
+def has_class_param(info) -> bool:
+    """Whether a function takes a struct or vector (by value or reference)."""
+    return any(isinstance(strip_spaces(q.type), (ir.StructType, ir.VectorType)) for q in info.params_q)
+
+
 def check_declaration(ck, name: str, info, loc) -> None:
     """Refuse operator functions whose calls gpuemu would not route to them."""
     op = operator_name(name)
@@ -50,8 +55,7 @@ def check_declaration(ck, name: str, info, loc) -> None:
         return
     member = "::" in name
     total = len(info.params_q)       # operands, the object of a member included
-    if not member and not any(isinstance(strip_spaces(q.type), (ir.StructType, ir.VectorType))
-                              for q in info.params_q):
+    if not member and not has_class_param(info):
         raise ck.error(f"'{name}' needs a parameter of struct or vector type "
                        "(operators on enums are not supported)", loc)
     if op == "[]" and not member:
@@ -110,9 +114,10 @@ def _maybe_class(low, e: A.Expr) -> bool:
     """Whether `e` may have struct or vector type, told from its shape and
     its variables' types without lowering it (an operator on ints, however
     long the chain, is not looked up); kept per node."""
-    cache = low.__dict__.setdefault("maybe_class", {})    # AST nodes hash by identity
-    if e in cache:
-        return cache[e]
+    cache = low.__dict__.setdefault("maybe_class", {})    # AST nodes and scopes hash by identity
+    key = (e, low.scope)
+    if key in cache:
+        return cache[key]
     if isinstance(e, _LITERALS):
         r = False
     elif isinstance(e, A.Name):
@@ -128,7 +133,7 @@ def _maybe_class(low, e: A.Expr) -> bool:
         r = any(_maybe_class(low, x) for x in _children(e))
     else:
         r = True
-    cache[e] = r
+    cache[key] = r
     return r
 
 

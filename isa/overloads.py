@@ -69,10 +69,11 @@ def params_of(info) -> list:
 def describe(low, e: A.Expr) -> Arg:
     """The argument's type and value category, found without keeping any code;
     kept per node, as nested operator expressions ask again for their operands."""
-    cache = low.__dict__.setdefault("described", {})    # AST nodes hash by identity
-    if e not in cache:
-        cache[e] = _describe(low, e)
-    return cache[e]
+    cache = low.__dict__.setdefault("described", {})    # AST nodes and scopes hash by identity
+    key = (e, low.scope)         # a body lowered again in another scope (a cg lambda's) asks anew
+    if key not in cache:
+        cache[key] = _describe(low, e)
+    return cache[key]
 
 
 def _describe(low, e: A.Expr) -> Arg:

@@ -515,7 +515,10 @@ class Checker:
                 if new.fn.launch_bounds:
                     old.fn.launch_bounds = new.fn.launch_bounds
             return old
-        from .operators import check_declaration, operator_name
+        from .operators import check_declaration, operator_name, has_class_param
+        if is_builtin_function(d.name) and not has_class_param(new):
+            raise self.error(f"'{d.name}' is a CUDA built-in function and cannot be redefined "
+                             "(an overload of it needs a struct or vector parameter)", d.loc)
         if operator_name(d.name) is not None:
             check_declaration(self, d.name, new, d.loc)
             self.operators.add(d.name.rsplit("::", 1)[-1])
@@ -529,11 +532,10 @@ class Checker:
         sym = self.globals_scope.get(d.name)
         if sym is not None:
             raise self.error(f"redefinition of '{d.name}' as a function", d.loc)
-        if is_builtin_function(d.name):
-            raise self.error(f"'{d.name}' is a CUDA built-in function and cannot be redefined", d.loc)
         self.func_info[d.name] = new
         self.overloads[d.name] = [new]
-        self.globals_scope[d.name] = Sym("func", new, None, d.loc)
+        if not is_builtin_function(d.name):     # calls of a built-in's overloads: calls.lower_call
+            self.globals_scope[d.name] = Sym("func", new, None, d.loc)
         return new
 
     def file_declaration(self, decl: A.Declaration) -> None:

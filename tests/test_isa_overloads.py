@@ -222,3 +222,27 @@ def test_a_temporary_binds_only_to_the_const_reference_overload(tmp_path):
     __global__ void k(int *o) { P q = {1}; o[threadIdx.x] = f(P{3}) * 10 + f(q); }
     '''
     assert list(run(src, tmp_path)) == [21] * 4
+
+
+def test_user_overloads_of_a_built_in_name_take_struct_and_vector_arguments(tmp_path):
+    # helper_math.h style: the built-in keeps scalar calls, the user's overload takes the vectors
+    src = r'''
+    __device__ float2 fminf(float2 a, float2 b) { return make_float2(fminf(a.x, b.x), fminf(a.y, b.y)); }
+    __device__ int2 max(int2 a, int2 b) { return make_int2(max(a.x, b.x), max(a.y, b.y)); }
+    struct P { int v; };
+    __device__ int abs(P p) { return p.v < 0 ? -p.v : p.v; }
+    __global__ void k(int *o) {
+        float2 m = fminf(make_float2(1, 5), make_float2(3, 2));
+        int2 n = max(make_int2(1, 5), make_int2(3, 2));
+        P p = {-7};
+        o[threadIdx.x] = (int)(m.x * 1000 + m.y * 100) + n.x * 10 + n.y + abs(p) * 10000 + max(3, 4) * 100000
+                         + (int)fminf(2.f, 1.f) * 1000000;
+    }
+    '''
+    assert list(run(src, tmp_path)) == [1200 + 35 + 70000 + 400000 + 1000000] * 4
+
+
+def test_a_built_in_redefined_with_scalar_parameters_is_refused():
+    e = compile_error("__device__ float sqrt(float x) { return x; }\n")
+    assert e.message == ("'sqrt' is a CUDA built-in function and cannot be redefined "
+                         "(an overload of it needs a struct or vector parameter)")

@@ -286,6 +286,7 @@ class If(Stmt):
     cond: Expr
     then: Stmt
     other: Optional[Stmt]
+    init: Optional[Stmt] = None     # C++17 `if (init; cond)`: in scope for both branches
 
 
 @dataclass(eq=False)
@@ -312,6 +313,7 @@ class For(Stmt):
 class Switch(Stmt):
     value: Expr
     body: Stmt
+    init: Optional[Stmt] = None     # C++17 `switch (init; value)`
 
 
 @dataclass(eq=False)

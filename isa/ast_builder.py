@@ -268,6 +268,17 @@ class AstBuilder:
         msg = "".join(str(s)[1:-1] for s in t.children[1:]) if len(t.children) > 1 else None
         return A.StaticAssert(self.loc(t), self.expr(t.children[0]), msg)
 
+    def init_stmt(self, children: list) -> tuple:
+        """(the init-statement of `if (init; cond)` / `switch (init; v)` or
+        None, the remaining children)."""
+        first = children[0]
+        if not (isinstance(first, Tree) and first.data == "init_stmt"):
+            return None, children
+        inner = first.children[0]
+        if isinstance(inner, Tree) and inner.data == "declaration":
+            return A.DeclStmt(self.loc(inner), self.declaration(inner)), children[1:]
+        return A.ExprStmt(self.loc(inner), self.expr(inner)), children[1:]
+
     def stmt(self, t) -> A.Stmt:
         d = t.data
         loc = self._meta_loc(t)
@@ -280,8 +291,8 @@ class AstBuilder:
         if d == "expr_stmt":
             return A.ExprStmt(loc, self.expr(t.children[0]) if t.children else None)
         if d == "if_stmt":
-            c = t.children
-            return A.If(loc, self.expr(c[0]), self.stmt(c[1]), self.stmt(c[2]) if len(c) > 2 else None)
+            init, c = self.init_stmt(t.children)
+            return A.If(loc, self.expr(c[0]), self.stmt(c[1]), self.stmt(c[2]) if len(c) > 2 else None, init)
         if d == "while_stmt":
             return A.While(loc, self.expr(t.children[0]), self.stmt(t.children[1]))
         if d == "do_stmt":
@@ -295,7 +306,8 @@ class AstBuilder:
             step = self.expr(c[2].children[0]) if c[2].children else None
             return A.For(loc, init, cond, step, self.stmt(c[3]))
         if d == "switch_stmt":
-            return A.Switch(loc, self.expr(t.children[0]), self.stmt(t.children[1]))
+            init, c = self.init_stmt(t.children)
+            return A.Switch(loc, self.expr(c[0]), self.stmt(c[1]), init)
         if d == "case_label":
             return A.Case(loc, self.expr(t.children[0]), self.stmt(t.children[1]))
         if d == "default_label":

@@ -4,6 +4,7 @@ initialisers.py, calls in calls.py; this class combines them."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from typing import Optional
 
 from . import ast as A
@@ -200,6 +201,15 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         return ir.Block(s.loc, out)
 
     def stmt(self, s: A.Stmt, out: list) -> None:
+        if isinstance(s, (A.If, A.Switch)) and s.init is not None:
+            # `if (init; cond)`: init, then the statement, in a scope of their own
+            self.push()
+            inner: list = []
+            self.stmt(s.init, inner)
+            self.stmt(replace(s, init=None), inner)
+            self.pop()
+            out.append(ir.Block(s.loc, inner))
+            return
         if isinstance(s, A.Compound):
             out.append(self.compound(s))
         elif isinstance(s, A.DeclStmt):

@@ -317,3 +317,25 @@ def test_signed_and_unsigned_char_arrays_and_nested_and_file_scope_ones(tmp_path
 def test_string_literal_longer_than_its_char_array_is_refused(src, where, tmp_path):
     e = refused(src, tmp_path)
     assert where in e and "needs" in e and "bytes with its NUL; it does not fit 'char [" in e
+
+
+# ------------------------------------------- if / switch with an initialiser
+
+def test_if_with_initialiser_sees_it_in_both_branches_and_hides_the_outer_name(tmp_path):
+    src = ("__device__ int f(int i) { return i - 1; }\n"
+           "__global__ void k(int *o) { int x = 100; if (int x = f(threadIdx.x); x > 0) o[0] = x; else o[0] = x - 10;"
+           " o[1] = x; if (x = 5; x > 3) o[2] = x; if (int a = 2, b = 3; a < b) o[3] = a * b;"
+           " int n = 0; for (int i = 0; i < 3; i++) if (int j = i * 2; j != 2) n += j; o[4] = n; }")
+    assert run(src, tmp_path, 5) == [-11, 100, 5, 6, 4]
+
+
+def test_switch_with_initialiser(tmp_path):
+    src = ("struct P { int a, b; };\n"
+           "__global__ void k(int *o) { switch (int v = 2; v) { case 2: o[0] = v * 10; break; default: o[0] = -1; }"
+           " switch (P q = {5, 6}; q.b) { case 6: o[1] = q.a; break; } if (P p{3, 4}; p.a < p.b) o[2] = p.a + p.b; }")
+    assert run(src, tmp_path, 3) == [20, 5, 7]
+
+
+def test_if_initialiser_is_out_of_scope_after_the_statement(tmp_path):
+    e = refused("__global__ void k(int *o) { if (int x = 1; x) o[0] = x; o[1] = x; }", tmp_path)
+    assert "t.cu:1:64" in e and "use of undeclared identifier 'x'" in e

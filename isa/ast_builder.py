@@ -160,7 +160,7 @@ class AstBuilder:
                     continue
                 specs = self.decl_specs(m.children[0])
                 items = [A.InitDeclarator(self.loc(d), self.declarator(d), None)
-                         for d in m.children[1].children]
+                         for d in m.children[1].children] if len(m.children) > 1 else []
                 members.append(A.Declaration(self.loc(m), specs, items))
         return A.StructSpec(self.loc(t), kw, tag, members, align)
 

@@ -469,8 +469,6 @@ class _Rewriter:
         declares nothing we need."""
         n = len(toks)
         key = toks[start]
-        if str(key) == "union":
-            raise self.err("unions are not supported", key)
         j = start + 1
         if j >= n or toks[j].type not in ("IDENT", "TYPE_NAME"):
             raise self.err("a class template needs a name", key)
@@ -585,7 +583,7 @@ class _Rewriter:
         while i < n:
             t = toks[i]
             tag = skip_align(toks, i + 1)
-            if str(t) in ("struct", "class") and (i == 0 or str(toks[i - 1]) != "enum") and tag + 1 < n and toks[tag].type in ("IDENT", "TYPE_NAME"):
+            if str(t) in ("struct", "class", "union") and (i == 0 or str(toks[i - 1]) != "enum") and tag + 1 < n and toks[tag].type in ("IDENT", "TYPE_NAME"):
                 j = tag + 1
                 if str(toks[j]) == ":":
                     raise self.err("inheritance is not supported", toks[j])

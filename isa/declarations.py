@@ -76,6 +76,15 @@ def struct_layout(name: str, members: list, min_align: int = 1) -> ir.StructType
     return ir.StructType(name, tuple(fields), size, align)
 
 
+def union_layout(name: str, members: list, min_align: int = 1) -> ir.StructType:
+    """A union: every member at offset 0; size the largest member's rounded
+    up to the largest alignment (C11 6.7.2.1p16; the same on nvcc)."""
+    align = max([min_align, 1] + [max(t.align, 1, *extra) for _, t, *extra in members])
+    size = max([1] + [t.size for _, t, *_ in members])
+    fields = tuple(ir.StructField(n, t, 0) for n, t, *_ in members)
+    return ir.StructType(name, fields, (size + align - 1) // align * align, align, union=True)
+
+
 def elem_scalar(t: ir.Type) -> ir.Type:
     """Innermost element type of (nested) arrays."""
     while isinstance(t, ir.ArrayType):

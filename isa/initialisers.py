@@ -180,7 +180,7 @@ class InitialiserLowering:
                 i += 1
             return pos
         if isinstance(t, ir.StructType):
-            for f in t.fields:
+            for f in t.fields[:1] if t.union else t.fields:     # a union's braces initialise its first member
                 if pos >= len(items):
                     break
                 pos = self._init_member(f.type, offset + f.offset, items, pos, out)
@@ -255,7 +255,7 @@ def scalar_slots(t: ir.Type, offset: int) -> list:
         return out
     if isinstance(t, ir.StructType):
         out = []
-        for f in t.fields:
+        for f in t.fields[:1] if t.union else t.fields:     # a union: its first member's
             out += scalar_slots(f.type, offset + f.offset)
         return out
     if isinstance(t, ir.VectorType):

@@ -180,6 +180,17 @@ class StructField:
     offset: int
 
 
+ANONYMOUS_MEMBER = "<anonymous member"      # the name of an unnamed union or struct member
+
+
+def member_names(t: "StructType") -> list:
+    """The names of t's members, those of its anonymous members in their place."""
+    out = []
+    for f in t.fields:
+        out += member_names(f.type) if f.name.startswith(ANONYMOUS_MEMBER) else [f.name]
+    return out
+
+
 @dataclass(eq=False)
 class StructType:
     """A C struct with C layout (natural alignment, tail padding).
@@ -187,25 +198,36 @@ class StructType:
     Identity is the object: one StructType per struct definition, so a
     struct can point to itself (`struct Node { struct Node *next; }`). A
     struct only declared so far (`struct Node;` or a pointer to it) has
-    `complete` False until its definition fills in fields, size and align."""
+    `complete` False until its definition fills in fields, size and align.
+    A union is one whose fields all sit at offset 0."""
     name: str
     fields: tuple  # tuple[StructField, ...]
     size: int
     align: int
     complete: bool = True
+    union: bool = False
 
     def define(self, fields: tuple, size: int, align: int) -> None:
         """Complete a forward-declared struct in place."""
         self.fields, self.size, self.align, self.complete = fields, size, align, True
 
     def field(self, name: str) -> StructField:
+        """The member `name`, also one of an anonymous union or struct member
+        (C++ [class.union.anon]: its members are the enclosing struct's)."""
         for f in self.fields:
             if f.name == name:
                 return f
+        for f in self.fields:
+            if f.name.startswith(ANONYMOUS_MEMBER) and isinstance(f.type, StructType):
+                try:
+                    inner = f.type.field(name)
+                except KeyError:
+                    continue
+                return StructField(name, inner.type, f.offset + inner.offset)
         raise KeyError(name)
 
     def __str__(self) -> str:
-        return f"struct {self.name}"
+        return f"{'union' if self.union else 'struct'} {self.name}"
 
 
 Type = Union[ScalarType, VoidType, PointerType, ArrayType, VectorType, StructType]

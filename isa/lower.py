@@ -84,9 +84,11 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         st = self.method_struct()
         if st is None or self.scope.lookup(e.name) is not None:
             return None
-        if any(f.name == e.name for f in st.fields):
-            return A.Member(e.loc, A.Name(e.loc, "this"), e.name, True)
-        return None
+        try:
+            st.field(e.name)
+        except KeyError:
+            return None
+        return A.Member(e.loc, A.Name(e.loc, "this"), e.name, True)
 
     def declare(self, name: str, sym, loc: ir.Loc) -> None:
         if name in self.scope.names:
@@ -359,7 +361,11 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
                 self.declare(item.declarator.name, self.Sym("typedef", None, q, item.loc), item.loc)
             return
         if not d.items:
-            self.base_type(specs)
+            t = self.base_type(specs).type
+            spec = next((x for x in specs.types if isinstance(x, A.StructSpec)), None)
+            if isinstance(t, ir.StructType) and t.union and spec is not None and spec.tag is None \
+                    and spec.members is not None:
+                self.anonymous_union(specs, t, d.loc, out)
             return
         for bad in ("__global__", "__constant__", "__host__"):
             if bad in storage:
@@ -377,6 +383,17 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         base = self.base_type(specs)
         for item in d.items:
             self.local_variable(specs, base, item, out)
+
+    def anonymous_union(self, specs: A.DeclSpecs, t: ir.StructType, loc: ir.Loc, out: list) -> None:
+        """`union { int i; float f; };` in a block: one unnamed union object
+        whose members are names of the block ([class.union.anon]), each a
+        reference to its member here."""
+        hidden = f"__anonymous_union{len(self.temps)}_{loc.line}_{loc.col}"
+        self.local_variable(specs, QType(t), A.InitDeclarator(loc, A.Declarator(loc, hidden, []), None), out)
+        for name in ir.member_names(t):
+            ref = A.Declarator(loc, name, [("ref", set())])
+            self.local_reference(QType(t.field(name).type), A.InitDeclarator(
+                loc, ref, A.Member(loc, A.Name(loc, hidden), name, False)), out)
 
     def auto_variable(self, specs: A.DeclSpecs, item: A.InitDeclarator, out: list) -> None:
         """`auto x = e;`: x has e's type (after decay), as C++ deduces it."""

@@ -16,7 +16,7 @@ from . import ir
 from .builtins import VECTOR_TYPES, SCALAR_TYPEDEFS, is_builtin_function
 from .const_fold import fold, pack
 from .conversions import const_value
-from .declarations import QType, scalar_from_words, struct_layout
+from .declarations import QType, scalar_from_words, struct_layout, union_layout
 from .diagnostics import CompileError
 from .preprocessor import Preprocessed
 from .places import tname
@@ -141,14 +141,12 @@ class Checker:
         raise self.error(f"unknown type name '{o.name}'", o.loc)
 
     def struct_type(self, s: A.StructSpec, scope_lookup) -> ir.Type:
-        if s.kind == "union":
-            raise self.error("unions are not supported", s.loc)
         if s.kind == "class":
             raise self.error("classes are not supported", s.loc)
         if s.members is None:
             t = self.tags.get(s.tag)
             if t is None:  # a forward reference: usable behind a pointer
-                t = self.tags[s.tag] = ir.StructType(s.tag, (), 0, 1, complete=False)
+                t = self.tags[s.tag] = ir.StructType(s.tag, (), 0, 1, complete=False, union=s.kind == "union")
             if not isinstance(t, ir.StructType):
                 raise self.error(f"'{s.tag}' is not a struct", s.loc)
             return t
@@ -162,6 +160,9 @@ class Checker:
             base = self.base_type(d.specs, scope_lookup)
             if d.specs.storage:
                 raise self.error(f"'{d.specs.storage[0]}' is not allowed on a struct member", d.loc)
+            if not d.items:
+                self.anonymous_member(d, base.type, members, quals, seen, scope_lookup)
+                continue
             for item in d.items:
                 q = self.apply_declarator(base, item.declarator, scope_lookup)
                 name = item.declarator.name
@@ -177,7 +178,8 @@ class Checker:
         if s.tag is None:
             self.anon += 1
         name = s.tag or f"<anonymous {self.anon}>"
-        t = struct_layout(name, members, max([self.align_value(a, scope_lookup) for a in s.align], default=1))
+        layout = union_layout if s.kind == "union" else struct_layout
+        t = layout(name, members, max([self.align_value(a, scope_lookup) for a in s.align], default=1))
         if s.tag is not None:
             old = self.tags.get(s.tag)
             if isinstance(old, ir.StructType) and not old.complete:
@@ -203,6 +205,27 @@ class Checker:
             raise self.error("the condition of a static_assert must be a constant expression", sa.cond.loc)
         if not v:
             raise self.error("static assertion failed" + (f": {sa.message}" if sa.message else ""), sa.loc)
+
+    def anonymous_member(self, d: A.Declaration, t: ir.Type, members: list, quals: dict, seen: set,
+                         scope_lookup) -> None:
+        """A member declaration without a name: an unnamed union or struct is
+        a member whose own members are the enclosing struct's ([class.union.anon]);
+        a named one (`struct T { ... };`) declares only its type."""
+        if any(isinstance(x, A.EnumSpec) for x in d.specs.types):
+            raise self.error("enums defined inside a struct are not supported (their enumerators "
+                             "are the struct's members, S::A)", d.loc)
+        spec = next((x for x in d.specs.types if isinstance(x, A.StructSpec)), None)
+        if spec is None or not isinstance(t, ir.StructType):
+            raise self.error("declaration does not declare anything", d.loc)
+        if spec.tag is not None:
+            return
+        inner = {n: q for (st, n), q in self.member_quals.items() if st is t}
+        for n in inner:
+            if n in seen:
+                raise self.error(f"duplicate member '{n}'", d.loc)
+        seen.update(inner)
+        quals.update(inner)
+        members.append((f"{ir.ANONYMOUS_MEMBER} {len(members)}>", t, self.align_value(d.specs.align, scope_lookup)))
 
     def align_value(self, e: Optional[A.Expr], scope_lookup) -> int:
         """The N of `__align__(N)` / `alignas(N)` (1 when absent or 0, which
@@ -550,7 +573,11 @@ class Checker:
         if not decl.items:
             fwd = [t for t in specs.types if isinstance(t, A.StructSpec) and t.members is None]
             if not fwd:     # `struct S;` alone declares nothing we need
-                self.base_type(specs, self.lookup_global)   # struct/enum definition
+                t = self.base_type(specs, self.lookup_global).type   # struct/enum definition
+                anon = [s for s in specs.types if isinstance(s, A.StructSpec) and s.tag is None]
+                if isinstance(t, ir.StructType) and t.union and anon:
+                    raise self.error("anonymous unions at file scope are not supported (nvcc: their members "
+                                     "cannot be accessed in __device__ and __global__ functions)", anon[0].loc)
             return
         for item in decl.items:
             d = item.declarator

@@ -19,7 +19,6 @@ KEYWORDS: dict = {
     "throw": "exceptions are not supported",
     "try": "exceptions are not supported",
     "catch": "exceptions are not supported",
-    "union": "unions are not supported",
     "asm": "inline PTX assembly (asm) is not supported",
     "__asm__": "inline PTX assembly (asm) is not supported",
     "decltype": "decltype is not supported",

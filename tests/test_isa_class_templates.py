@@ -280,7 +280,6 @@ def test_members_outside_their_class_are_named(src, msg, line, col):
      "explicit specialisations of function templates (template <>) are not supported"),
     ("template <typename T> struct S { T x; };\ntemplate <typename T> struct S<T *> { T y; };",
      "partial specialisations of class templates are not supported"),
-    ("template <typename T> union U { T x; };", "unions are not supported"),
     ("template <typename T> struct S { template <typename U> __device__ U f(U u) { return u; } };",
      "member templates are not supported"),
 ])

@@ -183,7 +183,6 @@ def test_compile_error_never_leaks_lark_exception():
      "3D, layered and cubemap textures are not supported"),
     ("__global__ void k() { std::min(1, 2); }", "the C++ standard library is not supported"),
     ("#include <vector>\n", "system header 'vector' not found"),
-    ("union U { int a; float b; };", "unions are not supported"),
     ("__global__ void k() { asm(\"exit;\"); }", "inline PTX assembly (asm) is not supported"),
     ("__global__ void k(float *p) { p[0] = __shfl(p[0], 1); }", "use '__shfl_sync'"),
     ("__global__ void k(int *p) { p[0] = __reduce_add_sync(0xffffffff, p[1]); }", "'__reduce_add_sync' is not supported"),

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import math
 import shutil
-import subprocess
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from gpuemu import CompileError
+from conftest import nvcc_cubin
 from kernel_launch import launch
 
 
@@ -488,6 +487,4 @@ def test_pow_of_integers_runs_in_double_as_nvcc_calls_it():
 def test_pow_of_integers_compiles_with_nvcc(tmp_path):
     src = tmp_path / "pow.cu"
     src.write_text(_POW_OF_INTEGERS)
-    r = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-o", str(tmp_path / "pow.cubin"), str(src)],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
+    nvcc_cubin(shutil.which("nvcc"), src, tmp_path)

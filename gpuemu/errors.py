@@ -11,7 +11,7 @@ from isa.diagnostics import CompileError  # noqa: F401  (re-exported)
 class Finding:
     """One problem found while running a kernel.
 
-    kind: 'out_of_bounds' | 'misaligned_access' | 'timeout' | 'deadlock' |
+    kind: 'out_of_bounds' | 'misaligned_access' | 'constant_write' | 'timeout' | 'deadlock' |
     'barrier_divergence' | 'race' | 'uninitialized_read' | 'invalid_shuffle' | 'assert'.
     block and thread are (x, y, z) tuples; line is the 1-based line of the
     kernel source as the user wrote it, of the #include'd file extra["file"]

@@ -61,3 +61,37 @@ def test_a_fault_in_an_included_file_names_that_file_beside_its_line(tmp_path):
     f = err.value.findings[0]
     assert (f.line, f.extra["file"]) == (4, str(tmp_path / "h.cuh"))
     assert f" line 4 of {tmp_path / 'h.cuh'}: write of 4 bytes" in str(err.value)
+
+
+CONSTANT_WRITE = r"""
+__constant__ int c[4];
+extern "C" __global__ void k(int *out, int v)
+{
+    int *p = (int *)c;
+    out[threadIdx.x] = p[threadIdx.x % 4];
+    if (v) WRITE;
+}"""
+
+
+def _constant_kernel(write: str):
+    m = gpuemu.RawModule(code=CONSTANT_WRITE.replace("WRITE", write))
+    m.get_global("c").set(np.array([5, 6, 7, 8], np.int32))
+    return m, m.get_function("k")
+
+
+@pytest.mark.parametrize("write", ["p[1] = v", "atomicAdd(&p[1], v)"])
+def test_a_store_through_a_pointer_cast_from_a_constant_is_a_constant_write_fault(write):
+    m, k = _constant_kernel(write)
+    with pytest.raises(gpuemu.KernelError) as err:
+        k(1, 32, (np.zeros(32, np.int32), np.int32(42)))
+    f = err.value.findings[0]
+    assert (f.kind, f.line, f.space, f.address) == ("constant_write", 7, "constant", 4)
+    assert "constant memory is read-only in device code" in f.message
+    assert list(m.get_global("c").get()) == [5, 6, 7, 8]
+
+
+def test_a_load_through_a_pointer_cast_from_a_constant_reads_it():
+    _, k = _constant_kernel("p[1] = v")
+    out = np.zeros(32, np.int32)
+    k(1, 32, (out, np.int32(0)))
+    assert list(out[:8]) == [5, 6, 7, 8, 5, 6, 7, 8]

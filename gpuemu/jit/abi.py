@@ -61,7 +61,7 @@ C_COUNTERS = 6       # host address of int64[nlines][N_LINE_COUNTERS]
 C_BUDGET = 7         # back-edge budget per warp
 C_NTID = 8           # blockDim x, y, z (8, 9, 10)
 C_NCTAID = 11        # gridDim x, y, z (11, 12, 13)
-C_FAULT_KIND = 14    # 1 out_of_bounds, 2 misaligned_access, 3 assert
+C_FAULT_KIND = 14    # 1 out_of_bounds, 2 misaligned_access, 3 assert, 4 constant_write
 C_FAULT_LANE = 15
 C_FAULT_ADDR = 16    # device address (tag cleared)
 C_FAULT_SPACE = 17   # space code, -1 when the tag names nothing
@@ -89,7 +89,7 @@ C_STATIC_TAGS = 34   # entries of that table: tags FIRST_STATIC_TAG up to FIRST_
                      # are looked up there, every other tag in C_BOUNDS's (jit/memory_access.py)
 CTX_FIELDS = 35
 
-FAULT_KINDS = {1: "out_of_bounds", 2: "misaligned_access", 3: "assert"}
+FAULT_KINDS = {1: "out_of_bounds", 2: "misaligned_access", 3: "assert", 4: "constant_write"}
 
 # Per-line counters kept natively, in this column order.
 LINE_COUNTERS = ("warp_instructions", "thread_instructions", "divergent_branches",

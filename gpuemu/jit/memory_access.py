@@ -220,7 +220,19 @@ def _record(e, b, ctx, frame, rec, instr, mask, space_acc, tlen) -> None:
     e.ctx_store(ctx, abi.C_TRACE_LEN, b.add(tlen, _c(1)))
 
 
-def _whole_warp_check(b, pv, p0, tagbits0, lo0, hi0, space0, size: int, align: int, ok, bad):
+def _space_ok(b, space, writes: bool):
+    """The object's space admits the access: an object at all (space >= 0),
+    and for a store or atomic not constant memory, read-only in device code
+    (CUDA C Programming Guide, "Variable Memory Space Specifiers",
+    __constant__: written by the host only; a store through a cast pointer
+    is the constant_write fault)."""
+    ok = b.icmp_signed(">=", space, _c(0, I32))
+    if writes:
+        ok = b.and_(ok, b.icmp_signed("!=", space, _c(SP_CONSTANT, I32)))
+    return ok
+
+
+def _whole_warp_check(b, pv, p0, tagbits0, lo0, hi0, space_ok, size: int, align: int, ok, bad):
     """Check a request of every lane of the warp (the common case) with
     fewer vector operations than the lane-masked check: the lanes' pointers
     `pv` all carry lane 0's tag (`p0`'s, `tagbits0` its bits) and lie
@@ -237,7 +249,7 @@ def _whole_warp_check(b, pv, p0, tagbits0, lo0, hi0, space0, size: int, align: i
     out = vector_reduce(b, "or", b.or_(d, b.sub(_vsplat(b, b.sub(b.sub(hi0, lo0), _c(size))), d)))
     wrong = b.or_(b.and_(spread, _c(~abi.ADDR_MASK | (align - 1))),
                   b.or_(b.and_(out, _c(-1 << 63)), b.and_(p0, _c(align - 1))))
-    good = b.and_(b.icmp_unsigned("==", wrong, _c(0)), b.icmp_signed(">=", space0, _c(0, I32)))
+    good = b.and_(b.icmp_unsigned("==", wrong, _c(0)), space_ok)
     b.cbranch(good, ok, bad)
     return spread
 
@@ -386,11 +398,13 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     hi0 = b.load(e.byte_ptr(ent0, _c(8), I64))
     hbase0 = b.load(e.byte_ptr(ent0, _c(16), I64))
     space0 = b.load(e.byte_ptr(ent0, _c(24), I32))
+    writes = kind in ("st", "atom")
+    space_ok0 = _space_ok(b, space0, writes)
     whole = b.icmp_unsigned("==", mask, _c(-1, I32))
     whole_bb, part_bb = fn.append_basic_block("check_whole_warp"), fn.append_basic_block("check_part")
     b.cbranch(whole, whole_bb, part_bb)
     b.position_at_end(whole_bb)
-    spread_w = _whole_warp_check(b, pv, p0, tagbits0, lo0, hi0, space0, size, align, fast_ok, slow_bb)
+    spread_w = _whole_warp_check(b, pv, p0, tagbits0, lo0, hi0, space_ok0, size, align, fast_ok, slow_bb)
     b.position_at_end(part_bb)
     av = addrs()
     okv = b.and_(b.icmp_unsigned("==", b.lshr(pv, _splat(abi.ADDR_BITS)), _vsplat(b, tag0)),
@@ -399,7 +413,7 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
     if align > 1:
         okv = b.and_(okv, b.icmp_unsigned("==", b.and_(av, _splat(align - 1)), _splat(0)))
     bad = b.and_(mask, b.not_(b.bitcast(okv, I32)))   # (lanes as bits: no <32 x i1> of the mask)
-    good = b.and_(b.icmp_unsigned("==", bad, _c(0, I32)), b.icmp_signed(">=", space0, _c(0, I32)))
+    good = b.and_(b.icmp_unsigned("==", bad, _c(0, I32)), space_ok0)
     b.cbranch(good, fast_ok, slow_bb)
     b.position_at_end(fast_ok)
     spread = b.phi(I64)                 # whole warp: the bits where some lane's address differs from lane 0's
@@ -448,6 +462,9 @@ def get_helper(module: ll.Module, kind: str, et: ll.Type, size: int, align: int,
                 b.or_(b.icmp_signed("<", a, lo), b.icmp_signed(">", b.add(a, _c(size)), hi)))
     mis = b.icmp_unsigned("!=", b.and_(a, _c(align - 1)), _c(0))
     fkind = b.select(bad, _c(1), b.select(mis, _c(2), _c(0)))
+    if writes:
+        in_constant = b.icmp_signed("==", space, _c(SP_CONSTANT, I32))
+        fkind = b.select(b.and_(in_constant, b.icmp_unsigned("==", fkind, _c(0))), _c(4), fkind)
     ok_bb = fn.append_basic_block("lane_ok")
     # fault details are written before branching (harmless when ok)
     b.cbranch(b.icmp_unsigned("!=", fkind, _c(0)), fault_bb, ok_bb)

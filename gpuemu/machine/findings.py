@@ -72,6 +72,9 @@ def fault_finding(ctx: np.ndarray, meta, block_idx: tuple, warp: int, block_dim:
                 f"(address {addr:#x})")
     elif kind == "misaligned_access":
         what = f"misaligned {op} of {size} bytes at {space} address {addr:#x}"
+    elif kind == "constant_write":
+        what = (f"{op} of {size} bytes at constant address {addr:#x} in {obj}: constant memory "
+                f"is read-only in device code (a pointer cast from a __constant__ object)")
     else:
         what = f"{op} of {size} bytes at {space} address {addr:#x} outside {obj}"
     return Finding(kind=kind, message=what, kernel=meta.name, line=line, block=block_idx,

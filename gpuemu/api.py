@@ -489,10 +489,13 @@ class RawKernel:
         """Occupancy of a launch with this block shape and dynamic shared memory,
         as the CUDA occupancy calculator gives it (gpuemu/machine/occupancy.py)."""
         from .machine.occupancy import kernel_occupancy
-        from .machine.launch_config import dim3
-        b = dim3(block, "block")
+        from .machine.launch_config import check_launch
+        # a block or shared memory a launch would refuse has no occupancy (a LaunchError as
+        # the launch's); the calculator takes any shared memory the kernel may opt in to
+        shape = check_launch(self.module.preset, 1, block, self.meta.static_shared, shared_mem,
+                             self.meta.launch_bounds, max_dynamic_shared=float("inf"))
         self._check_carveout(carveout)
-        return kernel_occupancy(self.module.preset, b[0] * b[1] * b[2], self.num_regs,
+        return kernel_occupancy(self.module.preset, shape.threads_per_block, self.num_regs,
                                 self.meta.static_shared, shared_mem, carveout, self.meta.launch_bounds)
 
     def _pack(self, args) -> tuple:
@@ -701,6 +704,8 @@ class RawKernel:
             got = launch_cache.launch(self, key, args, stream, options)
             if got is not None:
                 return got
+        if stats is not True and stats is not False and type(stats) is not np.bool_:
+            raise LaunchError(f"stats must be True or False, got {stats!r}")    # (a kept call's is a bool)
         shape, tools = launch_plan.checked_call(self, mode, grid, block, shared_mem, budget,
                                                 options, self._check_call)
         if scheduler is not None or block_scheduler is not None:   # (such a call is never kept)

@@ -74,15 +74,25 @@ class DeviceArray:
             raise ValueError(f"get(out=...): out has {out.size} elements, the device array {self.size}")
 
     def set(self, arr, stream=None) -> None:
-        """Copy a numpy array (same size) into device memory; charged as a
-        host-to-device copy, pinned if `arr` is (gpuemu.alloc_pinned)."""
+        """Copy a numpy array (same dtype and size) into device memory; charged
+        as a host-to-device copy, pinned if `arr` is (gpuemu.alloc_pinned)."""
         from .host.transfers import record_copy
-        a = np.asarray(arr)
-        if a.size != self.size:
-            raise ValueError(f"set: array of {a.size} elements into a device array of {self.size}")
+        a = self._source(arr)
         record_copy(self.nbytes, "h2d", arr, stream)
-        self._view()[...] = a.astype(self.dtype, copy=False).reshape(self.shape)
+        self._view()[...] = a.reshape(self.shape)
         mark_written(self._alloc, self._offset, self.nbytes)
+
+    def _source(self, arr) -> np.ndarray:
+        """`arr` of set(): a numpy array of this array's dtype and size (as CuPy's
+        set: TypeError for another type or dtype, no silent conversion)."""
+        if not isinstance(arr, np.ndarray):
+            raise TypeError(f"set takes a numpy array, got {type(arr).__name__}")
+        if arr.dtype != self.dtype:
+            raise TypeError(f"{arr.dtype} array cannot be set to {self.dtype} array "
+                            f"(convert it first: arr.astype(np.{self.dtype}))")
+        if arr.size != self.size:
+            raise ValueError(f"set: array of {arr.size} elements into a device array of {self.size}")
+        return arr
 
     def __setitem__(self, key, value) -> None:
         v = value.get() if isinstance(value, DeviceArray) else value
@@ -121,11 +131,28 @@ def _shape(shape) -> tuple:
     return dims
 
 
+# why a device array cannot hold a dtype of this numpy kind (what kernels take: the
+# integers, bool, float32 and float64, and structured dtypes as struct arrays)
+_NO_DEVICE_FORM = {
+    "O": "a device array holds numbers, not Python objects",
+    "U": "a device array holds numbers, not text", "S": "a device array holds numbers, not text",
+    "c": "gpuemu's CUDA C has no complex type (cuComplex.h); for a float2* / double2* "
+         "parameter view the data as pairs of floats: a.view(np.float32) or a.view(np.float64)",
+    "M": "a device array holds numbers, not dates", "m": "a device array holds numbers, not dates",
+}
+
+
 def _device_dtype(dtype) -> np.dtype:
-    """`dtype` as a device array's: Python objects have no device form (cupy: 'Unsupported dtype')."""
+    """`dtype` as a device array's: one a kernel can read (cupy's word for
+    the others: 'Unsupported dtype'), else a ValueError naming it and why."""
     dtype = np.dtype(dtype)
-    if dtype.hasobject:
-        raise ValueError(f"Unsupported dtype {dtype}: a device array holds numbers, not Python objects")
+    why = "a device array holds numbers, not Python objects" if dtype.hasobject else \
+        _NO_DEVICE_FORM.get(dtype.kind)
+    if why is None and dtype.kind == "f" and dtype.itemsize not in (4, 8):
+        why = ("half precision (__half) is not supported" if dtype.itemsize == 2 else
+               "CUDA C has no long double on the device")
+    if why is not None:
+        raise ValueError(f"Unsupported dtype {dtype}: {why}")
     return dtype
 
 

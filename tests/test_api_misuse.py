@@ -124,3 +124,71 @@ def test_report_top_must_be_a_count(kern, top, error):
     launch = kern(1, 32, (np.zeros(32, np.float32), 32))
     with pytest.raises(error, match="report: top"):
         launch.report(top=top)
+
+
+def test_occupancy_of_a_block_over_the_thread_limit_is_the_launchs_error(kern):
+    with pytest.raises(gpuemu.LaunchError, match="block of 4096 threads exceeds the limit of 1024"):
+        kern.occupancy(4096)
+
+
+def test_occupancy_of_negative_shared_memory_is_the_launchs_error(kern):
+    with pytest.raises(gpuemu.LaunchError, match="shared_mem must be a non-negative int, got -5"):
+        kern.occupancy(32, shared_mem=-5)
+
+
+def test_occupancy_of_shared_memory_over_the_opt_in_limit_is_a_launch_error(kern):
+    with pytest.raises(gpuemu.LaunchError, match="9999999999 bytes exceeds the opt-in limit of 232448"):
+        kern.occupancy(32, shared_mem=9999999999)
+
+
+@pytest.mark.parametrize("value, named", [
+    ("abc", "<U3: a device array holds numbers, not text"),
+    (np.ones(3, np.complex64), "complex64: gpuemu's CUDA C has no complex type"),
+    (np.ones(3, np.float16), r"float16: half precision \(__half\) is not supported"),
+    (np.array(["2026-01-01"], "datetime64[D]"), "datetime64.*not dates"),
+])
+def test_asarray_refuses_dtypes_a_kernel_cannot_read(value, named):
+    with pytest.raises(ValueError, match=f"Unsupported dtype {named}"):
+        gpuemu.asarray(value)
+
+
+def test_zeros_of_complex_dtype_is_refused_naming_the_float_view():
+    with pytest.raises(ValueError, match=r"complex128.*a.view\(np.float64\)"):
+        gpuemu.zeros(4, np.complex128)
+
+
+def test_a_structured_dtype_is_a_device_array_of_structs():
+    d = gpuemu.zeros(2, np.dtype([("x", np.float32), ("n", np.int32)]))
+    assert d.nbytes == 16
+
+
+def test_set_of_another_dtype_is_a_type_error_as_in_cupy():
+    d = gpuemu.zeros(3, np.int32)
+    with pytest.raises(TypeError, match="float64 array cannot be set to int32 array"):
+        d.set(np.array([1.5, 2.5, 3.7]))
+    assert d.get().tolist() == [0, 0, 0]
+
+
+def test_set_of_a_list_is_a_type_error_as_in_cupy():
+    with pytest.raises(TypeError, match="set takes a numpy array, got list"):
+        gpuemu.zeros(3, np.int32).set([1, 2, 3])
+
+
+@pytest.mark.parametrize("alloc", [gpuemu.alloc_mapped, gpuemu.alloc_managed])
+def test_host_buffer_set_of_another_dtype_is_a_type_error(alloc):
+    with pytest.raises(TypeError, match="float64 array cannot be set to int32 array"):
+        alloc(3, np.int32).set(np.array([1.5, 2.5, 3.7]))
+
+
+@pytest.mark.parametrize("stats", ["no", 0, None])
+def test_stats_must_be_a_bool(kern, stats):
+    with pytest.raises(gpuemu.LaunchError, match=f"stats must be True or False, got {stats!r}"):
+        kern(1, 32, (np.zeros(32, np.float32), 32), stats=stats)
+
+
+def test_stats_must_be_a_bool_after_a_kept_launch_too(kern):
+    args = (gpuemu.zeros(32, np.float32), np.int32(32))
+    for _ in range(3):
+        kern(1, 32, args, stats=False)
+    with pytest.raises(gpuemu.LaunchError, match="stats must be True or False, got 'no'"):
+        kern(1, 32, args, stats="no")

@@ -16,7 +16,7 @@ def test_empty_has_a_shadow_and_zeros_and_asarray_do_not():
 
 def test_set_marks_every_byte_written():
     a = gpuemu.empty(8, np.int32)
-    a.set(np.arange(8))
+    a.set(np.arange(8, dtype=np.int32))
     assert a._alloc.shadow is None
 
 

@@ -81,7 +81,7 @@ class MappedArray(DeviceArray):
 
     def set(self, arr, stream=None) -> None:
         """Write the data where it lives, on the host: no copy is charged."""
-        self._view()[...] = np.asarray(arr).astype(self.dtype, copy=False).reshape(self.shape)
+        self._view()[...] = self._source(arr).reshape(self.shape)
 
 
 class ManagedArray(DeviceArray):
@@ -119,11 +119,9 @@ class ManagedArray(DeviceArray):
 
     def set(self, arr, stream=None) -> None:
         """Write the data on the host (pages on the device come back first)."""
+        a = self._source(arr)
         self._to_host()
-        a = np.asarray(arr)
-        if a.size != self.size:
-            raise ValueError(f"set: array of {a.size} elements into a managed array of {self.size}")
-        self._view()[...] = a.astype(self.dtype, copy=False).reshape(self.shape)
+        self._view()[...] = a.reshape(self.shape)
 
     def __setitem__(self, key, value) -> None:
         self._to_host()

@@ -294,3 +294,22 @@ def test_a_loop_working_only_through_global_memory_is_not_parked(monkeypatch, se
     per = np.zeros(8, np.int32)
     k((8,), (32,), (np.zeros(1, np.int32), per, np.int32(n)), budget=10**9, seed=seed)
     assert not made and sorted(per.tolist()) == [0] * 7 + [n]
+
+
+def test_the_handshake_completes_in_timing_mode_with_the_consumer_first():
+    # timing mode records the functional run: the consumer is parked there
+    # too, so it is not stopped as a timeout while its producer never runs
+    assert handshake(1, mode="timing") == 42
+
+
+def test_a_chained_scan_completes_in_timing_mode():
+    val, flag, out = (np.zeros(8, np.int32) for _ in range(3))
+    launch = kernel(CHAIN)(8, 32, (val, flag, out), budget=BUDGET, mode="timing")
+    assert out.tolist() == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert launch.stats["cycles"] > 0
+
+
+def test_a_flag_nobody_sets_is_a_deadlock_in_timing_mode_too():
+    with pytest.raises(gpuemu.KernelError) as err:
+        kernel(NOBODY_SETS)(2, 32, (np.zeros(1, np.int32),), budget=BUDGET, mode="timing")
+    assert err.value.findings[0].kind == "deadlock"

@@ -379,7 +379,7 @@ class LaunchRun:
         if workers > 1 and block_workers.can_parallelise(self):
             block_workers.run_parallel(self, batches, workers, progress)
         else:
-            self._park_ok = self.recorder is None
+            self._park_ok = True
             try:
                 self.run_batches(batches, progress)
             finally:
@@ -561,7 +561,7 @@ class LaunchRun:
     _resident = None      # resident_blocks.ResidentBlocks once a block of the launch spun
     _watch = None         # the SpinWatch of the launch's block that yields
     _block_order = None   # a seeded launch's blocks in their order (else linear order)
-    _park_ok = False      # blocks that spin may be parked (not with block workers or in timing mode)
+    _park_ok = False      # blocks that spin may be parked (one worker; timing mode too)
     _spin_first = 0       # the back edges of a block's first look (_first_look)
 
     def _memory_hash(self) -> int:

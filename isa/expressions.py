@@ -49,6 +49,10 @@ class ExpressionLowering:
             v = lower_call(self, e, want_place=True)
             if isinstance(v, LValue):
                 return v.addr
+        if isinstance(e, (A.BinOp, A.UnaryOp)):     # `a + b;` with a user operator's struct result
+            v = self.user_operator(e, want_place=True)
+            if v is not None:
+                return v.addr if isinstance(v, LValue) else v
         v = self.rvalue(e, allow_void=True)
         if isinstance(v, ir.Intrinsic) and v.name.startswith("atomic"):
             v.result_used = False

@@ -138,3 +138,8 @@ def test_function_returning_a_reference_is_an_assignable_place(tmp_path):
     __global__ void k(int *o) { at(o, threadIdx.x) = 5; at(o, threadIdx.x) += (int)threadIdx.x; }
     '''
     assert list(run(src, tmp_path)) == [5, 6, 7, 8]
+
+
+def test_operator_with_a_struct_result_as_a_statement(tmp_path):
+    src = kernel("a + b; -a; o[threadIdx.x] = (int)a.x;")
+    assert list(run(src, tmp_path)) == [1] * 4

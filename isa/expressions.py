@@ -236,7 +236,8 @@ class ExpressionLowering:
             if sym is None and self.member_of_this(e) is not None:
                 return self.member(self.member_of_this(e))
             if sym is None:
-                self.name_value(e)   # raises the right diagnostic
+                self.name_value(e)   # raises the right diagnostic, or is warpSize: a value, no object
+                raise self.error(f"cannot assign to '{e.name}'", e.loc)
             if sym.kind == "enum":
                 return LValue("const", sym.qtype.type, e.loc, value=ir.Const(sym.qtype.type, e.loc, sym.obj),
                               const=True)
@@ -697,6 +698,8 @@ class ExpressionLowering:
             sym = self.lookup(e.a.name)
             if sym is not None and sym.kind == "func":
                 raise self.error("function pointers are not supported", e.loc)
+            if sym is None and e.a.name == "warpSize":
+                raise self.error("cannot take the address of 'warpSize'", e.loc)
         if isinstance(e.a, A.Member) and not e.a.arrow and isinstance(e.a.a, A.Name) and \
                 e.a.a.name in SPECIAL_VARS and self.lookup(e.a.a.name) is None:
             raise self.error(f"cannot take the address of '{e.a.a.name}.{e.a.name}'", e.loc)

@@ -426,7 +426,7 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         try:
             lv = self.lvalue(init)
         except CompileError as err:
-            if "assignable" not in err.message:
+            if "assignable" not in err.message and not err.message.startswith("cannot assign to '"):
                 raise
             lv = None
         if lv is None or lv.kind != "mem":

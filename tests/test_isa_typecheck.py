@@ -249,6 +249,17 @@ def test_warpsize_is_i32_special():
     assert isinstance(e, ir.Special) and e.name == "warpsize" and e.type == I32
 
 
+@pytest.mark.parametrize("stmt", ["warpSize = 5;", "warpSize++;", "--warpSize;", "warpSize += 1;"])
+def test_writing_warpsize_is_an_error_at_it(stmt):
+    e = compile_error("__global__ void k() {\n  %s\n}" % stmt)
+    assert e.message == "cannot assign to 'warpSize'" and (e.line, e.col) == (2, stmt.index("warpSize") + 3)
+
+
+def test_address_of_warpsize_is_an_error_at_the_ampersand():
+    e = compile_error("__global__ void k() {\n  const int *p = &warpSize;\n}")
+    assert e.message == "cannot take the address of 'warpSize'" and (e.line, e.col) == (2, 18)
+
+
 def test_compound_assignment_on_register_is_assign():
     fn = compile_kernel("int x = 1; x += 2;")
     s = stmts(fn)[-1].expr

@@ -351,8 +351,12 @@ def check_bank_mode(arch: str, mode: Optional[int]) -> None:
 def check_output_paths(ns: argparse.Namespace) -> None:
     """A usage error, before the launch, for an output file (--save, --html,
     --timeline) that cannot be written: its folder missing, or a folder itself."""
-    for option, paths in (("--save", [ns.save]), ("--html", [ns.html]),
-                          ("--timeline", ns.timeline or [])):
+    check_writable((("--save", [ns.save]), ("--html", [ns.html]), ("--timeline", ns.timeline or [])))
+
+
+def check_writable(options) -> None:
+    """check_output_paths for (option, [paths]) pairs (None: not given)."""
+    for option, paths in options:
         for path in paths:
             if path is None:
                 continue
@@ -666,17 +670,21 @@ def _known_arch(name: str) -> bool:
 
 def cmd_sweep(ns: argparse.Namespace) -> int:
     from . import sweep
+    check_writable((("--out", [ns.out]),))      # (before the sweep runs, not after)
     try:
         tasks = sweep.load_spec(ns.spec)
     except sweep.SweepError as e:
         raise UsageError(str(e)) from None
     if ns.workers is not None and ns.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {ns.workers}")
-    rows = sweep.run_sweep(tasks, scheduler=ns.scheduler, workers=ns.workers or 2,
-                           log=None if ns.json else lambda msg: print(msg, file=sys.stderr))
+    try:
+        rows = sweep.run_sweep(tasks, scheduler=ns.scheduler, workers=ns.workers or 2,
+                               log=None if ns.json else lambda msg: print(msg, file=sys.stderr))
+    except sweep.SweepError as e:
+        raise UsageError(f"--scheduler: {e}") from None
     counters = tasks[0].counters
     if ns.out:
-        sweep.write_rows(rows, ns.out, counters)
+        _write("--out", ns.out, lambda path: sweep.write_rows(rows, path, counters))
     if ns.json:
         print(json.dumps(_json_safe(rows), indent=1))
     else:

@@ -237,13 +237,22 @@ def run_task(task: Task) -> dict:
     return row
 
 
+# seconds to wait for a --scheduler address to answer (Dask's default is 30)
+CONNECT_TIMEOUT = 10
+
+
 def run_sweep(tasks: list, scheduler: Optional[str] = None, workers: int = 2,
               log=None) -> list:
-    """Run the tasks on Dask (a local cluster unless `scheduler` is an address); rows in order."""
+    """Run the tasks on Dask (a local cluster unless `scheduler` is an address); rows in order.
+    A scheduler that does not answer within CONNECT_TIMEOUT seconds, or an address
+    Dask cannot read, is a SweepError naming the address."""
     from distributed import Client, LocalCluster
     cluster = None
     if scheduler:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+        except (OSError, ValueError) as e:      # (OSError: timed out, refused; ValueError: a bad scheme)
+            raise SweepError(f"cannot connect to the Dask scheduler at {scheduler!r}: {e}") from None
     else:
         cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
                                dashboard_address=None)

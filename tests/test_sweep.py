@@ -182,3 +182,30 @@ def test_a_size_giving_a_buffer_a_count_that_is_not_an_integer_is_refused():
 def test_an_unknown_arch_is_refused_when_the_spec_loads_naming_the_closest_preset(tmp_path):
     msg = _refused(tmp_path, archs=["sm_90", "sm_700"])
     assert "archs[1]" in msg and "'sm_700'" in msg and "did you mean 'sm_70'?" in msg
+
+
+# ---------------------------------------------------------------- command-line values
+
+def test_an_out_file_in_a_missing_folder_is_refused_before_the_sweep_runs(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sweep, "run_sweep", lambda *a, **k: pytest.fail("the sweep ran"))
+    out = tmp_path / "nope" / "rows.csv"
+    assert cli.main(["sweep", str(write_spec(tmp_path)), "--out", str(out)]) == cli.EXIT_USAGE
+    assert f"--out {out}: no such folder" in capsys.readouterr().err
+
+
+def test_an_out_file_that_is_a_folder_is_refused_before_the_sweep_runs(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sweep, "run_sweep", lambda *a, **k: pytest.fail("the sweep ran"))
+    assert cli.main(["sweep", str(write_spec(tmp_path)), "--out", str(tmp_path)]) == cli.EXIT_USAGE
+    assert "is a folder, not a file" in capsys.readouterr().err
+
+
+def test_an_unreachable_scheduler_is_a_usage_error_naming_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sweep, "CONNECT_TIMEOUT", 1)
+    spec = str(write_spec(tmp_path))
+    assert cli.main(["sweep", spec, "--scheduler", "tcp://127.0.0.1:1"]) == cli.EXIT_USAGE
+    assert "cannot connect to the Dask scheduler at 'tcp://127.0.0.1:1'" in capsys.readouterr().err
+
+
+def test_a_scheduler_address_dask_cannot_read_is_a_usage_error(tmp_path, capsys):
+    assert cli.main(["sweep", str(write_spec(tmp_path)), "--scheduler", "foo://x:1"]) == cli.EXIT_USAGE
+    assert "unknown address scheme 'foo'" in capsys.readouterr().err

@@ -396,10 +396,15 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
                 loc, ref, A.Member(loc, A.Name(loc, hidden), name, False)), out)
 
     def auto_variable(self, specs: A.DeclSpecs, item: A.InitDeclarator, out: list) -> None:
-        """`auto x = e;`: x has e's type (after decay), as C++ deduces it."""
+        """`auto x = e;` (or C++17's `auto x{e};`): x has e's type (after
+        decay), as C++ deduces it."""
         dcl = item.declarator
+        if isinstance(item.init, A.InitList) and item.init.direct and len(item.init.items) == 1 and \
+                not isinstance(item.init.items[0], A.InitList):
+            item = A.InitDeclarator(item.loc, dcl, item.init.items[0])
         if len(specs.types) != 1 or dcl.ops or item.init is None or isinstance(item.init, A.InitList):
-            raise self.error("auto is supported only as 'auto name = expression;'", dcl.loc)
+            raise self.error("auto is supported only as 'auto name = expression;' or 'auto name{expression};'",
+                             dcl.loc)
         if "__shared__" in specs.storage:
             raise self.error("a __shared__ variable cannot be auto", dcl.loc)
         v = self.rvalue(item.init)

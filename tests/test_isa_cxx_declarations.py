@@ -339,3 +339,8 @@ def test_switch_with_initialiser(tmp_path):
 def test_if_initialiser_is_out_of_scope_after_the_statement(tmp_path):
     e = refused("__global__ void k(int *o) { if (int x = 1; x) o[0] = x; o[1] = x; }", tmp_path)
     assert "t.cu:1:64" in e and "use of undeclared identifier 'x'" in e
+
+
+def test_auto_with_one_braced_initialiser_takes_its_type(tmp_path):
+    src = "__global__ void k(int *o) { auto x{5}; auto y{2.5f}; o[0] = x; o[1] = sizeof(x) + sizeof(y); o[2] = y * 2; }"
+    assert run(src, tmp_path, 3) == [5, 8, 5]

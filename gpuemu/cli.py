@@ -352,6 +352,10 @@ def check_output_paths(ns: argparse.Namespace) -> None:
     """A usage error, before the launch, for an output file (--save, --html,
     --timeline) that cannot be written: its folder missing, or a folder itself."""
     check_writable((("--save", [ns.save]), ("--html", [ns.html]), ("--timeline", ns.timeline or [])))
+    for path in ns.timeline or []:
+        if Path(path).suffix.lower() not in (".json", ".png"):
+            raise UsageError(f"--timeline {path}: the timeline is written as FILE.json (a Chrome "
+                             f"trace for Perfetto) or FILE.png (a picture); name the file so")
 
 
 def check_writable(options) -> None:
@@ -546,6 +550,9 @@ def cmd_occupancy(ns: argparse.Namespace) -> int:
     check_arch(ns.arch)
     if not Path(ns.source).is_file():
         raise UsageError(f"no such file: {ns.source}")
+    if Path(ns.source).suffix.lower() == ".json":
+        raise UsageError(f"occupancy takes a kernel source (FILE.cu), not a manifest: "
+                         f"{_occupancy_of_manifest(ns.source)}")
     options = tuple(f"-maxrregcount={ns.maxrregcount}" for _ in [0] if ns.maxrregcount)
     mod = RawModule(path=ns.source, arch=ns.arch, options=options)
     names = [ns.kernel] if ns.kernel else [f.name for f in mod.module.kernels]
@@ -555,8 +562,10 @@ def cmd_occupancy(ns: argparse.Namespace) -> int:
             k = mod.get_function(name)
         except KeyError:
             raise UsageError(f"no __global__ function '{name}' in {ns.source}") from None
-        # a block the launch would refuse (over the threads-per-block limit) has no occupancy
-        check_launch(k.module.preset, 1, ns.block, 0, 0)
+        # a block or shared memory a launch would refuse (over the threads-per-block limit or
+        # the opt-in shared limit) has no occupancy: a LaunchError, as RawKernel.occupancy's
+        check_launch(k.module.preset, 1, ns.block, k.meta.static_shared, ns.shared,
+                     k.meta.launch_bounds, max_dynamic_shared=float("inf"))
         try:
             occ = k.occupancy(ns.block, shared_mem=ns.shared, carveout=carveout)
         except ValueError as e:
@@ -564,6 +573,20 @@ def cmd_occupancy(ns: argparse.Namespace) -> int:
         print(f"kernel {name}  arch {ns.arch}")
         print(occupancy_report(occ))
     return EXIT_OK
+
+
+def _occupancy_of_manifest(path: str) -> str:
+    """The occupancy command of a manifest's launch, for a message (or what to give,
+    where the manifest cannot be read)."""
+    try:
+        m = mf.load(path)
+    except mf.ManifestError:
+        m = None
+    if m is None or m.source is None:
+        return "give its kernel source and --kernel, --block"
+    block = ",".join(str(v) for v in m.block).removesuffix(",1").removesuffix(",1")
+    return (f"for its launch run 'gpuemu occupancy {m.source} --kernel {m.kernel} --block {block}"
+            f"{f' --shared {m.dynamic_shared_bytes}' if m.dynamic_shared_bytes else ''}'")
 
 
 def cmd_info(ns: argparse.Namespace) -> int:
@@ -780,9 +803,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write one self-contained HTML page: counters, source view, bank heat "
                         "map of the worst shared-memory line, coalescing per line (and the warp "
                         "timeline of a timing-mode launch)")
-    r.add_argument("--top", type=int, default=3, metavar="N",
+    r.add_argument("--top", type=int_at_least(0), default=3, metavar="N",
                    help="how many of the costliest lines --report and --html highlight (default 3)")
-    r.add_argument("--show", type=int, default=8, metavar="N",
+    r.add_argument("--show", type=int_at_least(0), default=8, metavar="N",
                    help="how many leading values of each output to print (default 8)")
     r.add_argument("--save", metavar="FILE.npz", help="save the outputs by name with numpy.savez")
     r.set_defaults(func=cmd_run)

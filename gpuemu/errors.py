@@ -7,12 +7,16 @@ from typing import Optional
 from isa.diagnostics import CompileError  # noqa: F401  (re-exported)
 
 
+# every Finding.kind (a manifest's expect_finding / check_finding names one)
+FINDING_KINDS = ("out_of_bounds", "misaligned_access", "constant_write", "timeout", "deadlock",
+                 "barrier_divergence", "race", "uninitialized_read", "invalid_shuffle", "assert")
+
+
 @dataclass
 class Finding:
     """One problem found while running a kernel.
 
-    kind: 'out_of_bounds' | 'misaligned_access' | 'constant_write' | 'timeout' | 'deadlock' |
-    'barrier_divergence' | 'race' | 'uninitialized_read' | 'invalid_shuffle' | 'assert'.
+    kind: one of FINDING_KINDS.
     block and thread are (x, y, z) tuples; line is the 1-based line of the
     kernel source as the user wrote it, of the #include'd file extra["file"]
     where it has one."""

@@ -428,6 +428,8 @@ def from_dict(d: dict, path: Optional[Path] = None) -> Manifest:
         measured={k: v for k, v in (d.get("h100") or {}).items() if isinstance(v, (int, float))},
         launch_options=dict(d.get("launch") or {}), expect_finding=d.get("expect_finding"),
         check_finding=d.get("check_finding"))
+    for key in ("expect_finding", "check_finding"):
+        _check_finding_kind(getattr(m, key), f"{where}: {key}")
     given = [k for k in ("expect", "reference", "expect_file", "outputs_file")
              if d.get(k) is not None]
     if m.expect_finding is not None and given:
@@ -459,6 +461,18 @@ def read_json(path: Path, what: str = "a manifest") -> Any:
         raise ManifestError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
     except RecursionError:
         raise ManifestError(f"{path}: invalid JSON: nested too deeply") from None
+
+
+def _check_finding_kind(kind: Optional[str], where: str) -> None:
+    """A ManifestError for a finding kind no launch reports (a typo would make
+    the demo fail for the wrong reason), with the closest kind."""
+    from .errors import FINDING_KINDS
+    if kind is None or kind in FINDING_KINDS:
+        return
+    close = difflib.get_close_matches(kind, FINDING_KINDS, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    raise ManifestError(f"{where}: unknown finding kind {kind!r}{hint} "
+                        f"(the kinds: {', '.join(FINDING_KINDS)})")
 
 
 def load(path: str | Path) -> Manifest:

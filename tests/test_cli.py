@@ -487,3 +487,32 @@ def test_rtol_with_no_expectation_to_apply_it_to_is_a_usage_error(tmp_path, caps
     (tmp_path / "k.json").write_text(json.dumps(d))
     assert cli.main(["run", str(tmp_path / "k.json"), "--quiet", "--rtol", "1e-3"]) == 2
     assert "--rtol" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--top", "--show"])
+def test_a_negative_top_or_show_count_is_a_usage_error(option, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["run", str(PROGRAMS / "vecadd.json"), "--quiet", option, "-1"])
+    assert exit_.value.code == 2
+    assert f"argument {option}: must be at least 0, got -1" in capsys.readouterr().err
+
+
+def test_a_timeline_file_neither_json_nor_png_is_refused_before_the_launch(tmp_path, capsys):
+    out = tmp_path / "tl.txt"
+    assert cli.main(["run", str(PROGRAMS / "vecadd.json"), "--quiet", "--timeline", str(out)]) == 2
+    assert f"--timeline {out}: the timeline is written as FILE.json" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_occupancy_of_a_manifest_says_it_takes_the_source_and_gives_the_command(capsys):
+    assert cli.main(["occupancy", str(PROGRAMS / "vecadd.json"), "--block", "32"]) == 2
+    err = capsys.readouterr().err
+    assert "occupancy takes a kernel source (FILE.cu), not a manifest" in err
+    assert f"gpuemu occupancy {PROGRAMS / 'vecadd.cu'} --kernel vecadd --block 256" in err
+
+
+def test_occupancy_of_shared_memory_over_the_opt_in_limit_is_a_launch_error(capsys):
+    # as a block over the thread limit: the launch refuses it, so it has no occupancy
+    assert cli.main(["occupancy", str(PROGRAMS / "vecadd.cu"), "--block", "32",
+                     "--shared", "9999999999"]) == 1
+    assert "9999999999 bytes exceeds the opt-in limit of 232448 bytes" in capsys.readouterr().err

@@ -485,3 +485,17 @@ def test_a_tolerance_that_is_negative_or_not_finite_is_refused(tmp_path, field, 
 def test_a_note_on_a_case_is_accepted_as_benchmarks_fidelity_reads_it(tmp_path):
     # benchmarks/fidelity.py shows a case's "note" (top level or in "h100")
     assert mf.load(write(tmp_path, dict(BASE, note="nvcc merged four reads"))).kernel == "k"
+
+
+@pytest.mark.parametrize("key", ["expect_finding", "check_finding"])
+def test_a_misspelt_finding_kind_is_refused_with_the_closest_kind(tmp_path, key):
+    d = {k: v for k, v in BASE.items() if k != "expect"}
+    msg = _refused(tmp_path, dict(d, **{key: "deadlok"}))
+    assert f"{key}: unknown finding kind 'deadlok'; did you mean 'deadlock'?" in msg
+
+
+def test_every_finding_kind_is_a_valid_expect_finding(tmp_path):
+    from gpuemu.errors import FINDING_KINDS
+    d = {k: v for k, v in BASE.items() if k != "expect"}
+    for kind in FINDING_KINDS:
+        assert mf.load(write(tmp_path, dict(d, expect_finding=kind))).expect_finding == kind

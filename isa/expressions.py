@@ -37,6 +37,9 @@ class ExpressionLowering:
         for-step, left of a comma): x++ needs no temporary, and an atomic's
         result is unused (a reduction, RED, on the GPU)."""
         if isinstance(e, A.UnaryOp) and e.op in ("post++", "post--"):
+            v = self.user_operator(e, want_place=True)      # a struct's operator++(int)
+            if v is not None:
+                return v.addr if isinstance(v, LValue) else v
             return self.incdec(e.a, e.op[-2:], e.loc, post=False)
         if isinstance(e, A.CommaExpr):
             return self._comma([self.effect(x) for x in e.items], e.loc)
@@ -783,6 +786,12 @@ class ExpressionLowering:
         return ir.Comma(t, loc, items)
 
     def incdec(self, target: A.Expr, op: str, loc, post: bool) -> ir.Expr:
+        if "operator" + op in self.ck.operators:      # a struct's operator++ / operator--
+            r = self.user_operator(A.UnaryOp(loc, ("post" if post else "pre") + op, target), want_place=True)
+            if isinstance(r, LValue):   # a struct result is there for its effect or its place
+                return r.addr if isinstance(r.type, ir.StructType) else self.load(r)
+            if r is not None:
+                return r
         lv = self.lvalue(target)
         self.check_assignable(lv, loc)
         t = lv.type

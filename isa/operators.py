@@ -21,7 +21,8 @@ from .places import strip_spaces
 
 # operators that may be overloaded here; their expressions call the user's function
 SUPPORTED = frozenset({"+", "-", "*", "/", "%", "^", "&", "|", "~", "!", "<", ">", "<=", ">=", "==", "!=",
-                       "<<", ">>", "+=", "-=", "*=", "/=", "%=", "^=", "&=", "|=", "<<=", ">>=", "[]"})
+                       "<<", ">>", "+=", "-=", "*=", "/=", "%=", "^=", "&=", "|=", "<<=", ">>=", "[]",
+                       "++", "--"})
 UNARY = frozenset({"-", "+", "~", "!"})
 REFUSED = {
     "=": "a user-defined operator= is not supported (a struct is assigned member by member)",
@@ -30,8 +31,6 @@ REFUSED = {
     "&&": "overloading operator&& is not supported",
     "||": "overloading operator|| is not supported",
     ",": "overloading the comma operator is not supported",
-    "++": "operator++ and operator-- are not supported",
-    "--": "operator++ and operator-- are not supported",
     "new": "new and delete are not supported",
     "delete": "new and delete are not supported",
 }
@@ -60,6 +59,10 @@ def check_declaration(ck, name: str, info, loc) -> None:
                        "(operators on enums are not supported)", loc)
     if op == "[]" and not member:
         raise ck.error("'operator[]' must be a member function", loc)
+    if op in ("++", "--"):      # prefix: the object alone; postfix: and a dummy int
+        if total == 1 or (total == 2 and info.params_q[1].type == ir.I32 and not info.declared_refs[1]):
+            return
+        raise ck.error(f"'{name}' must take no parameter (prefix) or one int (postfix) besides its object", loc)
     if (total == 1 and op in UNARY) or (total == 2 and op not in ("~", "!")):
         return
     if total == 1 and op in ("&", "*"):
@@ -76,6 +79,10 @@ def operands(node) -> tuple:
         return node.op, [node.target, node.value]
     if isinstance(node, A.UnaryOp) and node.op in UNARY:
         return node.op, [node.a]
+    if isinstance(node, A.UnaryOp) and node.op in ("pre++", "pre--"):
+        return node.op[3:], [node.a]
+    if isinstance(node, A.UnaryOp) and node.op in ("post++", "post--"):    # x++ calls operator++(int)
+        return node.op[4:], [node.a, A.IntLit(node.loc, "0")]
     if isinstance(node, A.Index):
         return "[]", [node.a, node.index]
     return None, []

@@ -143,3 +143,24 @@ def test_function_returning_a_reference_is_an_assignable_place(tmp_path):
 def test_operator_with_a_struct_result_as_a_statement(tmp_path):
     src = kernel("a + b; -a; o[threadIdx.x] = (int)a.x;")
     assert list(run(src, tmp_path)) == [1] * 4
+
+
+def test_prefix_and_postfix_increment_operators(tmp_path):
+    src = r'''
+    struct C {
+        int n;
+        __device__ C &operator++() { n += 1; return *this; }
+        __device__ C operator++(int) { C old = *this; n += 10; return old; }
+        __device__ C &operator--() { n -= 100; return *this; }
+    };
+    __global__ void k(int *o) {
+        C c = {0};
+        ++c; c++;
+        C d = c++;
+        C e = ++c;
+        --c;
+        int i = 0; i++; ++i;
+        o[threadIdx.x] = c.n * 10000 + d.n * 100 + e.n + i * 1000000;
+    }
+    '''
+    assert list(run(src, tmp_path)) == [-780000 + 1100 + 22 + 2000000] * 4

@@ -8,6 +8,7 @@ from typing import Optional, Union
 
 from . import ir
 from .diagnostics import CompileError
+from .nesting import reached
 from .parser import parse
 from .preprocessor import preprocess
 from .typecheck import Checker
@@ -58,11 +59,13 @@ def compile_source(text: str, filename: str = "<source>", include_dirs: tuple = 
     arch = arch_number(arch)
     pp = preprocess(text, filename, tuple(include_dirs), defines, arch)
     ensure_recursion_limit()
+    ck = Checker(pp, text, filename, max_local_bytes, arch)
     try:
-        tu = parse(pp)
-        return Checker(pp, text, filename, max_local_bytes, arch).check(tu)
-    except RecursionError:
-        raise CompileError("expression or statement nesting too deep", ir.Loc(filename, 1, 1), None) from None
+        return ck.check(parse(pp))
+    except RecursionError as e:
+        loc = reached(e.__traceback__)
+        raise (ck.error("expression or statement nesting too deep", loc) if loc is not None else
+               CompileError("expression or statement nesting too deep", ir.Loc(filename, 1, 1), None)) from None
     except CompileError:
         raise
     except Exception as e:  # a front-end bug must still read as one diagnostic

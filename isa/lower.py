@@ -16,6 +16,7 @@ from .diagnostics import CompileError
 from .conversion_functions import conversion_value
 from .expressions import ExpressionLowering
 from .initialisers import InitialiserLowering
+from .nesting import MAX_IR_DEPTH, too_deep
 from .places import is_int, tname, strip_spaces, deep_of
 
 
@@ -174,6 +175,9 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         self.pop()
         decls = [ir.Decl(t.loc, t) for t in self.temps]
         body.stmts = decls + prologue + body.stmts
+        deep = too_deep(body)
+        if deep is not None:
+            raise self.error(f"expression or statement nesting too deep (more than {MAX_IR_DEPTH} levels)", deep)
         fn.body = body
         # file-scope __shared__ variables used by this function
         used = set()

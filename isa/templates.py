@@ -23,6 +23,10 @@ from .declarations import QType
 from .diagnostics import CompileError
 from .places import is_ptr, strip_spaces, tname
 
+# EDG's (nvcc's) limit on instantiations in progress one inside another: the
+# 201st is 'excessive recursion at instantiation of function'
+MAX_PENDING_INSTANTIATIONS = 200
+
 
 def spell(v) -> str:
     """A template argument as the instance's name spells it."""
@@ -45,6 +49,7 @@ class Templates:
         self.frag = tu.fragments
         self.instances: dict = {}       # canonical name -> FuncInfo
         self.stack: list = []           # scopes binding the parameters being instantiated
+        self.pending = 0                # function template instances being lowered, one inside another
         from .class_templates import ClassTemplates
         self.classes = ClassTemplates(self, tu)
 
@@ -177,9 +182,13 @@ class Templates:
         info = self.instances.get(canon)
         if info is not None:
             return info
+        if self.pending >= MAX_PENDING_INSTANTIATIONS:
+            raise self.error(f"excessive recursion at instantiation of function '{canon}' (more than "
+                             f"{MAX_PENDING_INSTANTIATIONS} nested instantiations)", loc)
         fdef = self.parsed(td)
         scope = self.bind(td, vals, loc)
         self.stack.append(scope)
+        self.pending += 1
         try:
             d = fdef.declarator
             f2 = A.FunctionDef(fdef.loc, fdef.specs, A.Declarator(d.loc, canon, d.ops), fdef.body)
@@ -194,6 +203,7 @@ class Templates:
                 self.ck.local_scope = saved
         finally:
             self.stack.pop()
+            self.pending -= 1
         return info
 
     def for_call(self, low, name: A.Name, args: list, loc):

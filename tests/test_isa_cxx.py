@@ -73,6 +73,19 @@ def test_value_initialisation_of_a_template_type_is_zero():
     assert np.array_equal(out, a)
 
 
+ENDLESS = ("template <int N> __device__ int f() { return N == 0 ? 0 : f<N - 1>(); }\n"
+           "__global__ void k(int *a) { a[0] = f<%d>(); }\n")
+
+
+@pytest.mark.parametrize("n, stops_at", [(5, "f<-195>"), (200, "f<0>")])
+def test_endless_template_recursion_stops_at_the_201st_nested_instantiation_like_nvcc(n, stops_at):
+    # f<N - 1> is instantiated whatever N: nvcc (EDG) allows 200 pending instantiations and
+    # says 'excessive recursion at instantiation of function "f<N>() [with N=-195]"' for f<5>
+    e = compile_error(ENDLESS % n)
+    assert e.message == (f"excessive recursion at instantiation of function '{stops_at}' "
+                         "(more than 200 nested instantiations)")
+    assert (e.line, e.col) == (1, ENDLESS.index("f<N - 1>") + 1)   # the call
+
 def test_default_template_argument():
     src = "template <typename T, int N = 4> __device__ T f(T x) { return x * N; }\n" \
           "__global__ void k(float *o, const float *i, int n) { o[threadIdx.x] = f(i[threadIdx.x]); }"

@@ -6,6 +6,7 @@ import pytest
 import isa
 from isa import ir
 from isa.frontend import arch_number
+from isa_ir_walk import compile_error
 
 
 def test_module_keeps_source_and_filename():
@@ -96,3 +97,26 @@ def test_a_compile_that_ends_leaves_room_for_one_still_parsing_in_another_thread
         sys.setrecursionlimit(max(before, sys.getrecursionlimit()))
     assert isinstance(got["a"], ir.Module)
     assert isinstance(got["b"], ir.Module), got["b"]
+
+
+DEEP = 'extern "C" __global__ void k(int *a)\n{\n    a[0] = 1;\n    a[0] = %s;\n}\n'
+
+
+def test_expression_too_deep_to_lower_is_refused_at_its_statement():
+    # 10,000 terms recurse past the front end's 20,000 frames while lowering
+    e = compile_error(DEEP % "+".join(["a[1]"] * 10000))
+    assert e.message == "expression or statement nesting too deep" and (e.line, e.col) == (4, 5)
+    assert e.source_line.startswith("    a[0] = a[1]+a[1]")
+
+
+def test_ir_nesting_past_the_limit_is_refused_at_its_statement():
+    # each subscript is four IR levels (load, pointer add, multiply, widen): 1,001 are 4,005
+    from isa.nesting import MAX_IR_DEPTH
+    e = compile_error(DEEP % ("a[" * 1001 + "0" + "]" * 1001))
+    assert e.message == f"expression or statement nesting too deep (more than {MAX_IR_DEPTH} levels)"
+    assert (e.line, e.col) == (4, 5)
+
+
+def test_blocks_nested_past_the_limit_are_refused_at_the_block_crossing_it():
+    e = compile_error('__global__ void k(int *a)\n{\n' + "{" * 4100 + "a[0] = 1;" + "}" * 4100 + "\n}\n")
+    assert e.message.startswith("expression or statement nesting too deep") and e.line == 3 and e.col == 4000

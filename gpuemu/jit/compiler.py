@@ -89,7 +89,13 @@ def compile_kernel(module: ir.Module, name: str, arch: str = "sm_90",
                    options: tuple = (), use_cache: bool = True) -> CompiledKernel:
     """Compile (or fetch from cache) kernel `name` of an IR module."""
     ensure_recursion_limit()        # deeply nested expressions (raised only: threads compile at once)
-    return _compile_kernel(module, name, arch, options, use_cache)
+    try:
+        return _compile_kernel(module, name, arch, options, use_cache)
+    except RecursionError:          # the front end bounds nesting (isa/nesting.py): a last guard
+        loc = module.kernel(name).loc
+        lines = module.source.splitlines()
+        raise CompileError(f"kernel '{name}' nests too deeply to compile", loc,
+                           lines[loc.line - 1] if 0 < loc.line <= len(lines) else None) from None
 
 
 def _compile_kernel(module, name, arch, options, use_cache) -> CompiledKernel:

@@ -217,7 +217,14 @@ class RawModule:
                                      address=const_off)
                 const_off += size
             else:
-                alloc = mem.allocate(size, "global", name=f"__device__ {g.name}")
+                try:
+                    alloc = mem.allocate(size, "global", name=f"__device__ {g.name}")
+                except MemoryError:         # a real GPU fails the module load: out of memory
+                    lines = self.module.source.splitlines()
+                    src = lines[g.loc.line - 1] if 0 < g.loc.line <= len(lines) else None
+                    raise CompileError(f"__device__ '{g.name}' needs {size:,} bytes of global memory: more "
+                                       "than the emulator can allocate (it holds device memory in host memory)",
+                                       g.loc, src) from None
             if g.init:
                 alloc.host[:len(g.init)] = np.frombuffer(bytes(g.init), dtype=np.uint8)
             self._symbols[g.name] = (alloc, g)

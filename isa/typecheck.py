@@ -22,6 +22,12 @@ from .preprocessor import Preprocessed
 from .places import tname
 from .readonly_path import readonly_param
 
+# the largest object size: nvcc (EDG) refuses an array type past a size_t ("array
+# is too large"), the host compiler a variable past a ptrdiff_t ("size .. of array
+# 'g' exceeds maximum object size '9223372036854775807'")
+MAX_SIZE_T = 2 ** 64 - 1
+MAX_OBJECT_SIZE = 2 ** 63 - 1
+
 
 class Sym:
     """A name in scope: kind 'var' | 'global' | 'func' | 'enum' | 'typedef'."""
@@ -295,6 +301,9 @@ class Checker:
                         raise self.error(f"array size must be positive, not {n}", op[1].loc)
                 q = QType(ir.ArrayType(q.type, n), q.const, q.volatile, q.const, q.volatile,
                           deep=((q.pconst, q.pvolatile),) + q.deep)
+                if q.type.size > MAX_SIZE_T:     # nvcc (EDG): its size must fit a size_t
+                    raise self.error(f"array is too large ({q.type.size} bytes; "
+                                     f"the limit is {MAX_SIZE_T})", op[1].loc)
             elif op[0] == "func":
                 raise self.error("function pointers and function types are not supported here", d.loc)
             elif op[0] == "ref":
@@ -651,6 +660,9 @@ class Checker:
                     raise self.error(f"redefinition of '{d.name}'", d.loc)
                 gv.init = init
             return
+        if q.type.size > MAX_OBJECT_SIZE:
+            raise self.error(f"size {q.type.size} of '{d.name}' exceeds the maximum object size "
+                             f"{MAX_OBJECT_SIZE}", d.loc)
         gv = ir.GlobalVar(d.name, q.type, space, init, d.loc, self.align_value(specs.align, self.lookup_global))
         self.globals.append(gv)
         self.globals_scope[d.name] = Sym("global", gv, q, d.loc)

@@ -187,6 +187,15 @@ def test_constant_bank_over_64_kb_is_a_compile_error():
         gpuemu.RawModule(code=src)
 
 
+
+def test_device_symbol_beyond_memory_is_a_compile_error_at_it():
+    # 4 TiB compiles on nvcc; the module load then fails for want of memory
+    src = '__device__ int g[1LL << 40];\nextern "C" __global__ void k(int *y) { y[0] = g[0]; }'
+    with pytest.raises(gpuemu.CompileError) as e:
+        gpuemu.RawModule(code=src)
+    assert e.value.message.startswith("__device__ 'g' needs 4,398,046,511,104 bytes of global memory")
+    assert (e.value.line, e.value.col) == (1, 16)
+
 def test_dynamic_shared_carve_out_from_one_extern_array():
     src = r"""
     extern "C" __global__ void k(short* a, float* b, int* c) {

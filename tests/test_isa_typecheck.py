@@ -856,3 +856,24 @@ def test_value_of_forward_declared_struct_is_an_error():
 def test_struct_redefinition_is_an_error():
     e = compile_error("struct N { int a; }; struct N { int a; };")
     assert "redefinition of struct 'N'" in e.message
+
+
+@pytest.mark.parametrize("where", ["__device__ char g[1 << 30][1 << 30][1 << 30];\n__global__ void k() { }",
+                                   "__global__ void k(unsigned long long *a) {\n"
+                                   "  a[0] = sizeof(char[1 << 30][1 << 30][1 << 30]); }",
+                                   "typedef char T[1 << 30][1 << 30][1 << 30];"])
+def test_array_past_a_size_t_is_too_large_like_nvcc(where):
+    e = compile_error(where)
+    assert e.message == "array is too large (1237940039285380274899124224 bytes; the limit is 18446744073709551615)"
+
+
+def test_array_just_under_a_size_t_has_its_size():
+    e = value_of("unsigned long long r = sizeof(char[1LL << 62][3]);")
+    assert isinstance(e, ir.Const) and e.value == 3 << 62
+
+
+def test_device_variable_past_the_largest_object_is_an_error_at_its_name():
+    # the host compiler: "size '9223372036854775808' of array 'g' exceeds maximum object size"
+    e = compile_error("__device__ char g[1LL << 62][2];")
+    assert e.message == "size 9223372036854775808 of 'g' exceeds the maximum object size 9223372036854775807"
+    assert (e.line, e.col) == (1, 17)

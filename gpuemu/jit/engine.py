@@ -94,22 +94,63 @@ def has_feature(name: str) -> bool:
     return f"+{name}" in _init()["host"].split("|", 1)[1].split(",")
 
 
-def compile_to_object(llvm_ir: str) -> bytes:
-    """Optimise the module (O2, no fast-math) and return native object code."""
+# InstCombine sinks a value into the next block when that block alone uses
+# it, one block per visit: a value made before a memory access and used after
+# it (each access ends its block at the fault check) walks down a chain of
+# accesses block by block, quadratic in the chain (a 1000-term sum of loads:
+# 4.3 s of InstCombine, every partial sum sunk to the last block and kept
+# live across all the calls). Modules longer than this many lines of IR are
+# optimised without that sinking; shorter ones (every programs/*.cu kernel
+# is under 14000) as before.
+SINKING_LIMIT = 20000
+
+
+def sinks(llvm_ir: str) -> bool:
+    """Whether InstCombine may sink instructions while optimising this module."""
+    return llvm_ir.count("\n") <= SINKING_LIMIT
+
+
+def _set_sinking(st: dict, on: bool) -> None:
+    """LLVM's option is process-wide: set under _lock, only when it changes."""
+    if st.get("sinking", True) != on:
+        llvm.set_option("", f"-instcombine-code-sinking={int(on)}")
+        st["sinking"] = on
+
+
+def optimise(llvm_ir: str):
+    """The module parsed, verified and optimised (O2, no fast-math); the
+    caller holds _lock."""
+    st = _init()
+    mod = llvm.parse_assembly(llvm_ir)
+    mod.verify()
+    _set_sinking(st, sinks(llvm_ir))
+    pto = llvm.create_pipeline_tuning_options(speed_level=2)
+    pb = llvm.create_pass_builder(st["tm"], pto)
+    pb.getModulePassManager().run(mod, pb)
+    return mod
+
+
+def _with_optimised(llvm_ir: str, use):
+    """use(the optimised module), all under _lock."""
     with _interrupts_after(), _lock:
-        st = _init()
-        mod = pto = pb = None
+        mod = None
         try:
-            mod = llvm.parse_assembly(llvm_ir)
-            mod.verify()
-            pto = llvm.create_pipeline_tuning_options(speed_level=2)
-            pb = llvm.create_pass_builder(st["tm"], pto)
-            pb.getModulePassManager().run(mod, pb)
-            return st["tm"].emit_object(mod)
+            mod = optimise(llvm_ir)
+            return use(mod)
         finally:
             # disposed under the lock: every call into LLVM is made holding
             # it, so a fork that waits for it (_before_fork) finds LLVM idle
-            del mod, pto, pb
+            del mod
+
+
+def optimised_ir(llvm_ir: str) -> str:
+    """The text of the module as compile_to_object optimises it."""
+    return _with_optimised(llvm_ir, str)
+
+
+def compile_to_object(llvm_ir: str) -> bytes:
+    """Optimise the module (O2, no fast-math) and return native object code."""
+    return _with_optimised(llvm_ir, lambda mod: _init()["tm"].emit_object(mod))
 
 
 def load_object(obj: bytes, symbol: str) -> int:

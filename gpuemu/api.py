@@ -38,6 +38,7 @@ from .jit import abi, compile_kernel
 from .check import parse_check
 from .check.shadow_memory import forget_args
 from .host.streams import Stream, place_kernel, place_launch
+from .machine import block_workers
 from .machine import DEFAULT_BUDGET, LaunchRun, launch_cache, launch_gate, launch_plan
 from .machine.weak_memory import parse_memory_model
 from .memory.launch_sums import Ended
@@ -610,6 +611,8 @@ class RawKernel:
         w = options.get("workers")
         if w is not None and (isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1):
             raise LaunchError(f"workers must be a positive int, got {w!r}")
+        if w is not None and w > block_workers.MAX_WORKERS:
+            raise block_workers.too_many_workers(w, "workers")
         try:
             if parse_memory_model(options.get("memory_model")) and mode == "timing":
                 raise ValueError("memory_model='weak' runs in functional mode only, not timing mode")

@@ -27,6 +27,7 @@ import numpy as np
 
 from . import manifest as mf
 from .errors import KernelError
+from .machine.block_workers import MAX_WORKERS
 from .stats import COUNTERS
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -91,8 +92,9 @@ def dim3(text: str) -> tuple:
     return tuple(vals) + (1,) * (3 - len(vals))
 
 
-def int_at_least(low: int) -> Any:
-    """An argparse type: an integer of at least `low` (a count, a size, a seed)."""
+def int_at_least(low: int, high: Optional[int] = None, why: str = "") -> Any:
+    """An argparse type: an integer of at least `low` (a count, a size, a seed)
+    and, given `high`, at most that (`why` says whose limit it is)."""
     def parse(text: str) -> int:
         try:
             v = int(text)
@@ -100,6 +102,8 @@ def int_at_least(low: int) -> Any:
             raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
         if v < low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, got {v}")
+        if high is not None and v > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}{why}, got {v}")
         return v
     return parse
 
@@ -336,6 +340,17 @@ def check_arch(name: str) -> None:
                          f"(gpuemu info archs)")
 
 
+def check_workers_environment() -> None:
+    """A usage error for a GPUEMU_WORKERS above block_workers.MAX_WORKERS
+    (the launch would refuse it; said before anything is compiled)."""
+    from .machine import block_workers
+    from .errors import LaunchError
+    try:
+        block_workers.default_workers()
+    except LaunchError as e:
+        raise UsageError(str(e)) from None
+
+
 def check_bank_mode(arch: str, mode: Optional[int]) -> None:
     """A usage error for a --bank-mode the preset does not offer (only cc3.x
     has the 4/8-byte switch, as cudaDeviceSetSharedMemConfig)."""
@@ -383,6 +398,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
     """`gpuemu run`: build the manifest, launch, print (tables, --json, --report, --html)."""
     check_arch(ns.arch)
     check_bank_mode(ns.arch, ns.bank_mode)
+    check_workers_environment()
     check_output_paths(ns)
     target = Path(ns.target)
     if target.suffix == ".json":
@@ -786,7 +802,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeline", action="append", metavar="FILE.json|FILE.png",
                    help="write the warp timeline (Chrome trace JSON for Perfetto, or a PNG); "
                         "implies --timing; repeat for both")
-    r.add_argument("--workers", type=int, metavar="N",
+    r.add_argument("--workers", type=int_at_least(1, MAX_WORKERS, " (4 host threads per core)"),
+                   metavar="N",
                    help="run blocks on N host threads (default $GPUEMU_WORKERS or 1); "
                         "results and counters are the same as with one")
     r.add_argument("--quiet", action="store_true",

@@ -201,6 +201,32 @@ def test_workers_must_be_a_positive_int(bad):
                np.int32(32), workers=bad)
 
 
+def test_workers_above_the_cap_is_a_launch_error_before_any_thread_starts():
+    import threading
+    from gpuemu.machine.block_workers import MAX_WORKERS
+    before = threading.active_count()
+    with pytest.raises(LaunchError, match=rf"workers must be at most {MAX_WORKERS} .*got 1000000"):
+        launch(GLOBAL_HIST, "hist", (1,), (32,), np.zeros(32, np.int32), np.zeros(8, np.uint32),
+               np.int32(32), workers=10**6)
+    assert threading.active_count() == before
+
+
+def test_gpuemu_workers_above_the_cap_is_a_launch_error(monkeypatch):
+    from gpuemu.machine.block_workers import MAX_WORKERS
+    monkeypatch.setenv("GPUEMU_WORKERS", str(MAX_WORKERS + 1))
+    with pytest.raises(LaunchError, match=rf"GPUEMU_WORKERS must be at most {MAX_WORKERS} .*got {MAX_WORKERS + 1}"):
+        launch(GLOBAL_HIST, "hist", (1,), (32,), np.zeros(32, np.int32), np.zeros(8, np.uint32),
+               np.int32(32))
+
+
+def test_the_cap_on_workers_itself_is_taken():
+    from gpuemu.machine.block_workers import MAX_WORKERS
+    out = np.zeros(8, np.uint32)
+    launch(GLOBAL_HIST, "hist", (4,), (32,), np.zeros(128, np.int32), out, np.int32(128),
+           workers=MAX_WORKERS)
+    assert out[0] == 128
+
+
 @pytest.mark.parametrize("stats", [False, True])
 def test_progress_hears_of_every_block(stats):
     seen = []

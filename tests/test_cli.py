@@ -356,6 +356,23 @@ def test_output_file_that_is_a_folder_is_refused(tmp_path, capsys):
     assert "is a folder" in capsys.readouterr().err
 
 
+def test_workers_above_the_cap_is_a_usage_error(capsys):
+    from gpuemu.machine.block_workers import MAX_WORKERS
+    with pytest.raises(SystemExit) as e:
+        cli.main(["run", str(PROGRAMS / "vecadd.json"), "--workers", "100000"])
+    assert e.value.code == 2
+    assert f"--workers: must be at most {MAX_WORKERS}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_gpuemu_workers_above_the_cap_is_a_usage_error(command, monkeypatch, capsys):
+    from gpuemu.machine.block_workers import MAX_WORKERS
+    monkeypatch.setenv("GPUEMU_WORKERS", "100000")
+    assert cli.main([command, str(PROGRAMS / "vecadd.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"GPUEMU_WORKERS must be at most {MAX_WORKERS}" in err and "internal error" not in err
+
+
 @pytest.mark.parametrize("options", [["--seed", "-1"], ["--scheduler", "nope"],
                                      ["--scheduler", "nope", "--timing"]])
 def test_an_option_the_launch_refuses_is_a_launch_error_not_an_internal_one(options, capsys):

@@ -98,8 +98,9 @@ def differing_seeds(m, arch: str, seeds: int, **opts) -> list:
 
 
 def cmd_check(ns: argparse.Namespace) -> int:
-    from gpuemu.cli import UsageError, check_arch
+    from gpuemu.cli import UsageError, check_arch, check_workers_environment
     check_arch(ns.arch)
+    check_workers_environment()
     try:
         tools = sorted(parse_check([t for t in ns.tools.split(",") if t]))
     except ValueError as e:

@@ -52,6 +52,7 @@ from typing import Callable, Iterable, Optional
 
 import numpy as np
 
+from gpuemu.errors import LaunchError
 from gpuemu.jit import abi
 from gpuemu.memory import warp_bank_counts
 from gpuemu.memory.native_batch import NativeBatch
@@ -77,15 +78,33 @@ def workers_in_environment() -> bool:
     return "GPUEMU_WORKERS" in os.environ
 
 
+# The most block workers a launch may ask for (workers= or GPUEMU_WORKERS):
+# each is a host thread with its own copy of the launch's state (frames,
+# shared memory, trace buffers of a few MB), and more threads than a few per
+# core run the blocks no faster. Without a cap workers=10**6 started threads
+# until the process could start no more, and left them alive.
+MAX_WORKERS = 4 * (os.cpu_count() or 1)
+
+
+def too_many_workers(n: int, where: str) -> LaunchError:
+    """The LaunchError of a worker count above MAX_WORKERS."""
+    return LaunchError(f"{where} must be at most {MAX_WORKERS} (4 host threads per core of this "
+                       f"machine's {os.cpu_count() or 1}), got {n}")
+
+
 def default_workers() -> int:
     """GPUEMU_WORKERS, else 1 (the cores are often shared; ask for more).
-    Read on every launch."""
+    Read on every launch; a value that is no number counts as 1, one above
+    MAX_WORKERS is a LaunchError (before any thread starts)."""
     if not workers_in_environment():
         return 1
     try:
-        return max(1, int(os.environ.get("GPUEMU_WORKERS", "1")))
+        n = int(os.environ.get("GPUEMU_WORKERS", "1"))
     except ValueError:
         return 1
+    if n > MAX_WORKERS:
+        raise too_many_workers(n, "GPUEMU_WORKERS")
+    return max(1, n)
 
 
 def can_parallelise(run) -> bool:

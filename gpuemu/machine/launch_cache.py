@@ -54,7 +54,7 @@ import time
 
 from gpuemu.check.shadow_memory import forget_args
 from gpuemu.device_memory import device_memory
-from gpuemu.errors import KernelError
+from gpuemu.errors import KernelError, LaunchError
 from gpuemu.stats import Stats
 
 from . import block_runner, launch_gate
@@ -201,7 +201,11 @@ def launch(kernel, key, args, stream, options: dict):
     counted = run.want_stats
     # the block workers it asks for: the option (call_key let only an int >= 1 through), else
     # block_workers.default_workers
-    several = ((options and options.get("workers")) or default_workers()) > 1
+    try:
+        several = ((options and options.get("workers")) or default_workers()) > 1
+    except LaunchError:                 # GPUEMU_WORKERS above block_workers.MAX_WORKERS
+        got.idle.append(run)
+        raise
     if several:                         # renewed as launch_plan.take_run renews a run
         run.renew(run.params, run.options)
     elif counted:

@@ -521,6 +521,7 @@ class RawKernel:
                 if isinstance(a, DeviceArray):
                     v = a.ptr
                 elif isinstance(a, np.ndarray) and a.ndim > 0:
+                    numpy_arguments.check_dtype(a.dtype, t, where)
                     arrays.append((a, where))      # its device pointer written below
                     at.append(off)
                     continue

@@ -43,7 +43,10 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from isa import ir
+
 from .api import LAUNCH_OPTIONS
+from .numpy_arguments import check_dtype
 
 INIT_KINDS = ("zeros", "arange", "const:V", "random:SEED")
 
@@ -537,8 +540,14 @@ def run(m: Manifest | str | Path, arch: str = "sm_90", module: Any = None,
         _fill_symbol(mod, c.symbol, inputs[c.name])
     dev = {}
     call_args = []
-    for a in m.args:
+    params = fn.meta.params
+    for i, a in enumerate(m.args):
         if a.kind == "buffer":
+            if i < len(params) and isinstance(params[i][1], ir.PointerType):
+                # a device array is passed as its pointer alone: the buffer's declared
+                # dtype meets the kernel's pointee here, as a numpy array's does in a launch
+                pname, t, _ = params[i]
+                check_dtype(inputs[a.name].dtype, t, f"argument {i} ('{pname}', {t})")
             dev[a.name] = gpuemu.asarray(inputs[a.name].copy())
             call_args.append(dev[a.name])
         else:

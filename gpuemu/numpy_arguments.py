@@ -80,6 +80,69 @@ def _groups(arrays: list) -> list:
     return list(out.values())
 
 
+def dtype_misfit(dtype: np.dtype, pointee) -> str:
+    """Why a numpy array of `dtype` cannot be what a pointer to `pointee`
+    points at, or "" when it can. The kernel reads the array's bytes as
+    `pointee`s, so a float64 array for a float* reads garbage: refused where
+    the element's size differs, or float meets integer, or the dtype holds
+    no numbers the pointee could be (str, datetime, complex for a scalar).
+    What CUDA code does on purpose stays: void*, char* and unsigned char*
+    take any array (bytes); same-size signed and unsigned integers; a vector
+    pointee (float4) an array of its element or of its own size (complex64
+    for float2, a structured dtype, uint32 for uchar4); a struct pointee any
+    numeric array whose item size divides the struct's size or is a multiple of it."""
+    from isa import ir
+    while isinstance(pointee, ir.ArrayType):        # int (*)[8]: rows of ints
+        pointee = pointee.elem
+    kind, size = dtype.kind, dtype.itemsize
+    if isinstance(pointee, ir.VoidType) or dtype.hasobject:     # (copy_in refuses objects)
+        return ""
+    if isinstance(pointee, ir.ScalarType):
+        want = pointee.size
+        if pointee.kind == "int" and want == 1:     # char, signed char, unsigned char: bytes
+            return ""
+        kinds = {"int": "iu", "float": "f", "bool": "biu"}[pointee.kind]
+        if kind not in kinds:
+            return f"its elements are {_kind_words(kind)}, not {_kind_words(kinds[0])}"
+        if size != want:
+            return f"its elements are {size} bytes, not {want}"
+        return ""
+    if isinstance(pointee, ir.PointerType):         # an array of addresses
+        return "" if kind in "iu" and size == 8 else "an array of pointers is 8-byte integers"
+    if isinstance(pointee, ir.VectorType):
+        elem, whole = pointee.elem, pointee.size
+        same_kind = kind in ("f" if elem.kind == "float" else "biu")
+        if (same_kind and size == elem.size) or (kind == "V" and size == whole) \
+                or (kind == "c" and elem.kind == "float" and pointee.count == 2 and size == whole) \
+                or (same_kind and elem.kind == "int" and size % elem.size == 0 and whole % size == 0):
+            return ""
+        return (f"its elements are {size}-byte {_kind_words(kind)}, neither {elem} "
+                f"({elem.size} bytes) nor {whole}-byte records")
+    if isinstance(pointee, ir.StructType) and pointee.complete and pointee.size:
+        want = pointee.size
+        if kind in "OUSMm":
+            return f"its elements are {_kind_words(kind)}"
+        if want % size and size % want:
+            return f"its {size}-byte elements do not tile the {want}-byte struct"
+    return ""
+
+
+def check_dtype(dtype: np.dtype, t, where: str) -> None:
+    """The LaunchError of an array of `dtype` passed for the pointer type `t`
+    that dtype_misfit refuses (`where`: how the error names the argument)."""
+    why = dtype_misfit(dtype, t.pointee)
+    if why:
+        raise LaunchError(f"{where} points to {t.pointee}: an array of {dtype} cannot be "
+                          f"passed for it ({why})")
+
+
+def _kind_words(kind: str) -> str:
+    """numpy's dtype kind in words, plural."""
+    return {"b": "bools", "i": "integers", "u": "integers", "f": "floats", "c": "complex numbers",
+            "U": "strings", "S": "bytes", "O": "Python objects", "M": "datetimes",
+            "m": "timedeltas", "V": "records"}.get(kind, kind)
+
+
 def copy_in(arrays: list) -> tuple:
     """(device pointer per array, copies for copy_back) of `arrays`, a list
     of (numpy array, where: how errors name its argument)."""

@@ -160,6 +160,14 @@ def test_run_cu_with_args_gives_the_scaled_values(tmp_path):
     assert np.array_equal(np.load(save)["x"], np.arange(100, dtype=np.float32) * 3)
 
 
+def test_a_float64_buffer_for_a_float_pointer_is_a_launch_error(capsys):
+    assert cli.main(["run", str(PROGRAMS / "vecadd.cu"), "--kernel", "vecadd", "--grid", "1",
+                     "--block", "64", "--arg", "f64[64]", "--arg", "f32[64]", "--arg", "out:f32[64]",
+                     "--arg", "i32:64", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "launch error: argument 0 ('a', float*) points to float: an array of float64" in err
+
+
 def run_scale_by_2(tmp_path, expect: str) -> subprocess.CompletedProcess:
     """`gpuemu run` of SCALE doubling 32 ones in x, with an --expect."""
     src = tmp_path / "scale.cu"

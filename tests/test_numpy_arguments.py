@@ -102,3 +102,77 @@ def test_writable_arguments_are_copied_back_before_the_read_only_error():
 def test_object_array_argument_is_a_launch_error_naming_it(kern):
     with pytest.raises(gpuemu.LaunchError, match=r"argument 1 \('in'.*Python objects"):
         kern(1, 8, (np.zeros(8, np.int32), np.array([object()] * 8)))
+
+
+# ------------------------------------------------ the array's dtype against the pointee
+
+VECADD = "__global__ void add(float* c, const float* a, int n) { int i = threadIdx.x; if (i < n) c[i] += a[i]; }"
+
+
+@pytest.fixture(scope="module")
+def add():
+    return gpuemu.RawModule(code=VECADD).get_function("add")
+
+
+def test_a_float64_array_for_a_float_pointer_is_refused_naming_both(add):
+    c = np.zeros(8, np.float32)
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 1 \('a', float\*\).* float64 .*8 bytes, not 4"):
+        add(1, 8, (c, np.arange(8.0), 8))
+    assert c.tolist() == [0.0] * 8
+
+
+def test_a_float64_output_array_for_a_float_pointer_is_refused(add):
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 0 \('c', float\*\).*float64"):
+        add(1, 8, (np.zeros(8), np.ones(8, np.float32), 8))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.complex64, "<U1"])
+def test_an_array_of_other_numbers_of_the_same_size_is_refused_for_a_float_pointer(add, dtype):
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 1 \('a'.*cannot be passed"):
+        add(1, 8, (np.zeros(8, np.float32), np.zeros(8, dtype), 8))
+
+
+def test_a_float_array_for_an_int_pointer_is_refused(kern):
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 1 \('in', i32\*\) points to i32: an array of float32 .*floats, not integers"):
+        kern(1, 8, (np.zeros(8, np.int32), np.zeros(8, np.float32)))
+
+
+def test_an_unsigned_array_for_an_int_pointer_is_taken(kern):
+    out = np.zeros(8, np.uint32)
+    kern(1, 8, (out, np.arange(8, dtype=np.uint32)))
+    assert out.tolist() == list(range(100, 108))
+
+
+def test_byte_pointers_take_any_array():
+    k = gpuemu.RawModule(code="__global__ void k(unsigned char* o, const char* i, void* v) "
+                              "{ o[threadIdx.x] = i[threadIdx.x] + 1; }").get_function("k")
+    out, src = np.zeros(2, np.float32), np.zeros(2, np.float64)
+    k(1, 8, (out, src, np.zeros(3, "<U1")))
+    assert out.view(np.uint8).tolist() == [1] * 8
+
+
+def test_vector_and_struct_pointees_take_their_elements_and_records():
+    src = ("struct P { float x, y, z; };\n"
+           "__global__ void k(float4* v, float2* c, P* p, uchar4* px) {\n"
+           "  v[0].w = 1.0f; c[0].y = 2.0f; p[0].z = 3.0f; px[0].w = 4; }")
+    k = gpuemu.RawModule(code=src).get_function("k")
+    v, c = np.zeros(4, np.float32), np.zeros(1, np.complex64)
+    p, px = np.zeros(3, np.float32), np.zeros(1, np.uint32)
+    k(1, 1, (v, c, p, px))
+    assert (v[3], c[0], p[2], px[0]) == (1.0, 2j, 3.0, 4 << 24)
+    rec = np.zeros(1, [("x", "f4"), ("y", "f4"), ("z", "f4"), ("w", "f4")])
+    k(1, 1, (rec, c, p, px))
+    assert rec["w"][0] == 1.0
+
+
+def test_a_float64_array_for_a_float4_pointer_is_refused():
+    k = gpuemu.RawModule(code="__global__ void k(float4* v) { v[0].x = 1.0f; }").get_function("k")
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 0 \('v', float4\*\).*float64"):
+        k(1, 1, (np.zeros(4),))
+
+
+def test_a_device_array_of_another_dtype_stays_a_pointer(add):
+    # CuPy passes a device array's pointer whatever its dtype (reinterpretation is the caller's)
+    c = gpuemu.asarray(np.zeros(2, np.float64))
+    add(1, 4, (c, np.ones(4, np.float32), 4))
+    assert c.get().view(np.float32).tolist() == [1.0] * 4

@@ -39,7 +39,7 @@ from .check import parse_check
 from .check.shadow_memory import forget_args
 from .host.streams import Stream, place_kernel, place_launch
 from .machine import block_workers
-from .machine import DEFAULT_BUDGET, LaunchRun, launch_cache, launch_gate, launch_plan
+from .machine import DEFAULT_BUDGET, MAX_BUDGET, LaunchRun, launch_cache, launch_gate, launch_plan
 from .machine.weak_memory import parse_memory_model
 from .memory.launch_sums import Ended
 from .stats import Deferred, Stats, deferred, deferred_field, made
@@ -607,8 +607,9 @@ class RawKernel:
             raise LaunchError(f"unknown launch option(s) {', '.join(sorted(unknown))}; known: "
                               f"budget, stats, scheduler, {', '.join(sorted(LAUNCH_OPTIONS))}")
         shape = launch_plan.checked_shape(self, grid, block, shared_mem)
-        if not isinstance(budget, numbers.Integral) or budget < 1:
-            raise LaunchError(f"budget must be a positive int, got {budget!r}")
+        if not isinstance(budget, numbers.Integral) or not 1 <= budget <= MAX_BUDGET:
+            raise LaunchError(f"budget must be a positive int of at most 2**63 - 1 (loop iterations "
+                              f"per warp), got {_short(budget) if isinstance(budget, int) else repr(budget)}")
         w = options.get("workers")
         if w is not None and (isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1):
             raise LaunchError(f"workers must be a positive int, got {w!r}")

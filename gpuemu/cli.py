@@ -27,6 +27,7 @@ import numpy as np
 
 from . import manifest as mf
 from .errors import KernelError
+from .machine import MAX_BUDGET
 from .machine.block_workers import MAX_WORKERS
 from .stats import COUNTERS
 
@@ -780,7 +781,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="relative tolerance for float outputs (default 1e-6)")
     r.add_argument("--arch", default="sm_90", metavar="NAME",
                    help="GPU preset to emulate (default sm_90; see 'gpuemu info archs')")
-    r.add_argument("--budget", type=int, metavar="N",
+    r.add_argument("--budget", type=int_at_least(1, MAX_BUDGET, " (2**63 - 1)"), metavar="N",
                    help="watchdog: stop a warp after N loop iterations with a 'timeout' "
                         "finding (default: the emulator's, 10 million)")
     r.add_argument("--no-l1", action="store_true",

@@ -259,3 +259,15 @@ def test_launch_bounds_left_out_by_nvcc_do_not_bound_the_block():
     p = np.zeros(1024, np.int32)
     _bounded("-1")(1, 1024, (p,))
     assert p.sum() == 1024
+
+
+@pytest.mark.parametrize("budget", [2**63, 10**30])
+def test_budget_past_int64_is_a_launch_error_naming_the_range(kern, budget):
+    with pytest.raises(gpuemu.LaunchError, match=r"budget must be a positive int of at most 2\*\*63 - 1"):
+        kern(1, 32, (np.zeros(32, np.float32), 4), budget=budget)
+
+
+def test_budget_of_2_to_the_63_less_one_is_taken(kern):
+    a = np.zeros(32, np.float32)
+    kern(1, 32, (a, 4), budget=2**63 - 1)
+    assert a[:5].tolist() == [1, 1, 1, 1, 0]

@@ -381,6 +381,23 @@ def test_gpuemu_workers_above_the_cap_is_a_usage_error(command, monkeypatch, cap
     assert f"GPUEMU_WORKERS must be at most {MAX_WORKERS}" in err and "internal error" not in err
 
 
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_budget_past_int64_is_a_usage_error(command, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main([command, str(PROGRAMS / "vecadd.json"), "--budget", "99999999999999999999999"])
+    assert e.value.code == 2
+    assert "--budget: must be at most 9223372036854775807 (2**63 - 1)" in capsys.readouterr().err
+
+
+def test_manifest_budget_past_int64_is_a_launch_error(tmp_path, capsys):
+    m = json.loads((PROGRAMS / "vecadd.json").read_text())
+    m["source"], m["launch"] = str(PROGRAMS / "vecadd.cu"), {"budget": 10**30}
+    (tmp_path / "m.json").write_text(json.dumps(m))
+    assert cli.main(["run", str(tmp_path / "m.json"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "launch error: budget must be a positive int of at most 2**63 - 1" in err
+
+
 @pytest.mark.parametrize("options", [["--seed", "-1"], ["--scheduler", "nope"],
                                      ["--scheduler", "nope", "--timing"]])
 def test_an_option_the_launch_refuses_is_a_launch_error_not_an_internal_one(options, capsys):

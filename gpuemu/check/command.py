@@ -23,6 +23,7 @@ from . import TOOLS, parse_check
 
 def add_parser(sub: Any, dim3: Any) -> None:
     from gpuemu.cli import int_at_least
+    from gpuemu.machine import MAX_BUDGET
     c = sub.add_parser(
         "check", help="run a kernel with racecheck, initcheck, synccheck and memcheck on",
         description="Run one launch with the bug finders on and print every finding: races "
@@ -41,7 +42,8 @@ def add_parser(sub: Any, dim3: Any) -> None:
     c.add_argument("--arch", default="sm_90", metavar="NAME", help="GPU preset (default sm_90)")
     c.add_argument("--tools", default=",".join(TOOLS), metavar="LIST",
                    help=f"comma-separated tools (default all: {','.join(TOOLS)})")
-    c.add_argument("--budget", type=int, metavar="N", help="watchdog: loop iterations per warp")
+    c.add_argument("--budget", type=int_at_least(1, MAX_BUDGET, " (2**63 - 1)"), metavar="N",
+                   help="watchdog: loop iterations per warp")
     c.add_argument("--seeds", type=int_at_least(1), metavar="N",
                    help="also run N seeded schedules and report seeds whose outputs differ")
     c.add_argument("--memory-model", choices=("default", "weak"), metavar="{default,weak}",

@@ -38,6 +38,7 @@ from .launch_config import LaunchShape
 from .warp_scheduler import get_warp_scheduler
 
 DEFAULT_BUDGET = 10_000_000     # loop back-edges per warp
+MAX_BUDGET = (1 << 63) - 1      # the ctx word the generated code compares with is an int64
 TRACE_CAPACITY = 8192           # records per drain
 
 READY, WAITING, EXITED = 0, 1, 2

@@ -607,6 +607,7 @@ class RawKernel:
             raise LaunchError(f"unknown launch option(s) {', '.join(sorted(unknown))}; known: "
                               f"budget, stats, scheduler, {', '.join(sorted(LAUNCH_OPTIONS))}")
         shape = launch_plan.checked_shape(self, grid, block, shared_mem)
+        self._check_registers(shape.threads_per_block)
         if not isinstance(budget, numbers.Integral) or not 1 <= budget <= MAX_BUDGET:
             raise LaunchError(f"budget must be a positive int of at most 2**63 - 1 (loop iterations "
                               f"per warp), got {_short(budget) if isinstance(budget, int) else repr(budget)}")
@@ -627,6 +628,25 @@ class RawKernel:
         if options:
             self._check_options(options)
         return shape, tools
+
+    def _check_registers(self, threads: int) -> None:
+        """A LaunchError where one block's registers exceed the register file a
+        block may use: CUDA fails such a launch with cudaErrorLaunchOutOfResources
+        ('too many resources requested for launch'; Programming Guide, Compute
+        Capabilities table: 64 K 32-bit registers per thread block), counted per
+        warp as the occupancy calculator counts them (machine/occupancy.py)."""
+        from .machine.occupancy import blocks_limited_by_registers
+        preset = self.module.preset
+        regs = self.num_regs
+        if blocks_limited_by_registers(preset, threads, regs) == 0:
+            most = next((t for t in range(threads - threads % preset.warp_size, 0, -preset.warp_size)
+                         if blocks_limited_by_registers(preset, t, regs)), 0)
+            limit = int(getattr(preset, "registers_per_block", None) or preset.registers_per_sm)
+            raise LaunchError(f"too many resources requested for launch: kernel '{self.name}' uses "
+                              f"{regs} registers per thread (estimated), {threads} threads per block "
+                              f"need {regs * threads} registers; {preset.name} has {limit} registers "
+                              f"per block (this kernel: at most {most} threads per block; cap its "
+                              f"registers with __launch_bounds__ or -maxrregcount)")
 
     def _check_options(self, options: dict) -> None:
         """A LaunchError naming a launch option whose value it does not take."""

@@ -271,3 +271,41 @@ def test_budget_of_2_to_the_63_less_one_is_taken(kern):
     a = np.zeros(32, np.float32)
     kern(1, 32, (a, 4), budget=2**63 - 1)
     assert a[:5].tolist() == [1, 1, 1, 1, 0]
+
+
+def _many_live_values(n: int, bounds: str = "") -> str:
+    """A kernel holding n floats live across a loop: about n registers per thread."""
+    body = "".join(f"  float v{j} = in[i + {j}];\n" for j in range(n))
+    body += "  for (int r = 0; r < 4; r++) {\n" + "".join(
+        f"    v{j} = v{j} * v{(j + 1) % n} + 1.0f;\n" for j in range(n)) + "  }\n"
+    body += "  out[i] = " + " + ".join(f"v{j}" for j in range(n)) + ";\n"
+    return (f'extern "C" __global__ void {bounds} k(float *out, const float *in) {{\n'
+            f"  int i = threadIdx.x;\n{body}}}\n")
+
+
+@pytest.fixture(scope="module")
+def heavy():
+    return gpuemu.RawModule(code=_many_live_values(120)).get_function("k")
+
+
+def test_a_block_needing_more_registers_than_the_register_file_is_a_launch_error(heavy):
+    regs = heavy.num_regs
+    assert regs * 1024 > 65536
+    with pytest.raises(gpuemu.LaunchError, match=rf"too many resources requested for launch: kernel 'k' "
+                                                 rf"uses {regs} registers per thread .*1024 threads per "
+                                                 rf"block .*65536 registers per block"):
+        heavy(1, 1024, (np.zeros(1024, np.float32), np.zeros(1024 + 120, np.float32)))
+
+
+def test_the_same_kernel_launches_with_blocks_its_registers_fit(heavy):
+    out = np.zeros(256, np.float32)
+    heavy(1, 256, (out, np.zeros(256 + 120, np.float32)))
+    assert out[0] != 0
+
+
+def test_launch_bounds_cap_the_registers_so_the_big_block_launches():
+    k = gpuemu.RawModule(code=_many_live_values(120, "__launch_bounds__(1024)")).get_function("k")
+    assert k.num_regs <= 64
+    out = np.zeros(1024, np.float32)
+    k(1, 1024, (out, np.zeros(1024 + 120, np.float32)))
+    assert out[0] != 0

@@ -394,6 +394,27 @@ def _check_local_frame(kernel: "RawKernel") -> None:
                            f"per thread", loc, src)
 
 
+def _check_param_space(kernel: "RawKernel") -> None:
+    """A kernel's parameters are passed in constant memory, limited to the
+    preset's max_param_bytes (Guide, "Function Parameters": 32,764 bytes on
+    Volta and later with CUDA 12.1+, 4 KB before); nvcc refuses more with
+    'Formal parameter space overflowed'. The CompileError points at the
+    first parameter that does not fit."""
+    limit = int(kernel.module.preset.max_param_bytes)
+    end, first = 0, None
+    for v in kernel.kernel_ir.params:
+        end = -(-end // max(int(v.type.align), 1)) * max(int(v.type.align), 1) + int(v.type.size)
+        if end > limit and first is None:
+            first = v
+    if first is not None:
+        mod, loc = kernel.module, first.loc
+        lines = mod.module.source.splitlines() if loc.file == mod.filename else []
+        src = lines[loc.line - 1] if 0 < loc.line <= len(lines) else None
+        raise CompileError(f"formal parameter space overflowed: kernel '{kernel.name}' needs {end} bytes "
+                           f"of parameters, the limit is {limit} bytes on {mod.preset.name}; parameter "
+                           f"'{first.name}' ({first.type}, {first.type.size} bytes) does not fit", loc, src)
+
+
 def _vector_fast(vals: np.ndarray, elem: ir.ScalarType):
     """The bytes of a vector argument's values where numpy converts them all
     as RawKernel._scalar would each (integers that fit an integer element;
@@ -424,6 +445,7 @@ class RawKernel:
                             f"got {type(module).__name__}")
         self.module, self.name = module, name
         self.kernel_ir = module._kernel(name)
+        _check_param_space(self)
         self.compiled = compile_kernel(module.module, name, module.arch, module.options)
         _check_local_frame(self)
         self._max_dynamic = None

@@ -187,7 +187,6 @@ def test_constant_bank_over_64_kb_is_a_compile_error():
         gpuemu.RawModule(code=src)
 
 
-
 def test_device_symbol_beyond_memory_is_a_compile_error_at_it():
     # 4 TiB compiles on nvcc; the module load then fails for want of memory
     src = '__device__ int g[1LL << 40];\nextern "C" __global__ void k(int *y) { y[0] = g[0]; }'
@@ -195,6 +194,56 @@ def test_device_symbol_beyond_memory_is_a_compile_error_at_it():
         gpuemu.RawModule(code=src)
     assert e.value.message.startswith("__device__ 'g' needs 4,398,046,511,104 bytes of global memory")
     assert (e.value.line, e.value.col) == (1, 16)
+
+
+def _struct_param(ints: int, pointer_first: bool = False) -> str:
+    params = "int *o, S s" if pointer_first else "S s, int *o"
+    return (f"struct S {{ int a[{ints}]; }};\n"
+            f'extern "C" __global__ void k({params})\n{{\n    o[0] = s.a[{ints - 1}];\n}}\n')
+
+
+def _nvcc_says(src: str, tmp_path) -> str:
+    """nvcc's messages compiling src for sm_90 ('' where it accepts it; None without nvcc)."""
+    import shutil
+    import subprocess
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return None
+    (tmp_path / "k.cu").write_text(src)
+    r = subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-o", str(tmp_path / "k.cubin"),
+                        str(tmp_path / "k.cu")], capture_output=True, text=True, timeout=300)
+    return "" if r.returncode == 0 else r.stderr
+
+
+def test_parameters_past_32764_bytes_are_a_compile_error_at_the_parameter(tmp_path):
+    src = _struct_param(100000)
+    with pytest.raises(gpuemu.CompileError, match=r"2:30: error: formal parameter space overflowed: "
+                       r"kernel 'k' needs 400008 bytes of parameters, the limit is 32764 bytes on sm_90; "
+                       r"parameter 's' \(struct S, 400000 bytes\)") as e:
+        gpuemu.RawModule(code=src).get_function("k")
+    assert "\n" + " " * 29 + "^" in str(e.value)
+    said = _nvcc_says(src, tmp_path)
+    assert said is None or "Formal parameter space overflowed (400008 bytes required, max 32764" in said
+
+
+def test_parameters_of_32764_bytes_fit_and_32768_do_not(tmp_path):
+    src = _struct_param(8189, pointer_first=True)        # the pointer's 8 bytes + 32756
+    k = gpuemu.RawModule(code=src).get_function("k")
+    s, o = np.arange(8189, dtype=np.int32), np.zeros(1, np.int32)
+    k(1, 1, (o, s.tobytes()))
+    assert o[0] == 8188
+    assert _nvcc_says(src, tmp_path) in (None, "")
+    with pytest.raises(gpuemu.CompileError, match="needs 32768 bytes of parameters"):
+        gpuemu.RawModule(code=_struct_param(8190, pointer_first=True)).get_function("k")
+    said = _nvcc_says(_struct_param(8190, pointer_first=True), tmp_path)
+    assert said is None or "32768 bytes required, max 32764" in said
+
+
+def test_before_volta_parameters_are_limited_to_4_kb():
+    with pytest.raises(gpuemu.CompileError, match="needs 4104 bytes of parameters, the limit is 4096 "
+                                                  "bytes on sm_60"):
+        gpuemu.RawModule(code=_struct_param(1024), arch="sm_60").get_function("k")
+
 
 def test_dynamic_shared_carve_out_from_one_extern_array():
     src = r"""

@@ -48,5 +48,6 @@ PRESET = Preset(
     shared_banks=16, shared_bank_width=4,
     constant_bytes=64 * 1024,
     max_local_bytes=16 * 1024,     # Guide, cc 1.x: 16 KB of local memory per thread
+    max_param_bytes=256,           # Guide, cc 1.x: parameters in shared memory, 256 bytes
     memory=MEM.as_dict(), mem=MEM,
 )

@@ -46,6 +46,9 @@ class Preset:
     max_local_bytes: int = 512 * 1024
     # --- constant memory
     constant_bytes: int = 64 * 1024
+    # a kernel's parameters together, passed in constant memory (Guide, "Function
+    # Parameters": 4 KB before Volta; 32,764 bytes on Volta and later with CUDA 12.1+)
+    max_param_bytes: int = 4096
     # --- memory-model parameters beyond these live in `memory`, a dict the
     # memory system reads (bank mode, L1/L2 sizes, line/sector sizes, latencies)
     memory: dict = field(default_factory=dict)

@@ -30,5 +30,6 @@ PRESET = Preset(
     warp_schedulers_per_sm=4, independent_thread_scheduling=True,
     shared_per_sm=96 * 1024, max_shared_per_block=48 * 1024,
     max_shared_per_block_optin=96 * 1024, shared_reserved_per_block=0,
+    max_param_bytes=32764,         # Guide, "Function Parameters": Volta+ with CUDA 12.1+
     memory=MEM.as_dict(), mem=MEM,
 )

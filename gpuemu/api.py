@@ -127,17 +127,39 @@ def _source_text(data: bytes, filename: str) -> str:
                            line) from None
 
 
+# CuPy's RawModule / RawKernel keywords that choose how CuPy compiles (NVRTC or
+# nvcc, Jitify, cuComplex translation, cooperative launch): taken, and nothing
+# for gpuemu's own front end to do.
+CUPY_COMPILE_KEYWORDS = ("backend", "translate_cucomplex", "enable_cooperative_groups", "jitify")
+
+
+def _refuse_unknown_keywords(where: str, kwargs: dict, known: tuple) -> None:
+    """The TypeError Python raises for an unexpected keyword argument, with
+    the known keyword it was likely meant to be (a misspelt options= must
+    not vanish: its -D defines would never apply)."""
+    import difflib
+    for name in kwargs:
+        if name not in CUPY_COMPILE_KEYWORDS:
+            close = difflib.get_close_matches(name, known + CUPY_COMPILE_KEYWORDS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise TypeError(f"{where}() got an unexpected keyword argument {name!r}{hint}")
+
+
 class RawModule:
     """A compiled CUDA C source: kernels and file-scope symbols.
 
     code= is source text (a str, or UTF-8 bytes), path= a source file; a source
     that cannot be read or decoded, or an option that cannot be split, is a
     CompileError; a kernel name that is not one of the module's (or not a str)
-    is a KeyError listing its kernels."""
+    is a KeyError listing its kernels. CuPy's compile keywords (backend=,
+    jitify=, translate_cucomplex=, enable_cooperative_groups=) are taken and
+    change nothing; any other keyword is a TypeError (a misspelt options=)."""
 
     def __init__(self, code: Optional[str] = None, path: Optional[str] = None, arch: str = "sm_90",
                  options: tuple = (), name_expressions=None, **kwargs):
         import isa
+        _refuse_unknown_keywords("RawModule", kwargs,
+                                 ("code", "path", "arch", "options", "name_expressions"))
         if (code is None) == (path is None):
             raise ValueError("RawModule needs exactly one of code= or path=")
         filename = "<source>"
@@ -435,7 +457,8 @@ class RawKernel:
     _last_kept = None               # launch_cache.launch's: (key, its KeptLaunch) of the last kept launch
     _gate = None                    # launch_gate's native function, while armed
 
-    def __init__(self, module, name: str, options: tuple = (), arch: str = "sm_90"):
+    def __init__(self, module, name: str, options: tuple = (), arch: str = "sm_90", **kwargs):
+        _refuse_unknown_keywords("RawKernel", kwargs, ("module", "name", "options", "arch"))
         if isinstance(module, str):   # CuPy's RawKernel(code, name, options=...)
             module = RawModule(code=module, options=options, arch=arch)
             name = module._instance_name(name)

@@ -245,6 +245,34 @@ def test_before_volta_parameters_are_limited_to_4_kb():
         gpuemu.RawModule(code=_struct_param(1024), arch="sm_60").get_function("k")
 
 
+DEFINED_X = '#ifndef X\n#error X is not defined\n#endif\nextern "C" __global__ void k(int *a) { a[0] = X; }\n'
+
+
+def test_a_misspelt_keyword_of_raw_module_is_a_type_error_naming_the_one_meant():
+    with pytest.raises(TypeError, match=r"^RawModule\(\) got an unexpected keyword argument 'option'; "
+                                        r"did you mean 'options'\?$"):
+        gpuemu.RawModule(code=DEFINED_X, option=("-DX=1",))
+
+
+def test_an_unknown_keyword_of_raw_module_is_a_type_error():
+    with pytest.raises(TypeError, match=r"^RawModule\(\) got an unexpected keyword argument 'foo'$"):
+        gpuemu.RawModule(code=DEFINED_X, foo=1, options=("-DX=1",))
+
+
+def test_a_misspelt_keyword_of_raw_kernel_is_a_type_error_naming_the_one_meant():
+    with pytest.raises(TypeError, match=r"^RawKernel\(\) got an unexpected keyword argument 'optons'; "
+                                        r"did you mean 'options'\?$"):
+        gpuemu.RawKernel(DEFINED_X, "k", optons=("-DX=1",))
+
+
+def test_cupys_compile_keywords_are_taken():
+    a = np.zeros(1, np.int32)
+    gpuemu.RawModule(code=DEFINED_X, options=("-DX=1",), backend="nvcc", jitify=False,
+                     translate_cucomplex=False, enable_cooperative_groups=False).get_function("k")(1, 1, (a,))
+    gpuemu.RawKernel(DEFINED_X, "k", options=("-DX=2",), backend="nvrtc")(1, 1, (a,))
+    assert a[0] == 2
+
+
 def test_dynamic_shared_carve_out_from_one_extern_array():
     src = r"""
     extern "C" __global__ void k(short* a, float* b, int* c) {

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .device_array import asarray
+from .device_array import _device_dtype, asarray
 from .errors import LaunchError
 
 
@@ -84,18 +84,23 @@ def dtype_misfit(dtype: np.dtype, pointee) -> str:
     """Why a numpy array of `dtype` cannot be what a pointer to `pointee`
     points at, or "" when it can. The kernel reads the array's bytes as
     `pointee`s, so a float64 array for a float* reads garbage: refused where
-    the element's size differs, or float meets integer, or the dtype holds
-    no numbers the pointee could be (str, datetime, complex for a scalar).
+    the element's size differs, or float meets integer, or the dtype is one
+    no device array holds (device_array._device_dtype: str, complex, dates,
+    half or long double, Python objects: its copy could not be made).
     What CUDA code does on purpose stays: void*, char* and unsigned char*
-    take any array (bytes); same-size signed and unsigned integers; a vector
-    pointee (float4) an array of its element or of its own size (complex64
-    for float2, a structured dtype, uint32 for uchar4); a struct pointee any
+    take an array of any other dtype (bytes); same-size signed and unsigned
+    integers; a vector pointee (float4) an array of its element or of records
+    its size (a structured dtype, uint32 for uchar4); a struct pointee a
     numeric array whose item size divides the struct's size or is a multiple of it."""
     from isa import ir
+    try:
+        _device_dtype(dtype)
+    except ValueError as e:                         # 'Unsupported dtype complex64: why'
+        return str(e).split(": ", 1)[-1]
     while isinstance(pointee, ir.ArrayType):        # int (*)[8]: rows of ints
         pointee = pointee.elem
     kind, size = dtype.kind, dtype.itemsize
-    if isinstance(pointee, ir.VoidType) or dtype.hasobject:     # (copy_in refuses objects)
+    if isinstance(pointee, ir.VoidType):
         return ""
     if isinstance(pointee, ir.ScalarType):
         want = pointee.size
@@ -113,15 +118,12 @@ def dtype_misfit(dtype: np.dtype, pointee) -> str:
         elem, whole = pointee.elem, pointee.size
         same_kind = kind in ("f" if elem.kind == "float" else "biu")
         if (same_kind and size == elem.size) or (kind == "V" and size == whole) \
-                or (kind == "c" and elem.kind == "float" and pointee.count == 2 and size == whole) \
                 or (same_kind and elem.kind == "int" and size % elem.size == 0 and whole % size == 0):
             return ""
         return (f"its elements are {size}-byte {_kind_words(kind)}, neither {elem} "
                 f"({elem.size} bytes) nor {whole}-byte records")
     if isinstance(pointee, ir.StructType) and pointee.complete and pointee.size:
         want = pointee.size
-        if kind in "OUSMm":
-            return f"its elements are {_kind_words(kind)}"
         if want % size and size % want:
             return f"its {size}-byte elements do not tile the {want}-byte struct"
     return ""

@@ -147,8 +147,15 @@ def test_byte_pointers_take_any_array():
     k = gpuemu.RawModule(code="__global__ void k(unsigned char* o, const char* i, void* v) "
                               "{ o[threadIdx.x] = i[threadIdx.x] + 1; }").get_function("k")
     out, src = np.zeros(2, np.float32), np.zeros(2, np.float64)
-    k(1, 8, (out, src, np.zeros(3, "<U1")))
+    k(1, 8, (out, src, np.zeros(3, np.int16)))
     assert out.view(np.uint8).tolist() == [1] * 8
+
+
+@pytest.mark.parametrize("dtype", ["<U1", np.complex64, np.float16])
+def test_a_dtype_no_device_array_holds_is_refused_even_for_a_void_pointer(dtype):
+    k = gpuemu.RawModule(code="__global__ void k(void* v) { }").get_function("k")
+    with pytest.raises(gpuemu.LaunchError, match=r"argument 0 \('v', void\*\) points to void: an array of "):
+        k(1, 1, (np.zeros(4, dtype),))
 
 
 def test_vector_and_struct_pointees_take_their_elements_and_records():
@@ -156,10 +163,10 @@ def test_vector_and_struct_pointees_take_their_elements_and_records():
            "__global__ void k(float4* v, float2* c, P* p, uchar4* px) {\n"
            "  v[0].w = 1.0f; c[0].y = 2.0f; p[0].z = 3.0f; px[0].w = 4; }")
     k = gpuemu.RawModule(code=src).get_function("k")
-    v, c = np.zeros(4, np.float32), np.zeros(1, np.complex64)
+    v, c = np.zeros(4, np.float32), np.zeros(2, np.float32)
     p, px = np.zeros(3, np.float32), np.zeros(1, np.uint32)
     k(1, 1, (v, c, p, px))
-    assert (v[3], c[0], p[2], px[0]) == (1.0, 2j, 3.0, 4 << 24)
+    assert (v[3], c[1], p[2], px[0]) == (1.0, 2.0, 3.0, 4 << 24)
     rec = np.zeros(1, [("x", "f4"), ("y", "f4"), ("z", "f4"), ("w", "f4")])
     k(1, 1, (rec, c, p, px))
     assert rec["w"][0] == 1.0

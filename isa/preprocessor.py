@@ -25,6 +25,8 @@ from .system_headers import HEADERS, UNSUPPORTED_HEADERS
 _VIRTUAL = "<cuda>"          # the include dir that holds system_headers.HEADERS
 _LINE_RE = re.compile(r'^\s*#\s*line\s+(\d+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*$')
 _DIRECTIVE_RE = re.compile(r'^\s*#\s*(\w+)')
+# gcc's (and nvcc's) limit on #include nesting: a file that includes itself stops there
+MAX_INCLUDE_DEPTH = 200
 # the operators of an #if expression (C11 6.10.1: unary, binary and ?:)
 _OPERATORS = frozenset("+ - * / % << >> < <= > >= == != & ^ | && || ? ! ~".split())
 
@@ -130,6 +132,8 @@ class _PP(Preprocessor):
         self.line_directive = "#line"
         self.compress = 0
         self.pending = None                   # a CompileError found inside pcpp's evaluator
+        self.conditionals: list = []          # [directive, seen #else] of each open #if, all files
+        self.include_chain: list = []         # (file, line) of each #include being read
         self.evaluator = self.checked_evaluator(self.evaluator)
 
     def checked_evaluator(self, evaluate):
@@ -156,13 +160,41 @@ class _PP(Preprocessor):
             return evaluate(tokens, **kw)
         return run
 
-    def _err(self, file, line, msg) -> CompileError:
+    def user_file(self, file: Optional[str]) -> str:
+        """A file as the user named it: pcpp spells it relative to the working directory."""
+        if not file:
+            return "<source>"
+        if file not in self.file_lines:
+            key = _same_file_key(file)
+            for name in self.file_lines:
+                if _same_file_key(name) == key:
+                    return name
+        return file
+
+    def _err(self, file, line, msg, find: Optional[re.Pattern] = None) -> CompileError:
+        """An error on a line of a file: the caret where `find` first matches, else at its first character."""
+        file = self.user_file(file)
         lines = self.file_lines.get(file)
         src = lines[line - 1].rstrip("\r") if lines and 1 <= line <= len(lines) else None
         col = 1
         if src is not None:
             col = len(src) - len(src.lstrip()) + 1
-        return CompileError(msg, Loc(file or "<source>", int(line or 1), col), src)
+            m = find.search(src) if find is not None else None
+            if m is not None:
+                col = m.start() + 1
+        return CompileError(msg, Loc(file, int(line or 1), col), src)
+
+    def at_token(self, tok, msg: str) -> CompileError:
+        """An error with the caret at a token of the user's text (pcpp's lexpos counts
+        from the start of its file, whose lines it read right-stripped)."""
+        err = self._err(tok.source, tok.lineno, msg)
+        lines = self.file_lines.get(err.loc.file)
+        if lines is None or err.source_line is None:
+            return err
+        col = tok.lexpos - sum(len(ln.rstrip()) + 1 for ln in lines[:tok.lineno - 1]) + 1
+        if not 1 <= col <= len(err.source_line) or not err.source_line.startswith(str(tok.value), col - 1):
+            return err
+        return CompileError(msg, Loc(err.loc.file, err.loc.line, col), err.source_line)
 
     def on_error(self, file, line, msg):
         if self.pending is not None:
@@ -175,7 +207,7 @@ class _PP(Preprocessor):
             if msg.strip() == "Empty expression":
                 raise self.directive_error(f"#{d.value} with no expression")
             raise self.directive_error(f"preprocessor: {msg.strip()}")
-        raise self._err(file, line, f"preprocessor: {msg.strip()}")
+        raise self._err(file, line, _gcc_words(msg.strip()), _macro_call_column(msg))
 
     def expression_error(self, directive: str, msg: str) -> CompileError:
         """pcpp's evaluator refused the expanded #if/#elif operand: gcc's words
@@ -226,7 +258,33 @@ class _PP(Preprocessor):
 
     def define(self, tokens):
         self.check_macro_name(tokens, "define")
+        if not isinstance(tokens, str):
+            self.check_function_macro(self.tokenstrip(list(tokens)))
         return super().define(tokens)
+
+    def check_function_macro(self, toks: list) -> None:
+        """gcc's checks of a function-like macro's parameters and body: a
+        parameter named twice, '#' before no parameter, '##' at either end."""
+        if len(toks) < 2 or toks[1].value != "(":
+            return
+        params: list = []
+        i = 2
+        while i < len(toks) and toks[i].value != ")":
+            t = toks[i]
+            if t.type == self.t_ID:
+                if t.value in params:
+                    raise self.at_token(t, f'duplicate macro parameter "{t.value}"')
+                params.append(t.value)
+            elif t.value.startswith("."):       # '...': variadic
+                params.append("__VA_ARGS__")
+            i += 1
+        body = [t for t in toks[i + 1:] if t.type not in self.t_WS]
+        if body and (body[0].value == "##" or body[-1].value == "##"):
+            t = body[0] if body[0].value == "##" else body[-1]
+            raise self.at_token(t, "'##' cannot appear at either end of a macro expansion")
+        for a, b in zip(body, body[1:] + [None]):
+            if a.value == "#" and (b is None or b.value not in params):
+                raise self.at_token(a, "'#' is not followed by a macro parameter")
 
     def undef(self, tokens):
         self.check_macro_name(tokens, "undef")
@@ -235,9 +293,23 @@ class _PP(Preprocessor):
     def include(self, tokens, original_line):
         if not self.tokenstrip(list(tokens)):
             raise self.directive_error('#include expects "FILENAME" or <FILENAME>')
-        return super().include(tokens, original_line)
+        d = self.lastdirective
+        here = (self.user_file(d.source), d.lineno) if d is not None else ("<source>", 1)
+        if len(self.include_chain) >= MAX_INCLUDE_DEPTH:
+            raise self.directive_error(f"#include nested too deeply (more than {MAX_INCLUDE_DEPTH} levels: "
+                                       f"{_chain_text(self.include_chain + [here])})")
+        return self.included(super().include(tokens, original_line), here)
+
+    def included(self, tokens, here: tuple):
+        """pcpp's #include token stream, `here` on the include chain while it is read."""
+        self.include_chain.append(here)
+        try:
+            yield from tokens
+        finally:
+            self.include_chain.pop()
 
     def evalexpr(self, tokens):
+        self.check_defined(self.tokenstrip(list(tokens)))
         self.expanding_condition = True
         try:
             return super().evalexpr(tokens)
@@ -257,9 +329,45 @@ class _PP(Preprocessor):
             raise self.directive_error(f"#{self.lastdirective.value} with no expression", at_end=True)
         return out
 
+    def check_defined(self, toks: list) -> None:
+        """gcc's errors for a malformed 'defined' operator in #if (pcpp reads it as 0)."""
+        toks = [t for t in toks if t.type not in self.t_WS]
+        for i, t in enumerate(toks):
+            if t.value != "defined":
+                continue
+            nxt = toks[i + 1:i + 4]
+            if nxt and nxt[0].value == "(":
+                if len(nxt) < 2 or nxt[1].type != self.t_ID:
+                    raise self.at_end_or(nxt[1:], 'operator "defined" requires an identifier')
+                if len(nxt) < 3 or nxt[2].value != ")":
+                    raise self.at_end_or(nxt[2:], "missing ')' after \"defined\"")
+            elif not nxt or nxt[0].type != self.t_ID:
+                raise self.at_end_or(nxt, 'operator "defined" requires an identifier')
+
+    def at_end_or(self, toks: list, msg: str) -> CompileError:
+        """The caret at the first of `toks`, or past the directive's end where there is none."""
+        return self.at_token(toks[0], msg) if toks else self.directive_error(msg, at_end=True)
+
     def on_directive_handle(self, directive, toks, ifpassthru, precedingtoks):
         self.last_operand = self.tokenstrip(list(toks))
+        self.track_conditional(directive)
         return super().on_directive_handle(directive, toks, ifpassthru, precedingtoks)
+
+    def track_conditional(self, directive) -> None:
+        """gcc's errors for #else/#elif/#endif out of place (pcpp lets '#elif'
+        after '#else' through, and says 'Misplaced #endif'); skipped groups count."""
+        name = directive.value
+        if name in ("if", "ifdef", "ifndef"):
+            self.conditionals.append([name, False])
+        elif name in ("elif", "else", "endif"):
+            if not self.conditionals:
+                raise self.at_token(directive, f"#{name} without #if")
+            if name == "endif":
+                self.conditionals.pop()
+            elif self.conditionals[-1][1]:
+                raise self.at_token(directive, f"#{name} after #else")
+            elif name == "else":
+                self.conditionals[-1][1] = True
 
     def missing_operand(self) -> Optional[CompileError]:
         """pcpp indexes an enabled #if/#ifdef/#ifndef/#elif's first operand
@@ -311,6 +419,43 @@ class _PP(Preprocessor):
         # keep the comment's width (and its newlines) so columns stay true
         tok.value = re.sub(r"[^\n]", " ", tok.value)
         return True
+
+
+def _gcc_words(msg: str) -> str:
+    """pcpp's message for an error in the words gcc uses."""
+    m = re.match(r"Unterminated #\s*(\w+)", msg)
+    if m:
+        return f"unterminated #{m.group(1)}"
+    m = re.match(r"Macro (\w+) requires (\d+) arguments but was passed (\d+)", msg)
+    if m:
+        name, want, got = m.group(1), int(m.group(2)), int(m.group(3))
+        if got < want:
+            return f'macro "{name}" requires {want} arguments, but only {got} given'
+        return f'macro "{name}" passed {got} arguments, but takes just {want}'
+    m = re.match(r"Macro (\w+) must have at least (\d+) arguments?", msg)
+    if m:
+        return f'macro "{m.group(1)}" requires at least {m.group(2)} arguments'
+    if msg == "Missing ')' in macro arguments":
+        return "missing ')' in macro parameter list"
+    return f"preprocessor: {msg}"
+
+
+def _macro_call_column(msg: str) -> Optional[re.Pattern]:
+    """Where on its line the macro call a pcpp message names starts."""
+    m = re.match(r"Macro (\w+) (?:requires|must have)", msg)
+    return re.compile(r"\b" + re.escape(m.group(1)) + r"\s*\(") if m else None
+
+
+def _chain_text(chain: list) -> str:
+    """An #include chain as 'a.cu:1 -> b.cuh:3 -> ...', cut after its first repeat."""
+    out, seen = [], set()
+    for file, line in chain:
+        out.append(f"{os.path.basename(file)}:{line}")
+        if (file, line) in seen:
+            out.append("...")
+            break
+        seen.add((file, line))
+    return " -> ".join(out)
 
 
 def preprocess(text: str, filename: str = "<source>", include_dirs: tuple = (),

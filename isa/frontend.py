@@ -10,7 +10,7 @@ from . import ir
 from .diagnostics import CompileError
 from .nesting import reached
 from .parser import parse
-from .preprocessor import preprocess
+from .preprocessor import preprocess, without_bom
 from .typecheck import Checker
 
 # deep expressions (a + b + ... with thousands of terms) recurse deeply in
@@ -57,6 +57,7 @@ def compile_source(text: str, filename: str = "<source>", include_dirs: tuple = 
     Raises CompileError (file:line:col, source line, caret, one sentence) on
     any bad input."""
     arch = arch_number(arch)
+    text = without_bom(text)
     pp = preprocess(text, filename, tuple(include_dirs), defines, arch)
     ensure_recursion_limit()
     ck = Checker(pp, text, filename, max_local_bytes, arch)

@@ -390,8 +390,9 @@ class _PP(Preprocessor):
                 return io.StringIO(HEADERS[name])
             raise IOError(includepath)
         with open(includepath, "r", encoding="utf-8") as fh:
-            text = fh.read()
+            text = without_bom(fh.read())
         self.file_lines.setdefault(includepath, text.split("\n"))
+        check_comments(text, self.user_file(includepath))
         return io.StringIO(text)
 
     def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
@@ -419,6 +420,30 @@ class _PP(Preprocessor):
         # keep the comment's width (and its newlines) so columns stay true
         tok.value = re.sub(r"[^\n]", " ", tok.value)
         return True
+
+
+def without_bom(text: str) -> str:
+    """The text without a leading UTF-8 byte-order mark (editors on Windows
+    write one; nvcc skips it), so that columns count from the first character."""
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+# what can hold a '/*' that opens no comment: a comment, a string or a character
+# literal; group 1 is a '/*' whose comment never closes
+_COMMENT_SCAN = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|(/\*)', re.S)
+
+
+def check_comments(text: str, file: str) -> None:
+    """A '/*' comment left open to the end of `file` is gcc's 'unterminated
+    comment' at its start (pcpp would read it as the operators '/' and '*')."""
+    if "/*" not in text:
+        return
+    for m in _COMMENT_SCAN.finditer(text):
+        if m.group(1) is not None:
+            line = text.count("\n", 0, m.start()) + 1
+            col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+            src = text.split("\n")[line - 1].rstrip("\r")
+            raise CompileError("unterminated comment", Loc(file, line, col), src)
 
 
 def _gcc_words(msg: str) -> str:
@@ -462,7 +487,9 @@ def preprocess(text: str, filename: str = "<source>", include_dirs: tuple = (),
                defines: Optional[dict] = None, arch: Optional[int] = None) -> Preprocessed:
     """Run the C preprocessor over `text`; predefines __CUDACC__, __NVCC__ and
     __CUDA_ARCH__ (when `arch`, e.g. 900, is given, as nvcc does in its device pass)."""
+    text = without_bom(text)
     file_lines: dict = {filename: text.split("\n")}
+    check_comments(text, filename)
     pp = _PP(file_lines)
     pp.define("__CUDACC__ 1")
     pp.define("__NVCC__ 1")

@@ -6,7 +6,7 @@ import pytest
 import isa
 from isa import ir
 from isa.preprocessor import preprocess
-from isa_ir_walk import nodes, compile_error
+from isa_ir_walk import nodes, compile_error, nvcc_accepts
 
 
 def kernel_const(src: str, **kw) -> int:
@@ -364,3 +364,39 @@ def test_malformed_macro_or_defined_is_refused_as_gcc_does(directive, col, messa
 def test_stringizing_and_pasting_parameters_still_define():
     src = "#define S(x) #x\n#define V(...) #__VA_ARGS__\n#define C(a, b) a##b\nS(ab) V(1, 2) C(1, 0)\n"
     assert preprocess(src, "t.cu").text.split() == ['"ab"', '"1,', '2"', "10"]
+
+
+@pytest.mark.parametrize("src, line, col", [
+    ("__global__ void k(int *p) { p[0] = 1; }\n/* never closed\n", 2, 1),
+    ("/* never closed\n__global__ void k(int *p) { p[0] = 1; }\n", 1, 1),
+    ("__global__ void k(int *p) {\n  p[0] = 1; /* oops\n}\n", 2, 13),
+])
+def test_unterminated_block_comment_is_named_at_its_start(src, line, col):
+    e = compile_error(src)
+    assert (e.message, e.line, e.col) == ("unterminated comment", line, col)
+
+
+def test_comment_opener_in_a_line_comment_string_or_closed_comment_opens_nothing():
+    src = ('// a /* in a line comment\n/* a closed one /* */\n'
+           '__global__ void k(int *p) { printf("/*"); p[0] = \'/\' * 2; }\n')
+    assert kernel_const(src) == ord("/") * 2
+
+
+def test_unterminated_comment_in_an_included_file_is_named_there(tmp_path):
+    (tmp_path / "h.cuh").write_text("int a;\n  /* open\n")
+    e = compile_error('#include "h.cuh"\n', str(tmp_path / "main.cu"))
+    assert (e.message, e.file, e.line, e.col) == ("unterminated comment", str(tmp_path / "h.cuh"), 2, 3)
+
+
+def test_byte_order_mark_is_skipped_keeping_columns(tmp_path):
+    src = "\ufeff#define V 7\n__global__ void k(int *p) { p[0] = V; }\n"
+    nvcc_accepts(src, tmp_path)
+    assert kernel_const(src) == 7
+    e = compile_error("\ufeff__global__ void k(int *p) { p[0] = 1 + ; }\n")
+    assert (e.line, e.col) == (1, 40) and not e.source_line.startswith("\ufeff")
+
+
+def test_byte_order_mark_of_an_included_file_is_skipped(tmp_path):
+    (tmp_path / "h.cuh").write_text("\ufeff#define V 9\n", encoding="utf-8")
+    m = isa.compile_source('#include "h.cuh"\n__global__ void k(int *p) { p[0] = V; }\n', str(tmp_path / "m.cu"))
+    assert nodes(m.kernel("k").body, ir.Store)[0].value.value == 9

@@ -514,24 +514,24 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         var = ir.Var(name, t, storage_kind, dcl.loc, q.volatile, align=align)
         if q.const and item.init is None:
             raise self.error(f"const variable '{name}' must be initialised", dcl.loc)
-        # the initialiser sees the outer scope's names for its own name (C: scope
-        # starts after the declarator; that use is an uninitialised read)
+        # the name's scope starts at the end of its declarator (C11 6.2.1p7), before
+        # the initialiser: 'int x = x;' reads the new x, uninitialised
         init = item.init
         if init is None:
             self.declare(name, self.Sym("var", var, q, dcl.loc), dcl.loc)
             out.append(ir.Decl(dcl.loc, var))
             return
         if storage_kind == "reg" and not isinstance(init, A.InitList):
+            sym = self.Sym("var", var, q, dcl.loc)
+            self.declare(name, sym, dcl.loc)
             v = conversion_value(self, init, t, q.pconst)     # T *p = SharedMemory<T>();
             low = self
             if "constexpr" in storage and _calls_constexpr(self, init):   # run at compile time
                 low = FunctionLowering.for_constants(self.ck, self.lookup)
             v = self.convert(low.rvalue(init) if v is None else v, t, init.loc, "initialise")
             self.check_qual_drop(v, t, init.loc, q.pconst)
-            sym = self.Sym("var", var, q, dcl.loc)
             if q.const and is_int(t) and isinstance(v, ir.Const):
                 sym.value = v.value     # C++: a const int with a constant initialiser is a constant
-            self.declare(name, sym, dcl.loc)
             out.append(ir.Decl(dcl.loc, var, v))
             return
         if storage_kind == "reg":   # vector or scalar with braces

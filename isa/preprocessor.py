@@ -25,6 +25,7 @@ from .system_headers import HEADERS, UNSUPPORTED_HEADERS
 _VIRTUAL = "<cuda>"          # the include dir that holds system_headers.HEADERS
 _LINE_RE = re.compile(r'^\s*#\s*line\s+(\d+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*$')
 _DIRECTIVE_RE = re.compile(r'^\s*#\s*(\w+)')
+_PRAGMA_OP = re.compile(r'\b_Pragma\s*\(\s*(?:L|u8|u|U)?"(?:[^"\\]|\\.)*"\s*\)')   # C99 6.10.9
 # gcc's (and nvcc's) limit on #include nesting: a file that includes itself stops there
 MAX_INCLUDE_DEPTH = 200
 # the operators of an #if expression (C11 6.10.1: unary, binary and ?:)
@@ -566,6 +567,8 @@ def _line_table(out: str, filename: str, file_lines: dict) -> Preprocessed:
         d = _DIRECTIVE_RE.match(raw)
         if d and d.group(1) == "pragma":
             raw = ""  # #pragma unroll etc.: hints only
+        elif "_Pragma" in raw:     # the operator form, blanked to its width
+            raw = _PRAGMA_OP.sub(lambda m: " " * len(m.group()), raw)
         kept.append(raw)
         mapping.append((cur_file, cur_line))
         cur_line += 1

@@ -28,6 +28,7 @@ KEYWORDS: dict = {
     "__half2": "half precision is not supported",
     "__nv_bfloat16": "bfloat16 is not supported",
     "__grid_constant__": "__grid_constant__ is not supported",
+    "__cluster_dims__": "thread block clusters (__cluster_dims__) are not supported",
 }
 
 # identifiers that are only unsupported when called or used as a type
@@ -53,6 +54,7 @@ CALLS: dict = {
     "__trap": "'__trap' is not supported",
     "__brkpt": "'__brkpt' is not supported",
     "__prof_trigger": "'__prof_trigger' is not supported",
+    "_Pragma": "_Pragma takes a parenthesized string literal",   # one that does is dropped (preprocessor.py)
 }
 # warp reduce/match functions (sm_70/sm_80) and SIMD video intrinsics
 for _n in ("add", "min", "max", "and", "or", "xor"):

@@ -186,6 +186,7 @@ def test_compile_error_never_leaks_lark_exception():
     ("__global__ void k() { asm(\"exit;\"); }", "inline PTX assembly (asm) is not supported"),
     ("__global__ void k(float *p) { p[0] = __shfl(p[0], 1); }", "use '__shfl_sync'"),
     ("__global__ void k(int *p) { p[0] = __reduce_add_sync(0xffffffff, p[1]); }", "'__reduce_add_sync' is not supported"),
+    ("__global__ void __cluster_dims__(2, 1, 1) k(int *p) { }", "thread block clusters (__cluster_dims__) are not supported"),
 ])
 def test_unsupported_construct_is_named(src, msg):
     e = compile_error(src + "\n")

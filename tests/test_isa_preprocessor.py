@@ -400,3 +400,18 @@ def test_byte_order_mark_of_an_included_file_is_skipped(tmp_path):
     (tmp_path / "h.cuh").write_text("\ufeff#define V 9\n", encoding="utf-8")
     m = isa.compile_source('#include "h.cuh"\n__global__ void k(int *p) { p[0] = V; }\n', str(tmp_path / "m.cu"))
     assert nodes(m.kernel("k").body, ir.Store)[0].value.value == 9
+
+
+def test_pragma_operator_is_dropped_as_a_pragma_directive_is(tmp_path):
+    src = ('#define UNROLL _Pragma("unroll 2")\n'
+           '__global__ void k(int *p) { _Pragma("unroll") for (int j = 0; j < 4; j++) p[0] = 5;\n'
+           '  UNROLL for (int j = 0; j < 4; j++) p[1] = 2 + ; }\n')
+    nvcc_accepts(src.replace("2 + ;", "2;"), tmp_path)
+    assert kernel_const(src.replace("2 + ;", "2;")) == 5
+    e = compile_error(src)
+    assert (e.line, e.col) == (3, 49)      # the ";" after "2 + ": columns stay true
+
+
+def test_pragma_operator_without_a_string_is_named():
+    e = compile_error("__global__ void k(int *p) { _Pragma(unroll) p[0] = 1; }\n")
+    assert (e.message, e.col) == ("_Pragma takes a parenthesized string literal", 29)

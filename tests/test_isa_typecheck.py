@@ -877,3 +877,20 @@ def test_device_variable_past_the_largest_object_is_an_error_at_its_name():
     e = compile_error("__device__ char g[1LL << 62][2];")
     assert e.message == "size 9223372036854775808 of 'g' exceeds the maximum object size 9223372036854775807"
     assert (e.line, e.col) == (1, 17)
+
+
+def test_variable_named_in_its_own_initialiser_is_the_new_uninitialised_one(tmp_path):
+    # C11 6.2.1p7: its scope starts at the end of its declarator; nvcc compiles it (a read
+    # of an uninitialised value), so the inner y's initialiser reads the inner y, not the outer 2
+    from isa_ir_walk import nvcc_accepts
+    body = "int y = 2; { int y = y + 5; p[1] = y; } p[0] = y;"
+    nvcc_accepts("__global__ void k(int *p) { %s }" % body, tmp_path)
+    fn = compile_kernel(body, "int *p")
+    outer, inner = [d for d in nodes(fn.body, ir.Decl) if d.var.name == "y"]
+    assert [r.var for r in nodes(inner.init, ir.VarRef)] == [inner.var]
+
+
+def test_self_initialised_variable_is_not_undeclared():
+    fn = compile_kernel("int x = x; p[0] = x;", "int *p")
+    d = [d for d in nodes(fn.body, ir.Decl) if d.var.name == "x"][0]
+    assert isinstance(d.init, ir.VarRef) and d.init.var is d.var

@@ -64,7 +64,7 @@ def compile_source(text: str, filename: str = "<source>", include_dirs: tuple = 
     try:
         return ck.check(parse(pp))
     except RecursionError as e:
-        loc = reached(e.__traceback__)
+        loc = reached(e.__traceback__, pp)
         raise (ck.error("expression or statement nesting too deep", loc) if loc is not None else
                CompileError("expression or statement nesting too deep", ir.Loc(filename, 1, 1), None)) from None
     except CompileError:

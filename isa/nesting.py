@@ -48,17 +48,26 @@ def too_deep(body: ir.Stmt, limit: int = MAX_IR_DEPTH) -> Optional[ir.Loc]:
     return None
 
 
-def reached(tb) -> Optional[ir.Loc]:
+def reached(tb, pp=None) -> Optional[ir.Loc]:
     """Where the compile that raised a RecursionError (traceback `tb`) had got
-    to: the innermost syntax-tree statement a frame was working on, else the
-    innermost syntax-tree node; None where no frame held one."""
+    to: the innermost statement a frame was working on, else the innermost
+    node; syntax-tree nodes while lowering, parse trees (positions in `pp`, the
+    preprocessed text) while building the syntax tree. None where no frame held one."""
+    from lark import Tree
     from . import ast as A
     stmt = node = None
     while tb is not None:
-        for v in tb.tb_frame.f_locals.values():
+        frame = tb.tb_frame
+        for v in frame.f_locals.values():
             if isinstance(v, A.Stmt) and isinstance(v.loc, ir.Loc):
                 stmt = v.loc
             elif isinstance(v, A.Node) and isinstance(v.loc, ir.Loc):
                 node = v.loc
+            elif isinstance(v, Tree) and pp is not None and getattr(v.meta, "line", None) is not None:
+                loc = pp.loc(v.meta.line, v.meta.column)
+                if frame.f_code.co_name == "stmt":      # ast_builder.AstBuilder.stmt
+                    stmt = loc
+                else:
+                    node = loc
         tb = tb.tb_next
     return stmt or node

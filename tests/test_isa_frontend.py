@@ -120,3 +120,9 @@ def test_ir_nesting_past_the_limit_is_refused_at_its_statement():
 def test_blocks_nested_past_the_limit_are_refused_at_the_block_crossing_it():
     e = compile_error('__global__ void k(int *a)\n{\n' + "{" * 4100 + "a[0] = 1;" + "}" * 4100 + "\n}\n")
     assert e.message.startswith("expression or statement nesting too deep") and e.line == 3 and e.col == 4000
+
+
+def test_expression_too_deep_to_parse_is_refused_at_its_statement():
+    # 20,000 terms recurse past the limit while the syntax tree is built, before lowering
+    e = compile_error(DEEP % "+".join(["1"] * 20000))
+    assert e.message == "expression or statement nesting too deep" and (e.line, e.col) == (4, 5)

@@ -131,13 +131,13 @@ def _shape(shape) -> tuple:
     return dims
 
 
-# why a device array cannot hold a dtype of this numpy kind (what kernels take: the
-# integers, bool, float32 and float64, and structured dtypes as struct arrays)
+# why a device array cannot hold a dtype of this numpy kind (what it holds: the
+# integers, bool, float16/32/64, complex64/128 and structured dtypes, as CuPy
+# arrays do; a kernel reads complex numbers as float2/double2 or through a
+# struct, half floats as unsigned short bits or bytes)
 _NO_DEVICE_FORM = {
     "O": "a device array holds numbers, not Python objects",
     "U": "a device array holds numbers, not text", "S": "a device array holds numbers, not text",
-    "c": "gpuemu's CUDA C has no complex type (cuComplex.h); for a float2* / double2* "
-         "parameter view the data as pairs of floats: a.view(np.float32) or a.view(np.float64)",
     "M": "a device array holds numbers, not dates", "m": "a device array holds numbers, not dates",
 }
 
@@ -148,9 +148,8 @@ def _device_dtype(dtype) -> np.dtype:
     dtype = np.dtype(dtype)
     why = "a device array holds numbers, not Python objects" if dtype.hasobject else \
         _NO_DEVICE_FORM.get(dtype.kind)
-    if why is None and dtype.kind == "f" and dtype.itemsize not in (4, 8):
-        why = ("half precision (__half) is not supported" if dtype.itemsize == 2 else
-               "CUDA C has no long double on the device")
+    if why is None and dtype.kind in "fc" and dtype.itemsize > (8 if dtype.kind == "f" else 16):
+        why = "CUDA C has no long double on the device"
     if why is not None:
         raise ValueError(f"Unsupported dtype {dtype}: {why}")
     return dtype
@@ -202,6 +201,8 @@ def asarray(a, dtype=None) -> DeviceArray:
     arr = a.get() if isinstance(a, DeviceArray) else a
     arr = _host_array(arr, dtype, "asarray")
     _device_dtype(arr.dtype)
+    if not arr.dtype.isnative:           # the device's bytes are little-endian, as CuPy converts
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     d = _new(arr.shape, arr.dtype)
     d.set(a if isinstance(a, np.ndarray) and a.dtype == arr.dtype else arr)
     return d

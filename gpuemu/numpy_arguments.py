@@ -84,9 +84,12 @@ def dtype_misfit(dtype: np.dtype, pointee) -> str:
     """Why a numpy array of `dtype` cannot be what a pointer to `pointee`
     points at, or "" when it can. The kernel reads the array's bytes as
     `pointee`s, so a float64 array for a float* reads garbage: refused where
-    the element's size differs, or float meets integer, or the dtype is one
-    no device array holds (device_array._device_dtype: str, complex, dates,
-    half or long double, Python objects: its copy could not be made).
+    the element's size differs, or float meets integer, or the bytes are
+    big-endian, or the dtype is one no device array holds
+    (device_array._device_dtype: str, dates, long double, Python objects:
+    its copy could not be made). Complex numbers are pairs of floats (for a
+    float2*/double2*, a float*/double* or a struct), half floats their
+    2-byte bits (for an unsigned short*).
     What CUDA code does on purpose stays: void*, char* and unsigned char*
     take an array of any other dtype (bytes); same-size signed and unsigned
     integers; a vector pointee (float4) an array of its element or of records
@@ -99,7 +102,19 @@ def dtype_misfit(dtype: np.dtype, pointee) -> str:
         return str(e).split(": ", 1)[-1]
     while isinstance(pointee, ir.ArrayType):        # int (*)[8]: rows of ints
         pointee = pointee.elem
+    as_bytes = isinstance(pointee, ir.VoidType) or (
+        isinstance(pointee, ir.ScalarType) and pointee.kind == "int" and pointee.size == 1)
+    if not dtype.isnative and not as_bytes:
+        return ("its bytes are big-endian where the device's are little-endian; pass "
+                "a.astype(a.dtype.newbyteorder('='))")
     kind, size = dtype.kind, dtype.itemsize
+    if kind == "c":                 # complex numbers: pairs of floats (cuComplex is a float2)
+        kind, size = "f", size // 2
+        if isinstance(pointee, ir.VectorType) and pointee.size == 2 * size and pointee.elem.kind == "float":
+            return ""
+    elif kind == "f" and size == 2 and isinstance(pointee, ir.ScalarType) \
+            and pointee.kind == "int" and pointee.size == 2:
+        return ""                   # half floats read as their bits (unsigned short, as __half is stored)
     if isinstance(pointee, ir.VoidType):
         return ""
     if isinstance(pointee, ir.ScalarType):

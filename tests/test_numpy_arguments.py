@@ -126,7 +126,7 @@ def test_a_float64_output_array_for_a_float_pointer_is_refused(add):
         add(1, 8, (np.zeros(8), np.ones(8, np.float32), 8))
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.complex64, "<U1"])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.complex128, "<U1"])
 def test_an_array_of_other_numbers_of_the_same_size_is_refused_for_a_float_pointer(add, dtype):
     with pytest.raises(gpuemu.LaunchError, match=r"argument 1 \('a'.*cannot be passed"):
         add(1, 8, (np.zeros(8, np.float32), np.zeros(8, dtype), 8))
@@ -151,7 +151,7 @@ def test_byte_pointers_take_any_array():
     assert out.view(np.uint8).tolist() == [1] * 8
 
 
-@pytest.mark.parametrize("dtype", ["<U1", np.complex64, np.float16])
+@pytest.mark.parametrize("dtype", ["<U1", "datetime64[D]", np.longdouble])
 def test_a_dtype_no_device_array_holds_is_refused_even_for_a_void_pointer(dtype):
     k = gpuemu.RawModule(code="__global__ void k(void* v) { }").get_function("k")
     with pytest.raises(gpuemu.LaunchError, match=r"argument 0 \('v', void\*\) points to void: an array of "):
@@ -183,3 +183,35 @@ def test_a_device_array_of_another_dtype_stays_a_pointer(add):
     c = gpuemu.asarray(np.zeros(2, np.float64))
     add(1, 4, (c, np.ones(4, np.float32), 4))
     assert c.get().view(np.float32).tolist() == [1.0] * 4
+
+
+def test_a_complex_array_is_pairs_of_floats_for_a_float2_pointer():
+    k = gpuemu.RawModule(code="__global__ void conj2(float2* z) { z[threadIdx.x].y = -z[threadIdx.x].y; }"
+                         ).get_function("conj2")
+    z = np.array([1 + 2j, 3 - 4j], np.complex64)
+    k(1, 2, (z,))
+    assert z.tolist() == [1 - 2j, 3 + 4j]
+
+
+def test_a_half_array_is_its_bits_for_an_unsigned_short_pointer():
+    k = gpuemu.RawModule(code="__global__ void neg(unsigned short* h) { h[threadIdx.x] ^= 0x8000; }"
+                         ).get_function("neg")
+    h = np.array([1.5, -2.0], np.float16)
+    k(1, 2, (h,))
+    assert h.tolist() == [-1.5, 2.0]
+
+
+def test_a_big_endian_array_is_refused_for_a_double_pointer_naming_the_byte_order():
+    k = gpuemu.RawModule(code="__global__ void k(double* o) { o[threadIdx.x] += 1; }").get_function("k")
+    a = np.zeros(2, ">f8")
+    with pytest.raises(gpuemu.LaunchError, match=r"big-endian .*newbyteorder"):
+        k(1, 2, (a,))
+    assert a.tolist() == [0.0, 0.0]
+
+
+def test_a_big_endian_array_is_bytes_for_a_byte_pointer():
+    k = gpuemu.RawModule(code="__global__ void k(unsigned char* o) { o[threadIdx.x] = o[threadIdx.x]; }"
+                         ).get_function("k")
+    a = np.array([1.0], ">f8")
+    k(1, 8, (a,))
+    assert a.tolist() == [1.0]

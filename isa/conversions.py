@@ -113,6 +113,8 @@ def int_literal_type(text: str) -> tuple:
         lo = -(1 << (t.bits - 1)) if t.signed else 0
         hi = (1 << (t.bits - 1)) - 1 if t.signed else (1 << t.bits) - 1
         if lo <= value <= hi:
+            if t.bits == 64 and longs < 2:     # C++: a 64-bit literal without 'll' is a long
+                t = ir.LONG if t.signed else ir.ULONG
             return value, t
     if value >= 1 << 64:
         raise OverflowError("too large for any integer type")

@@ -23,15 +23,17 @@ def _add(t, *spellings):
 
 _add(ir.VOID, "void")
 _add(BOOL, "bool", "_Bool")
-_add(I8, "char", "signed char")
+_add(I8, "char")
+_add(ir.SCHAR, "signed char")
 _add(U8, "unsigned char")
 _add(I16, "short", "short int", "signed short", "signed short int")
 _add(U16, "unsigned short", "unsigned short int")
 _add(I32, "int", "signed", "signed int")
 _add(U32, "unsigned", "unsigned int")
-_add(I64, "long", "long int", "signed long", "signed long int", "long long", "long long int",
-     "signed long long", "signed long long int", "__int64")
-_add(U64, "unsigned long", "unsigned long int", "unsigned long long", "unsigned long long int")
+_add(ir.LONG, "long", "long int", "signed long", "signed long int")
+_add(I64, "long long", "long long int", "signed long long", "signed long long int", "__int64")
+_add(ir.ULONG, "unsigned long", "unsigned long int")
+_add(U64, "unsigned long long", "unsigned long long int")
 _add(F32, "float")
 _add(F64, "double")
 

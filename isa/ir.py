@@ -54,6 +54,11 @@ class ScalarType:
     kind: str      # 'bool' | 'int' | 'float'
     bits: int      # 1 for bool (stored as 1 byte in memory), 8/16/32/64, 32/64
     signed: bool = True
+    # C++ keeps 'long' apart from 'long long' and 'signed char' from 'char'
+    # though they share a representation: only overloading sees this name
+    # (overload_identity); equality, hashing and repr ignore it, so lowering
+    # and the JIT see one type. Empty for 'char' and 'long long'.
+    spelling: str = field(default="", compare=False, repr=False)
 
     @property
     def size(self) -> int:  # bytes in memory
@@ -101,6 +106,21 @@ I16, U16 = ScalarType("int", 16, True), ScalarType("int", 16, False)
 I32, U32 = ScalarType("int", 32, True), ScalarType("int", 32, False)
 I64, U64 = ScalarType("int", 64, True), ScalarType("int", 64, False)
 F32, F64 = ScalarType("float", 32), ScalarType("float", 64)
+SCHAR = ScalarType("int", 8, True, "signed char")
+LONG, ULONG = ScalarType("int", 64, True, "long"), ScalarType("int", 64, False, "unsigned long")
+
+
+def overload_identity(t):
+    """A type as overloading tells types apart ([over.load]): as `==` does,
+    but 'long' is not 'long long', 'signed char' is not 'char', a scoped enum
+    is not its underlying integer, and pointer address spaces do not count."""
+    if isinstance(t, PointerType):
+        return ("ptr", overload_identity(t.pointee))
+    if isinstance(t, ArrayType):
+        return ("array", overload_identity(t.elem), t.count)
+    if isinstance(t, ScalarType):
+        return (t.kind, t.bits, t.signed, t.spelling, scoped_enum(t))
+    return t
 
 
 @dataclass(frozen=True)

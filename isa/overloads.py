@@ -124,7 +124,7 @@ def conversion(a: Arg, p: Param) -> Optional[Conv]:
             return None
         if at != pt or (is_ptr(pt) and a.pconst and not p.pconst):
             return None
-        return Conv(EXACT, ref_const=False)
+        return Conv(_same(at, pt), ref_const=False)
     c = _value_conversion(a, pt, p.pconst)
     if c is not None and p.ref and at == pt:
         c.ref_const = True          # a const reference bound to the argument itself
@@ -137,7 +137,7 @@ def _value_conversion(a: Arg, pt: ir.Type, pconst: bool) -> Optional[Conv]:
         return Conv(EXACT) if at == pt else None
     if is_arith(pt):
         if is_arith(at):
-            if at == pt:
+            if ir.overload_identity(at) == ir.overload_identity(pt):
                 return Conv(EXACT)
             return Conv(PROMOTION) if _promotes(at, pt) else Conv(CONVERSION)
         if is_ptr(at) and pt.kind == "bool":
@@ -148,13 +148,20 @@ def _value_conversion(a: Arg, pt: ir.Type, pconst: bool) -> Optional[Conv]:
             if a.pconst and not pconst:
                 return None
             if strip_spaces(at.pointee) == strip_spaces(pt.pointee):
-                return Conv(EXACT, qual=pconst and not a.pconst)
+                return Conv(_same(at, pt), qual=pconst and not a.pconst)
             if isinstance(pt.pointee, ir.VoidType):
                 return Conv(CONVERSION)
             return None
         if a.null:
             return Conv(CONVERSION)
     return None
+
+
+def _same(at: ir.Type, pt: ir.Type) -> int:
+    """EXACT for one type; a place or pointee of another type of the same
+    representation ('long' for 'long long') ranks as a conversion, so that
+    the overload of its own type wins (C++ would not bind it at all)."""
+    return EXACT if ir.overload_identity(at) == ir.overload_identity(pt) else CONVERSION
 
 
 def _compare(s1: Conv, s2: Conv) -> int:

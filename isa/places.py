@@ -78,6 +78,8 @@ def tname(t) -> str:
     if isinstance(t, ir.ScopedEnumType):
         return t.name
     if isinstance(t, ir.ScalarType):
+        if t.spelling:
+            return t.spelling
         if t.kind == "bool":
             return "bool"
         if t.kind == "float":

@@ -255,7 +255,7 @@ class Checker:
                 raise self.error(f"the underlying type of an enum must be an integer type, not '{tname(under)}'",
                                  e.base.loc)
         # a scoped enum is a type of its own; an unscoped one is its underlying integer type
-        t = ir.ScopedEnumType(under.kind, under.bits, under.signed, e.tag) if e.scoped else under
+        t = ir.ScopedEnumType(under.kind, under.bits, under.signed, name=e.tag) if e.scoped else under
         value = 0
         for it in e.items:
             if it.value is not None:
@@ -740,8 +740,7 @@ class Checker:
 def _signature_key(info: FuncInfo) -> tuple:
     """What tells overloads apart: each parameter's type, pointee constness and
     reference kind (a by-value parameter's own const is not part of it)."""
-    from .places import strip_spaces
-    return tuple((strip_spaces(q.type), q.pconst, q.deep, r, r and q.const)
+    return tuple((ir.overload_identity(q.type), q.pconst, q.deep, r, r and q.const)
                  for q, r in zip(info.params_q, info.declared_refs))
 
 

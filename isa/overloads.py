@@ -139,6 +139,8 @@ def _value_conversion(a: Arg, pt: ir.Type, pconst: bool) -> Optional[Conv]:
         if is_arith(at):
             if ir.overload_identity(at) == ir.overload_identity(pt):
                 return Conv(EXACT)
+            if ir.scoped_enum(at) is not None or ir.scoped_enum(pt) is not None:
+                return None         # a scoped enum converts to nothing implicitly ([conv.integral]p1)
             return Conv(PROMOTION) if _promotes(at, pt) else Conv(CONVERSION)
         if is_ptr(at) and pt.kind == "bool":
             return Conv(CONVERSION, to_bool=True)

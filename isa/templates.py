@@ -141,16 +141,17 @@ class Templates:
         known = {p.name: v for p, v in zip(td.params, vals)}
         for prm, arg in zip(params, args):
             ty = [t for t in prm.specs.types if isinstance(t, A.TypedefName)]
-            if len(ty) != 1 or prm.declarator is None:
+            if len(ty) != 1:
                 continue
+            d = prm.declarator or A.Declarator(loc, None)     # an unnamed parameter: g(T)
             name = ty[0].name
             if ty[0].targs is not None and name in self.classes.defs:
-                self.classes.deduce(low, td, ty[0], prm.declarator, arg, known)
+                self.classes.deduce(low, td, ty[0], d, arg, known)
                 continue
             tp = next((p for p in td.params if p.name == name and p.kind == "type"), None)
             if tp is None or name in known:
                 continue
-            ops = [o[0] for o in prm.declarator.ops]
+            ops = [o[0] for o in d.ops]
             at = low.type_only(arg)
             if isinstance(at, ir.ArrayType):
                 at = ir.PointerType(at.elem)

@@ -36,3 +36,34 @@ def test_a_long_argument_still_converts_to_a_lone_long_long_parameter(tmp_path):
     src = "__device__ long long g(long long v) { return v * 2; }\n" \
           "__global__ void k(int *o) { long x = 3; o[threadIdx.x] = (int)(g(x) + g(4L)); }\n"
     assert list(run(src, tmp_path)) == [14] * 4
+
+
+def test_a_scoped_enum_and_its_underlying_int_are_distinct_overloads(tmp_path):
+    src = "enum class C { R = 1, G = 2 };\n" + \
+          _pair("C", "int", "o[0] = f(C::G); o[1] = f(1); C c = C::R; o[2] = f(c); o[3] = f((int)c);")
+    assert list(run(src, tmp_path)) == [1, 2, 1, 2]
+
+
+def test_a_scoped_enum_on_unsigned_char_and_unsigned_char_are_distinct_overloads(tmp_path):
+    src = "enum class C : unsigned char { R = 1, G = 2 };\n" + \
+          _pair("C", "unsigned char", "o[0] = f(C::G); o[1] = f((unsigned char)1);")
+    assert list(run(src, tmp_path))[:2] == [1, 2]
+
+
+def test_two_scoped_enums_are_distinct_overloads(tmp_path):
+    src = "enum class A { X = 1 }; enum class B { Y = 1 };\n" + \
+          _pair("A", "B", "o[0] = f(A::X); o[1] = f(B::Y);")
+    assert list(run(src, tmp_path))[:2] == [1, 2]
+
+
+def test_an_int_argument_does_not_convert_to_a_scoped_enum_parameter(tmp_path):
+    # int -> C is no conversion at all, so f(float) is the only viable one
+    src = "enum class C { R = 1 };\n" + _pair("C", "float", "o[0] = f(1);")
+    assert list(run(src, tmp_path))[0] == 2
+
+
+def test_a_scoped_enum_argument_deduces_its_own_type_for_an_unnamed_parameter(tmp_path):
+    src = "enum class A : char { X = 1 };\n" \
+          "template <typename T> __device__ int g(T) { return sizeof(T) * 100; }\n" \
+          "__global__ void k(int *o) { o[0] = g(A::X); o[1] = g(5); }\n"
+    assert list(run(src, tmp_path))[:2] == [100, 400]

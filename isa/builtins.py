@@ -191,6 +191,31 @@ def vector_make_name(name: str) -> Optional[ir.VectorType]:
     return None
 
 
+def builtin_arities(name: str) -> Optional[frozenset]:
+    """How many arguments the built-in `name` takes (each of its signatures),
+    where one user overload of another count may stand beside it
+    (helper_math.h's `make_float2(float s)`); None where not tabled."""
+    vec = vector_make_name(name)
+    if vec is not None:
+        return frozenset({vec.count})
+    if name in MATH:
+        return frozenset({MATH[name][2]})
+    if name in BITOPS:
+        return frozenset({len(BITOPS[name][1])})
+    if name in CLASSIFY or name in REINTERPRET or name in CONVERSIONS or name in ("abs", "labs", "llabs"):
+        return frozenset({1})
+    if name in ROUNDED_ARITH or name in ("min", "max", "umin", "umax", "llmin", "llmax", "ullmin", "ullmax"):
+        return frozenset({2})
+    return None
+
+
+def arity_apart(name: str, fewest: int, most: int) -> bool:
+    """Whether a function of `name` taking `fewest`..`most` arguments is told
+    apart from every built-in signature of that name by its count alone."""
+    counts = builtin_arities(name)
+    return counts is not None and not any(fewest <= n <= most for n in counts)
+
+
 def is_builtin_function(name: str) -> bool:
     return (name in MATH or name in CLASSIFY or name in BITOPS or name in REINTERPRET
             or name in CONVERSIONS or name in ROUNDED_ARITH or name in ATOMICS

@@ -62,9 +62,11 @@ def lower_call(low, e: A.CallExpr, want_place: bool = False):
                             want_place)
     if sym is not None and sym.kind in ("var", "global"):
         raise low.error(f"called object '{name}' is not a function", e.loc)
-    if sym is None and name in low.ck.overloads and _class_argument(low, e.args):
-        # the user's overloads of a built-in name (helper_math.h's fminf(float2, float2)): they
-        # take a struct or vector, which no built-in does (typecheck.declare_function)
+    if sym is None and name in low.ck.overloads and (_class_argument(low, e.args) or
+                                                     B.arity_apart(name, len(e.args), len(e.args))):
+        # the user's overloads of a built-in name (helper_math.h's fminf(float2, float2),
+        # make_float2(float)): they take a struct or vector, or a number of arguments, which
+        # no built-in does (typecheck.declare_function)
         return _device_call(low, resolve(low, name, e.args, e.loc, e.func), e, want_place)
     if low.const_only:
         if name in ("__builtin_inff", "__builtin_inf", "__builtin_nanf", "__builtin_nan"):

@@ -13,7 +13,7 @@ from typing import Optional
 
 from . import ast as A
 from . import ir
-from .builtins import VECTOR_TYPES, SCALAR_TYPEDEFS, is_builtin_function
+from .builtins import VECTOR_TYPES, SCALAR_TYPEDEFS, arity_apart, is_builtin_function
 from .const_fold import fold, pack
 from .conversions import const_value
 from .declarations import QType, scalar_from_words, struct_layout, union_layout
@@ -548,7 +548,8 @@ class Checker:
                     old.fn.launch_bounds = new.fn.launch_bounds
             return old
         from .operators import check_declaration, operator_name, has_class_param
-        if is_builtin_function(d.name) and not has_class_param(new):
+        if is_builtin_function(d.name) and not has_class_param(new) and not arity_apart(
+                d.name, sum(1 for x in new.defaults if x is None), len(new.params_q)):
             raise self.error(f"'{d.name}' is a CUDA built-in function and cannot be redefined "
                              "(an overload of it needs a struct or vector parameter)", d.loc)
         if operator_name(d.name) is not None:

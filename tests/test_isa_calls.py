@@ -338,3 +338,22 @@ def test_member_function_called_through_a_struct_reference():
     __global__ void k(int *o, S *g) { S &r = g[0]; r.add(1); bump(g[1]); o[0] = r.v; }"""
     g = np.array([10, 20], np.int32)
     assert outputs(src, 1, g) == [11] and g.tolist() == [11, 22]
+
+
+def test_a_built_in_s_name_overloaded_by_argument_count_calls_the_user_function(tmp_path):
+    # helper_math.h's scalar make_<vec>: one argument, where the built-in takes one per component
+    from test_isa_overloads import run
+    src = "inline __host__ __device__ float2 make_float2(float s) { return make_float2(s, s); }\n" \
+          "inline __host__ __device__ int2 make_int2(int s) { return make_int2(s, s); }\n" \
+          "__global__ void k(int *o) { float2 a = make_float2(1.5f); int2 b = make_int2(3);\n" \
+          "  o[0] = (int)(a.x + a.y); o[1] = b.x * 10 + b.y; }\n"
+    assert list(run(src, tmp_path))[:2] == [3, 33]
+
+
+def test_a_call_with_the_built_in_s_argument_count_still_calls_the_built_in(tmp_path):
+    from test_isa_overloads import run
+    src = "__device__ int2 make_int2(int s) { return make_int2(s + 100, s + 100); }\n" \
+          "__device__ int max(int a, int b, int c) { return -1; }\n" \
+          "__global__ void k(int *o) { int2 c = make_int2(1, 2); o[0] = c.x * 10 + c.y;\n" \
+          "  o[1] = max(4, 9); o[2] = max(4, 9, 5); }\n"
+    assert list(run(src, tmp_path))[:3] == [12, 9, -1]

@@ -209,6 +209,22 @@ def builtin_arities(name: str) -> Optional[frozenset]:
     return None
 
 
+def exact_signatures(name: str) -> list:
+    """The parameter types of each of the built-in `name`'s signatures, for
+    the names a user function template may share (min, max and the math
+    functions): a non-template matching a call exactly beats a template
+    instance ([over.match.best]). Empty where not tabled."""
+    from .ir import LONG, ULONG
+    if name in ("min", "max"):
+        ints = [(I32, U32), (LONG, ULONG), (I64, U64)]
+        sigs = [(t, t) for pair in ints for t in pair] + [(F32, F32), (F64, F64), (F32, F64), (F64, F32)]
+        return sigs + [(a, b) for s, u in ints for a, b in ((s, u), (u, s))]
+    if name in MATH:
+        _, t, n = MATH[name]
+        return [(t,) * n] if t is not None else [(F32,) * n, (F64,) * n]
+    return []
+
+
 def arity_apart(name: str, fewest: int, most: int) -> bool:
     """Whether a function of `name` taking `fewest`..`most` arguments is told
     apart from every built-in signature of that name by its count alone."""

@@ -40,7 +40,7 @@ def lower_call(low, e: A.CallExpr, want_place: bool = False):
     sym = low.lookup(name)
     tps = low.ck.templates
     if (sym is None or (sym.kind == "func" and e.func.targs is not None)) and tps is not None \
-            and name in tps.defs:
+            and name in tps.defs and not (sym is None and e.func.targs is None and _built_in_exact(low, name, e.args)):
         if low.const_only:
             raise low.error("a function call is not a constant expression", e.loc)
         return _device_call(low, tps.for_call(low, e.func, e.args, e.loc), e, want_place)
@@ -95,6 +95,18 @@ def resolve(low, key: str, args: list, loc, name: A.Name = None, hidden: int = 0
     if best.template is not None:
         return tps.instantiate(best.template[0], best.template[1], loc)
     return best.info
+
+
+def _built_in_exact(low, name: str, args: list) -> bool:
+    """Whether a built-in of `name` takes `args` each as its own type: as a
+    non-template it then beats a user's function template of that name
+    (template <class T> T max(T, T) beside CUDA's max(int, int))."""
+    from .overloads import describe
+    sigs = B.exact_signatures(name)
+    if not sigs:
+        return False
+    got = tuple(ir.overload_identity(describe(low, a).type) for a in args)
+    return any(tuple(ir.overload_identity(t) for t in sig) == got for sig in sigs)
 
 
 def _class_argument(low, args: list) -> bool:

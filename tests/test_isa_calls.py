@@ -357,3 +357,20 @@ def test_a_call_with_the_built_in_s_argument_count_still_calls_the_built_in(tmp_
           "__global__ void k(int *o) { int2 c = make_int2(1, 2); o[0] = c.x * 10 + c.y;\n" \
           "  o[1] = max(4, 9); o[2] = max(4, 9, 5); }\n"
     assert list(run(src, tmp_path))[:3] == [12, 9, -1]
+
+
+def test_a_built_in_exact_match_beats_a_user_function_template_of_its_name(tmp_path):
+    # [over.match.best]: a non-template as good as a template instance wins (nvcc -ptx: max.s32, max.f32)
+    from test_isa_overloads import run
+    src = "template <typename T> __device__ T max(T a, T b) { return (a > b ? a : b) + 1000; }\n" \
+          "template <typename T> __device__ T min(T a, T b) { return (a < b ? a : b) + 1000; }\n" \
+          "__global__ void k(int *o) { o[0] = max(1, 2); o[1] = (int)(max(1.5f, 2.5f) * 2);\n" \
+          "  o[2] = (int)min(5LL, 2LL) + (int)min(7u, 3u) * 10; o[3] = max<int>(3, 4); }\n"
+    assert list(run(src, tmp_path)) == [2, 5, 32, 1004]
+
+
+def test_a_user_function_template_beats_a_built_in_that_needs_a_promotion(tmp_path):
+    from test_isa_overloads import run
+    src = "template <typename T> __device__ T max(T a, T b) { return (a > b ? a : b) + 1000; }\n" \
+          "__global__ void k(int *o) { short s = 3; o[threadIdx.x] = max(s, s); }\n"
+    assert list(run(src, tmp_path)) == [1003] * 4

@@ -39,7 +39,7 @@ for _b in ("long", "ulong", "longlong", "ulonglong", "double"):
         VECTOR_TYPES[_nm] = ir.VectorType(_VEC_ELEMS[_b], 4, _nm, _a)
 
 # names that are plain typedefs of scalars, known without a header
-SCALAR_TYPEDEFS: dict = {"size_t": U64, "ptrdiff_t": I64, "ssize_t": I64,
+SCALAR_TYPEDEFS: dict = {"size_t": ir.ULONG, "ptrdiff_t": ir.LONG, "ssize_t": ir.LONG,   # LP64, as glibc
                          "cudaTextureObject_t": U64}   # texture objects: isa/texture_fetch.py
 
 # ------------------------------------------------------------- built-in vars

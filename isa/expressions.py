@@ -150,7 +150,7 @@ class ExpressionLowering:
             self.sizeof(t, e.loc)       # the same types are refused
             while isinstance(t, ir.ArrayType):
                 t = t.elem
-            return ir.Const(U64, e.loc, max(t.align, 1))
+            return ir.Const(ir.ULONG, e.loc, max(t.align, 1))     # a size_t
         if isinstance(e, A.SizeofExpr):
             t = self.type_only(e.a)
             return self.sizeof(t, e.loc)
@@ -204,7 +204,7 @@ class ExpressionLowering:
             raise self.error("invalid application of 'sizeof' to type void", loc)
         if isinstance(t, ir.ArrayType) and t.count is None:
             raise self.error("invalid application of 'sizeof' to an array of unknown size", loc)
-        return ir.Const(U64, loc, t.size)
+        return ir.Const(ir.ULONG, loc, t.size)     # a size_t: unsigned long (LP64)
 
     # names
     def name_value(self, e: A.Name) -> ir.Expr:
@@ -630,9 +630,9 @@ class ExpressionLowering:
             if size == 0:
                 raise self.error("arithmetic on a pointer to void", loc)
             diff = ir.Binary(I64, loc, "sub", ir.Cast(I64, loc, a), ir.Cast(I64, loc, b))
-            if size == 1:
-                return diff
-            return ir.Binary(I64, loc, "div", diff, ir.Const(I64, loc, size))
+            if size == 1:     # a ptrdiff_t: long (LP64)
+                return ir.Binary(ir.LONG, loc, "sub", diff.a, diff.b)
+            return ir.Binary(ir.LONG, loc, "div", diff, ir.Const(I64, loc, size))
         if is_ptr(tb):
             if op == "-":
                 raise self.error("cannot subtract a pointer from an integer", loc)

@@ -13,13 +13,13 @@ _STDINT = """
 typedef signed char int8_t;
 typedef short int16_t;
 typedef int int32_t;
-typedef long long int64_t;
+typedef long int64_t;
 typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
-typedef unsigned long long uint64_t;
-typedef long long intptr_t;
-typedef unsigned long long uintptr_t;
+typedef unsigned long uint64_t;
+typedef long intptr_t;
+typedef unsigned long uintptr_t;
 #define INT8_MIN (-128)
 #define INT8_MAX 127
 #define UINT8_MAX 255

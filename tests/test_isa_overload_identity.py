@@ -67,3 +67,13 @@ def test_a_scoped_enum_argument_deduces_its_own_type_for_an_unnamed_parameter(tm
           "template <typename T> __device__ int g(T) { return sizeof(T) * 100; }\n" \
           "__global__ void k(int *o) { o[0] = g(A::X); o[1] = g(5); }\n"
     assert list(run(src, tmp_path))[:2] == [100, 400]
+
+
+def test_size_t_int64_t_ptrdiff_t_and_sizeof_are_long_types_as_on_an_lp64_host(tmp_path):
+    # glibc x86-64: int64_t, intptr_t, ptrdiff_t are long; uint64_t, size_t and sizeof's type unsigned long
+    src = "#include <cstdint>\n" \
+          "__device__ int f(long x) { return 1; }\n__device__ int f(long long x) { return 2; }\n" \
+          "__device__ int g(unsigned long x) { return 1; }\n__device__ int g(unsigned long long x) { return 2; }\n" \
+          "__global__ void k(int *o) { int64_t a = 1; intptr_t b = 1; size_t c = 1; uint64_t d = 1;\n" \
+          "  o[0] = f(a) * 10 + f(b); o[1] = f(o - o); o[2] = g(c) * 10 + g(d); o[3] = g(sizeof(int)); }\n"
+    assert list(run(src, tmp_path)) == [11, 1, 11, 1]

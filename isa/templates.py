@@ -77,9 +77,9 @@ class Templates:
         if len(targs) > len(td.params):
             raise self.error(f"too many template arguments for '{td.name}' (it takes {len(td.params)})", loc)
         tps = self.type_params_in_scope()
-        return [self.arg_value(p, toks, scope_lookup, tps, loc, pp) for p, toks in zip(td.params, targs)]
+        return [self.arg_value(p, toks, scope_lookup, tps, loc, pp, td) for p, toks in zip(td.params, targs)]
 
-    def arg_value(self, p, toks, scope_lookup, tps, loc, pp=None):
+    def arg_value(self, p, toks, scope_lookup, tps, loc, pp=None, td=None):
         from .lower import FunctionLowering
         if not toks:
             raise self.error(f"empty template argument for '{p.name}'", loc)
@@ -89,8 +89,20 @@ class Templates:
             q = low.type_of_name(tn)
             return QType(q.type, q.const)
         e = self.frag.expr(toks, tps, pp)
+        enum = self.scoped_enum_param(td, p)
+        if enum is not None:        # template <A a>: an enumerator of A, none of another type
+            return self.ck.const_int(e, scope_lookup, f"template argument '{p.name}'", enum)
         v = self.ck.const_int(e, scope_lookup, f"template argument '{p.name}'")
         return bool(v) if "bool" in [str(t) for t in p.type_toks] else v
+
+    def scoped_enum_param(self, td, p) -> Optional[str]:
+        """The scoped enum a value parameter's type names, if it names one."""
+        if td is None:
+            return None
+        try:
+            return ir.scoped_enum(self.value_type(td, p, {}))
+        except CompileError:        # a type naming an earlier parameter: not an enum
+            return None
 
     def value_type(self, td, p, scope: dict) -> ir.Type:
         from .lower import FunctionLowering
@@ -111,7 +123,8 @@ class Templates:
             scope = self.bind(td, vals, loc)
             self.stack.append(scope)
             try:
-                vals.append(self.arg_value(p, p.default, self.ck.lookup_global, self.type_params_in_scope(), loc))
+                vals.append(self.arg_value(p, p.default, self.ck.lookup_global, self.type_params_in_scope(), loc,
+                                           td=td))
             finally:
                 self.stack.pop()
         return vals

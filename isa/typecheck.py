@@ -316,18 +316,21 @@ class Checker:
             raise self.error(f"incomplete struct '{inner.name}': define it before use", d.loc)
         return q
 
-    def const_int(self, e: A.Expr, scope_lookup, what: str) -> int:
+    def const_int(self, e: A.Expr, scope_lookup, what: str, enum: Optional[str] = None) -> int:
+        """The value of an integer constant expression; with `enum`, of a
+        constant of that scoped enum instead (a template argument for one)."""
         from .lower import FunctionLowering
         low = FunctionLowering.for_constants(self, scope_lookup)
         try:
             r = low.rvalue(e)
-            v = fold(r) if ir.scoped_enum(r.type) is None else None   # a scoped enum is no integer
+            v = fold(r) if ir.scoped_enum(r.type) == enum else None   # a scoped enum is no integer
         except CompileError as err:
             if "constant" not in err.message:
                 raise
             v = None
         if v is None or isinstance(v, float):
-            raise self.error(f"{what} must be an integer constant expression", e.loc)
+            kind = f"a constant of type '{enum}'" if enum else "an integer constant expression"
+            raise self.error(f"{what} must be {kind}", e.loc)
         return int(v)
 
     def launch_bounds(self, vals: list, exprs: list) -> Optional[tuple]:

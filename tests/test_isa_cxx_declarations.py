@@ -344,3 +344,16 @@ def test_if_initialiser_is_out_of_scope_after_the_statement(tmp_path):
 def test_auto_with_one_braced_initialiser_takes_its_type(tmp_path):
     src = "__global__ void k(int *o) { auto x{5}; auto y{2.5f}; o[0] = x; o[1] = sizeof(x) + sizeof(y); o[2] = y * 2; }"
     assert run(src, tmp_path, 3) == [5, 8, 5]
+
+
+def test_a_scoped_enum_value_template_parameter_takes_its_enumerators(tmp_path):
+    src = "enum class A { X = 1, Y = 7 };\n" \
+          "template <A a = A::Y> __device__ int h() { switch (a) { case A::X: return 10; default: return (int)a; } }\n" \
+          "__global__ void k(int *o) { o[0] = h<A::X>(); o[1] = h(); o[2] = h<A::Y>(); }\n"
+    assert run(src, tmp_path, 3) == [10, 7, 7]
+
+
+def test_an_integer_for_a_scoped_enum_template_parameter_is_refused(tmp_path):
+    src = "enum class A { X = 1 };\ntemplate <A a> __device__ int h() { return (int)a; }\n" \
+          "__global__ void k(int *o) { o[0] = h<1>(); }\n"
+    assert "template argument 'a' must be a constant of type 'A'" in refused(src, tmp_path)

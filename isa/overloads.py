@@ -122,9 +122,9 @@ def conversion(a: Arg, p: Param) -> Optional[Conv]:
         # a non-const reference binds only to a non-const place of its own type
         if (not a.lvalue and not p.implicit) or a.const:
             return None
-        if at != pt or (is_ptr(pt) and a.pconst and not p.pconst):
-            return None
-        return Conv(_same(at, pt), ref_const=False)
+        if ir.overload_identity(at) != ir.overload_identity(pt) or (is_ptr(pt) and a.pconst and not p.pconst):
+            return None     # not even to another type of one representation ('long &' to a long long)
+        return Conv(EXACT, ref_const=False)
     c = _value_conversion(a, pt, p.pconst)
     if c is not None and p.ref and at == pt:
         c.ref_const = True          # a const reference bound to the argument itself

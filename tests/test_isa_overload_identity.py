@@ -77,3 +77,10 @@ def test_size_t_int64_t_ptrdiff_t_and_sizeof_are_long_types_as_on_an_lp64_host(t
           "__global__ void k(int *o) { int64_t a = 1; intptr_t b = 1; size_t c = 1; uint64_t d = 1;\n" \
           "  o[0] = f(a) * 10 + f(b); o[1] = f(o - o); o[2] = g(c) * 10 + g(d); o[3] = g(sizeof(int)); }\n"
     assert list(run(src, tmp_path)) == [11, 1, 11, 1]
+
+
+def test_a_non_const_reference_binds_only_to_its_own_type_among_overloads(tmp_path):
+    # long & cannot bind a long long, so f(float) is the only viable one (nvcc compiles it)
+    src = "__device__ int f(long &r) { r = 5; return 1; }\n__device__ int f(float x) { return 2; }\n" \
+          "__global__ void k(int *o) { long long c = 1; long d = 1; o[0] = f(c); o[1] = f(d) * 10 + (int)d; }\n"
+    assert list(run(src, tmp_path))[:2] == [2, 15]

@@ -9,6 +9,8 @@ recursion check) is `Checker`; statements and expressions of one function are
 """
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Optional
 
 from . import ast as A
@@ -622,7 +624,10 @@ class Checker:
             return
         if "__constant__" in storage:
             space = "constant"
-            q = QType(q.type, True, q.volatile, True, q.pvolatile)
+            # the object is read-only: a pointer variable itself (float *const),
+            # an array its elements; what a pointer points at keeps its own const
+            q = dataclasses.replace(q, const=True,
+                                    pconst=q.pconst if isinstance(q.type, ir.PointerType) else True)
         elif "__device__" in storage:
             space = "global"
         else:

@@ -894,3 +894,20 @@ def test_self_initialised_variable_is_not_undeclared():
     fn = compile_kernel("int x = x; p[0] = x;", "int *p")
     d = [d for d in nodes(fn.body, ir.Decl) if d.var.name == "x"][0]
     assert isinstance(d.init, ir.VarRef) and d.init.var is d.var
+
+
+def test_a_constant_pointer_variable_is_const_itself_not_what_it_points_at():
+    # '__constant__ float *p;' is 'float *const' (nvcc compiles the store through it)
+    import numpy as np
+    import gpuemu
+    m = gpuemu.RawModule(code="__constant__ float *cptr;\n"
+                              "__global__ void k(float v) { float *d = cptr; d[threadIdx.x] = v; }")
+    out = gpuemu.zeros(4, np.float32)
+    m.get_global("cptr").set(np.array([out.ptr], np.uint64))
+    m.get_function("k")(1, 4, (np.float32(3),))
+    assert out.get().tolist() == [3.0] * 4
+
+
+def test_a_constant_pointer_variable_itself_cannot_be_assigned():
+    e = compile_error("__constant__ float *cptr;\n__global__ void k(float *q) { cptr = q; }")
+    assert "__constant__" in e.message or "const" in e.message

@@ -38,12 +38,17 @@ def cli():
     return run_cli
 
 
+def nvcc_compile(nvcc: str, source: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    """nvcc for sm_90 (device code only) on one .cu file, into tmp_path: its result."""
+    return subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-o", str(tmp_path / (source.stem + ".cubin")),
+                           str(source)], capture_output=True, text=True, timeout=300)
+
+
 def nvcc_cubin(nvcc: str, source: Path, tmp_path: Path) -> None:
     """Compile one .cu file with nvcc for sm_90 (device code only); assert it
     compiles to a non-empty cubin, showing nvcc's messages if not."""
     out = tmp_path / (source.stem + ".cubin")
-    r = subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-o", str(out), str(source)],
-                       capture_output=True, text=True, timeout=300)
+    r = nvcc_compile(nvcc, source, tmp_path)
     assert r.returncode == 0, r.stderr
     assert out.stat().st_size > 0
 

@@ -65,3 +65,36 @@ def nvcc_accepts(src: str, tmp_path) -> None:
     f = Path(tmp_path) / "k.cu"
     f.write_text(src)
     nvcc_cubin(nvcc, f, tmp_path)
+
+
+NVCC = __import__("shutil").which("nvcc")
+
+
+def nvcc_result(src: str, tmp_path):
+    """nvcc's result (sm_90, device code) on `src` written to tmp_path/k.cu."""
+    from pathlib import Path
+
+    from conftest import nvcc_compile
+    f = Path(tmp_path) / "k.cu"
+    f.write_text(src)
+    return nvcc_compile(NVCC, f, Path(tmp_path))
+
+
+def run(src: str, tmp_path, n: int = 4):
+    """o[i] of `k(int *o)` on one block of n threads; nvcc must compile src too."""
+    import numpy as np
+
+    import gpuemu
+    if NVCC is not None:
+        r = nvcc_result(src, tmp_path)
+        assert r.returncode == 0, r.stderr
+    o = gpuemu.zeros(n, dtype=np.int32)
+    gpuemu.RawModule(code=src).get_function("k")((1,), (n,), (o,))
+    return o.get()
+
+
+def refused(src: str, tmp_path) -> str:
+    """gpuemu's message for src, which nvcc refuses as well."""
+    if NVCC is not None:
+        assert nvcc_result(src, tmp_path).returncode != 0
+    return compile_error(src).message

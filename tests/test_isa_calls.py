@@ -342,7 +342,7 @@ def test_member_function_called_through_a_struct_reference():
 
 def test_a_built_in_s_name_overloaded_by_argument_count_calls_the_user_function(tmp_path):
     # helper_math.h's scalar make_<vec>: one argument, where the built-in takes one per component
-    from test_isa_overloads import run
+    from isa_ir_walk import run
     src = "inline __host__ __device__ float2 make_float2(float s) { return make_float2(s, s); }\n" \
           "inline __host__ __device__ int2 make_int2(int s) { return make_int2(s, s); }\n" \
           "__global__ void k(int *o) { float2 a = make_float2(1.5f); int2 b = make_int2(3);\n" \
@@ -351,7 +351,7 @@ def test_a_built_in_s_name_overloaded_by_argument_count_calls_the_user_function(
 
 
 def test_a_call_with_the_built_in_s_argument_count_still_calls_the_built_in(tmp_path):
-    from test_isa_overloads import run
+    from isa_ir_walk import run
     src = "__device__ int2 make_int2(int s) { return make_int2(s + 100, s + 100); }\n" \
           "__device__ int max(int a, int b, int c) { return -1; }\n" \
           "__global__ void k(int *o) { int2 c = make_int2(1, 2); o[0] = c.x * 10 + c.y;\n" \
@@ -361,7 +361,7 @@ def test_a_call_with_the_built_in_s_argument_count_still_calls_the_built_in(tmp_
 
 def test_a_built_in_exact_match_beats_a_user_function_template_of_its_name(tmp_path):
     # [over.match.best]: a non-template as good as a template instance wins (nvcc -ptx: max.s32, max.f32)
-    from test_isa_overloads import run
+    from isa_ir_walk import run
     src = "template <typename T> __device__ T max(T a, T b) { return (a > b ? a : b) + 1000; }\n" \
           "template <typename T> __device__ T min(T a, T b) { return (a < b ? a : b) + 1000; }\n" \
           "__global__ void k(int *o) { o[0] = max(1, 2); o[1] = (int)(max(1.5f, 2.5f) * 2);\n" \
@@ -370,7 +370,7 @@ def test_a_built_in_exact_match_beats_a_user_function_template_of_its_name(tmp_p
 
 
 def test_a_user_function_template_beats_a_built_in_that_needs_a_promotion(tmp_path):
-    from test_isa_overloads import run
+    from isa_ir_walk import run
     src = "template <typename T> __device__ T max(T a, T b) { return (a > b ? a : b) + 1000; }\n" \
           "__global__ void k(int *o) { short s = 3; o[threadIdx.x] = max(s, s); }\n"
     assert list(run(src, tmp_path)) == [1003] * 4

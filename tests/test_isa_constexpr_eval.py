@@ -4,8 +4,7 @@ compile time, as nvcc does; every accepted kernel is also compiled by nvcc
 (where it is on the PATH)."""
 from __future__ import annotations
 
-from isa_ir_walk import compile_error
-from test_isa_overloads import NVCC, nvcc_result, run
+from isa_ir_walk import NVCC, compile_error, nvcc_result, run
 
 SQ = "__device__ constexpr int sq(int x) { return x * x; }\n"
 

@@ -3,10 +3,8 @@ member and free operator functions called by operator expressions; every
 accepted kernel is also compiled by nvcc (where it is on the PATH)."""
 from __future__ import annotations
 
-import numpy as np
 
-from isa_ir_walk import compile_error
-from test_isa_overloads import NVCC, nvcc_result, run
+from isa_ir_walk import NVCC, compile_error, nvcc_result, run
 
 VEC = r'''
 struct V {

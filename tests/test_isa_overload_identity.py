@@ -6,7 +6,7 @@ nvcc does; every accepted kernel is also compiled by nvcc (where it is on
 the PATH)."""
 from __future__ import annotations
 
-from test_isa_overloads import run
+from isa_ir_walk import run
 
 
 def _pair(a: str, b: str, calls: str) -> str:

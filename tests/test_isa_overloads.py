@@ -4,41 +4,7 @@ compiled by nvcc (where it is on the PATH), every refused one is one nvcc
 refuses too, or names what gpuemu does not support."""
 from __future__ import annotations
 
-import shutil
-import subprocess
-
-import numpy as np
-import pytest
-
-import gpuemu
-from isa_ir_walk import compile_error
-
-NVCC = shutil.which("nvcc")
-
-
-def nvcc_result(src: str, tmp_path) -> subprocess.CompletedProcess:
-    path = tmp_path / "k.cu"
-    path.write_text(src)
-    return subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(tmp_path / "k.cubin"), str(path)],
-                          capture_output=True, text=True, timeout=300)
-
-
-def run(src: str, tmp_path, n: int = 4) -> np.ndarray:
-    """o[i] of `k(int *o)` on one block of n threads; nvcc must compile src too."""
-    if NVCC is not None:
-        r = nvcc_result(src, tmp_path)
-        assert r.returncode == 0, r.stderr
-    o = gpuemu.zeros(n, dtype=np.int32)
-    gpuemu.RawModule(code=src).get_function("k")((1,), (n,), (o,))
-    return o.get()
-
-
-def refused(src: str, tmp_path) -> str:
-    """gpuemu's message for src, which nvcc refuses as well."""
-    if NVCC is not None:
-        assert nvcc_result(src, tmp_path).returncode != 0
-    return compile_error(src).message
-
+from isa_ir_walk import NVCC, compile_error, nvcc_result, refused, run
 
 F_INT_FLOAT = "__device__ int f(int a) { return 1; }\n__device__ int f(float a) { return 2; }\n"
 

@@ -181,7 +181,8 @@ def _phase_clock():
         return call
 
     patches = [(block_runner, n, lambda get: (lambda: timing(get(), "native")))
-               for n in ("_function", "_range_function", "_batch_function")
+               for n in ("_function", "_range_function", "_batch_function", "take_ranges_function",
+                         "wait_workers_function")
                if hasattr(block_runner, n)]
     for owner, n, phase in ((MemorySystem, "prepare", "prepare"),
                             (LaunchRun, "_charge_prepared", "apply"),

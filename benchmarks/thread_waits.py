@@ -111,7 +111,8 @@ def wait_clock():
     for k, v in saved_callers.items():
         packed_call._callers[k] = timed(v, "native")
     patches = [(block_runner, n, lambda get: (lambda: timed(get(), "native")))
-               for n in ("_function", "_range_function") if hasattr(block_runner, n)]
+               for n in ("_function", "_range_function", "take_ranges_function", "wait_workers_function")
+               if hasattr(block_runner, n)]
     patches += [(packed_call.PackedCall, "__call__", lambda f: timed(f, "native")),   # kept-argument passes
                 (packed_call.Chain, "__call__", lambda f: timed(f, "native")),        # and their chains
                 (TraceColumns, "fill", lambda f: timed(f, "native")),

@@ -42,7 +42,7 @@ import numpy as np
 from gpuemu.jit import abi, direct_call
 from gpuemu.jit import engine
 
-from . import cache_lines
+from . import cache_lines, range_handout
 from .thread_scheduling import split_warp
 from .warp_scheduler import LooseRoundRobin
 
@@ -400,7 +400,8 @@ def _build_range_ir() -> str:
         b.position_at_end(nxt)
     _counted_loop(fn, b, lin_v, lin1, one_block, start=lin0)
     b.ret(c32(DONE))
-    _build_packed_entry(m, fn)
+    packed = _build_packed_entry(m, fn)
+    range_handout.build(m, packed, (A_LIN0, A_LIN1), engine.triple())
     return str(m)
 
 
@@ -415,7 +416,7 @@ A_LIN0, A_LIN1, A_EV_BUF, A_EV_STATE, A_CTX_START, A_CTX_WORDS = (
     RANGE_ARGS.index(n) for n in ("lin0", "lin1", "ev_buf", "ev_state", "ctx_start", "ctx_words"))
 
 
-def _build_packed_entry(m: ll.Module, target: ll.Function) -> None:
+def _build_packed_entry(m: ll.Module, target: ll.Function) -> ll.Function:
     """gpuemu_run_range_packed(argv) = target(argv[0], ..., argv[9]), each
     argument cast from int64 to target's parameter type, after copying
     argv[ctx_words] words from argv[ctx_start] to ctx when that is not 0."""
@@ -440,6 +441,7 @@ def _build_packed_entry(m: ll.Module, target: ll.Function) -> None:
         v = arg(i)
         vals.append(v if t == I64 else b.inttoptr(v, t))
     b.ret(b.call(target, vals))
+    return f
 
 
 PROTOTYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
@@ -597,6 +599,18 @@ def _make_direct():
         return direct_call.method(DIRECT_SYMBOL, packed_range_address(), I32)
     except Exception:                  # (the ctypes call does the same work)
         return None
+
+
+def take_ranges_function():
+    """range_handout's gpuemu_take_ranges, in the range call's module (loaded once)."""
+    return engine.native_function(range_handout.TAKE_SYMBOL, _build_range_ir,
+                                  range_handout.TAKE_PROTOTYPE)
+
+
+def wait_workers_function():
+    """range_handout's gpuemu_wait_workers (loaded once)."""
+    return engine.native_function(range_handout.WAIT_SYMBOL, _build_range_ir,
+                                  range_handout.WAIT_PROTOTYPE)
 
 
 def packed_range_address() -> int:

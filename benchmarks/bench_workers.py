@@ -153,7 +153,8 @@ def _phase_clock():
     NativeBatch.charge is made those two steps here, and its last batch
     with the launch's end, NativeBatch.charge_last, counts as apply) and range
     (a worker's whole batch: native, prepare, the applies its worker makes
-    at once, _OrderedCharge.now, and the Python around them). An apply
+    at once, _OrderedCharge.now, and the Python around them; counters off,
+    a pool thread's whole part, its ranges handed out natively). An apply
     inside a range counts as well under "apply_in_range" (its range holds
     it: `split_phases` counts it once).
     Yields {thread id: {phase: [cpu, wall]}}; the calling thread's id is
@@ -189,7 +190,8 @@ def _phase_clock():
                             (NativeBatch, "prepare", "prepare"),  # the native passes' own steps
                             (NativeBatch, "apply", "apply"),
                             (NativeBatch, "charge_last", "apply"),   # one worker's last batch and end
-                            (block_workers._Worker, "run_batch", "range")):
+                            (block_workers._Worker, "run_batch", "range"),
+                            (block_workers, "_pool_ranges", "range")):   # a pool thread's handed ranges
         if hasattr(owner, n):
             patches.append((owner, n, lambda f, ph=phase: timing(f, ph)))
     patches.append((NativeBatch, "charge", lambda f: _charge_in_two_steps))

@@ -13,6 +13,7 @@ from . import ir
 from .ir import BOOL, I32, U32, I64, U64, F32, F64
 from . import builtins as B
 from .conversions import usual_arithmetic, promote
+from .conversion_functions import conversion_value
 from .places import is_arith, is_int, is_ptr, tname, with_pq, pq_of, LValue
 from .texture_fetch import FETCHES, lower_texture_fetch
 
@@ -154,8 +155,8 @@ def _device_call(low, info, e: A.CallExpr, want_place: bool = False):
             continue
         if isinstance(p.type, ir.StructType):   # only kernels take structs by value
             raise low.error("cannot pass a struct here", a.loc)
-        v = low.rvalue(a)
-        v = low.convert(v, p.type, a.loc, "pass")
+        v = conversion_value(low, a, p.type, pq.pconst)
+        v = low.convert(low.rvalue(a) if v is None else v, p.type, a.loc, "pass")
         if is_ptr(p.type) and pq_of(v)[0] and not pq.pconst:
             raise low.error(f"cannot pass a pointer to const as '{tname(p.type)}' (parameter '{p.name}')", a.loc)
         args.append(v)

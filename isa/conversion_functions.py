@@ -10,6 +10,14 @@ implicitly (a pointer to the same type or to void, adding const; arithmetic
 to arithmetic) and that the object's constness allows; for a non-const
 object a non-const one is better (its implicit object parameter binds with
 less qualification, [over.ics.rank]/3.2.6), then an exact result type.
+
+Where it applies: initialisation, assignment and casts, the arguments of a
+device function (overloads.py ranks it as a user-defined conversion) and
+`return`; conditions (`if`, loops, `?:`, `!`, `&&`, `||`) convert to bool
+contextually. An `explicit operator T()` (named 'S::explicit operator T')
+is called only by direct initialisation, a cast or a condition, and only
+when it yields T itself ([over.match.conv]p1.2): `if (b)` and `(bool)b`
+call `explicit operator bool()`, `int x = b;` and `f(b)` do not, as nvcc.
 """
 from __future__ import annotations
 
@@ -21,21 +29,23 @@ from .diagnostics import CompileError
 from .places import is_arith, is_ptr, pq_of, strip_spaces, tname, with_pq
 
 
-def conversion_value(low, e: A.Expr, t: ir.Type, target_pconst: bool) -> Optional[ir.Expr]:
+def conversion_value(low, e: A.Expr, t: ir.Type, target_pconst: bool,
+                     direct: bool = False) -> Optional[ir.Expr]:
     """The value of struct-typed `e` converted to `t` by one of its
-    conversion functions; None when `e` is not of a struct type that has any."""
+    conversion functions; None when `e` is not of a struct type that has any.
+    `direct`: a cast or a condition, where an explicit one yielding `t` applies."""
     if isinstance(t, ir.StructType) or low.const_only:
         return None
     obj = _struct_object(low, e)
     if obj is None:
         return None
     st, this = obj
-    key = f"{st.name}::operator "
-    cands = [i for k, infos in low.ck.overloads.items() if k.startswith(key) for i in infos]
+    cands = functions_of(low.ck, st)
     if not cands:
         return None
     const = pq_of(this)[0]
-    viable = [i for i in cands if _converts(i, t, target_pconst) and (i.params_q[0].pconst or not const)]
+    viable = [i for i in cands if (i.params_q[0].pconst or not const) and
+              (converts(i, t, target_pconst) if not _explicit(i) else direct and _yields(i, t, target_pconst))]
     if not viable:
         raise low.error(f"no suitable conversion function from '{st.name}' to '{tname(t)}' exists", e.loc)
 
@@ -52,11 +62,33 @@ def conversion_value(low, e: A.Expr, t: ir.Type, target_pconst: bool) -> Optiona
     return with_pq(r, (best.ret_q.pconst, best.ret_q.pvolatile), best.ret_q.deep)
 
 
+def functions_of(ck, st: ir.StructType) -> list:
+    """The FuncInfos of struct `st`'s conversion functions, explicit ones too."""
+    keys = (f"{st.name}::operator ", f"{st.name}::explicit operator ")
+    return [i for k, infos in ck.overloads.items() if k.startswith(keys) for i in infos]
+
+
+def _explicit(info) -> bool:
+    return info.fn.name.partition("::")[2].startswith("explicit ")
+
+
+def _yields(info, t: ir.Type, target_pconst: bool) -> bool:
+    """The result is `t` itself, up to a qualification conversion."""
+    r = info.ret_q
+    return strip_spaces(r.type) == strip_spaces(t) and (target_pconst or not r.pconst or not is_ptr(t))
+
+
+def implicit_functions(ck, st: ir.StructType, const: bool) -> list:
+    """The conversion functions an object of `st` (`const`) converts by
+    implicitly (overload resolution's user-defined conversions)."""
+    return [i for i in functions_of(ck, st) if not _explicit(i) and (i.params_q[0].pconst or not const)]
+
+
 def _any_conversions(ck) -> bool:
-    return any(k.partition("::")[2].startswith("operator ") for k in ck.overloads)
+    return any(k.partition("::")[2].startswith(("operator ", "explicit operator ")) for k in ck.overloads)
 
 
-def _converts(info, t: ir.Type, target_pconst: bool) -> bool:
+def converts(info, t: ir.Type, target_pconst: bool) -> bool:
     r = info.ret_q.type
     if isinstance(r, ir.StructType) or info.sret is not None:
         return False

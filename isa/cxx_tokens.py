@@ -646,8 +646,12 @@ class _Rewriter:
                                                       str(toks[op + 1]) in _CONVERSION_WORDS):
                 # a conversion function `operator T *()`: 'S::operator T *' returning T *
                 # (conversion_functions.py calls it)
-                specs = list(toks[i:op]) + list(toks[op + 1:paren])
-                fname = _new("IDENT", "operator " + " ".join(str(x) for x in toks[op + 1:paren]), toks[op])
+                # an `explicit` one is named 'S::explicit operator T', which only a cast
+                # or a condition calls
+                explicit = any(str(x) == "explicit" for x in toks[i:op])
+                specs = [x for x in toks[i:op] if str(x) != "explicit"] + list(toks[op + 1:paren])
+                fname = _new("IDENT", "explicit " * explicit + "operator " +
+                             " ".join(str(x) for x in toks[op + 1:paren]), toks[op])
             elif str(fname) == "operator" or (paren >= 2 and str(toks[paren - 2]) == "operator"):
                 raise self.err("operator overloading is not supported", fname)
             if str(fname) == str(name) or (paren >= 2 and str(toks[paren - 2]) == "~"):

@@ -130,7 +130,7 @@ class ExpressionLowering:
             return self.load(self.lvalue(e))
         if isinstance(e, A.CastExpr):
             q = self.type_of_name(e.type_name)
-            v = conversion_value(self, e.a, q.type, True)
+            v = conversion_value(self, e.a, q.type, True, direct=True)
             v = self.rvalue(e.a, allow_void=True) if v is None else v
             if isinstance(q.type, ir.VoidType):
                 if isinstance(v, ir.Intrinsic) and v.name.startswith("atomic"):
@@ -671,12 +671,12 @@ class ExpressionLowering:
         r = self.user_operator(e)
         if r is not None:
             return r
-        v = self.rvalue(e.a)
         if op == "!":
-            b = self.to_bool(v, e.a.loc)
+            b = self.condition(e.a)
             if isinstance(b, ir.Const):
                 return ir.Const(BOOL, e.loc, not b.value)
             return ir.Unary(BOOL, e.loc, "lnot", b)
+        v = self.rvalue(e.a)
         if op in ("-", "+", "~"):
             if ir.scoped_enum(v.type) is not None:
                 raise self.error(f"invalid argument type '{tname(v.type)}' to unary '{op}'", e.loc)

@@ -304,7 +304,8 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             if isinstance(v.type, ir.VoidType):   # `return f();` with f void
                 return ir.Block(s.loc, [ir.ExprStmt(s.loc, v), ir.Return(s.loc, None)])
             raise self.error(f"void function '{self.fn.name}' should not return a value", s.value.loc)
-        v = self.convert(self.rvalue(s.value), ret, s.value.loc, "return")
+        v = conversion_value(self, s.value, ret, self.info.ret_q.pconst)
+        v = self.convert(self.rvalue(s.value) if v is None else v, ret, s.value.loc, "return")
         return ir.Return(s.loc, v)
 
     def switch(self, s: A.Switch) -> ir.Switch:
@@ -352,7 +353,9 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         return ir.Switch(s.loc, v, cases, body)
 
     def condition(self, e: A.Expr) -> ir.Expr:
-        return self.to_bool(self.rvalue(e), e.loc)
+        """`e` contextually converted to bool (a struct's `explicit operator bool()` too)."""
+        v = conversion_value(self, e, ir.BOOL, False, direct=True)
+        return self.to_bool(self.rvalue(e) if v is None else v, e.loc)
 
     # -------------------------------------------------------- declarations
     def local_declaration(self, d: A.Declaration, out: list) -> None:

@@ -5,8 +5,9 @@ functions, operators, a function template beside them) picks the best
 viable function: each argument's implicit conversion sequence is ranked
 ([over.ics.rank]) as an exact match (identity, lvalue-to-rvalue,
 array-to-pointer, qualification adjustment), a promotion (bool/char/short
-to int, float to double) or a conversion (the other arithmetic, pointer and
-boolean conversions); a function is better than another when none of its
+to int, float to double), a conversion (the other arithmetic, pointer and
+boolean conversions) or a user-defined conversion (a struct's non-explicit
+conversion function, conversion_functions.py); a function is better than another when none of its
 arguments converts worse and one converts better, and a non-template beats a
 template instance that converts the same. No viable function, or no single
 best one, is a CompileError naming the candidates, as nvcc (EDG) words it.
@@ -21,7 +22,7 @@ from . import ir
 from .diagnostics import CompileError
 from .places import is_arith, is_ptr, pq_of, strip_spaces, tname
 
-EXACT, PROMOTION, CONVERSION = 0, 1, 2
+EXACT, PROMOTION, CONVERSION, USER = 0, 1, 2, 3
 
 
 @dataclass
@@ -32,6 +33,7 @@ class Arg:
     const: bool            # the place is const
     pconst: bool           # a pointer's pointee is const
     null: bool             # a null pointer constant (0, NULL, nullptr)
+    user: tuple = ()       # a struct's conversion functions (FuncInfos) it converts by implicitly
 
 
 @dataclass
@@ -51,6 +53,7 @@ class Conv:
     qual: bool = False        # a qualification adjustment (T* to const T*)
     ref_const: Optional[bool] = None   # a reference binding: to a const referred type
     to_bool: bool = False     # a pointer converted to bool
+    user: Optional[tuple] = None   # (conversion function, the standard conversion after it)
 
 
 @dataclass
@@ -95,7 +98,11 @@ def _describe(low, e: A.Expr) -> Arg:
         null = isinstance(e, A.NullLit) or (isinstance(e, A.IntLit) and _int_value(e.text) == 0)
         if is_ptr(t):
             pconst = pq_of(low.rvalue(e))[0] if lv is None else lv.pq[0]
-        return Arg(t, lvalue, const, pconst, null)
+        user = ()
+        if isinstance(t, ir.StructType):
+            from .conversion_functions import implicit_functions
+            user = tuple(implicit_functions(low.ck, t, const))
+        return Arg(t, lvalue, const, pconst, null, user)
     finally:
         del low.temps[saved:]
 
@@ -135,6 +142,15 @@ def _value_conversion(a: Arg, pt: ir.Type, pconst: bool) -> Optional[Conv]:
     at = strip_spaces(a.type)
     if isinstance(pt, (ir.StructType, ir.VectorType)):
         return Conv(EXACT) if at == pt else None
+    if a.user:      # a struct's conversion function, then a standard conversion ([over.ics.user])
+        from .conversion_functions import converts
+        seqs = [(_value_conversion(Arg(i.ret_q.type, False, False, i.ret_q.pconst, False), pt, pconst), i)
+                for i in a.user if converts(i, pt, pconst)]
+        seqs = [(c, i) for c, i in seqs if c is not None]
+        if not seqs:
+            return None
+        second, fn = min(seqs, key=lambda x: x[0].rank)
+        return Conv(USER, user=(fn, second))
     if is_arith(pt):
         if is_arith(at):
             if ir.overload_identity(at) == ir.overload_identity(pt):
@@ -170,6 +186,8 @@ def _compare(s1: Conv, s2: Conv) -> int:
     """-1 when s1 is the better conversion sequence, 1 when s2 is, else 0."""
     if s1.rank != s2.rank:
         return -1 if s1.rank < s2.rank else 1
+    if s1.user is not None:     # by one conversion function: the better second conversion
+        return _compare(s1.user[1], s2.user[1]) if s1.user[0] is s2.user[0] else 0
     if s1.to_bool != s2.to_bool:
         return 1 if s1.to_bool else -1
     if s1.qual != s2.qual:

@@ -1,14 +1,16 @@
 """Conversion functions (isa/conversion_functions.py): `operator T *()` of a
 struct called where its object initialises, is assigned to or is cast to
-another type; the CUDA samples' SharedMemory idiom. The kernels that must
-run are also compiled by nvcc where nvcc is on the PATH."""
+another type (the CUDA samples' SharedMemory idiom), is passed or returned,
+or is a condition (`explicit operator bool()` too). The kernels that must
+run are also compiled by nvcc where nvcc is on the PATH; those refused are
+refused by nvcc as well."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import gpuemu
-from isa_ir_walk import compile_error, nvcc_accepts
+from isa_ir_walk import compile_error, nvcc_accepts, refused, run
 
 # the reduction sample's (cuda-samples 2_Concepts_and_Techniques/reduction) first kernel
 SHARED_MEMORY = r'''
@@ -109,3 +111,79 @@ def test_a_target_no_conversion_function_reaches_is_named():
 @pytest.mark.parametrize("src", [SHARED_MEMORY, CONVERSIONS], ids=["shared_memory", "conversions"])
 def test_the_kernels_here_are_valid_cuda(src, tmp_path):
     nvcc_accepts(src, tmp_path)
+
+
+FLAGS = r"""
+struct Flag { int v; __device__ explicit operator bool() const { return v != 0; } };
+struct Num { int v; __device__ operator int() const { return v * 2; } };
+"""
+
+
+def test_an_explicit_operator_bool_is_a_condition_of_if_while_and_the_ternary(tmp_path):
+    src = FLAGS + r"""__global__ void k(int *o) {
+        Flag f = {(int)(threadIdx.x & 1)};
+        int r = 0;
+        if (f) r += 1;
+        r += f ? 10 : 20;
+        for (Flag g = {2}; g; g.v--) r += 100;
+        o[threadIdx.x] = r;
+    }"""
+    assert list(run(src, tmp_path)) == [220, 211, 220, 211]
+
+
+def test_not_and_or_convert_a_struct_operand_contextually(tmp_path):
+    src = FLAGS + r"""__global__ void k(int *o) {
+        Flag f = {(int)(threadIdx.x & 1)};
+        Num n = {(int)(threadIdx.x >> 1)};
+        o[threadIdx.x] = !f + 10 * (f && n) + 100 * (f || n);
+    }"""
+    assert list(run(src, tmp_path)) == [1, 100, 101, 110]
+
+
+def test_a_cast_calls_an_explicit_conversion_function(tmp_path):
+    src = FLAGS + "__global__ void k(int *o) { Flag f = {(int)threadIdx.x}; o[threadIdx.x] = (bool)f; }"
+    assert list(run(src, tmp_path)) == [0, 1, 1, 1]
+
+
+def test_an_argument_and_a_return_value_convert_by_an_implicit_conversion_function(tmp_path):
+    src = FLAGS + r"""
+    __device__ int inc(int x) { return x + 1; }
+    __device__ int value(Num n) { return n; }
+    __device__ bool nonzero(Num n) { return n; }
+    __global__ void k(int *o) {
+        Num n = {(int)threadIdx.x};
+        o[threadIdx.x] = inc(n) * 100 + value(n) * 10 + nonzero(n);
+    }"""
+    assert list(run(src, tmp_path)) == [100, 321, 541, 761]
+
+
+def test_overloads_rank_the_conversion_after_a_conversion_function(tmp_path):
+    # operator int() then int -> int (exact) beats int -> float (a conversion)
+    src = FLAGS + r"""
+    __device__ int f(int x) { return 1; }
+    __device__ int f(float x) { return 2; }
+    __global__ void k(int *o) { Num n = {1}; o[threadIdx.x] = f(n); }"""
+    assert list(run(src, tmp_path)) == [1] * 4
+
+
+def test_two_overloads_a_conversion_function_reaches_equally_are_ambiguous(tmp_path):
+    src = FLAGS + r"""
+    __device__ int h(double x) { return 1; }
+    __device__ int h(long x) { return 2; }
+    __global__ void k(int *o) { Num n = {1}; o[threadIdx.x] = h(n); }"""
+    assert refused(src, tmp_path).startswith("more than one instance of overloaded function 'h'")
+
+
+@pytest.mark.parametrize("helper,use", [("", "int x = f; o[0] = x;"),
+                                        ("__device__ int inc(int x) { return x + 1; }", "o[0] = inc(f);"),
+                                        ("__device__ int give(Flag f) { return f; }", "o[0] = give(f);")],
+                         ids=["initialisation", "argument", "return"])
+def test_an_explicit_conversion_function_is_not_implicit(helper, use, tmp_path):
+    src = FLAGS + helper + "\n__global__ void k(int *o) { Flag f = {1}; " + use + " }"
+    assert refused(src, tmp_path) == "no suitable conversion function from 'Flag' to 'int' exists"
+
+
+def test_an_explicit_operator_int_is_no_condition(tmp_path):
+    src = "struct E { int v; __device__ explicit operator int() const { return v; } };\n" \
+          "__global__ void k(int *o) { E e = {1}; if (e) o[0] = 1; }"
+    assert refused(src, tmp_path) == "no suitable conversion function from 'E' to 'bool' exists"

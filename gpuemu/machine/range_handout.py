@@ -54,10 +54,12 @@ NEXT, ACK, DONE0 = 0, WORDS, 2 * WORDS   # word offsets in the state
 RUNNING, FINISHED, LEFT = 0, 1, 2        # a pool thread's DONE flag
 
 # how long a spin lasts at most, in time-stamp counter ticks (llvm.readcyclecounter:
-# rdtsc on x86, about 2-3 GHz here), and in loop turns where that counter reads 0
+# rdtsc on x86, about 2-3 GHz here), and in loop turns: the bound where that counter
+# reads 0 or ticks slowly (aarch64's virtual counter, some 25-100 MHz), 65,536 turns
+# of a few ns each there, some 3 ms with x86's PAUSE (about 140 cycles since Skylake)
 WAIT_TICKS = 600_000        # the calling thread for the pool threads: some 0.2-0.3 ms
 ACK_TICKS = 300_000         # a pool thread for the calling thread's ACK: some 0.1-0.15 ms
-MOST_TURNS = 1 << 20
+MOST_TURNS = 1 << 16
 
 # take_ranges(argv, ranges, n, state, done, nwait): (range index << 3) | code where
 # a block of that range handed back code, else, once no range is left, -1 less

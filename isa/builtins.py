@@ -96,11 +96,20 @@ CLASSIFY = {"isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
             "__isnanf": "isnan", "__isinff": "isinf", "__finitef": "isfinite",
             "__isnan": "isnan", "__isinf": "isinf", "__finite": "isfinite"}
 
+# the float taken apart (isa/float_parts.py): name -> (kind, fixed type or None
+# for overloaded on float/double); a kind's parameters after x: ldexp (int n),
+# scalbln (long n), frexp (int *exp), modf (T *iptr), ilogb and logb none
+FLOAT_PARTS: dict = {}
+for _n, _k in (("ldexp", "ldexp"), ("scalbn", "ldexp"), ("scalbln", "scalbln"), ("frexp", "frexp"),
+               ("modf", "modf"), ("ilogb", "ilogb"), ("logb", "logb")):
+    FLOAT_PARTS[_n] = (_k, None)
+    FLOAT_PARTS[_n + "f"] = (_k, F32)
+FLOAT_PART_ARITY = {"ldexp": 2, "scalbln": 2, "frexp": 2, "modf": 2, "ilogb": 1, "logb": 1}
+
 # CUDA math functions outside the IR's intrinsic set: named as unsupported
 UNSUPPORTED_MATH = frozenset(
     n + s for n in ("erf", "erfc", "erfinv", "erfcinv", "fdim", "remainder", "remquo", "lgamma", "tgamma",
-                    "j0", "j1", "y0", "y1", "jn", "yn", "sinpi", "cospi", "sincos", "sincospi", "frexp",
-                    "ldexp", "scalbn", "ilogb", "logb", "modf", "nextafter", "normcdf", "normcdfinv",
+                    "j0", "j1", "y0", "y1", "jn", "yn", "sinpi", "cospi", "sincos", "sincospi", "nextafter", "normcdf", "normcdfinv",
                     "rcbrt", "asinh", "acosh", "atanh", "norm3d", "rhypot", "signbit", "lrint", "llrint",
                     "lround", "llround", "nan") for s in ("", "f"))
 
@@ -200,6 +209,8 @@ def builtin_arities(name: str) -> Optional[frozenset]:
         return frozenset({vec.count})
     if name in MATH:
         return frozenset({MATH[name][2]})
+    if name in FLOAT_PARTS:
+        return frozenset({FLOAT_PART_ARITY[FLOAT_PARTS[name][0]]})
     if name in BITOPS:
         return frozenset({len(BITOPS[name][1])})
     if name in CLASSIFY or name in REINTERPRET or name in CONVERSIONS or name in ("abs", "labs", "llabs"):
@@ -237,7 +248,7 @@ def is_builtin_function(name: str) -> bool:
             or name in CONVERSIONS or name in ROUNDED_ARITH or name in ATOMICS
             or name in SHUFFLES or name in VOTES or name in FENCES or name in LOADS
             or name in STORES or name in LEGACY or vector_make_name(name) is not None
-            or name in UNSUPPORTED_MATH
+            or name in UNSUPPORTED_MATH or name in FLOAT_PARTS
             or name in ("printf", "assert", "__syncwarp", "__activemask", "min", "max", "abs", "llabs", "labs",
                         "umin", "umax", "llmin", "llmax", "ullmin", "ullmax", "__builtin_inff",
                         "__builtin_inf", "__builtin_nanf", "__builtin_nan",

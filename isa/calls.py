@@ -285,6 +285,9 @@ def _builtin(low, name: str, e: A.CallExpr) -> ir.Expr:
     if name == "__activemask":
         _args(low, e, 0)
         return _intr(U32, loc, "activemask", [])
+    if name in B.FLOAT_PARTS:
+        from .float_parts import lower_float_part
+        return lower_float_part(low, name, e)
     if name in B.UNSUPPORTED_MATH:
         raise low.error(f"the math function '{name}' is not supported", loc)
     if name in B.SHUFFLES:

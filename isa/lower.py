@@ -106,6 +106,14 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         self.local_bytes = self.scope.local_mark
         self.scope = self.scope.parent
 
+    def builtin_out_pointers(self) -> frozenset:
+        """The built-ins taking an out-pointer (frexp, modf) whose name no
+        user function or template shares."""
+        from .float_parts import OUT_POINTER
+        tps = self.ck.templates
+        return frozenset(n for n in OUT_POINTER if n not in self.ck.overloads
+                         and not (tps is not None and n in tps.defs))
+
     def temp(self, t: ir.Type, loc: ir.Loc, storage: str = "reg") -> ir.Var:
         """A compiler temporary, declared at the top of the function."""
         if self.const_only:
@@ -149,7 +157,7 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
     def lower(self) -> None:
         fdef = self.info.decl
         fn = self.fn
-        _find_addr_taken(fdef.body, self.addr_taken)
+        _find_addr_taken(fdef.body, self.addr_taken, self.builtin_out_pointers())
         prologue = []
         self.push()
         owner = fn.name.split("::", 1)[0] if self.method_struct() is not None else ""
@@ -642,8 +650,15 @@ def _find_ref_args(node, ck, out: set, struct: str = "") -> None:
                         _find_ref_args(x, ck, out, struct)
 
 
-def _find_addr_taken(node, out: set) -> None:
-    """Names used under unary '&' (their variables must live in memory)."""
+def _find_addr_taken(node, out: set, out_pointers: frozenset = frozenset()) -> None:
+    """Names used under unary '&' (their variables must live in memory),
+    but for `&v` passed as the out-pointer of the built-ins `out_pointers`
+    (frexp, modf: isa/float_parts.py writes v itself)."""
+    if isinstance(node, A.CallExpr) and isinstance(node.func, A.Name) and node.func.name in out_pointers \
+            and len(node.args) == 2 and isinstance(node.args[1], A.UnaryOp) and node.args[1].op == "&":
+        _find_addr_taken(node.args[0], out, out_pointers)
+        _find_addr_taken(node.args[1].a, out, out_pointers)
+        return
     if isinstance(node, A.UnaryOp) and node.op == "&":
         base = node.a
         while isinstance(base, (A.Member, A.Index)):
@@ -659,11 +674,11 @@ def _find_addr_taken(node, out: set) -> None:
             if k == "loc":
                 continue
             if isinstance(v, A.Node):
-                _find_addr_taken(v, out)
+                _find_addr_taken(v, out, out_pointers)
             elif isinstance(v, list):
                 for x in v:
                     if isinstance(x, A.Node):
-                        _find_addr_taken(x, out)
+                        _find_addr_taken(x, out, out_pointers)
 
 
 def _collect_vars(node, out: set) -> None:

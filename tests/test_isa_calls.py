@@ -374,3 +374,60 @@ def test_a_user_function_template_beats_a_built_in_that_needs_a_promotion(tmp_pa
     src = "template <typename T> __device__ T max(T a, T b) { return (a > b ? a : b) + 1000; }\n" \
           "__global__ void k(int *o) { short s = 3; o[threadIdx.x] = max(s, s); }\n"
     assert list(run(src, tmp_path)) == [1003] * 4
+
+
+# ------------------------------------------ the float taken apart (isa/float_parts.py)
+
+def test_ldexp_of_a_float_with_a_long_exponent_is_the_float_overload(tmp_path):
+    from isa_ir_walk import nvcc_accepts
+    src = "__global__ void k(float *f, long n) { f[0] = ldexp(f[1], n); f[2] = scalbln(f[3], n); }"
+    nvcc_accepts(src, tmp_path)
+    x = [i for i in nodes(compile_kernel("f[0] = ldexp(f[1], 5L); f[2] = scalbln(f[3], 5L);", "float *f").body,
+                          ir.Intrinsic) if i.name == "ldexp"]
+    assert [(i.type, i.args[1].type) for i in x] == [(F32, I32), (F32, ir.LONG)]
+
+
+def test_float_part_of_an_integer_is_refused_as_nvcc_refuses_it(tmp_path):
+    """ldexp(1, 2), frexp(3, &e), ilogb(3), logb(3): std's integer templates,
+    constexpr host functions (nvcc: 'calling a constexpr __host__
+    function("ldexp") from a __global__ function("k") is not allowed')."""
+    from isa_ir_walk import refused
+    for call in ("o[0] = ldexp(1, 2);", "int e; o[0] = frexp(3, &e);", "o[0] = ilogb(3);", "o[0] = logb(3u);"):
+        name = call.split("(")[0].split()[-1]
+        msg = refused(f"#include <cmath>\n__global__ void k(double *o)\n{{ {call} }}\n", tmp_path)
+        assert msg.startswith(f'calling a constexpr __host__ function("{name}") from a __global__ function("k") '
+                              "is not allowed"), msg
+    e = compile_error("__device__ double f(int n) { return ldexp(n, 2); }\n"
+                      "__global__ void k(double *o) { o[0] = f(1); }\n")
+    assert (e.line, e.col) == (1, 37) and 'from a __device__ function("f")' in e.message
+
+
+def test_frexp_needs_a_pointer_to_int_as_nvcc_says(tmp_path):
+    from isa_ir_walk import refused
+    msg = refused("__global__ void k(float *o) { long l; o[0] = frexpf(o[1], &l); }", tmp_path)
+    assert msg == 'argument of type "long *" is incompatible with parameter of type "int *"'
+    msg = refused("__global__ void k(float *o) { unsigned u; o[0] = frexp(o[1], &u); }", tmp_path)
+    assert msg.startswith('no instance of overloaded function "frexp" matches the argument list')
+    msg = refused("__global__ void k(float *o) { const float c = 1; o[0] = modff(o[1], &c); }", tmp_path)
+    assert msg == 'argument of type "const float *" is incompatible with parameter of type "float *"'
+
+
+def test_modf_overload_follows_its_pointer(tmp_path):
+    """modf(3, &d) with a double d is the double modf; modf(1.0, &f) with a
+    float f the float one (the double modf takes no float *)."""
+    from isa_ir_walk import nvcc_accepts
+    body = "double d; float g; o[0] = modf(3, &d) + d; o[1] = modf(1.0, &g) + g;"
+    nvcc_accepts("__global__ void k(double *o) { " + body + " }", tmp_path)
+    x = [i for i in nodes(compile_kernel(body, "double *o").body, ir.Intrinsic) if i.name == "modf"]
+    assert [i.type for i in x] == [F64, F32]
+
+
+def test_frexp_of_a_local_writes_the_variable_itself():
+    """`int e; frexpf(x, &e)` assigns e (a register), stores nothing; `&e`
+    taken elsewhere keeps e in local memory and frexp stores to it."""
+    fn = compile_kernel("int e; o[0] = frexpf(o[1], &e) + e;", "float *o")
+    assert [d.var.storage for d in nodes(fn.body, ir.Decl) if d.var.name == "e"] == ["reg"]
+    assert len(nodes(fn.body, ir.Store)) == 1
+    fn = compile_kernel("int e; int *p = &e; o[0] = frexpf(o[1], &e) + *p;", "float *o")
+    assert [d.var.storage for d in nodes(fn.body, ir.Decl) if d.var.name == "e"] == ["local"]
+    assert len(nodes(fn.body, ir.Store)) == 2

@@ -488,3 +488,184 @@ def test_pow_of_integers_compiles_with_nvcc(tmp_path):
     src = tmp_path / "pow.cu"
     src.write_text(_POW_OF_INTEGERS)
     nvcc_cubin(shutil.which("nvcc"), src, tmp_path)
+
+
+# ----------------------------------------- the float taken apart (ldexp, frexp, modf, ilogb, logb)
+
+_PARTS = r"""
+extern "C" __global__ void k(const float *x, const double *xd, const int *n, float *f, double *d, int *e) {
+    int t = threadIdx.x, c = blockDim.x;
+    f[t] = ldexpf(x[t], n[t]); f[c + t] = scalbnf(x[t], n[t]); f[2 * c + t] = ldexp(x[t], n[t]);
+    d[t] = ldexp(xd[t], 8 * n[t]); d[c + t] = scalbn(xd[t], 8 * n[t]); d[2 * c + t] = scalbln(xd[t], 8L * n[t]);
+    int ef, ed;
+    f[3 * c + t] = frexpf(x[t], &ef); e[t] = ef;
+    d[3 * c + t] = frexp(xd[t], &ed); e[c + t] = ed;
+    e[2 * c + t] = ilogbf(x[t]); e[3 * c + t] = ilogb(xd[t]);
+    f[4 * c + t] = logbf(x[t]); d[4 * c + t] = logb(xd[t]);
+}"""
+
+
+def _random_bits(rng, n: int, dtype) -> np.ndarray:
+    """Floats of every binade, subnormals, infinities and NaNs among them."""
+    u = {np.float32: np.uint32, np.float64: np.uint64}[dtype]
+    return rng.integers(0, np.iinfo(u).max, n, dtype=u, endpoint=True).view(dtype)
+
+
+def _ilogb(v: float) -> int:
+    if v == 0 or math.isnan(v):
+        return -2**31
+    return 2**31 - 1 if math.isinf(v) else math.frexp(v)[1] - 1
+
+
+def _logb(v: float) -> float:
+    if v == 0:
+        return -math.inf
+    return abs(v) if not math.isfinite(v) else float(math.frexp(v)[1] - 1)
+
+
+def _launch_parts(x, xd, n):
+    c = len(x)
+    f, d, e = np.zeros(5 * c, np.float32), np.zeros(5 * c), np.zeros(4 * c, np.int32)
+    launch(_PARTS, "k", 1, c, x, xd, n, f, d, e)
+    return f.reshape(5, c), d.reshape(5, c), e.reshape(4, c)
+
+
+def test_ldexp_and_scalbn_round_once_as_the_c_library():
+    """ldexpf/scalbnf/ldexp(float) and ldexp/scalbn/scalbln(double) of random
+    bit patterns (subnormal inputs and results, overflow, underflow, inf,
+    NaN) equal numpy's ldexp (C's, exact) bit for bit."""
+    rng = np.random.default_rng(7)
+    for _ in range(4):
+        x, xd = _random_bits(rng, 256, np.float32), _random_bits(rng, 256, np.float64)
+        n = rng.integers(-300, 300, 256).astype(np.int32)
+        f, d, _ = _launch_parts(x, xd, n)
+        with np.errstate(all="ignore"):
+            want, want_d = np.ldexp(x, n), np.ldexp(xd, 8 * n)
+        for row in range(3):
+            np.testing.assert_array_equal(f[row].view(np.uint32)[~np.isnan(x)], want.view(np.uint32)[~np.isnan(x)])
+            np.testing.assert_array_equal(d[row].view(np.uint64)[~np.isnan(xd)],
+                                          want_d.view(np.uint64)[~np.isnan(xd)])
+            assert np.isnan(f[row][np.isnan(x)]).all() and np.isnan(d[row][np.isnan(xd)]).all()
+
+
+def test_ldexp_rounds_a_subnormal_result_to_nearest_even():
+    """1.5 * 2^-149 is halfway between 2^-149 and 2^-148: even is 2^-148;
+    1.25 * 2^-149 rounds down to 2^-149; 2^-150 (a tie) to 0; the double
+    0x1.8p-1074 to 2 * 2^-1074."""
+    x = np.array([1.5, 1.25, 1.0, -1.5] + [1.0] * 28, np.float32)
+    xd = np.array([1.5, 1.25, 1.0, -1.5] + [1.0] * 28)
+    n = np.array([-149, -149, -150, -149] + [0] * 28, np.int32)
+    f, d, _ = _launch_parts(x, xd, n)
+    assert list(f[0][:4]) == [2.0 ** -148, 2.0 ** -149, 0.0, -(2.0 ** -148)]
+    xd2 = xd.copy()
+    xd2[:4] = [1.5 * 2.0 ** -50, 1.25 * 2.0 ** -50, 2.0 ** -50, -1.5 * 2.0 ** -50]
+    n2 = np.array([-128, -128, -129, -128] + [0] * 28, np.int32)     # 8 * n: -1024 - 50 = -1074
+    _, d, _ = _launch_parts(x, xd2, n2)
+    assert list(d[0][:4]) == [2.0 ** -1073, 2.0 ** -1074, 0.0, -(2.0 ** -1073)]
+
+
+def test_scalbln_takes_a_long_exponent_past_int():
+    """scalbln(1.0, 2^32) overflows to inf and (1.0, -2^32) underflows to 0:
+    the long is not cut to an int (whose 2^32 would be 0)."""
+    src = r"""
+    extern "C" __global__ void k(double *o) {
+        long big = 1L << 32;
+        o[0] = scalbln(1.0, big); o[1] = scalbln(1.0, -big); o[2] = scalblnf(1.0f, big);
+        o[3] = ldexp(3.0, 2.5);
+    }"""
+    o = np.zeros(4)
+    launch(src, "k", 1, 1, o)
+    assert list(o) == [math.inf, 0.0, math.inf, 12.0]
+
+
+def test_frexp_splits_like_the_c_library_and_stores_zero_for_zero_inf_nan():
+    """frexpf/frexp of random bit patterns equal numpy's frexp (significand
+    in [0.5, 1), subnormals normalised); 0, inf and NaN come back as they
+    are with the exponent 0 (libdevice's __nv_frexpf)."""
+    rng = np.random.default_rng(8)
+    x, xd = _random_bits(rng, 32, np.float32), _random_bits(rng, 32, np.float64)
+    x[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 2.0 ** -149]
+    xd[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 2.0 ** -1074]
+    f, d, e = _launch_parts(x, xd, np.zeros(32, np.int32))
+    for got, ex, v in ((f[3], e[0], x), (d[3], e[1], xd)):
+        m, want_e = np.frexp(v)
+        fin = np.isfinite(v)
+        np.testing.assert_array_equal(got[fin].view(np.uint8), m[fin].view(np.uint8))
+        np.testing.assert_array_equal(ex[fin], want_e[fin])
+        assert list(ex[2:5]) == [0, 0, 0] and list(got[2:4]) == [math.inf, -math.inf] and math.isnan(got[4])
+        assert math.copysign(1, got[1]) == -1.0
+    assert (e[0][5], f[3][5], e[1][5], d[3][5]) == (-148, 0.5, -1073, 0.5)
+
+
+def test_ilogb_and_logb_give_the_exponent_and_the_special_values():
+    """ilogb: INT_MIN for +-0 and NaN, INT_MAX for +-inf, a subnormal's
+    exponent as if normalised (2^-149: -149); logb: -inf for 0, +inf for
+    -inf, NaN for NaN (CUDA Math API)."""
+    rng = np.random.default_rng(9)
+    x, xd = _random_bits(rng, 32, np.float32), _random_bits(rng, 32, np.float64)
+    x[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 2.0 ** -149]
+    xd[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 2.0 ** -1074]
+    f, d, e = _launch_parts(x, xd, np.zeros(32, np.int32))
+    assert list(e[2]) == [_ilogb(float(v)) for v in x] and list(e[3]) == [_ilogb(float(v)) for v in xd]
+    assert e[2][5] == -149 and e[3][5] == -1074 and e[2][2] == 2**31 - 1 and e[2][4] == -2**31
+    np.testing.assert_array_equal(f[4], np.array([_logb(float(v)) for v in x], np.float32))
+    np.testing.assert_array_equal(d[4], [_logb(float(v)) for v in xd])
+
+
+_MODF = r"""
+__device__ float split(float v, float *ip) { return modff(v, ip); }
+
+extern "C" __global__ void k(const float *x, const double *xd, float *frac, float *ipart, double *d) {
+    __shared__ float sh[32];
+    float loc[32];
+    int t = threadIdx.x, c = blockDim.x;
+    float *where[3] = {&ipart[t], &sh[t], &loc[t]};
+    frac[t] = split(x[t], where[t % 3]);             // generic pointers into global, shared, local memory
+    if (t % 3 == 1) ipart[t] = sh[t];
+    if (t % 3 == 2) ipart[t] = loc[t];
+    double i;
+    d[t] = modf(xd[t], &i); d[c + t] = i;
+}"""
+
+
+def test_modf_splits_into_parts_with_the_sign_of_x_through_any_pointer():
+    """modff/modf equal numpy's modf bit for bit (fractional and integral
+    parts, -0.0 for the fraction of -2.0 and of -inf, inf as the integral
+    part of inf); the integral part is written through a generic pointer
+    into global, shared or local memory; NaN gives NaN for both."""
+    vals = [2.5, -2.5, -2.0, 2.0, -0.0, 0.0, math.inf, -math.inf, math.nan, 1e-45, -0.75, 8388608.5,
+            123456.789, -1e30, 2.0 ** -149, 3.75] * 2
+    x, xd = np.array(vals, np.float32), np.array(vals)
+    xd[11] = 4503599627370496.5      # 2^52 + 0.5
+    frac, ipart, d = np.zeros(32, np.float32), np.zeros(32, np.float32), np.zeros(64)
+    launch(_MODF, "k", 1, 32, x, xd, frac, ipart, d)
+    for got_f, got_i, v in ((frac, ipart, x), (d[:32], d[32:], xd)):
+        want_f, want_i = np.modf(v)
+        ok = ~np.isnan(v)
+        np.testing.assert_array_equal(got_f[ok].view(np.uint8), want_f[ok].view(np.uint8))
+        np.testing.assert_array_equal(got_i[ok].view(np.uint8), want_i[ok].view(np.uint8))
+        assert np.isnan(got_f[~ok]).all() and np.isnan(got_i[~ok]).all()
+    assert math.copysign(1, frac[2]) == -1.0 and math.copysign(1, frac[7]) == -1.0 and ipart[6] == math.inf
+
+
+def test_frexp_of_a_local_keeps_it_in_a_register():
+    """`int e; frexpf(x, &e)`: after inlining nvcc keeps e in a register;
+    here too, no local memory is touched."""
+    src = r"""
+    extern "C" __global__ void k(const float *x, float *o) {
+        int e; float ip;
+        float m = frexpf(x[threadIdx.x], &e);
+        o[threadIdx.x] = m + e + modff(x[threadIdx.x], &ip) + ip;
+    }"""
+    x, o = np.array([3.5] * 32, np.float32), np.zeros(32, np.float32)
+    stats = launch(src, "k", 1, 32, x, o)
+    assert list(o) == [0.875 + 2 + 0.5 + 3.0] * 32
+    assert [stats.stats[k] for k in ("local_load_requests", "local_store_requests")] == [0, 0]
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
+@pytest.mark.parametrize("src", [_PARTS, _MODF], ids=["parts", "modf"])
+def test_float_parts_kernels_compile_with_nvcc(tmp_path, src):
+    f = tmp_path / "parts.cu"
+    f.write_text(src)
+    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)

@@ -18,6 +18,7 @@ from isa import ir
 from . import abi
 from .c_semantics import intrinsic, vname
 from .directed_f64 import DIRECTED_F64, DirectedF64
+from . import float_parts
 from .lane_types import F32, I1, I32, I64, is_bool, is_float_t, scalar_ll, splat
 from .memory_access import get_helper
 
@@ -37,6 +38,9 @@ LIBM["exp10"] = ("exp10f", "exp10")
 DIRECTED = {f"{op}_{mode}": n for op, n in (("fadd", 2), ("fsub", 2), ("fmul", 2), ("fmaf", 3),
                                             ("fdiv", 2), ("frcp", 1), ("fsqrt", 1))
             for mode in ("rz", "ru", "rd")}
+# ldexp & co. (gpuemu/jit/float_parts.py): frexp and frexp_exp give its two
+# results, modf the fractional part (the integral part is 'trunc')
+FLOAT_PARTS = ("ldexp", "frexp", "frexp_exp", "modf", "ilogb", "logb")
 LLVM_MATH = {"sqrt": "sqrt", "fabs": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
              "round": "round", "rint": "rint", "fmin": "minnum", "fmax": "maxnum",
              "fma": "fma", "copysign": "copysign"}
@@ -59,6 +63,8 @@ class IntrinsicsMixin:
             return self._directed(e, m)
         if name in DIRECTED_F64:
             return DirectedF64(self.b, self.m).emit(name, self.args(e, m))
+        if name in FLOAT_PARTS:
+            return self._float_parts(e, m)
         if name in LLVM_MATH or name in LIBM or name in ("rsqrt", "rsqrt_rn", "saturate", "fdivide",
                                                            "isnan", "isinf", "isfinite"):
             return self.math(e, m)
@@ -525,6 +531,15 @@ class IntrinsicsMixin:
                 bits = b.select(zero_sum, b.or_(bits, b.trunc(b.lshr(sign, splat(32, I64)),
                                                                 ll.VectorType(I32, WARP))), bits)
         return b.bitcast(b.select(step, new, bits), vf)
+
+    def _float_parts(self, e, m):
+        vals = self.args(e, m)
+        name = e.name
+        if name in ("frexp", "frexp_exp"):
+            return float_parts.frexp(self.b, self.m, vals[0])[name == "frexp_exp"]
+        if name == "modf":
+            return float_parts.modf(self.b, self.m, vals[0])[0]
+        return getattr(float_parts, name)(self.b, self.m, *vals)
 
     # math -----------------------------------------------------------------
     def math(self, e, m):

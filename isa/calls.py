@@ -44,6 +44,8 @@ def lower_call(low, e: A.CallExpr, want_place: bool = False):
             and name in tps.defs and not (sym is None and e.func.targs is None and _built_in_exact(low, name, e.args)):
         if low.const_only:
             raise low.error("a function call is not a constant expression", e.loc)
+        if tps.defs[name].overloads:       # function templates of one name: the best of them
+            return _device_call(low, resolve(low, name, e.args, e.loc, e.func), e, want_place)
         return _device_call(low, tps.for_call(low, e.func, e.args, e.loc), e, want_place)
     if sym is not None and sym.kind == "func" and e.func.targs is None:
         info = resolve(low, name, e.args, e.loc, e.func)
@@ -82,13 +84,14 @@ def resolve(low, key: str, args: list, loc, name: A.Name = None, hidden: int = 0
     function of that name, or the best of its overloads and of a function
     template of the same name (`name`, the callee as written, deduces it)."""
     from .overloads import Candidate, choose, params_of, template_candidate
-    infos = low.ck.overloads.get(key, [])
     tps = low.ck.templates
-    td = tps.defs.get(key) if tps is not None and name is not None else None
-    if len(infos) == 1 and td is None:
+    tds = tps.overload_set(key) if tps is not None and name is not None else []
+    # f<int>(x) names only templates
+    infos = low.ck.overloads.get(key, []) if name is None or name.targs is None else []
+    if len(infos) == 1 and not tds:
         return infos[0]
     cands = [Candidate(i, params_of(i)) for i in infos]
-    if td is not None:
+    for td in tds:
         c = template_candidate(low, tps, td, name, args, loc)
         if c is not None:
             cands.append(c)

@@ -69,6 +69,8 @@ class TemplateDef:
     toks: list                # the function definition, without `template <...>`
     tok: Token                # the `template` keyword (for diagnostics)
     ast: object = None        # the parsed FunctionDef, filled by the checker
+    overloads: list = field(default_factory=list)   # of the first of a name: the later templates of it
+    index: int = 0            # which template of its name (0: the first)
 
 
 @dataclass
@@ -442,9 +444,11 @@ class _Rewriter:
                 if str(body[-1]) == ";":      # a declaration: the definition must follow
                     i = end + 1
                     continue
-                if name in rw.templates:
-                    raise self.err(f"redefinition of template '{name}' (overloading is not supported)", t)
-                rw.templates[name] = TemplateDef(name, params, body, t)
+                if name in rw.templates:       # an overloaded function template (overloads.py)
+                    first = rw.templates[name]
+                    first.overloads.append(TemplateDef(name, params, body, t, index=len(first.overloads) + 1))
+                else:
+                    rw.templates[name] = TemplateDef(name, params, body, t)
                 i = end + 1
                 continue
             # explicit instantiation: template __global__ void k<float>(float *);
@@ -730,7 +734,8 @@ def rewrite(ts) -> Rewritten:
     names = set(rw.templates)
     classes = set(rw.classes)
     rw.toks = r.template_ids(toks, names, classes)
-    for td in list(rw.templates.values()) + [c for ct in rw.classes.values() for c in [ct] + ct.specialisations]:
+    for td in [f for ft in rw.templates.values() for f in [ft] + ft.overloads] + \
+            [c for ct in rw.classes.values() for c in [ct] + ct.specialisations]:
         td.toks = r.template_ids(td.toks, names, classes, td.name if isinstance(td, ClassTemplateDef) else "")
         if getattr(td, "args", None) is not None:
             td.args = [r.template_ids(a, names, classes) for a in split_args(td.args)]

@@ -590,13 +590,17 @@ def _call_refs(node: A.CallExpr, ck, struct: str) -> list:
     if not isinstance(node.func, A.Name):
         return []
     name = node.func.name
+    if ck.templates is not None and name in ck.templates.defs:
+        refs = _union_refs(ck.overloads.get(name, []), 0)
+        for td in ck.templates.overload_set(name):      # and those of each template of the name
+            fdef = ck.templates.parsed(td)
+            ps = fdef.declarator.ops[-1][1] if fdef.declarator.ops and fdef.declarator.ops[-1][0] == "func" else []
+            refs = [a or b for a, b in itertools.zip_longest(refs, [
+                p.declarator is not None and bool(p.declarator.ops) and p.declarator.ops[-1][0] == "ref"
+                and "const" not in p.specs.quals for p in ps], fillvalue=False)]
+        return refs
     if name in ck.overloads:
         return _union_refs(ck.overloads[name], 0)
-    if ck.templates is not None and name in ck.templates.defs:
-        fdef = ck.templates.parsed(ck.templates.defs[name])
-        ps = fdef.declarator.ops[-1][1] if fdef.declarator.ops and fdef.declarator.ops[-1][0] == "func" else []
-        return [p.declarator is not None and bool(p.declarator.ops) and p.declarator.ops[-1][0] == "ref"
-                and "const" not in p.specs.quals for p in ps]
     return _union_refs(ck.overloads.get(f"{struct}::{name}", []) if struct else [], 1)
 
 

@@ -204,7 +204,37 @@ def _better(c1: Candidate, v1: list, c2: Candidate, v2: list) -> bool:
         return False
     if any(c < 0 for c in cmp):
         return True
+    if c1.template is not None and c2.template is not None:
+        return more_specialised(c1.template[0], c2.template[0], len(v1))
     return c1.template is None and c2.template is not None
+
+
+def more_specialised(td1, td2, n: int) -> bool:
+    """Template td1 is more specialised than td2 over the first n function
+    parameters ([temp.func.order], for the forms gpuemu compares: T against
+    T *, const T * and a named type): td2's forms match all of td1's and not
+    the other way round."""
+    if td1.ast is None or td2.ast is None:
+        return False
+    from .templates import param_forms
+    f1, f2 = param_forms(td1)[:n], param_forms(td2)[:n]
+    return _deduces(f2, f1) and not _deduces(f1, f2)
+
+
+def _deduces(patterns: list, forms: list) -> bool:
+    """Parameters of the forms `patterns` deduce from arguments of `forms`,
+    each template parameter to one type throughout ((T, T) not from (U, int))."""
+    bound: dict = {}
+    for (tparam, base, depth, pconst), form in zip(patterns, forms):
+        if not tparam:
+            if form[0] or (base, depth, pconst) != form[1:]:
+                return False
+            continue
+        if form[2] < depth or (pconst and not form[3]):
+            return False
+        if bound.setdefault(base, (form[0], form[1], form[2] - depth)) != (form[0], form[1], form[2] - depth):
+            return False
+    return True
 
 
 def signature(name: str, params: list) -> str:

@@ -6,7 +6,9 @@ bound in a scope of their own: a type parameter is a typedef, a non-type
 parameter a constant (so `if (blockSize >= 512)` and `__shared__ T
 s[blockSize]` fold at compile time, as nvcc folds them). The instance is an
 ordinary ir.Function named as CuPy's name expressions spell it:
-`reduce6<float,256,true>`. Instances come from template-ids in calls
+`reduce6<float,256,true>`. Function templates of one name overload each
+other and the non-templates of the name (overloads.py chooses; a later
+template's instances are kept apart from the first's, `f<int>#1`). Instances come from template-ids in calls
 (`warpReduce<T, 32>(v)`), from argument deduction (`maxOf(a, b)`, type
 parameters only, [temp.deduct.call] for T, T*, const T*, T&), from explicit
 instantiations (`template __global__ void k<float>(float *);`) and from the
@@ -40,6 +42,23 @@ def spell(v) -> str:
     return str(v)
 
 
+def param_forms(td) -> list:
+    """Per function parameter of template `td`, its form as partial ordering
+    compares it (overloads.more_specialised): (a template type parameter?,
+    the base type's spelling, pointer depth, pointee const)."""
+    fdef = td.ast     # parsed (Templates.parsed)
+    ps = fdef.declarator.ops[-1][1] if fdef.declarator.ops and fdef.declarator.ops[-1][0] == "func" else []
+    tparams = {p.name for p in td.params if p.kind == "type"}
+    forms = []
+    for p in ps:
+        words = [t.name if isinstance(t, A.TypedefName) else str(t) for t in p.specs.types]
+        ty = [t for t in p.specs.types if isinstance(t, A.TypedefName)]
+        tparam = len(ty) == 1 and ty[0].targs is None and ty[0].name in tparams
+        ops = [o[0] for o in (p.declarator.ops if p.declarator is not None else [])]
+        forms.append((tparam, " ".join(words), ops.count("ptr"), "const" in p.specs.quals and "ptr" in ops))
+    return forms
+
+
 class Templates:
     """The function templates of one translation unit and their instances."""
 
@@ -54,6 +73,12 @@ class Templates:
         self.classes = ClassTemplates(self, tu)
 
     # ------------------------------------------------------------- lookup
+    def overload_set(self, name: str) -> list:
+        """The function templates named `name`, in the order written (overloads.py
+        picks among them and the non-templates of the name)."""
+        td = self.defs.get(name)
+        return [] if td is None else [td] + td.overloads
+
     def lookup(self, name: str):
         return self.stack[-1].get(name) if self.stack else None
 
@@ -193,7 +218,8 @@ class Templates:
         """The FuncInfo of td<vals...>, lowering it the first time."""
         from .lower import FunctionLowering
         canon = f"{td.name}<{','.join(spell(v) for v in vals)}>"
-        info = self.instances.get(canon)
+        key = canon if not td.index else f"{canon}#{td.index}"    # a later template of the name
+        info = self.instances.get(key)
         if info is not None:
             return info
         if self.pending >= MAX_PENDING_INSTANTIATIONS:
@@ -210,7 +236,7 @@ class Templates:
             self.ck.local_scope = None
             try:
                 info = self.ck.function_def(f2)
-                self.instances[canon] = info
+                self.instances[key] = info
                 if info.space != "host":
                     FunctionLowering(self.ck, info).lower()
             finally:

@@ -212,3 +212,51 @@ def test_a_built_in_redefined_with_scalar_parameters_is_refused():
     e = compile_error("__device__ float sqrt(float x) { return x; }\n")
     assert e.message == ("'sqrt' is a CUDA built-in function and cannot be redefined "
                          "(an overload of it needs a struct or vector parameter)")
+
+
+def test_function_templates_of_one_name_overload_by_their_parameter_count(tmp_path):
+    src = r'''
+    template <class T> __device__ T f(T a) { return a + 1; }
+    template <class T> __device__ T f(T a, T b) { return a * b; }
+    __global__ void k(int *o) { o[threadIdx.x] = f(3) + f(2, 5) * 10 + (int)f<float>(1.5f, 2.0f) * 100; }
+    '''
+    assert list(run(src, tmp_path)) == [404] * 4
+
+
+def test_the_more_specialised_template_is_called(tmp_path):
+    # T * and const T * are more specialised than T for a pointer ([temp.func.order])
+    src = r'''
+    template <class T> __device__ int f(T a) { return 1; }
+    template <class T> __device__ int f(T *a) { return 2; }
+    template <class T> __device__ int f(const T *a) { return 3; }
+    __global__ void k(int *o) { int x = 0; const int c = 0; o[threadIdx.x] = f(3) + f(&x) * 10 + f(&c) * 100; }
+    '''
+    assert list(run(src, tmp_path)) == [321] * 4
+
+
+def test_templates_and_a_non_template_of_one_name_rank_together(tmp_path):
+    # g(1, 2.0f) deduces only g(T, U); g(1.0f, 2.0f): the non-template ties with g(T, T) and wins;
+    # g<float>(..) names only the templates; g(&x, 2): g(T *, T) is more specialised than g(T, U)
+    src = r'''
+    template <class T> __device__ int g(T a, T b) { return 1; }
+    template <class T, class U> __device__ int g(T a, U b) { return 2; }
+    template <class T> __device__ int g(T *a, T b) { return 3; }
+    __device__ int g(float a, float b) { return 4; }
+    __global__ void k(int *o) {
+        int x;
+        o[threadIdx.x] = g(1, 2) + 10 * g(1, 2.0f) + 100 * g(&x, 2) + 1000 * g(1.0f, 2.0f)
+                         + 10000 * g<float>(1.0f, 2.0f);
+    }
+    '''
+    assert list(run(src, tmp_path)) == [14321] * 4
+
+
+def test_templates_neither_more_specialised_are_ambiguous(tmp_path):
+    # (T, T) does not deduce from (U, int), nor (T, int) from (U, U)
+    src = r'''
+    template <class T> __device__ int g(T a, int b) { return 1; }
+    template <class T> __device__ int g(T a, T b) { return 2; }
+    __global__ void k(int *o) { o[threadIdx.x] = g(1, 2); }
+    '''
+    assert refused(src, tmp_path).startswith("more than one instance of overloaded function 'g' matches "
+                                             "the argument types (int, int)")

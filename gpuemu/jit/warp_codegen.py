@@ -45,10 +45,11 @@ from .call_hoisting import hoist_calls
 from .c_semantics import (bool_binary, cast, float_binary, int_binary, intrinsic, shift,
                           unary)
 from .intrinsics_codegen import SYNC_RECORDED, IntrinsicsMixin
-from .lane_types import (I1, I8, I32, I64, MASK_VEC, VOIDP, AlignedBuilder, components,
+from .lane_types import (I1, I8, I32, I64, MASK_VEC, VOIDP, components,
                          is_bool, is_float_t, mem_ll, scalar_ll, slot_bytes, splat)
 from .memory_access import get_helper
 from .storage import Storage, escaping_scopes
+from .tick_batch import TickBuilder
 from .use_distance import use_distances
 
 WARP = abi.WARP
@@ -204,21 +205,11 @@ class WarpCodegen(IntrinsicsMixin):
 
     # ------------------------------------------------------------ counters
     def tick(self, node, m, n: int = 1, column: int = 0):
-        """warp/thread instruction counters of node's line, under mask m."""
+        """warp/thread instruction counters of node's line, under mask m
+        (added where the straight-line run ends: tick_batch.py)."""
         if n == 0 or self.uncounted:
             return
-        ln = self.line(node)
-        b = self.b
-        nz = b.zext(b.icmp_unsigned("!=", m, ll.Constant(I32, 0)), I64)
-        base = ln * abi.N_LINE_COUNTERS
-        p0 = b.gep(self.counters, [ll.Constant(I64, base + column)])
-        b.store(b.add(b.load(p0), b.mul(nz, ll.Constant(I64, n))), p0)
-        if column == 0:
-            pi = self.fptr(abi.F_ICOUNT, I64)
-            b.store(b.add(b.load(pi), b.mul(nz, ll.Constant(I64, n))), pi)
-            pc = b.call(intrinsic(self.m, "llvm.ctpop.i32", I32, [I32]), [m])
-            p1 = b.gep(self.counters, [ll.Constant(I64, base + 1)])
-            b.store(b.add(b.load(p1), b.mul(b.zext(pc, I64), ll.Constant(I64, n))), p1)
+        self.b.tick(m, self.line(node), column, n)
 
     def count_divergence(self, node, taken, not_taken):
         if self.uncounted:
@@ -261,10 +252,11 @@ class WarpCodegen(IntrinsicsMixin):
     def build(self):
         k = self.kernel
         entry = self.fn.append_basic_block("entry")
-        self.b = AlignedBuilder(entry)
+        self.b = TickBuilder(entry)
         b = self.b
         self.ctx64 = b.bitcast(self.ctx, I64.as_pointer())
-        self.counters = b.inttoptr(self.ctx_field(abi.C_COUNTERS), I64.as_pointer())
+        self.counters = b.counters = b.inttoptr(self.ctx_field(abi.C_COUNTERS), I64.as_pointer())
+        b.icount = lambda: self.fptr(abi.F_ICOUNT, I64)
         self.ptrbuf = b.alloca(ll.ArrayType(I64, WARP), name="ptrbuf")
         self.databuf = b.alloca(ll.ArrayType(I64, WARP * 2), name="databuf")
         self.auxbuf = b.alloca(ll.ArrayType(I64, WARP * 2), name="auxbuf")

@@ -94,7 +94,7 @@ MATH["rsqrtf"] = ("rsqrt", F32, 1)
 # isnan & co: C++ overloads returning bool
 CLASSIFY = {"isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
             "__isnanf": "isnan", "__isinff": "isinf", "__finitef": "isfinite",
-            "__isnan": "isnan", "__isinf": "isinf", "__finite": "isfinite"}
+            "__isnan": "isnan", "__isinf": "isinf", "__finite": "isfinite", "signbit": "signbit"}
 
 # the float taken apart (isa/float_parts.py): name -> (kind, fixed type or None
 # for overloaded on float/double); a kind's parameters after x: ldexp (int n),
@@ -110,7 +110,7 @@ FLOAT_PART_ARITY = {"ldexp": 2, "scalbln": 2, "frexp": 2, "modf": 2, "ilogb": 1,
 UNSUPPORTED_MATH = frozenset(
     n + s for n in ("erf", "erfc", "erfinv", "erfcinv", "fdim", "remainder", "remquo", "lgamma", "tgamma",
                     "j0", "j1", "y0", "y1", "jn", "yn", "sinpi", "cospi", "sincos", "sincospi", "nextafter", "normcdf", "normcdfinv",
-                    "rcbrt", "asinh", "acosh", "atanh", "norm3d", "rhypot", "signbit", "lrint", "llrint",
+                    "rcbrt", "asinh", "acosh", "atanh", "norm3d", "rhypot", "lrint", "llrint",
                     "lround", "llround", "nan") for s in ("", "f"))
 
 # bit-level integer intrinsics: name -> (IR name, arg types, result type)

@@ -370,6 +370,10 @@ def _builtin(low, name: str, e: A.CallExpr) -> ir.Expr:
         return _intr(t, loc, iname, [_conv(low, x, t, ax.loc) for x, ax in zip(a, e.args)])
     if name in B.CLASSIFY:
         a = _args(low, e, 1)
+        if not name.startswith("__") and is_arith(a[0].type) and a[0].type.kind != "float":
+            # std's integer templates of isnan & co. are constexpr host functions
+            from .float_parts import host_template_error
+            raise host_template_error(low, name, a[0], loc)
         t = F32 if name.endswith("f") and name.startswith("__") else _float_type_of(low, a[0], e.args[0].loc, name)
         return _intr(BOOL, loc, B.CLASSIFY[name], [_conv(low, a[0], t, e.args[0].loc)])
     if name in ("min", "max", "umin", "umax", "llmin", "llmax", "ullmin", "ullmax"):

@@ -469,7 +469,9 @@ class Special(Expr):
 #           'log2', 'log10', 'log1p', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'atan2',
 #           'sinh', 'cosh', 'tanh', 'pow', 'fabs', 'floor', 'ceil', 'trunc', 'round',
 #           'rint', 'fmin', 'fmax', 'fmod', 'fma', 'hypot', 'copysign', 'saturate',
-#           'fdivide' (fast division), 'isnan', 'isinf', 'isfinite' (-> BOOL/I32)
+#           'fdivide' (fast division), 'isnan', 'isinf', 'isfinite', 'signbit' (-> BOOL/I32)
+#           'ldexp'(x, n I32 or I64), 'frexp'(x) the significand, 'frexp_exp'(x) -> I32,
+#           'modf'(x) the fractional part, 'ilogb'(x) -> I32, 'logb'(x)
 #           fast-math intrinsics (__expf ...) map to the same names.
 #  directed rounding (rz, ru, rd): float 'fadd_rz', 'fsub_', 'fmul_', 'fmaf_', 'fdiv_', 'frcp_',
 #           'fsqrt_'; double 'dadd_rz', 'dsub_', 'dmul_', 'fma_', 'ddiv_', 'drcp_', 'dsqrt_'

@@ -431,3 +431,43 @@ def test_frexp_of_a_local_writes_the_variable_itself():
     fn = compile_kernel("int e; int *p = &e; o[0] = frexpf(o[1], &e) + *p;", "float *o")
     assert [d.var.storage for d in nodes(fn.body, ir.Decl) if d.var.name == "e"] == ["local"]
     assert len(nodes(fn.body, ir.Store)) == 2
+
+
+# ------------------------------------------ isnan & co. of an integer (std's host templates)
+
+@pytest.mark.parametrize("call", ["isnan(3)", "isinf(true)", "isfinite(3LL)", "signbit(3u)", "isnan('a')"])
+def test_classification_of_an_integer_is_refused_as_nvcc_refuses_it(call, tmp_path):
+    """nvcc: 'calling a constexpr __host__ function("isnan") from a __global__
+    function("k") is not allowed' (libstdc++'s integer overloads); it ran
+    as isnan((double)3) before."""
+    from isa_ir_walk import refused
+    name = call.split("(")[0]
+    msg = refused(f"#include <cmath>\n__global__ void k(int *o)\n{{\n  o[0] = {call};\n}}\n", tmp_path)
+    assert msg.startswith(f'calling a constexpr __host__ function("{name}") from a __global__ function("k") '
+                          "is not allowed"), msg
+    e = compile_error(f"__global__ void k(int *o)\n{{\n  o[0] = {call};\n}}\n")
+    assert (e.line, e.col) == (3, 10) and e.source_line.strip() == f"o[0] = {call};"
+
+
+def test_classification_of_float_and_double_is_bool(tmp_path):
+    from isa_ir_walk import nvcc_accepts
+    body = "o[0] = sizeof(isnan(f[0])) + sizeof(signbit(d[0]));"
+    nvcc_accepts("__global__ void k(int *o, float *f, double *d) { " + body + " }", tmp_path)
+    x = [i for i in nodes(compile_kernel("o[0] = isnan(f[0]) + signbit(d[0]);", "int *o, float *f, double *d").body,
+                          ir.Intrinsic)]
+    assert [(i.name, i.type, i.args[0].type) for i in x] == [("isnan", BOOL, F32), ("signbit", BOOL, F64)]
+
+
+def test_signbit_reads_the_sign_bit_of_zeros_and_nans():
+    """signbit(-0.0) and signbit(-NaN) are true, signbit(+0.0), (+NaN) false."""
+    src = r"""
+    extern "C" __global__ void k(const float *x, const double *d, int *o) {
+        int t = threadIdx.x;
+        o[t] = signbit(x[t]) + 2 * signbit(d[t]);
+    }"""
+    neg_nan, neg_nan_d = np.uint32(0xFFC00000).view(np.float32), np.uint64(0xFFF8000000000000).view(np.float64)
+    x = np.array([-0.0, 0.0, np.nan, neg_nan, -1.0, np.inf, -np.inf, 2.0 ** -149] * 4, np.float32)
+    d = np.array([-0.0, 0.0, np.nan, neg_nan_d, -1.0, np.inf, -np.inf, -2.0 ** -1074] * 4)
+    o = np.zeros(32, np.int32)
+    gpuemu.RawModule(code=src).get_function("k")((1,), (32,), (x, d, o))
+    assert list(o[:8]) == [3, 0, 0, 3, 3, 0, 3, 2]

@@ -66,7 +66,7 @@ class IntrinsicsMixin:
         if name in FLOAT_PARTS:
             return self._float_parts(e, m)
         if name in LLVM_MATH or name in LIBM or name in ("rsqrt", "rsqrt_rn", "saturate", "fdivide",
-                                                           "isnan", "isinf", "isfinite"):
+                                                           "isnan", "isinf", "isfinite", "signbit"):
             return self.math(e, m)
         raise self.err(f"the intrinsic '{name}' is not supported", e)
 
@@ -548,8 +548,11 @@ class IntrinsicsMixin:
         vals = self.args(e, m)
         x = vals[0]
         et = x.type.element
-        if name in ("isnan", "isinf", "isfinite"):
-            if name == "isnan":
+        if name in ("isnan", "isinf", "isfinite", "signbit"):
+            if name == "signbit":      # the sign bit itself: -0.0 and -NaN too
+                it = ll.VectorType(I32 if et == F32 else I64, WARP)
+                r = b.icmp_signed("<", b.bitcast(x, it), splat(0, it.element))
+            elif name == "isnan":
                 r = b.fcmp_unordered("uno", x, x)
             else:
                 ax = b.call(intrinsic(self.m, f"llvm.fabs.{vname(et)}", x.type, [x.type]), [x])

@@ -21,6 +21,21 @@ from . import ir
 from .diagnostics import CompileError
 
 
+def static_member(low, e: A.Name) -> A.Name:
+    """`S<int>::n` (one name 'S::n' with S's arguments, cxx_tokens.py) as the
+    name of the instance's static data member, 'S<int>::n', made with its
+    instance; `e` itself when it is not one."""
+    cls, _, member = e.name.rpartition("::")
+    tps = low.ck.templates
+    if not cls or tps is None or cls not in tps.classes.defs:
+        return e
+    t = tps.classes.struct_type(A.TypedefName(e.loc, cls, e.targs), low.lookup)
+    name = f"{t.name}::{member}"
+    if low.ck.lookup_global(name) is None:
+        raise low.error(f"no static data member '{member}' in '{t.name}'", e.loc)
+    return A.Name(e.loc, name)
+
+
 class ClassTemplates:
     """The class templates of one translation unit and their instances."""
 

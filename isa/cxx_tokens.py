@@ -47,9 +47,19 @@ _CONVERSION_WORDS = frozenset({"void", "char", "short", "int", "long", "float", 
                                "bool", "const", "volatile", "struct"})
 
 
+def _decl_word(t: Token) -> bool:
+    """A word of a declaration's specifiers (`const unsigned int`, `constexpr T`)."""
+    return str(t) in _CONVERSION_WORDS or str(t) in ("constexpr", "static", "__device__") or t.type == "TYPE_NAME"
+
+
 class TToken(Token):
     """A token the rewriter made; `targs` holds template argument token lists."""
     targs: Optional[list] = None
+    static_member: bool = False     # '::n' after a template-id (namespaces(), template_ids())
+
+
+_QUALIFIED_BY_TEMPLATE_ID = ("names qualified by a template-id ('S<int>::x': static member functions, nested "
+                             "types, members defined outside their class) are not supported")
 
 
 @dataclass
@@ -185,6 +195,7 @@ class _Rewriter:
         self.methods_of: dict = {}      # struct tag -> names of its member functions
         self.enums: dict = {}           # enum tag -> whether it is scoped (enum class / enum struct)
         self.struct_tags: set = set()
+        self.static_names: set = set()  # 'S::n' of the structs' static data members (methods())
 
     def err(self, msg: str, tok: Token) -> CompileError:
         return self.ts.error(msg, tok)
@@ -263,10 +274,19 @@ class _Rewriter:
                     (_is_scope(toks, i) and (not out or str(out[-1]) not in (")",)) and i + 2 < n
                      and toks[i + 2].type in ("IDENT", "TYPE_NAME")):
                 if _is_scope(toks, i) and out and str(out[-1]) in (">", ">>") and _adjacent(out[-1], t):
-                    raise self.err("names qualified by a template-id ('S<int>::x': static members, nested "
-                                   "types, members defined outside their class) are not supported", t)
+                    if i + 2 < n and toks[i + 2].type == "IDENT" and not (
+                            i + 3 < n and str(toks[i + 3]) in ("(", ":", "<")):
+                        # S<int>::n, a static data member: template_ids() joins it to its template-id
+                        out.append(_new("IDENT", "::" + str(toks[i + 2]), toks[i + 2]))
+                        out[-1].static_member = True
+                        i += 3
+                        continue
+                    raise self.err(_QUALIFIED_BY_TEMPLATE_ID, t)
                 k, parts = self.qualified(toks, i)
-                out.append(self.resolve(parts, t))
+                if len(parts) == 2 and parts[0] in self.struct_tags and not (k < n and str(toks[k]) == "("):
+                    out.append(_new("IDENT", "::".join(parts), t))     # S::n, a static data member
+                else:
+                    out.append(self.resolve(parts, t))
                 i = k
                 continue
             out.append(t)
@@ -437,6 +457,11 @@ class _Rewriter:
                 if not params:
                     raise self.err("explicit specialisations of function templates (template <>) are not supported",
                                    t)
+                semi = next((k for k in range(start, n) if str(toks[k]) in (";", "{", "(", "=")), n)
+                if semi < n and str(toks[semi]) == ";" and any(getattr(x, "static_member", False)
+                                                               for x in toks[start:semi]):
+                    i = semi + 1        # `template <class T> const int S<T>::n;`: defined in its class
+                    continue
                 if start < n and str(toks[start]) in ("using", "typedef"):
                     raise self.err("alias templates are not supported (function templates are)", toks[start])
                 end, name = self.function_extent(toks, start, t)
@@ -596,14 +621,24 @@ class _Rewriter:
                     if end < 0:
                         raise self.err("expected '}' at end of input", toks[-1])
                     name = toks[tag]
-                    body, funcs = self.struct_body(toks[j + 1:end], name)
+                    body, funcs, statics = self.struct_body(toks[j + 1:end], name)
+                    at = len(out) - (1 if out and str(out[-1]) == "typedef" else 0)
+                    out[at:at] = statics        # before the struct: its members' sizes may name them
                     out += toks[i:j + 1] + body
                     k = end
                     while k < n and str(toks[k]) != ";":
                         k += 1
                     out += toks[end:k + 1] + funcs
+                    self.static_names.update(str(x) for x in statics if str(x).startswith(f"{name}::"))
                     i = k + 1
                     continue
+            if str(t) in self.static_names and i + 1 < n and str(toks[i + 1]) == ";" and out and \
+                    _decl_word(out[-1]):
+                # `const int S::n;`, the definition of a static member its class initialises
+                while out and _decl_word(out[-1]):
+                    out.pop()
+                i += 2
+                continue
             out.append(t)
             i += 1
         return out
@@ -612,6 +647,7 @@ class _Rewriter:
         keep: list = []
         funcs: list = []
         protos: list = []
+        statics: list = []
         i = 0
         n = len(toks)
         while i < n:
@@ -627,6 +663,11 @@ class _Rewriter:
             if j >= n:
                 keep += toks[i:]
                 break
+            if str(toks[j]) == ";" and any(str(x) == "static" for x in toks[i:j]) and \
+                    (paren is None or any(str(x) == "=" for x in toks[i:paren])):
+                statics += self.static_member(toks[i:j + 1], name)
+                i = j + 1
+                continue
             if str(toks[j]) == ";" and paren is not None and toks[paren - 1].type == "IDENT" and \
                     str(toks[paren - 1]) not in ("__align__", "alignas") and \
                     not any(str(x) in UNSUPPORTED_KEYWORDS for x in toks[i:j]):   # those named by token_scan
@@ -685,7 +726,26 @@ class _Rewriter:
             funcs += head + toks[j:end + 1]
             self.methods_of.setdefault(str(name), set()).add(str(fname))
             i = end + 1
-        return keep, protos + funcs
+        if statics:     # the bare name in a data member's declaration (int v[n];) is S::n
+            names = {str(t) for t in statics if str(t).startswith(f"{name}::")}
+            keep = [_new("IDENT", f"{name}::{x}", x) if x.type == "IDENT" and f"{name}::{x}" in names and
+                    (k == 0 or str(keep[k - 1]) not in (".", "->")) else x for k, x in enumerate(keep)]
+        return keep, protos + funcs, statics
+
+    def static_member(self, toks: list, name: Token) -> list:
+        """`static const int n = 3;` (or constexpr) in struct S: the file-scope
+        constant `const int S::n = 3;` after the struct, which `S::n`, `S<int>::n`
+        and the bare `n` in S's member functions name (lower.py)."""
+        eq = next((k for k, x in enumerate(toks) if str(x) in ("=", "{")), None)
+        if not any(str(x) in ("const", "constexpr") for x in toks) or eq is None or eq == 0:
+            w = next(x for x in toks if str(x) == "static")
+            raise self.err("static data members are supported only as constants with an initialiser "
+                           "(static const int n = 3; or static constexpr)", w)
+        decl = toks[eq - 1]
+        if decl.type != "IDENT":
+            raise self.err("expected the static data member's name before its initialiser", decl)
+        member = _new("IDENT", f"{name}::{decl}", decl)
+        return [x for x in toks[:eq - 1] if str(x) != "static"] + [member] + list(toks[eq:])
 
     # ------------------------------------------------------ template-ids
     def template_ids(self, toks: list, names, classes=frozenset(), own: str = "") -> list:
@@ -709,10 +769,17 @@ class _Rewriter:
                 if str(toks[close]) == ">>":   # `A<B<int>>`: the inner list closes here too
                     inner = inner + [_new("RELOP", ">", toks[close])]
                 args = [self.template_ids(a, names, classes, own) for a in split_args(inner)]
+                if v in classes and close + 1 < n and getattr(toks[close + 1], "static_member", False):
+                    # S<int>::n: one name 'S::n' with S's arguments (class_templates.static_member)
+                    out.append(_new("IDENT", v + str(toks[close + 1]), t, args))
+                    i = close + 2
+                    continue
                 tid = _new("TYPE_NAME" if v in classes else t.type, v, t, args)
                 out.append(tid)
                 i = close + 1
                 continue
+            if getattr(t, "static_member", False):
+                raise self.err(_QUALIFIED_BY_TEMPLATE_ID, t)
             if v in classes and v != own and t.type in ("IDENT", "TYPE_NAME") and \
                     prev not in (".", "->", "struct"):
                 raise self.err(f"argument list for class template '{v}' is missing", t)

@@ -208,6 +208,9 @@ class ExpressionLowering:
 
     # names
     def name_value(self, e: A.Name) -> ir.Expr:
+        if e.targs is not None:         # S<int>::n
+            from .class_templates import static_member
+            e = static_member(self, e)
         sym = self.lookup(e.name)
         if sym is None and not self.const_only and self.member_of_this(e) is not None:
             return self.load(self.lvalue(e))
@@ -235,6 +238,9 @@ class ExpressionLowering:
         if self.const_only and not isinstance(e, A.Name):
             raise self.error("expression is not a constant", e.loc)
         if isinstance(e, A.Name):
+            if e.targs is not None:         # S<int>::n
+                from .class_templates import static_member
+                e = static_member(self, e)
             sym = self.lookup(e.name)
             if sym is None and self.member_of_this(e) is not None:
                 return self.member(self.member_of_this(e))

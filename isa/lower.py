@@ -70,6 +70,10 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
             sym = self.extra_lookup(name)
         if sym is None:
             sym = self.ck.lookup_global(name)
+        if sym is None and "::" not in name and self.method_struct() is not None:
+            # a static data member named bare in its struct's member function
+            sym = self.ck.lookup_global(f"{self.method_struct().name}::{name}")
+            sym = sym if sym is not None and sym.kind != "func" else None
         return sym
 
     def method_struct(self):

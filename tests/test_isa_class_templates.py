@@ -9,7 +9,7 @@ import pytest
 
 import gpuemu
 import isa
-from isa_ir_walk import compile_error, nvcc_accepts
+from isa_ir_walk import compile_error, nvcc_accepts, refused, run
 
 ARR = r'''
 template <typename T, int N> struct Arr {
@@ -262,10 +262,10 @@ def test_a_shift_token_closes_a_function_template_list_around_an_instance(vec):
 @pytest.mark.parametrize("src,msg,line,col", [
     ("template <typename T> struct A { T x; __device__ T get() const; };\n"
      "template <typename T> __device__ T A<T>::get() const { return x; }",
-     "names qualified by a template-id ('S<int>::x': static members, nested types, members defined outside "
-     "their class) are not supported", 2, 40),
+     "names qualified by a template-id ('S<int>::x': static member functions, nested types, members defined "
+     "outside their class) are not supported", 2, 40),
     ("template <typename T> struct A { T x; };\n__global__ void k(int *o) { o[0] = A<int>::n; }",
-     "names qualified by a template-id", 2, 42),
+     "no static data member 'n' in 'A<int>'", 2, 36),
     ("struct A { int x; __device__ int get() const; };",
      "member functions are supported only when defined inside their struct", 1, 34),
 ])
@@ -291,3 +291,69 @@ def test_unsupported_class_template_forms_are_named(src, msg):
                          ids=["uses", "kernel_params", "specialised", "vec"])
 def test_the_kernels_here_are_valid_cuda(src, tmp_path):
     nvcc_accepts(src, tmp_path)
+
+
+def test_static_constant_members_of_a_class_template_per_instance(tmp_path):
+    src = r'''
+    template <class T, int N> struct S { static const int n = N + 1; static constexpr int size = sizeof(T); };
+    __global__ void k(int *o) { o[threadIdx.x] = S<int, 2>::n + S<double, 0>::size * 10 + S<char, 5>::n * 100; }
+    '''
+    assert list(run(src, tmp_path)) == [683] * 4
+
+
+def test_a_static_member_names_a_constexpr_call_and_sizes_an_array(tmp_path):
+    src = r'''
+    constexpr __host__ __device__ int sq(int x) { return x * x; }
+    template <int N> struct S { static constexpr int m = sq(N); };
+    __global__ void k(int *o) { int a[S<3>::m]; o[threadIdx.x] = sizeof(a); }
+    '''
+    assert list(run(src, tmp_path)) == [36] * 4
+
+
+def test_a_static_member_named_bare_in_its_class_sizes_a_member_and_reads_in_a_member_function(tmp_path):
+    src = r'''
+    template <int N> struct S {
+        static const int n = N * 2;
+        int v[n];
+        __device__ int get() const { return n * 100; }
+    };
+    __global__ void k(int *o) { S<3> s; o[threadIdx.x] = s.get() + (int)sizeof(s); }
+    '''
+    assert list(run(src, tmp_path)) == [624] * 4
+
+
+def test_a_function_template_names_a_static_member_of_its_parameter(tmp_path):
+    src = r'''
+    template <class T> struct Size { static const int bytes = sizeof(T); };
+    template <class T> __device__ int bytes_of() { return Size<T>::bytes; }
+    __global__ void k(int *o) { o[threadIdx.x] = bytes_of<double>() * 10 + bytes_of<short>(); }
+    '''
+    assert list(run(src, tmp_path)) == [82] * 4
+
+
+def test_static_constant_members_of_a_struct(tmp_path):
+    src = r'''
+    struct P { static const int n = 7; int x; __device__ int g() const { return n + P::n + x; } };
+    __global__ void k(int *o) { P p = {1}; o[threadIdx.x] = P::n * 100 + p.g() + (int)sizeof(P) * 1000; }
+    '''
+    assert list(run(src, tmp_path)) == [4715] * 4
+
+
+@pytest.mark.parametrize("definition", ["const int P::n;",
+                                        "template <class T> const int Q<T>::n;"], ids=["struct", "template"])
+def test_an_out_of_class_definition_of_a_static_constant_is_accepted(definition, tmp_path):
+    src = "struct P { static const int n = 7; };\ntemplate <class T> struct Q { static const int n = 8; };\n" \
+          + definition + "\n__global__ void k(int *o) { o[threadIdx.x] = P::n * 10 + Q<int>::n; }\n"
+    assert list(run(src, tmp_path)) == [78] * 4
+
+
+def test_a_static_member_that_is_not_a_constant_is_named():
+    e = compile_error("struct P { static int n; };\n__global__ void k(int *o) { o[0] = 1; }\n")
+    assert e.message.startswith("static data members are supported only as constants with an initialiser")
+    assert (e.line, e.col) == (1, 12)
+
+
+def test_a_static_member_a_class_template_lacks_is_named(tmp_path):
+    src = "template <class T> struct S { static const int n = 1; };\n" \
+          "__global__ void k(int *o) { o[0] = S<int>::m; }\n"
+    assert refused(src, tmp_path) == "no static data member 'm' in 'S<int>'"

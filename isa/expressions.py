@@ -188,6 +188,8 @@ class ExpressionLowering:
                     return sym.obj.type.pointee if sym.byref else sym.obj.type
                 if sym is not None and sym.kind == "global":
                     return sym.obj.type
+                if sym is None and self.member_of_this(e) is not None:
+                    e = self.member_of_this(e)      # a member array named bare: not decayed
             if isinstance(e, (A.Index, A.Member, A.UnaryOp)) and not (
                     isinstance(e, A.UnaryOp) and e.op not in ("*",)):
                 try:

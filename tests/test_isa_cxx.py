@@ -8,7 +8,7 @@ import pytest
 import gpuemu
 import isa
 from isa import ir
-from isa_ir_walk import nodes, compile_error
+from isa_ir_walk import nodes, compile_error, run
 
 
 def run1(src: str, name: str, n: int = 64, dtype=np.float32, **mod_kw):
@@ -252,3 +252,10 @@ def test_cupy_style_raw_kernel_from_code_and_a_template_name():
     out = np.zeros_like(a)
     k((1,), (32,), (out, a, np.int32(32)))
     assert k.name == "scale<float,32,false>" and np.array_equal(out, a[::-1])
+
+
+def test_sizeof_a_member_array_named_bare_in_a_member_function_is_the_array_size(tmp_path):
+    # it read 8, the size of the pointer the array decays to (nvcc: 24)
+    src = "struct Q { int v[6]; __device__ int get() const { return sizeof(v); } };\n" \
+          "__global__ void k(int *o) { Q q; o[threadIdx.x] = q.get(); }\n"
+    assert list(run(src, tmp_path)) == [24] * 4

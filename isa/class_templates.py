@@ -11,7 +11,9 @@ a member function's body is instantiated only when it is called
 (`ensure_lowered`), so a member that does not compile for some T is an
 error only where it is used. An explicit specialisation (`template <>
 struct Arr<bool, 1> {..};`) is made instead of the template for its
-argument list. Errors inside an instance name it, as nvcc's "detected
+argument list, else a partial specialisation (`template <class T> struct
+Arr<T *, 4> {..};`) whose arguments match it, with its own parameters bound
+(`match_partial`). Errors inside an instance name it, as nvcc's "detected
 during instantiation of ..." does.
 """
 from __future__ import annotations
@@ -19,6 +21,12 @@ from __future__ import annotations
 from . import ast as A
 from . import ir
 from .diagnostics import CompileError
+
+
+def _mentions(toks: list, names) -> bool:
+    """The tokens name one of `names`, also inside a template-id's arguments."""
+    return any(str(t) in names or any(_mentions(a, names) for a in getattr(t, "targs", None) or [])
+               for t in toks)
 
 
 def static_member(low, e: A.Name) -> A.Name:
@@ -57,10 +65,89 @@ class ClassTemplates:
         canon = f"{ctd.name}<{','.join(spell(v) for v in vals)}>"
         t = self.ck.tags.get(canon)
         if t is None:
-            spec = next((sp for sp in ctd.specialisations if self.spec_name(ctd, sp) == canon), None)
-            t = self.instantiate(spec or ctd, vals, canon, o.loc)
+            spec = next((sp for sp in ctd.specialisations if not sp.params and self.spec_name(ctd, sp) == canon),
+                        None)
+            if spec is None:
+                spec, vals_used = self.partial(ctd, vals, canon, o.loc)
+            else:
+                vals_used = vals
+            t = self.instantiate(spec or ctd, vals_used, canon, o.loc)
             self.of_type[t] = (ctd, vals)
         return t
+
+    def partial(self, ctd, vals: list, canon: str, loc: ir.Loc) -> tuple:
+        """(the partial specialisation whose arguments match `vals`, the values
+        of its own parameters), or (None, vals) when none matches."""
+        found = []
+        for sp in ctd.specialisations:
+            if sp.params:
+                bound = self.match_partial(ctd, sp, vals, loc)
+                if bound is not None:
+                    found.append((sp, bound))
+        if len(found) > 1:
+            raise self.ck.error(f"more than one partial specialisation of '{ctd.name}' matches '{canon}' "
+                                f"(ordering partial specialisations is not supported)", loc)
+        return found[0] if found else (None, vals)
+
+    def match_partial(self, ctd, sp, vals: list, loc: ir.Loc):
+        """The values of partial specialisation sp's parameters that make its
+        arguments (`<T *, N>`) those of the instance, `vals`; None when they do
+        not match ([temp.class.spec.match]). An argument is one of its
+        parameters, that parameter followed by `*`s, a class template's
+        instance of its parameters, or a type or value without them."""
+        from .declarations import QType
+        from .places import strip_spaces
+        if len(sp.args) != len(ctd.params):
+            raise self.ck.error(f"the partial specialisation of '{ctd.name}' has {len(sp.args)} template "
+                                f"arguments; '{ctd.name}' takes {len(ctd.params)}", loc)
+        names = {p.name: p for p in sp.params}
+        known: dict = {}
+        for prm, toks, v in zip(ctd.params, sp.args, vals):
+            words = [str(x) for x in toks]
+            if not _mentions(toks, names):      # a fixed type or value: `S<T, 0>`, `S<int, N>`
+                self.tpl.stack.append({})
+                try:
+                    fixed = self.tpl.arg_value(prm, toks, self.ck.lookup_global, set(), loc, td=ctd)
+                finally:
+                    self.tpl.stack.pop()
+                if fixed != v:
+                    return None
+                continue
+            head = toks[0]
+            if len(toks) == 1 and getattr(head, "targs", None) is not None and str(head) in self.defs:
+                if not isinstance(v, QType):
+                    return None
+                got: dict = {}
+                self.match(sp, str(head), head.targs, v.type, got)
+                inst = self.of_type.get(v.type)
+                if inst is None or inst[0].name != str(head) or any(
+                        known.get(k, x) != x for k, x in got.items()):
+                    return None
+                known.update(got)
+                continue
+            if words[0] in names and all(w == "*" for w in words[1:]):
+                p = names[words[0]]
+                if p.kind == "value":
+                    if len(words) > 1 or isinstance(v, QType):
+                        return None
+                    x = v
+                else:
+                    if not isinstance(v, QType):
+                        return None
+                    t = v.type
+                    for _ in words[1:]:
+                        if not isinstance(t, ir.PointerType):
+                            return None
+                        t = t.pointee
+                    x = v if len(words) == 1 else QType(strip_spaces(t))
+                if known.setdefault(p.name, x) != x:
+                    return None
+                continue
+            raise self.ck.error(f"this form of partial specialisation argument ('{' '.join(words)}') is not "
+                                f"supported (T, T *, a class template's instance, or a fixed type or value)", loc)
+        if any(p.name not in known for p in sp.params):
+            return None
+        return [known[p.name] for p in sp.params]
 
     def spec_name(self, ctd, spec) -> str:
         """The instance an explicit specialisation (`template <> struct
@@ -83,7 +170,8 @@ class ClassTemplates:
         from .cxx_tokens import class_instance_tokens
         from .token_scan import Tokens
         ck = self.ck
-        scope = self.tpl.bind(ctd, vals, loc) if ctd.args is None else {}   # a specialisation binds nothing
+        # an explicit specialisation binds nothing, a partial one its own parameters
+        scope = self.tpl.bind(ctd, vals, loc) if ctd.args is None or ctd.params else {}
         # declared first: the body may point to its own instance (`Arr<T, N> *next`)
         t = ck.tags[canon] = ir.StructType(canon, (), 0, 1, complete=False)
         frag = self.tpl.frag

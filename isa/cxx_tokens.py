@@ -91,8 +91,8 @@ class ClassTemplateDef:
     params: list              # list[TemplateParam]
     toks: list                # `struct Name { ... };`
     tok: Token                # the `template` keyword (for diagnostics)
-    args: Optional[list] = None   # an explicit specialisation's argument tokens (`<bool, 1>`)
-    specialisations: list = field(default_factory=list)   # of a class template: its `template <>` ones
+    args: Optional[list] = None   # a specialisation's argument tokens (`<bool, 1>`, partial: `<T *>`)
+    specialisations: list = field(default_factory=list)   # of a class template: explicit and partial ones
 
 
 @dataclass
@@ -504,14 +504,13 @@ class _Rewriter:
         name = str(toks[j])
         j += 1
         args = None
-        if j < n and str(toks[j]) == "<":
-            if params:
-                raise self.err("partial specialisations of class templates are not supported", toks[j])
+        if j < n and str(toks[j]) == "<":       # a specialisation, partial when it has params
             close = match_angle(toks, j)
             if close < 0:
                 raise self.err(f"unclosed template argument list of '{name}'", toks[j])
             if name not in rw.classes:
-                raise self.err(f"explicit specialisation of '{name}' before its class template", toks[start + 1])
+                raise self.err(f"{'partial' if params else 'explicit'} specialisation of '{name}' before its "
+                               f"class template", toks[start + 1])
             args = toks[j + 1:close] + ([_new("RELOP", ">", toks[close])] if str(toks[close]) == ">>" else [])
             j = close + 1
         elif not params:
@@ -533,7 +532,7 @@ class _Rewriter:
             raise self.err("member templates are not supported", inner)
         body = [toks[start], toks[start + 1]] + toks[j:end + 2]    # struct Name { ... };
         if args is not None:
-            rw.classes[name].specialisations.append(ClassTemplateDef(name, [], body, at, args))
+            rw.classes[name].specialisations.append(ClassTemplateDef(name, params, body, at, args))
             return end + 2
         if name in rw.classes or name in rw.templates:
             raise self.err(f"redefinition of template '{name}'", at)

@@ -278,8 +278,9 @@ def test_members_outside_their_class_are_named(src, msg, line, col):
     ("template <> struct Q<int> { int x; };", "explicit specialisation of 'Q' before its class template"),
     ("template <typename T> __device__ T f(T x) { return x; }\ntemplate <> __device__ int f<int>(int x) { return 1; }",
      "explicit specialisations of function templates (template <>) are not supported"),
-    ("template <typename T> struct S { T x; };\ntemplate <typename T> struct S<T *> { T y; };",
-     "partial specialisations of class templates are not supported"),
+    ("template <typename T> struct S { T x; };\ntemplate <typename T> struct S<T[4]> { T y; };\n"
+     "__global__ void k(int *o) { S<int> s; }",
+     "this form of partial specialisation argument ('T [ 4 ]') is not supported"),
     ("template <typename T> struct S { template <typename U> __device__ U f(U u) { return u; } };",
      "member templates are not supported"),
 ])
@@ -357,3 +358,42 @@ def test_a_static_member_a_class_template_lacks_is_named(tmp_path):
     src = "template <class T> struct S { static const int n = 1; };\n" \
           "__global__ void k(int *o) { o[0] = S<int>::m; }\n"
     assert refused(src, tmp_path) == "no static data member 'm' in 'S<int>'"
+
+
+PARTIAL = r"""
+template <class T, int N = 1> struct S { static const int n = 1; __device__ int f() const { return N; } };
+template <class T, int N> struct S<T *, N> { static const int n = 2; __device__ int f() const { return N * 10 + sizeof(T); } };
+template <class T> struct S<T, 0> { static const int n = 3; };
+template <class T> struct W { T v; };
+template <class T> struct S<W<T>, 5> { static const int n = 4; T x; };
+template <> struct S<char, 1> { static const int n = 5; };
+"""
+
+
+def test_a_partial_specialisation_for_pointers_is_made_for_a_pointer_argument(tmp_path):
+    src = PARTIAL + "__global__ void k(int *o) { S<double *, 7> s; S<int> a;\n" \
+                    "  o[threadIdx.x] = S<int>::n + S<int *>::n * 10 + s.f() * 100 + a.f() * 10000; }\n"
+    assert list(run(src, tmp_path)) == [1 + 20 + 7800 + 10000] * 4
+
+
+def test_a_partial_specialisation_fixing_a_value_argument(tmp_path):
+    src = PARTIAL + "__global__ void k(int *o) { o[threadIdx.x] = S<float, 0>::n * 10 + S<float, 2>::n; }\n"
+    assert list(run(src, tmp_path)) == [31] * 4
+
+
+def test_a_partial_specialisation_for_a_class_template_instance_deduces_its_argument(tmp_path):
+    # S<W<short>, 5>: T is short, so its member x is a short beside nothing else
+    src = PARTIAL + "__global__ void k(int *o) { S<W<short>, 5> w;\n" \
+                    "  o[threadIdx.x] = S<W<short>, 5>::n * 10 + (int)sizeof(w); }\n"
+    assert list(run(src, tmp_path)) == [42] * 4
+
+
+def test_an_explicit_specialisation_beats_a_partial_one(tmp_path):
+    src = PARTIAL + "__global__ void k(int *o) { o[threadIdx.x] = S<char>::n; }\n"
+    assert list(run(src, tmp_path)) == [5] * 4
+
+
+def test_two_partial_specialisations_matching_one_instance_are_refused(tmp_path):
+    # nvcc: neither S<T *, N> nor S<T, 0> is more specialised for S<int *, 0>
+    src = PARTIAL + "__global__ void k(int *o) { o[threadIdx.x] = S<int *, 0>::n; }\n"
+    assert refused(src, tmp_path).startswith("more than one partial specialisation of 'S' matches 'S<int*,0>'")

@@ -52,8 +52,9 @@ SPECIAL_VARS = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid", "gr
 # float/double, number of args). fast-math intrinsics map to the same names.
 _MATH1 = ["sqrt", "rsqrt", "cbrt", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10",
           "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-          "floor", "ceil", "trunc", "round", "rint", "fabs", "nearbyint"]
-_MATH2 = ["pow", "atan2", "fmin", "fmax", "fmod", "hypot", "copysign"]
+          "floor", "ceil", "trunc", "round", "rint", "fabs", "nearbyint",
+          "acosh", "asinh", "atanh", "erf", "erfc", "lgamma", "tgamma"]
+_MATH2 = ["pow", "atan2", "fmin", "fmax", "fmod", "hypot", "copysign", "fdim", "nextafter", "remainder"]
 
 MATH: dict = {}
 for _m in _MATH1:
@@ -108,10 +109,9 @@ FLOAT_PART_ARITY = {"ldexp": 2, "scalbln": 2, "frexp": 2, "modf": 2, "ilogb": 1,
 
 # CUDA math functions outside the IR's intrinsic set: named as unsupported
 UNSUPPORTED_MATH = frozenset(
-    n + s for n in ("erf", "erfc", "erfinv", "erfcinv", "fdim", "remainder", "remquo", "lgamma", "tgamma",
-                    "j0", "j1", "y0", "y1", "jn", "yn", "sinpi", "cospi", "sincos", "sincospi", "nextafter", "normcdf", "normcdfinv",
-                    "rcbrt", "asinh", "acosh", "atanh", "norm3d", "rhypot", "lrint", "llrint",
-                    "lround", "llround", "nan") for s in ("", "f"))
+    n + s for n in ("erfinv", "erfcinv", "remquo", "j0", "j1", "y0", "y1", "jn", "yn", "sinpi", "cospi",
+                    "sincos", "sincospi", "normcdf", "normcdfinv", "rcbrt", "norm3d", "rhypot", "lrint",
+                    "llrint", "lround", "llround", "nan") for s in ("", "f"))
 
 # bit-level integer intrinsics: name -> (IR name, arg types, result type)
 BITOPS: dict = {

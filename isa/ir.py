@@ -469,6 +469,7 @@ class Special(Expr):
 #           'log2', 'log10', 'log1p', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'atan2',
 #           'sinh', 'cosh', 'tanh', 'pow', 'fabs', 'floor', 'ceil', 'trunc', 'round',
 #           'rint', 'fmin', 'fmax', 'fmod', 'fma', 'hypot', 'copysign', 'saturate',
+#           'acosh', 'asinh', 'atanh', 'erf', 'erfc', 'lgamma', 'tgamma', 'fdim', 'nextafter', 'remainder',
 #           'fdivide' (fast division), 'isnan', 'isinf', 'isfinite', 'signbit' (-> BOOL/I32)
 #           'ldexp'(x, n I32 or I64), 'frexp'(x) the significand, 'frexp_exp'(x) -> I32,
 #           'modf'(x) the fractional part, 'ilogb'(x) -> I32, 'logb'(x)

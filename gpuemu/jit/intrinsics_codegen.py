@@ -33,6 +33,14 @@ LIBM = {n: (n + "f", n) for n in (
     "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
     "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "pow", "fmod", "hypot")}
 LIBM["exp10"] = ("exp10f", "exp10")
+# exact in glibc as on the GPU (IEEE 754 / C99)
+LIBM.update({n: (n + "f", n) for n in ("fdim", "nextafter", "remainder")})
+# float forms computed by the double function and rounded once, within
+# 0.5 ulp + 2^-29 ulp (CUDA Math API bounds: acoshf 4 ulp, asinhf 3, atanhf 3,
+# erff 2, erfcf 4, lgammaf 6, tgammaf 5); double forms are glibc's (its
+# documented x86_64 worst cases are within CUDA's double bounds)
+VIA_DOUBLE = frozenset({"acosh", "asinh", "atanh", "erf", "erfc", "lgamma", "tgamma"})
+LIBM.update({n: (n, n) for n in VIA_DOUBLE})
 # float arithmetic in a directed rounding mode (CUDA Math API, "Single Precision
 # Intrinsics": __fadd_rz & co.), IR name -> operand count; see _directed
 DIRECTED = {f"{op}_{mode}": n for op, n in (("fadd", 2), ("fsub", 2), ("fmul", 2), ("fmaf", 3),
@@ -590,10 +598,14 @@ class IntrinsicsMixin:
             return b.call(intrinsic(self.m, f"llvm.{ln}.{vname(et)}", x.type, [x.type] * len(vals)), vals)
         cname = LIBM[name][0 if et == F32 else 1]
         self.libm_used.add(cname)
-        fn = intrinsic(self.m, cname, et, [et] * len(vals))
+        ct = ll.DoubleType() if name in VIA_DOUBLE else et
+        fn = intrinsic(self.m, cname, ct, [ct] * len(vals))
         out = ll.Constant(x.type, ll.Undefined)
         for lanei in range(WARP):
             idx = ll.Constant(I32, lanei)
-            r = b.call(fn, [b.extract_element(v, idx) for v in vals])
-            out = b.insert_element(out, r, idx)
+            lane = [b.extract_element(v, idx) for v in vals]
+            if ct != et:
+                lane = [b.fpext(v, ct) for v in lane]
+            r = b.call(fn, lane)
+            out = b.insert_element(out, r if ct == et else b.fptrunc(r, et), idx)
         return out

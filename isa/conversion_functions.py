@@ -85,7 +85,13 @@ def implicit_functions(ck, st: ir.StructType, const: bool) -> list:
 
 
 def _any_conversions(ck) -> bool:
-    return any(k.partition("::")[2].startswith(("operator ", "explicit operator ")) for k in ck.overloads)
+    """Whether any struct has a conversion function; asked at every condition,
+    so kept while the number of function names stays (a new one adds a name)."""
+    n, found = getattr(ck, "_conversions_seen", (-1, False))
+    if n != len(ck.overloads):
+        found = any(k.partition("::")[2].startswith(("operator ", "explicit operator ")) for k in ck.overloads)
+        ck._conversions_seen = (len(ck.overloads), found)
+    return found
 
 
 def converts(info, t: ir.Type, target_pconst: bool) -> bool:
@@ -109,9 +115,9 @@ def _struct_object(low, e: A.Expr):
             return None
         lv = low.lvalue(e)
         return lv.type, lv.addr
-    if not _any_conversions(low.ck):
-        return None
     if isinstance(e, (A.Name, A.Member, A.Index)) or (isinstance(e, A.UnaryOp) and e.op == "*"):
+        if not _any_conversions(low.ck):
+            return None
         if isinstance(e, A.Name):
             sym = low.lookup(e.name)
             if sym is None or sym.kind not in ("var", "global"):

@@ -15,7 +15,7 @@ from isa.frontend import ensure_recursion_limit
 from isa.register_spill import apply_register_cap
 from gpuemu.arch import get_preset
 
-from . import engine, kernel_cache
+from . import engine, gc_pause, kernel_cache
 from .warp_codegen import WarpCodegen
 
 VERSION = "0.1.0"
@@ -121,8 +121,10 @@ def _compile_kernel(module, name, arch, options, use_cache) -> CompiledKernel:
     llmod.triple = engine.triple()
     try:
         its = bool(getattr(get_preset(arch), "independent_thread_scheduling", True))
-        cg = WarpCodegen(module, kernel, llmod, symbol, its=its).build()
-        obj = engine.compile_to_object(str(llmod))
+        with gc_pause.paused():
+            cg = WarpCodegen(module, kernel, llmod, symbol, its=its).build()
+            text = str(llmod)
+        obj = engine.compile_to_object(text)
     except CompileError:
         raise
     except Exception as e:  # a construct the JIT does not handle: a diagnostic, not a traceback

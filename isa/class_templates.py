@@ -29,6 +29,20 @@ def _mentions(toks: list, names) -> bool:
                for t in toks)
 
 
+def _arg_forms(sp) -> list:
+    """The forms of partial specialisation sp's arguments as overloads.deduces
+    compares them: (one of its parameters?, spelling, pointer depth, False)."""
+    names = {p.name for p in sp.params}
+    forms = []
+    for toks in sp.args:
+        words = [str(x) for x in toks]
+        if words and words[0] in names and all(w == "*" for w in words[1:]):
+            forms.append((True, words[0], len(words) - 1, False))
+        else:           # a class template's instance or a fixed argument: itself
+            forms.append((False, " ".join(words), 0, False))
+    return forms
+
+
 def static_member(low, e: A.Name) -> A.Name:
     """`S<int>::n` (one name 'S::n' with S's arguments, cxx_tokens.py) as the
     name of the instance's static data member, 'S<int>::n', made with its
@@ -84,9 +98,14 @@ class ClassTemplates:
                 bound = self.match_partial(ctd, sp, vals, loc)
                 if bound is not None:
                     found.append((sp, bound))
-        if len(found) > 1:
-            raise self.ck.error(f"more than one partial specialisation of '{ctd.name}' matches '{canon}' "
-                                f"(ordering partial specialisations is not supported)", loc)
+        if len(found) > 1:      # the more specialised ([temp.class.order]), as overloads orders templates
+            from .overloads import deduces
+            forms = {id(sp): _arg_forms(sp) for sp, _ in found}
+            best = [f for f in found if all(g is f or (deduces(forms[id(g[0])], forms[id(f[0])]) and not deduces(
+                forms[id(f[0])], forms[id(g[0])])) for g in found)]
+            if len(best) != 1:
+                raise self.ck.error(f"more than one partial specialisation of '{ctd.name}' matches '{canon}'", loc)
+            found = best
         return found[0] if found else (None, vals)
 
     def match_partial(self, ctd, sp, vals: list, loc: ir.Loc):

@@ -218,10 +218,10 @@ def more_specialised(td1, td2, n: int) -> bool:
         return False
     from .templates import param_forms
     f1, f2 = param_forms(td1)[:n], param_forms(td2)[:n]
-    return _deduces(f2, f1) and not _deduces(f1, f2)
+    return deduces(f2, f1) and not deduces(f1, f2)
 
 
-def _deduces(patterns: list, forms: list) -> bool:
+def deduces(patterns: list, forms: list) -> bool:
     """Parameters of the forms `patterns` deduce from arguments of `forms`,
     each template parameter to one type throughout ((T, T) not from (U, int))."""
     bound: dict = {}

@@ -397,3 +397,18 @@ def test_two_partial_specialisations_matching_one_instance_are_refused(tmp_path)
     # nvcc: neither S<T *, N> nor S<T, 0> is more specialised for S<int *, 0>
     src = PARTIAL + "__global__ void k(int *o) { o[threadIdx.x] = S<int *, 0>::n; }\n"
     assert refused(src, tmp_path).startswith("more than one partial specialisation of 'S' matches 'S<int*,0>'")
+
+
+def test_of_two_matching_partial_specialisations_the_more_specialised_is_made(tmp_path):
+    # S<int **, float>: S<T **, U> over S<T *, U>; S<float *, float>: S<T *, T> over S<T *, U>
+    src = r'''
+    template <class T, class U> struct S { static const int n = 1; };
+    template <class T, class U> struct S<T *, U> { static const int n = 2; };
+    template <class T, class U> struct S<T **, U> { static const int n = 3; };
+    template <class T> struct S<T *, T> { static const int n = 4; };
+    __global__ void k(int *o) {
+        o[threadIdx.x] = S<int, float>::n + S<int *, float>::n * 10 + S<int **, float>::n * 100
+                         + S<float *, float>::n * 1000;
+    }
+    '''
+    assert list(run(src, tmp_path)) == [4321] * 4

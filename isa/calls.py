@@ -291,6 +291,9 @@ def _builtin(low, name: str, e: A.CallExpr) -> ir.Expr:
     if name in B.FLOAT_PARTS:
         from .float_parts import lower_float_part
         return lower_float_part(low, name, e)
+    if name in B.ROUND_TO_INTEGER:
+        from .integer_rounding import lower_integer_rounding
+        return lower_integer_rounding(low, name, e)
     if name in B.UNSUPPORTED_MATH:
         raise low.error(f"the math function '{name}' is not supported", loc)
     if name in B.SHUFFLES:

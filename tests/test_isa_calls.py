@@ -471,3 +471,21 @@ def test_signbit_reads_the_sign_bit_of_zeros_and_nans():
     o = np.zeros(32, np.int32)
     gpuemu.RawModule(code=src).get_function("k")((1,), (32,), (x, d, o))
     assert list(o[:8]) == [3, 0, 0, 3, 3, 0, 3, 2]
+
+
+# ------------------------------------------ lrint & co. (isa/integer_rounding.py)
+
+def test_lrint_gives_long_and_llrint_long_long(tmp_path):
+    from isa_ir_walk import nvcc_accepts
+    body = "long a = lrint(d[0]); long long b = llroundf(f[0]); d[1] = a + b + lround(f[1]) + llrint(d[2]);"
+    nvcc_accepts("__global__ void k(float *f, double *d) { " + body + " }", tmp_path)
+    casts = [c for c in nodes(compile_kernel(body, "float *f, double *d").body, ir.Cast)
+             if isinstance(c.a, ir.Intrinsic) and c.a.name in ("rint", "round")]
+    assert [(c.type.spelling, c.a.name, c.a.type) for c in casts] == [
+        ("long", "rint", F64), (I64.spelling, "round", F32), ("long", "round", F32), (I64.spelling, "rint", F64)]
+
+
+def test_lround_of_an_integer_is_refused_as_nvcc_refuses_it(tmp_path):
+    from isa_ir_walk import refused
+    msg = refused("#include <cmath>\n__global__ void k(long *o) { o[0] = lround(3); }\n", tmp_path)
+    assert msg.startswith('calling a constexpr __host__ function("lround") from a __global__ function("k")')

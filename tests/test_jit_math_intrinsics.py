@@ -755,3 +755,62 @@ def test_libm_backed_functions_compile_with_nvcc(tmp_path):
     f = tmp_path / "libm.cu"
     f.write_text(f"__global__ void k(float *x, double *d) {{ d[2] = {calls}; }}")
     nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
+
+
+# ------------------------------------------------ lrint, llrint, lround, llround
+
+_ROUNDING = r"""
+extern "C" __global__ void k(const float *x, long long *o) {
+    int t = threadIdx.x, c = blockDim.x;
+    double d = x[t];
+    o[t] = lrintf(x[t]); o[c + t] = llrint(d);
+    o[2 * c + t] = lroundf(x[t]); o[3 * c + t] = llround(x[t]); o[4 * c + t] = lround(d);
+}"""
+_ROUND_IN = [0.5, 1.5, 2.5, -0.5, -2.5, 0.49999997, 3.7, -3.7, 2.0 ** 62, -0.0, 1e19, -1e19, np.inf, -np.inf, np.nan]
+
+
+def _rounded(mode: str) -> list:
+    """Hand-worked: rint halves to even, round halves away; past +-2^63 and
+    at +-inf they saturate."""
+    even = [0, 2, 2, 0, -2, 0, 4, -4, 2**62, 0]
+    away = [1, 2, 3, -1, -3, 0, 4, -4, 2**62, 0]
+    return (even if mode == "rint" else away) + [2**63 - 1, -2**63, 2**63 - 1, -2**63]
+
+
+def test_lrint_rounds_half_to_even_saturates_and_gives_zero_for_nan():
+    """cvt.rni.s64 (nvcc -ptx for lrintf and llrint): NaN converts to 0."""
+    x = np.array(_ROUND_IN + [1.0] * 17, np.float32)
+    o = np.zeros(5 * 32, np.int64)
+    launch(_ROUNDING, "k", 1, 32, x, o)
+    o = o.reshape(5, 32)
+    for row in (0, 1):
+        assert list(o[row][:15]) == _rounded("rint") + [0]
+
+
+def test_lround_rounds_half_away_and_lroundf_gives_llong_min_for_nan():
+    """lroundf and llround of a float (its float overload): NaN gives
+    LLONG_MIN (libdevice __nv_llroundf); lround of a double truncates
+    x + 0.5 rounded toward zero, cvt.rzi.s64: NaN gives 0 (nvcc -ptx)."""
+    x = np.array(_ROUND_IN + [1.0] * 17, np.float32)
+    o = np.zeros(5 * 32, np.int64)
+    launch(_ROUNDING, "k", 1, 32, x, o)
+    o = o.reshape(5, 32)
+    for row, nan in ((2, -2**63), (3, -2**63), (4, 0)):
+        assert list(o[row][:15]) == _rounded("round") + [nan]
+
+
+def test_lround_of_the_double_below_one_half_is_zero():
+    """0.49999999999999994 + 0.5 rounds to 1.0 to nearest, but lround adds
+    it rounded toward zero: 0, as round() gives."""
+    src = r"""
+    extern "C" __global__ void k(const double *x, long *o) { o[threadIdx.x] = lround(x[threadIdx.x]); }"""
+    x, o = np.full(32, 0.49999999999999994), np.zeros(32, np.int64)
+    launch(src, "k", 1, 32, x, o)
+    assert o[0] == 0
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
+def test_rounding_kernel_compiles_with_nvcc(tmp_path):
+    f = tmp_path / "rounding.cu"
+    f.write_text(_ROUNDING)
+    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)

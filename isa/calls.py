@@ -13,7 +13,7 @@ from . import ir
 from .ir import BOOL, I32, U32, I64, U64, F32, F64
 from . import builtins as B
 from .conversions import usual_arithmetic, promote
-from .conversion_functions import conversion_value
+from .conversion_functions import conversion_value, operand_value
 from .places import is_arith, is_int, is_ptr, tname, with_pq, pq_of, LValue
 from .texture_fetch import FETCHES, lower_texture_fetch
 
@@ -221,7 +221,7 @@ def _args(low, e, n_min, n_max=None):
         raise low.error(f"too few arguments to function '{name}' (expected {n_min}, have {n})", e.loc)
     if n > n_max:
         raise low.error(f"too many arguments to function '{name}' (expected {n_max}, have {n})", e.args[n_max].loc)
-    return [low.rvalue(a) for a in e.args]
+    return [operand_value(low, a) for a in e.args]
 
 
 def _conv(low, v, t, loc):

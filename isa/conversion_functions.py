@@ -13,7 +13,8 @@ less qualification, [over.ics.rank]/3.2.6), then an exact result type.
 
 Where it applies: initialisation, assignment and casts, the arguments of a
 device function (overloads.py ranks it as a user-defined conversion) and
-`return`; conditions (`if`, loops, `?:`, `!`, `&&`, `||`) convert to bool
+`return`, the operands of built-in operators, subscripts, `switch` and
+built-in functions (`operand_value`); conditions (`if`, loops, `?:`, `!`, `&&`, `||`) convert to bool
 contextually. An `explicit operator T()` (named 'S::explicit operator T')
 is called only by direct initialisation, a cast or a condition, and only
 when it yields T itself ([over.match.conv]p1.2): `if (b)` and `(bool)b`
@@ -55,11 +56,37 @@ def conversion_value(low, e: A.Expr, t: ir.Type, target_pconst: bool,
     best = min(viable, key=rank)
     if sum(rank(i) == rank(best) for i in viable) > 1:
         raise low.error(f"more than one conversion function from '{st.name}' to '{tname(t)}' applies", e.loc)
-    if best.fn.body is None and low.ck.templates is not None:   # a class template's member
-        low.ck.templates.classes.ensure_lowered(best, e.loc)
-    ptype = best.fn.params[0].type
-    r = ir.Call(best.fn.ret, e.loc, best.fn, [this if this.type == ptype else ir.Cast(ptype, e.loc, this)])
-    return with_pq(r, (best.ret_q.pconst, best.ret_q.pvolatile), best.ret_q.deep)
+    return _call(low, best, this, e.loc)
+
+
+def operand_value(low, e: A.Expr) -> ir.Expr:
+    """The value of `e` as an operand of a built-in operator (arithmetic,
+    comparison, subscript, switch) or a built-in function: an object of a
+    struct with conversion functions converts by its one non-explicit
+    conversion function to a non-class type ([over.match.oper]p7: the
+    built-in candidates take the converted operand; with two, `x + 1` is
+    ambiguous, refused by name). Anything else is `low.rvalue(e)`."""
+    obj = None if low.const_only else _struct_object(low, e)
+    if obj is None:
+        return low.rvalue(e)
+    st, this = obj
+    cands = [i for i in implicit_functions(low.ck, st, pq_of(this)[0])
+             if not isinstance(i.ret_q.type, ir.StructType) and i.sret is None]
+    if not cands:
+        return low.rvalue(e)
+    if len(cands) > 1:
+        raise low.error(f"more than one conversion function from '{st.name}' to a built-in type applies "
+                        f"(operator {', operator '.join(tname(i.ret_q.type) for i in cands)})", e.loc)
+    return _call(low, cands[0], this, e.loc)
+
+
+def _call(low, info, this: ir.Expr, loc) -> ir.Expr:
+    """The call of conversion function `info` on the object at `this`."""
+    if info.fn.body is None and low.ck.templates is not None:   # a class template's member
+        low.ck.templates.classes.ensure_lowered(info, loc)
+    ptype = info.fn.params[0].type
+    r = ir.Call(info.fn.ret, loc, info.fn, [this if this.type == ptype else ir.Cast(ptype, loc, this)])
+    return with_pq(r, (info.ret_q.pconst, info.ret_q.pvolatile), info.ret_q.deep)
 
 
 def functions_of(ck, st: ir.StructType) -> list:

@@ -16,7 +16,7 @@ from .ir import BOOL, I8, I32, U32, I64, U64, F32, F64
 from .builtins import SPECIAL_VARS
 from .const_fold import fold
 from .conversions import usual_arithmetic, promote, const_value, int_literal_type, char_literal_type
-from .conversion_functions import conversion_value
+from .conversion_functions import conversion_value, operand_value
 from .diagnostics import CompileError
 from .places import (LValue, pq_of, deep_of, below, with_pq, is_arith, is_int, is_ptr, tname, clone, has_side_effects,
                      strip_spaces, cheap_address)
@@ -391,8 +391,8 @@ class ExpressionLowering:
         r = self.user_operator(e, want_place=True)
         if r is not None:
             return r if isinstance(r, LValue) else LValue("const", r.type, e.loc, value=r, const=True)
-        a = self.rvalue(e.a)
-        i = self.rvalue(e.index)
+        a = operand_value(self, e.a)
+        i = operand_value(self, e.index)
         if not is_ptr(a.type) and is_ptr(i.type):
             a, i = i, a
         if isinstance(a.type, ir.VectorType):
@@ -587,8 +587,8 @@ class ExpressionLowering:
         r = self.user_operator(e)
         if r is not None:
             return r
-        a = self.rvalue(e.a)
-        b = self.rvalue(e.b)
+        a = operand_value(self, e.a)
+        b = operand_value(self, e.b)
         return self.binary_values(e.op, a, b, e.loc)
 
     def binary_values(self, op: str, a: ir.Expr, b: ir.Expr, loc) -> ir.Expr:
@@ -684,7 +684,7 @@ class ExpressionLowering:
             if isinstance(b, ir.Const):
                 return ir.Const(BOOL, e.loc, not b.value)
             return ir.Unary(BOOL, e.loc, "lnot", b)
-        v = self.rvalue(e.a)
+        v = operand_value(self, e.a)
         if op in ("-", "+", "~"):
             if ir.scoped_enum(v.type) is not None:
                 raise self.error(f"invalid argument type '{tname(v.type)}' to unary '{op}'", e.loc)
@@ -745,7 +745,7 @@ class ExpressionLowering:
             self.check_qual_drop(v, t, e.value.loc, lv.pq[0])
             return self.store(lv, v, e.loc)
         op = e.op[:-1]
-        rhs = self.rvalue(e.value)
+        rhs = operand_value(self, e.value)
         return self.read_modify_write(lv, lambda cur: self.binary_values(op, cur, rhs, e.loc), e.loc)
 
     def check_qual_drop(self, v: ir.Expr, t: ir.Type, loc, target_pconst: bool) -> None:

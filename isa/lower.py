@@ -13,7 +13,7 @@ from .const_fold import fold
 from .conversions import promote, const_value
 from .declarations import QType
 from .diagnostics import CompileError
-from .conversion_functions import conversion_value
+from .conversion_functions import conversion_value, operand_value
 from .expressions import ExpressionLowering
 from .initialisers import InitialiserLowering
 from .nesting import MAX_IR_DEPTH, too_deep
@@ -321,7 +321,7 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         return ir.Return(s.loc, v)
 
     def switch(self, s: A.Switch) -> ir.Switch:
-        v = self.rvalue(s.value)
+        v = operand_value(self, s.value)
         scoped = ir.scoped_enum(v.type)
         v = self.unscoped(v)
         if not is_int(v.type):

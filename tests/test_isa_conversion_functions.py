@@ -187,3 +187,26 @@ def test_an_explicit_operator_int_is_no_condition(tmp_path):
     src = "struct E { int v; __device__ explicit operator int() const { return v; } };\n" \
           "__global__ void k(int *o) { E e = {1}; if (e) o[0] = 1; }"
     assert refused(src, tmp_path) == "no suitable conversion function from 'E' to 'bool' exists"
+
+
+def test_built_in_operators_subscripts_switch_and_built_in_functions_convert_a_struct_operand(tmp_path):
+    src = FLAGS + r"""
+    struct Ptr { int *p; __device__ operator int *() const { return p; } };
+    __global__ void k(int *o) {
+        Num n = {(int)threadIdx.x};          // converts to 2 * threadIdx.x
+        Ptr q = {o};
+        int a[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+        int r = (n + 1) * 1000 + (n == 2) * 100 + a[n] * 10 + (int)sqrtf(n);
+        switch (n) { case 4: r = -r; }
+        r += -n;
+        __syncthreads();
+        q[threadIdx.x] = r;
+    }"""
+    assert list(run(src, tmp_path)) == [1000, 3121 - 2, -5042 - 4, 7062 - 6]
+
+
+def test_two_conversion_functions_to_built_in_types_make_an_operand_ambiguous(tmp_path):
+    src = "struct Two { __device__ operator int() const { return 1; } __device__ operator float() const " \
+          "{ return 2; } };\n__global__ void k(int *o) { Two t; o[0] = t + 1; }\n"
+    assert refused(src, tmp_path) == ("more than one conversion function from 'Two' to a built-in type applies "
+                                      "(operator int, operator float)")

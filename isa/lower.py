@@ -111,7 +111,7 @@ class FunctionLowering(ExpressionLowering, InitialiserLowering):
         self.scope = self.scope.parent
 
     def builtin_out_pointers(self) -> frozenset:
-        """The built-ins taking an out-pointer (frexp, modf) whose name no
+        """The built-ins taking out-pointers (frexp, modf, sincos) whose name no
         user function or template shares."""
         from .float_parts import OUT_POINTER
         tps = self.ck.templates
@@ -660,12 +660,13 @@ def _find_ref_args(node, ck, out: set, struct: str = "") -> None:
 
 def _find_addr_taken(node, out: set, out_pointers: frozenset = frozenset()) -> None:
     """Names used under unary '&' (their variables must live in memory),
-    but for `&v` passed as the out-pointer of the built-ins `out_pointers`
-    (frexp, modf: isa/float_parts.py writes v itself)."""
+    but for `&v` passed as an out-pointer of the built-ins `out_pointers`
+    (frexp, modf, sincos: isa/float_parts.py writes v itself)."""
     if isinstance(node, A.CallExpr) and isinstance(node.func, A.Name) and node.func.name in out_pointers \
-            and len(node.args) == 2 and isinstance(node.args[1], A.UnaryOp) and node.args[1].op == "&":
-        _find_addr_taken(node.args[0], out, out_pointers)
-        _find_addr_taken(node.args[1].a, out, out_pointers)
+            and len(node.args) in (2, 3):
+        for i, a in enumerate(node.args):
+            taken = i > 0 and isinstance(a, A.UnaryOp) and a.op == "&"
+            _find_addr_taken(a.a if taken else a, out, out_pointers)
         return
     if isinstance(node, A.UnaryOp) and node.op == "&":
         base = node.a

@@ -38,8 +38,8 @@ def builtins_section() -> str:
     rows = [
         ("math, overloaded on float and double", _names(math_over)),
         ("math, one type (`f` suffix: float; `__*_rn`, `_rz`, `_ru`, `_rd`: rounded as named)", _names(math_fixed)),
-        ("the float taken apart, exact as on the GPU (`f`: float; else overloaded on float and double)",
-         _names(B.FLOAT_PARTS)),
+        ("the float taken apart, exact as on the GPU (`f`: float; else overloaded on float and double); "
+         "`sincos`: `sin` and `cos` through two pointers", _names(B.FLOAT_PARTS)),
         ("rounding to `long` (`ll`: `long long`)", _names(B.ROUND_TO_INTEGER)),
         ("classification (return bool)", _names(B.CLASSIFY)),
         ("bit and integer intrinsics", _names(B.BITOPS)),

@@ -489,3 +489,9 @@ def test_lround_of_an_integer_is_refused_as_nvcc_refuses_it(tmp_path):
     from isa_ir_walk import refused
     msg = refused("#include <cmath>\n__global__ void k(long *o) { o[0] = lround(3); }\n", tmp_path)
     assert msg.startswith('calling a constexpr __host__ function("lround") from a __global__ function("k")')
+
+
+def test_sincos_pointers_must_agree(tmp_path):
+    from isa_ir_walk import refused
+    msg = refused("__global__ void k(float *o) { float s; double c; sincos(o[0], &s, &c); }", tmp_path)
+    assert msg.startswith('no instance of overloaded function "sincos" matches the argument list'), msg

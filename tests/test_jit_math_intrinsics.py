@@ -814,3 +814,41 @@ def test_rounding_kernel_compiles_with_nvcc(tmp_path):
     f = tmp_path / "rounding.cu"
     f.write_text(_ROUNDING)
     nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
+
+
+# ------------------------------------------------------------------------------- sincos
+
+_SINCOS = r"""
+__device__ void both(double v, double *s, double *c) { sincos(v, s, c); }
+
+extern "C" __global__ void k(const float *x, float *o, double *d) {
+    __shared__ float sh[32];
+    int t = threadIdx.x, c = blockDim.x;
+    float s;
+    sincosf(x[t], &s, &sh[t]);                 // a register and shared memory
+    o[t] = s; o[c + t] = sh[t];
+    both(x[t], &d[t], d + c + t);              // global memory through a device function's pointers
+}"""
+
+
+def test_sincos_writes_sin_and_cos_through_its_pointers():
+    """sincosf/sincos give sin and cos within CUDA's 2 ulp (float and
+    double) of the correctly rounded value; `&s` of a local keeps s in a
+    register (no local memory)."""
+    x = np.linspace(-10, 10, 32).astype(np.float32)
+    o, d = np.zeros(64, np.float32), np.zeros(64)
+    stats = launch(_SINCOS, "k", 1, 32, x, o, d)
+    for got, fn in ((o[:32], math.sin), (o[32:], math.cos)):
+        want = np.array([fn(float(v)) for v in x], np.float32)
+        assert np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32)).max() <= 2
+    for got, fn in ((d[:32], math.sin), (d[32:], math.cos)):
+        want = np.array([fn(float(v)) for v in x])
+        assert np.abs(got.view(np.int64) - want.view(np.int64)).max() <= 2
+    assert [stats.stats[k] for k in ("local_load_requests", "local_store_requests")] == [0, 0]
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
+def test_sincos_kernel_compiles_with_nvcc(tmp_path):
+    f = tmp_path / "sincos.cu"
+    f.write_text(_SINCOS)
+    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)

@@ -89,6 +89,11 @@ for _op, _n in (("dadd", 2), ("dsub", 2), ("dmul", 2), ("fma", 3), ("ddiv", 2), 
         MATH[f"__{_op}_{_r}"] = (f"{_op}_{_r}", F64, _n)
 MATH["__fma_rn"] = ("fma", F64, 3)
 MATH["__dsqrt_rn"] = ("sqrt", F64, 1)
+# sqrt(a^2 + b^2 ...) and its reciprocal (gpuemu/jit/norms.py): plain functions, not overloaded
+for _n, _k in (("norm3d", 3), ("norm4d", 4), ("rnorm3d", 3), ("rnorm4d", 4), ("rhypot", 2)):
+    _ir = "rnorm" if _n.startswith("r") else "norm"
+    MATH[_n] = (_ir, F64, _k)
+    MATH[_n + "f"] = (_ir, F32, _k)
 MATH["rsqrt"] = ("rsqrt", None, 1)
 MATH["rsqrtf"] = ("rsqrt", F32, 1)
 
@@ -111,7 +116,7 @@ FLOAT_PART_ARITY = {"ldexp": 2, "scalbln": 2, "frexp": 2, "modf": 2, "ilogb": 1,
 # CUDA math functions outside the IR's intrinsic set: named as unsupported
 UNSUPPORTED_MATH = frozenset(
     n + s for n in ("erfinv", "erfcinv", "remquo", "j0", "j1", "y0", "y1", "jn", "yn", "sinpi", "cospi",
-                    "sincospi", "normcdf", "normcdfinv", "rcbrt", "norm3d", "rhypot",
+                    "sincospi", "normcdf", "normcdfinv", "rcbrt",
                     "nan") for s in ("", "f"))
 # lrint & co.: a float rounded to a long (isa/integer_rounding.py)
 ROUND_TO_INTEGER = frozenset(p + n + s for p in ("", "l") for n in ("lrint", "lround") for s in ("", "f"))

@@ -18,7 +18,7 @@ from isa import ir
 from . import abi
 from .c_semantics import intrinsic, vname
 from .directed_f64 import DIRECTED_F64, DirectedF64
-from . import float_parts
+from . import float_parts, norms
 from .lane_types import F32, I1, I32, I64, is_bool, is_float_t, scalar_ll, splat
 from .memory_access import get_helper
 
@@ -73,6 +73,8 @@ class IntrinsicsMixin:
             return DirectedF64(self.b, self.m).emit(name, self.args(e, m))
         if name in FLOAT_PARTS:
             return self._float_parts(e, m)
+        if name in ("norm", "rnorm"):
+            return norms.norm(self.b, self.m, self.args(e, m), name == "rnorm")
         if name in LLVM_MATH or name in LIBM or name in ("rsqrt", "rsqrt_rn", "saturate", "fdivide",
                                                            "isnan", "isinf", "isfinite", "signbit"):
             return self.math(e, m)

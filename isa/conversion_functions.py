@@ -142,6 +142,17 @@ def _struct_object(low, e: A.Expr):
             return None
         lv = low.lvalue(e)
         return lv.type, lv.addr
+    if isinstance(e, A.CallExpr) and isinstance(e.func, A.Name) and _any_conversions(low.ck) and any(
+            i.sret is not None for i in low.ck.overloads.get(e.func.name, [])):   # a struct result: its temporary
+        saved = len(low.temps)
+        try:
+            lv = low.lvalue(e)
+        except CompileError:
+            lv = None
+        if lv is None or not isinstance(lv.type, ir.StructType):
+            del low.temps[saved:]
+            return None
+        return lv.type, lv.addr
     if isinstance(e, (A.Name, A.Member, A.Index)) or (isinstance(e, A.UnaryOp) and e.op == "*"):
         if not _any_conversions(low.ck):
             return None

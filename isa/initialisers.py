@@ -23,7 +23,9 @@ class InitialiserLowering:
 
     def init_item(self, x: A.Expr, t: ir.Type) -> ir.Expr:
         """One initialiser converted to t (a narrowing one refused inside `T x{...}`)."""
-        v = self.rvalue(x)
+        from .conversion_functions import conversion_value
+        v = conversion_value(self, x, t, False)         # int x{w}; of a struct with operator int()
+        v = self.rvalue(x) if v is None else v
         if self.direct_init:
             self.check_narrowing(x, v, t)
         return self.convert(v, t, x.loc, "initialise")

@@ -210,3 +210,20 @@ def test_two_conversion_functions_to_built_in_types_make_an_operand_ambiguous(tm
           "{ return 2; } };\n__global__ void k(int *o) { Two t; o[0] = t + 1; }\n"
     assert refused(src, tmp_path) == ("more than one conversion function from 'Two' to a built-in type applies "
                                       "(operator int, operator float)")
+
+
+def test_a_struct_result_of_a_call_converts_in_a_condition_an_operand_and_an_argument(tmp_path):
+    src = FLAGS + r"""
+    __device__ Num make(int v) { Num n = {v}; return n; }
+    __device__ int inc(int x) { return x + 1; }
+    __global__ void k(int *o) {
+        int r = 0;
+        if (make((int)threadIdx.x)) r = 1;
+        o[threadIdx.x] = r + 10 * (make(2) + 1) + 100 * inc(make(1));
+    }"""
+    assert list(run(src, tmp_path)) == [350, 351, 351, 351]
+
+
+def test_a_brace_initialiser_converts_by_a_conversion_function(tmp_path):
+    src = FLAGS + "__global__ void k(int *o) { Num n = {3}; int x{n}; o[threadIdx.x] = x; }"
+    assert list(run(src, tmp_path)) == [6] * 4

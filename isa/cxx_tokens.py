@@ -47,6 +47,12 @@ _CONVERSION_WORDS = frozenset({"void", "char", "short", "int", "long", "float", 
                                "bool", "const", "volatile", "struct"})
 
 
+def _is_kernel(toks: list) -> bool:
+    """A function's tokens declare a __global__ one (before its parameter list)."""
+    return any(str(x) == "__global__" for x in toks[:next((k for k, x in enumerate(toks) if str(x) == "("),
+                                                          len(toks))])
+
+
 def _decl_word(t: Token) -> bool:
     """A word of a declaration's specifiers (`const unsigned int`, `constexpr T`)."""
     return str(t) in _CONVERSION_WORDS or str(t) in ("constexpr", "static", "__device__") or t.type == "TYPE_NAME"
@@ -471,6 +477,9 @@ class _Rewriter:
                     continue
                 if name in rw.templates:       # an overloaded function template (overloads.py)
                     first = rw.templates[name]
+                    if _is_kernel(first.toks) or _is_kernel(body):
+                        raise self.err(f"overloading the __global__ function template '{name}' is not supported "
+                                       f"(get_function finds a kernel by its name alone)", t)
                     first.overloads.append(TemplateDef(name, params, body, t, index=len(first.overloads) + 1))
                 else:
                     rw.templates[name] = TemplateDef(name, params, body, t)

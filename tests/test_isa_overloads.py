@@ -260,3 +260,12 @@ def test_templates_neither_more_specialised_are_ambiguous(tmp_path):
     '''
     assert refused(src, tmp_path).startswith("more than one instance of overloaded function 'g' matches "
                                              "the argument types (int, int)")
+
+
+def test_overloaded_kernel_templates_are_refused_by_name(tmp_path):
+    # nvcc compiles them; get_function('k<int>') could not tell them apart
+    e = compile_error("template <class T> __global__ void k(T *o) { o[0] = 1; }\n"
+                      "template <class T> __global__ void k(T *o, int v) { o[0] = v; }\n")
+    assert e.message == ("overloading the __global__ function template 'k' is not supported "
+                         "(get_function finds a kernel by its name alone)")
+    assert (e.line, e.col) == (2, 1)

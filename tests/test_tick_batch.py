@@ -25,7 +25,7 @@ def _builder():
     b = TickBuilder(fn.append_basic_block("entry"))
     mask, counters, frame = fn.args
     b.counters = counters
-    b.icount = lambda: b.bitcast(b.gep(frame, [ll.Constant(I64, abi.F_ICOUNT)]), I64.as_pointer())
+    b.icount = b.bitcast(b.gep(frame, [ll.Constant(I64, abi.F_ICOUNT)]), I64.as_pointer())
     return b, fn, mask
 
 
@@ -49,11 +49,11 @@ def test_the_ticks_of_a_run_are_added_once_before_its_terminator():
 
 def test_ticks_of_other_columns_add_to_that_counter_alone():
     b, fn, mask = _builder()
-    b.tick(mask, 2, 3, 1)                       # a barrier
+    b.tick(mask, 2, 3, 2)                       # two fences
     b.ret_void()
-    geps = [i for i in fn.blocks[0].instructions if i.opname == "getelementptr"]
+    geps = [i for i in fn.blocks[0].instructions if i.opname == "getelementptr"][1:]   # (F_ICOUNT's first)
     assert [int(g.indices[0].constant) for g in geps] == [2 * abi.N_LINE_COUNTERS + 3]
-    assert _adds(fn.blocks[0]) == [1]
+    assert _adds(fn.blocks[0]) == [2]
 
 
 def test_a_call_that_is_not_an_intrinsic_ends_the_run():
@@ -78,14 +78,24 @@ def test_moving_the_builder_ends_the_run_in_the_block_it_leaves():
     assert _adds(fn.blocks[0]) == [4, 4, 4] and _adds(other) == []
 
 
-def test_ticks_under_different_masks_are_kept_apart():
+def test_ticks_under_different_masks_are_weighed_apart_and_stored_once():
     b, fn, mask = _builder()
     half = b.and_(mask, ll.Constant(I32, 0xFFFF))
     b.tick(mask, 1, 0, 1)
-    b.tick(half, 1, 0, 2)
+    b.tick(half, 1, 0, 3)
     b.tick(mask, 1, 0, 1)
     b.ret_void()
-    assert _adds(fn.blocks[0]) == [2, 2, 2, 2, 2, 2]
+    # each counter: + (mask's weight) * 2 + (half's weight) * 3
+    assert _adds(fn.blocks[0]) == [2, 3, 2, 3, 2, 3]
+    assert sum(1 for i in fn.blocks[0].instructions if i.opname == "store") == 3
+
+
+def test_a_single_operation_adds_its_weight_without_a_multiply():
+    b, fn, mask = _builder()
+    b.tick(mask, 1, 0, 1)
+    b.ret_void()
+    ops = [i.opname for i in fn.blocks[0].instructions]
+    assert "mul" not in ops and ops.count("add") == 3 and ops.count("store") == 3
 
 
 SRC = r"""

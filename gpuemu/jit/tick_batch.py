@@ -5,7 +5,8 @@ when any lane is active), thread_instructions (+n per active lane) and the
 frame's F_ICOUNT. Emitted one by one that is about 20 lines of IR per
 operation, most of a long kernel's IR and of LLVM's time on it (1000
 statements 'a[j] += 1;': 240,000 lines, 18 s). A TickBuilder keeps the
-counts of a run, by mask, and adds each counter's sum where the run ends:
+counts of a run, by mask, and adds each counter's sum where the run ends
+(one load and store per counter, an add per mask, a multiply where n > 1):
 before a terminator (a branch, a return at an event or a fault), before a
 call of anything but an LLVM intrinsic (a memory helper may read F_ICOUNT
 or stop the warp), and before the builder moves to another place. Nothing in
@@ -21,29 +22,25 @@ from .c_semantics import intrinsic
 from .lane_types import I32, I64, AlignedBuilder
 
 
-class _Run:
-    """The counts kept for one mask value: n per counter index, per kind."""
-    __slots__ = ("mask", "warp", "thread", "icount")
-
-    def __init__(self, mask):
-        self.mask = mask
-        self.warp: dict = {}      # counter index -> n, added when any lane of mask is active
-        self.thread: dict = {}    # counter index -> n, added per active lane
-        self.icount = 0           # F_ICOUNT's n, added when any lane is active
+def _add_n(by_mask: dict, key: int, n: int) -> None:
+    by_mask[key] = by_mask.get(key, 0) + n
 
 
 class TickBuilder(AlignedBuilder):
     """An AlignedBuilder that adds the per-line counts of a run at its end.
 
-    `counters` (the i64 counter array) and `icount` (a function giving a
-    pointer to the frame's F_ICOUNT) are set by the code generator before
-    the first tick. BATCH off adds each tick where it is made (the plain
-    reference the batched counts are tested against)."""
+    `counters` (the i64 counter array) and `icount` (the i64 pointer to the
+    frame's F_ICOUNT, made where it dominates the function) are set by the
+    code generator before the first tick. BATCH off adds each tick where it
+    is made (the plain reference the batched counts are tested against)."""
 
     BATCH = True
 
     def __init__(self, block):
-        self._runs: dict = {}           # id(mask) -> _Run, in order of first tick
+        self._masks: dict = {}          # id(mask) -> mask, of the run's ticks
+        self._warp: dict = {}           # counter index -> {id(mask): n}: +n when any lane is active
+        self._thread: dict = {}         # counter index -> {id(mask): n}: +n per active lane
+        self._icount: dict = {}         # {id(mask): n} of F_ICOUNT, as warp
         self.counters = None
         self.icount = None
         super().__init__(block)
@@ -51,41 +48,40 @@ class TickBuilder(AlignedBuilder):
     def tick(self, m, row: int, column: int, n: int) -> None:
         """Count n operations of counter row `row` (column 0: warp and thread
         instructions and F_ICOUNT; another column: that counter alone) under mask m."""
-        run = self._runs.get(id(m))
-        if run is None:
-            run = self._runs[id(m)] = _Run(m)
+        key = id(m)
+        self._masks[key] = m
         base = row * abi.N_LINE_COUNTERS
-        run.warp[base + column] = run.warp.get(base + column, 0) + n
+        _add_n(self._warp.setdefault(base + column, {}), key, n)
         if column == 0:
-            run.thread[base + 1] = run.thread.get(base + 1, 0) + n
-            run.icount += n
+            _add_n(self._thread.setdefault(base + 1, {}), key, n)
+            _add_n(self._icount, key, n)
         if not self.BATCH:
             self.flush()
 
     def flush(self) -> None:
-        """Add the kept counts here (the run ends)."""
-        if not self._runs:
+        """Add the kept counts here (the run ends): each counter loaded and
+        stored once, its masks' weights times their n added between."""
+        if not self._masks:
             return
-        runs, self._runs = self._runs, {}
-        for run in runs.values():
-            self._add_run(run)
+        masks, warp, thread, icount = self._masks, self._warp, self._thread, self._icount
+        self._masks, self._warp, self._thread, self._icount = {}, {}, {}, {}
+        ctpop = intrinsic(self.module, "llvm.ctpop.i32", I32, [I32])
+        nz = {k: self.zext(self.icmp_unsigned("!=", m, ll.Constant(I32, 0)), I64)
+              for k, m in masks.items() if k in icount or any(k in by for by in warp.values())}
+        pc = {k: self.zext(self.call(ctpop, [m]), I64)
+              for k, m in masks.items() if any(k in by for by in thread.values())}
+        for by_index, weight in ((warp, nz), (thread, pc)):
+            for index, by_mask in by_index.items():
+                self._add(self.gep(self.counters, [ll.Constant(I64, index)]), by_mask, weight)
+        if icount:
+            self._add(self.icount, icount, nz)
 
-    def _add_run(self, run: _Run) -> None:
-        m = run.mask
-        nz = self.zext(self.icmp_unsigned("!=", m, ll.Constant(I32, 0)), I64)
-        self._add_all(run.warp, nz)
-        if run.thread:
-            pc = self.call(intrinsic(self.module, "llvm.ctpop.i32", I32, [I32]), [m])
-            self._add_all(run.thread, self.zext(pc, I64))
-        if run.icount:
-            self._add(self.icount(), nz, run.icount)
-
-    def _add_all(self, by_index: dict, weight) -> None:
-        for index, n in by_index.items():
-            self._add(self.gep(self.counters, [ll.Constant(I64, index)]), weight, n)
-
-    def _add(self, p, weight, n: int) -> None:
-        self.store(self.add(self.load(p), self.mul(weight, ll.Constant(I64, n))), p)
+    def _add(self, p, by_mask: dict, weight: dict) -> None:
+        """*p += the sum of weight[mask] * n."""
+        v = self.load(p)
+        for k, n in by_mask.items():
+            v = self.add(v, weight[k] if n == 1 else self.mul(weight[k], ll.Constant(I64, n)))
+        self.store(v, p)
 
     @property
     def module(self) -> ll.Module:

@@ -464,8 +464,11 @@ class _Rewriter:
                     raise self.err("explicit specialisations of function templates (template <>) are not supported",
                                    t)
                 semi = next((k for k in range(start, n) if str(toks[k]) in (";", "{", "(", "=")), n)
-                if semi < n and str(toks[semi]) == ";" and any(getattr(x, "static_member", False)
-                                                               for x in toks[start:semi]):
+                if semi < n and str(toks[semi]) in (";", "=") and any(getattr(x, "static_member", False)
+                                                                      for x in toks[start:semi]):
+                    if str(toks[semi]) == "=":
+                        raise self.err("a class template's static data member is supported only initialised "
+                                       "in its class (static const int n = 3;)", toks[semi])
                     i = semi + 1        # `template <class T> const int S<T>::n;`: defined in its class
                     continue
                 if start < n and str(toks[start]) in ("using", "typedef"):
@@ -745,6 +748,8 @@ class _Rewriter:
         constant `const int S::n = 3;` after the struct, which `S::n`, `S<int>::n`
         and the bare `n` in S's member functions name (lower.py)."""
         eq = next((k for k, x in enumerate(toks) if str(x) in ("=", "{")), None)
+        if eq is None and "const" in [str(x) for x in toks] and "__device__" not in [str(x) for x in toks]:
+            return []       # `static const int n;`: defined after the class, `const int S::n = 3;`
         if not any(str(x) in ("const", "constexpr") for x in toks) or eq is None or eq == 0:
             w = next(x for x in toks if str(x) == "static")
             raise self.err("static data members are supported only as constants with an initialiser "

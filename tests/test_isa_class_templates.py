@@ -412,3 +412,19 @@ def test_of_two_matching_partial_specialisations_the_more_specialised_is_made(tm
     }
     '''
     assert list(run(src, tmp_path)) == [4321] * 4
+
+
+def test_a_static_constant_declared_in_its_struct_and_initialised_after_it(tmp_path):
+    src = "struct P { static const int n; };\nconst int P::n = 3;\n" \
+          "__global__ void k(int *o) { o[threadIdx.x] = P::n; }\n"
+    assert list(run(src, tmp_path)) == [3] * 4
+
+
+def test_a_class_template_static_member_initialised_outside_its_class_is_named():
+    # nvcc compiles it (one constant per instance); gpuemu takes the initialiser in the class only
+    e = compile_error("template <class T> struct S { static const int n; };\n"
+                      "template <class T> const int S<T>::n = sizeof(T);\n"
+                      "__global__ void k(int *o) { o[0] = S<int>::n; }\n")
+    assert e.message == ("a class template's static data member is supported only initialised in its class "
+                         "(static const int n = 3;)")
+    assert (e.line, e.col) == (2, 38)

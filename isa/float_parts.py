@@ -1,7 +1,8 @@
 """Calls of ldexp, scalbn, scalbln, frexp, modf, ilogb and logb (and their
 `f` forms): the float taken apart into exponent and significand, or integral
 and fractional part (CUDA Math API; computed in gpuemu/jit/float_parts.py);
-and sincos, whose two results go out through pointers as frexp's and modf's.
+and sincos and sincospi, whose two results go out through pointers as
+frexp's and modf's.
 
 Overloads as nvcc (CUDA 13, libstdc++) picks them: x of type float calls the
 float overload, double the double one; an integer x reaches std's promoting
@@ -20,7 +21,8 @@ from .ir import F32, F64, I32, LONG
 from .places import is_arith, tname
 
 # the functions whose second argument is an out-pointer
-OUT_POINTER = frozenset(n for n, (k, _) in B.FLOAT_PARTS.items() if k in ("frexp", "modf", "sincos"))
+OUT_POINTER = frozenset(n for n, (k, _) in B.FLOAT_PARTS.items()
+                        if k in ("frexp", "modf", "sincos", "sincospi"))
 
 
 def host_template_error(low, name: str, v: ir.Expr, loc):
@@ -44,7 +46,7 @@ def lower_float_part(low, name: str, e: A.CallExpr) -> ir.Expr:
     if not is_arith(x.type):
         raise low.error(f"no matching function for call to '{name}' with argument of type '{tname(x.type)}'",
                         e.args[0].loc)
-    if kind == "sincos":
+    if kind in ("sincos", "sincospi"):
         sin_at, cos_at = (_out_place(low, name, a, fixed) for a in e.args[1:])
         t = sin_at.type
         if cos_at.type != t:
@@ -53,8 +55,8 @@ def lower_float_part(low, name: str, e: A.CallExpr) -> ir.Expr:
         tmp = low.temp(t, loc)
         xv = ir.VarRef(t, loc, tmp)
         return ir.Comma(ir.VOID, loc, [ir.Assign(t, loc, tmp, low.convert(x, t, e.args[0].loc, "pass")),
-                                       low.store(sin_at, ir.Intrinsic(t, loc, "sin", [xv]), loc),
-                                       low.store(cos_at, ir.Intrinsic(t, loc, "cos", [xv]), loc)])
+                                       low.store(sin_at, ir.Intrinsic(t, loc, "sin" + kind[6:], [xv]), loc),
+                                       low.store(cos_at, ir.Intrinsic(t, loc, "cos" + kind[6:], [xv]), loc)])
     if kind == "modf":
         place = _out_place(low, name, e.args[1], fixed)
         t = place.type

@@ -31,7 +31,7 @@ _B = _bernoulli(40)
 def _sin(x: D) -> D:
     x = x % (2 * _PI)
     s, term, n = D(0), x, 1
-    while abs(term) > _TINY:
+    while term != 0 and abs(term) > abs(s) * _TINY:
         s += term
         term = -term * x * x / ((n + 1) * (n + 2))
         n += 2
@@ -88,3 +88,12 @@ def ulps(got: float, want: D, dtype) -> float:
     w = float(want)
     unit = float(np.spacing(dtype(abs(w)))) if w != 0 else float(np.finfo(dtype).smallest_subnormal)
     return float(abs(D(float(got)) - want) / D(unit))
+
+
+def _cos(x: D) -> D:
+    return _sin(x + _PI / 2)
+
+
+# sin(pi x) has period 2 in x: reduced first (fmod of a float is exact)
+REFERENCE["sinpi"] = lambda x: _sin(_PI * D(math.fmod(float(x), 2.0)))
+REFERENCE["cospi"] = lambda x: _cos(_PI * D(math.fmod(float(x), 2.0)))

@@ -925,3 +925,67 @@ def test_norms_kernel_compiles_with_nvcc(tmp_path):
     f = tmp_path / "norms.cu"
     f.write_text(_NORMS)
     nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
+
+
+# ------------------------------------------------------------- sinpi, cospi, sincospi
+
+_PI_TRIG = r"""
+extern "C" __global__ void k(const float *x, const double *xd, float *f, double *d) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x, c = gridDim.x * blockDim.x;
+    float s;
+    sincospi(x[t], &s, &f[c + t]);
+    f[t] = s; f[2 * c + t] = sinpif(x[t]); f[3 * c + t] = cospi(x[t]);
+    sincospi(xd[t], &d[t], &d[c + t]);
+    d[2 * c + t] = sinpi(xd[t]); d[3 * c + t] = cospi(xd[t]);
+}"""
+
+
+def _launch_pi_trig(x, xd):
+    n = len(x)
+    f, d = np.zeros(4 * n, np.float32), np.zeros(4 * n)
+    launch(_PI_TRIG, "k", n // 32, 32, x, xd, f, d)
+    return f.reshape(4, n), d.reshape(4, n)
+
+
+def test_sinpi_and_cospi_are_within_the_cuda_ulp_bound():
+    """Random arguments from 1e-3 to 1e6 (and double ones past 2^52):
+    float within 1 ulp (CUDA: 1), double within 2 (CUDA: 2) of a 100-digit
+    reference; sincospi gives the same as sinpi and cospi."""
+    from math_reference import reference, ulps
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(128) * 10.0 ** rng.integers(-3, 6, 128)).astype(np.float32)
+    xd = x.astype(np.float64)
+    xd[:8] = [0.1, 1 / 3, 1e15 + 0.5, 2.0 ** 52 + 0.5, 0.49999999999999994, 1e-300, 2.000000000001, -0.3]
+    f, d = _launch_pi_trig(x, xd)
+    np.testing.assert_array_equal(f[:2], f[2:])
+    np.testing.assert_array_equal(d[:2], d[2:])
+    for got, v, dt, bound in ((f, x, np.float32, 1), (d, xd, np.float64, 2)):
+        for i, a in enumerate(v):
+            a = float(a)
+            if a != math.trunc(a) and 2 * a != math.trunc(2 * a):
+                assert ulps(got[0][i], reference("sinpi", a), dt) <= bound, ("sinpi", a)
+                assert ulps(got[1][i], reference("cospi", a), dt) <= bound, ("cospi", a)
+
+
+def test_sinpi_and_cospi_of_integers_and_half_integers_are_exact():
+    """sinpi(n) is +0 or -0 with n's sign, cospi(n) +-1, cospi(n + 1/2) +0,
+    sinpi(n + 1/2) +-1; huge arguments are even integers; inf and NaN give
+    NaN (libdevice __nv_sinpif, __nv_cospif)."""
+    vals = [0.0, -0.0, 1.0, -1.0, 2.0, -3.0, 0.5, -0.5, 1.5, 2.5, 1e8, -1e8, 2.0 ** -149, 0.25, np.inf, np.nan]
+    x = np.array(vals * 2, np.float32)
+    f, d = _launch_pi_trig(x, x.astype(np.float64))
+    for got in (f, d):
+        s, c = got[0][:16], got[1][:16]
+        assert [math.copysign(1, v) for v in s[:6]] == [1, -1, 1, -1, 1, -1] and not s[:6].any()
+        assert list(c[:6]) == [1, 1, -1, -1, 1, -1]
+        assert list(s[6:10]) == [1, -1, -1, 1] and list(c[6:10]) == [0, 0, 0, 0]
+        assert all(math.copysign(1, v) == 1 for v in c[6:10])
+        assert list(c[10:12]) == [1, 1] and np.isnan(s[14:]).all() and np.isnan(c[14:]).all()
+        assert abs(float(s[13]) - math.sqrt(0.5)) <= 1e-7 and 0 < s[12] < 1e-43
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
+def test_pi_trig_kernel_compiles_with_nvcc(tmp_path):
+    f = tmp_path / "pi_trig.cu"
+    f.write_text(_PI_TRIG)
+    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)

@@ -117,7 +117,7 @@ FLOAT_PART_ARITY = {"ldexp": 2, "scalbln": 2, "frexp": 2, "modf": 2, "ilogb": 1,
 # CUDA math functions outside the IR's intrinsic set: named as unsupported
 UNSUPPORTED_MATH = frozenset(
     n + s for n in ("erfinv", "erfcinv", "remquo", "j0", "j1", "y0", "y1", "jn", "yn", "normcdf", "normcdfinv",
-                    "rcbrt", "nan") for s in ("", "f"))
+                    "rcbrt") for s in ("", "f"))
 # lrint & co.: a float rounded to a long (isa/integer_rounding.py)
 ROUND_TO_INTEGER = frozenset(p + n + s for p in ("", "l") for n in ("lrint", "lround") for s in ("", "f"))
 
@@ -219,7 +219,7 @@ def builtin_arities(name: str) -> Optional[frozenset]:
         return frozenset({MATH[name][2]})
     if name in FLOAT_PARTS:
         return frozenset({FLOAT_PART_ARITY[FLOAT_PARTS[name][0]]})
-    if name in ROUND_TO_INTEGER:
+    if name in ROUND_TO_INTEGER or name in ("nan", "nanf"):
         return frozenset({1})
     if name in BITOPS:
         return frozenset({len(BITOPS[name][1])})
@@ -259,6 +259,7 @@ def is_builtin_function(name: str) -> bool:
             or name in SHUFFLES or name in VOTES or name in FENCES or name in LOADS
             or name in STORES or name in LEGACY or vector_make_name(name) is not None
             or name in UNSUPPORTED_MATH or name in FLOAT_PARTS or name in ROUND_TO_INTEGER
+            or name in ("nan", "nanf")
             or name in ("printf", "assert", "__syncwarp", "__activemask", "min", "max", "abs", "llabs", "labs",
                         "umin", "umax", "llmin", "llmax", "ullmin", "ullmax", "__builtin_inff",
                         "__builtin_inf", "__builtin_nanf", "__builtin_nan",

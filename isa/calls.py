@@ -291,6 +291,9 @@ def _builtin(low, name: str, e: A.CallExpr) -> ir.Expr:
     if name in B.FLOAT_PARTS:
         from .float_parts import lower_float_part
         return lower_float_part(low, name, e)
+    if name in ("nan", "nanf"):
+        from .nan_tag import lower_nan
+        return lower_nan(low, name, e)
     if name in B.ROUND_TO_INTEGER:
         from .integer_rounding import lower_integer_rounding
         return lower_integer_rounding(low, name, e)

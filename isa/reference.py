@@ -53,7 +53,8 @@ def builtins_section() -> str:
         ("cache-hinted loads and stores (plain accesses here)", _names(B.LOADS + B.STORES)),
         ("integer min/max/abs", _names(["min", "max", "abs", "llabs", "labs", "umin", "umax",
                                         "llmin", "llmax", "ullmin", "ullmax"])),
-        ("constants", _names(["__builtin_inff", "__builtin_inf", "__builtin_nanf", "__builtin_nan"])),
+        ("constants", _names(["__builtin_inff", "__builtin_inf", "__builtin_nanf", "__builtin_nan"])
+         + "; `nan`, `nanf` (a string literal tag: its payload as libdevice reads it)"),
     ]
     out = ["| group | functions |", "|---|---|"]
     out += [f"| {g} | {f} |" for g, f in rows]

@@ -495,3 +495,12 @@ def test_sincos_pointers_must_agree(tmp_path):
     from isa_ir_walk import refused
     msg = refused("__global__ void k(float *o) { float s; double c; sincos(o[0], &s, &c); }", tmp_path)
     assert msg.startswith('no instance of overloaded function "sincos" matches the argument list'), msg
+
+
+def test_nan_of_a_tag_that_is_not_a_literal_is_named_unsupported(tmp_path):
+    from isa_ir_walk import nvcc_accepts
+    src = "__global__ void k(float *o, const char *tag)\n{\n  o[0] = nanf(tag);\n}\n"
+    nvcc_accepts(src, tmp_path)
+    e = compile_error(src)
+    assert e.message.startswith("'nanf' with a tag that is not a string literal is not supported")
+    assert (e.line, e.col) == (3, 15)

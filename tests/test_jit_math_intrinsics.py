@@ -989,3 +989,34 @@ def test_pi_trig_kernel_compiles_with_nvcc(tmp_path):
     f = tmp_path / "pi_trig.cu"
     f.write_text(_PI_TRIG)
     nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
+
+
+# ----------------------------------------------------------------------------- nan(tag)
+
+_NAN = r"""
+#include <cmath>
+extern "C" __global__ void k(unsigned *o, unsigned long long *d) {
+    o[0] = __float_as_uint(nanf("")); o[1] = __float_as_uint(nanf("0x1f")); o[2] = __float_as_uint(nanf("12"));
+    o[3] = __float_as_uint(nanf("017")); o[4] = __float_as_uint(nanf("abc"));
+    o[5] = __float_as_uint(nanf("99999999999999999999999"));
+    d[0] = __double_as_longlong(nan("")); d[1] = __double_as_longlong(nan("0x1F"));
+    d[2] = __double_as_longlong(nan("99999999999999999999999"));
+}"""
+
+
+def test_nan_takes_its_payload_from_the_tag_as_libdevice_reads_it():
+    """"" and "abc" (not a number) give the plain quiet NaN (nvcc folds both
+    to 0x7fc00000); "0x1f" hex, "12" decimal, "017" octal go under the
+    quiet bit; a decimal past 2^64 overflows to all ones (libdevice's
+    __nv_nanf / __nv_nan)."""
+    o, d = np.zeros(6, np.uint32), np.zeros(3, np.uint64)
+    launch(_NAN, "k", 1, 1, o, d)
+    assert list(o) == [0x7FC00000, 0x7FC0001F, 0x7FC0000C, 0x7FC0000F, 0x7FC00000, 0x7FFFFFFF]
+    assert list(d) == [0x7FF8000000000000, 0x7FF800000000001F, 0x7FFFFFFFFFFFFFFF]
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
+def test_nan_kernel_compiles_with_nvcc(tmp_path):
+    f = tmp_path / "nan.cu"
+    f.write_text(_NAN)
+    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)

@@ -14,8 +14,8 @@ less qualification, [over.ics.rank]/3.2.6), then an exact result type.
 Where it applies: initialisation, assignment and casts, the arguments of a
 device function (overloads.py ranks it as a user-defined conversion) and
 `return`, the operands of built-in operators, subscripts, `switch` and
-built-in functions (`operand_value`); conditions (`if`, loops, `?:`, `!`, `&&`, `||`) convert to bool
-contextually. An `explicit operator T()` (named 'S::explicit operator T')
+built-in functions (`operand_value`); conditions (`if`, loops, `?:`, `!`,
+`&&`, `||`) convert to bool contextually. An `explicit operator T()` (named 'S::explicit operator T')
 is called only by direct initialisation, a cast or a condition, and only
 when it yields T itself ([over.match.conv]p1.2): `if (b)` and `(bool)b`
 call `explicit operator bool()`, `int x = b;` and `f(b)` do not, as nvcc.
@@ -137,12 +137,14 @@ def _struct_object(low, e: A.Expr):
     """(struct type, its address) for `e` of a struct type: a named object
     (or member, element, *p) in place; `S()`, `S{..}` a temporary
     (initialisers.struct_temporary). None for anything else."""
-    if isinstance(e, (A.ListInit, A.CastExpr)):
+    if isinstance(e, (A.ListInit, A.CastExpr)):     # naming a class template's instance may make one
         if not isinstance(low.type_of_name(e.type_name).type, ir.StructType):
             return None
         lv = low.lvalue(e)
         return lv.type, lv.addr
-    if isinstance(e, A.CallExpr) and isinstance(e.func, A.Name) and _any_conversions(low.ck) and any(
+    if not _any_conversions(low.ck):
+        return None
+    if isinstance(e, A.CallExpr) and isinstance(e.func, A.Name) and any(
             i.sret is not None for i in low.ck.overloads.get(e.func.name, [])):   # a struct result: its temporary
         saved = len(low.temps)
         try:
@@ -154,8 +156,6 @@ def _struct_object(low, e: A.Expr):
             return None
         return lv.type, lv.addr
     if isinstance(e, (A.Name, A.Member, A.Index)) or (isinstance(e, A.UnaryOp) and e.op == "*"):
-        if not _any_conversions(low.ck):
-            return None
         if isinstance(e, A.Name):
             sym = low.lookup(e.name)
             if sym is None or sym.kind not in ("var", "global"):

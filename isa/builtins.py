@@ -117,7 +117,7 @@ FLOAT_PART_ARITY = {"ldexp": 2, "scalbln": 2, "frexp": 2, "modf": 2, "ilogb": 1,
 # CUDA math functions outside the IR's intrinsic set: named as unsupported
 UNSUPPORTED_MATH = frozenset(
     n + s for n in ("erfinv", "erfcinv", "remquo", "j0", "j1", "y0", "y1", "jn", "yn", "normcdf", "normcdfinv",
-                    "rcbrt") for s in ("", "f"))
+                    "rcbrt", "erfcx", "cyl_bessel_i0", "cyl_bessel_i1") for s in ("", "f"))
 # lrint & co.: a float rounded to a long (isa/integer_rounding.py)
 ROUND_TO_INTEGER = frozenset(p + n + s for p in ("", "l") for n in ("lrint", "lround") for s in ("", "f"))
 

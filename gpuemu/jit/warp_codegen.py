@@ -256,7 +256,7 @@ class WarpCodegen(IntrinsicsMixin):
         b = self.b
         self.ctx64 = b.bitcast(self.ctx, I64.as_pointer())
         self.counters = b.counters = b.inttoptr(self.ctx_field(abi.C_COUNTERS), I64.as_pointer())
-        b.icount = self.fptr(abi.F_ICOUNT, I64)       # (in the entry block: dominates every use)
+        b.icount = lambda: self.fptr(abi.F_ICOUNT, I64)
         self.ptrbuf = b.alloca(ll.ArrayType(I64, WARP), name="ptrbuf")
         self.databuf = b.alloca(ll.ArrayType(I64, WARP * 2), name="databuf")
         self.auxbuf = b.alloca(ll.ArrayType(I64, WARP * 2), name="auxbuf")

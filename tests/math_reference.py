@@ -97,3 +97,4 @@ def _cos(x: D) -> D:
 # sin(pi x) has period 2 in x: reduced first (fmod of a float is exact)
 REFERENCE["sinpi"] = lambda x: _sin(_PI * D(math.fmod(float(x), 2.0)))
 REFERENCE["cospi"] = lambda x: _cos(_PI * D(math.fmod(float(x), 2.0)))
+REFERENCE["rcbrt"] = lambda x: (-1 if x < 0 else 1) / abs(x) ** (D(1) / 3)

@@ -1020,3 +1020,46 @@ def test_nan_kernel_compiles_with_nvcc(tmp_path):
     f = tmp_path / "nan.cu"
     f.write_text(_NAN)
     nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
+
+
+# -------------------------------------------------------------------------------- rcbrt
+
+_RCBRT = r"""
+extern "C" __global__ void k(const float *x, const double *xd, float *f, double *d) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    f[t] = rcbrtf(x[t]); d[t] = rcbrt(xd[t]);
+}"""
+
+
+def test_rcbrt_is_within_one_ulp_over_the_whole_exponent_range():
+    """Double arguments from 1e-310 (subnormal) to 1e308, float ones from
+    1e-40 to 1e38: within 1 ulp of a 100-digit reference (CUDA: 1)."""
+    from math_reference import reference, ulps
+    rng = np.random.default_rng(5)
+    xd = rng.standard_normal(128) * 10.0 ** rng.integers(-310, 308, 128)
+    x = (rng.standard_normal(128) * 10.0 ** rng.integers(-40, 38, 128)).astype(np.float32)
+    f, d = np.zeros(128, np.float32), np.zeros(128)
+    launch(_RCBRT, "k", 4, 32, x, xd, f, d)
+    for got, v, dt in ((f, x, np.float32), (d, xd, np.float64)):
+        for g, a in zip(got, v):
+            assert ulps(g, reference("rcbrt", float(a)), dt) <= 1, (dt, a)
+
+
+def test_rcbrt_special_values():
+    """rcbrt(+-0) = +-inf, rcbrt(+-inf) = +-0, NaN gives NaN; 8 and -27 give
+    0.5 and the double nearest -1/3."""
+    vals = [0.0, -0.0, math.inf, -math.inf, math.nan, 8.0, -27.0, 1.0] * 4
+    x, xd = np.array(vals, np.float32), np.array(vals)
+    f, d = np.zeros(32, np.float32), np.zeros(32)
+    launch(_RCBRT, "k", 1, 32, x, xd, f, d)
+    for got in (f, d):
+        assert list(got[:4]) == [math.inf, -math.inf, 0.0, 0.0] and math.copysign(1, got[3]) == -1
+        assert math.isnan(got[4]) and got[5] == 0.5 and got[7] == 1.0
+    assert d[6] == -1 / 3 and f[6] == np.float32(-1 / 3)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
+def test_rcbrt_kernel_compiles_with_nvcc(tmp_path):
+    f = tmp_path / "rcbrt.cu"
+    f.write_text(_RCBRT)
+    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)

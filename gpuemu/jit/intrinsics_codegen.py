@@ -18,7 +18,7 @@ from isa import ir
 from . import abi
 from .c_semantics import intrinsic, vname
 from .directed_f64 import DIRECTED_F64, DirectedF64
-from . import float_parts, norms, pi_trig
+from . import float_parts, norms, pi_trig, rcbrt
 from .lane_types import F32, I1, I32, I64, is_bool, is_float_t, scalar_ll, splat
 from .memory_access import get_helper
 
@@ -75,6 +75,8 @@ class IntrinsicsMixin:
             return self._float_parts(e, m)
         if name in ("norm", "rnorm"):
             return norms.norm(self.b, self.m, self.args(e, m), name == "rnorm")
+        if name == "rcbrt":
+            return rcbrt.rcbrt(self.b, self.m, self.args(e, m)[0], self.libm_used)
         if name in ("sinpi", "cospi"):
             return pi_trig.pi_trig(self.b, self.m, self.args(e, m)[0], name == "cospi", self.libm_used)
         if name in LLVM_MATH or name in LIBM or name in ("rsqrt", "rsqrt_rn", "saturate", "fdivide",

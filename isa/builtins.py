@@ -105,18 +105,19 @@ CLASSIFY = {"isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
 # the float taken apart (isa/float_parts.py): name -> (kind, fixed type or None
 # for overloaded on float/double); a kind's parameters after x: ldexp (int n),
 # scalbln (long n), frexp (int *exp), modf (T *iptr), ilogb and logb none;
-# sincos (T *s, T *c) writes sin and cos through its two pointers, sincospi sinpi and cospi
+# sincos (T *s, T *c) writes sin and cos through its two pointers, sincospi sinpi and cospi;
+# remquo (T y, int *quo) is remainder(x, y) and quo the quotient's low 3 bits with its sign
 FLOAT_PARTS: dict = {}
 for _n, _k in (("ldexp", "ldexp"), ("scalbn", "ldexp"), ("scalbln", "scalbln"), ("frexp", "frexp"),
                ("modf", "modf"), ("ilogb", "ilogb"), ("logb", "logb"), ("sincos", "sincos"),
-               ("sincospi", "sincospi")):
+               ("sincospi", "sincospi"), ("remquo", "remquo")):
     FLOAT_PARTS[_n] = (_k, None)
     FLOAT_PARTS[_n + "f"] = (_k, F32)
-FLOAT_PART_ARITY = {"ldexp": 2, "scalbln": 2, "frexp": 2, "modf": 2, "ilogb": 1, "logb": 1, "sincos": 3, "sincospi": 3}
+FLOAT_PART_ARITY = {"ldexp": 2, "scalbln": 2, "frexp": 2, "modf": 2, "ilogb": 1, "logb": 1, "sincos": 3, "sincospi": 3, "remquo": 3}
 
 # CUDA math functions outside the IR's intrinsic set: named as unsupported
 UNSUPPORTED_MATH = frozenset(
-    n + s for n in ("erfinv", "erfcinv", "remquo", "j0", "j1", "y0", "y1", "jn", "yn", "normcdf", "normcdfinv",
+    n + s for n in ("erfinv", "erfcinv", "j0", "j1", "y0", "y1", "jn", "yn", "normcdf", "normcdfinv",
                     "erfcx", "cyl_bessel_i0", "cyl_bessel_i1") for s in ("", "f"))
 # lrint & co.: a float rounded to a long (isa/integer_rounding.py)
 ROUND_TO_INTEGER = frozenset(p + n + s for p in ("", "l") for n in ("lrint", "lround") for s in ("", "f"))

@@ -1,8 +1,8 @@
 """Calls of ldexp, scalbn, scalbln, frexp, modf, ilogb and logb (and their
 `f` forms): the float taken apart into exponent and significand, or integral
 and fractional part (CUDA Math API; computed in gpuemu/jit/float_parts.py);
-and sincos and sincospi, whose two results go out through pointers as
-frexp's and modf's.
+and sincos, sincospi and remquo, whose second results go out through
+pointers as frexp's and modf's.
 
 Overloads as nvcc (CUDA 13, libstdc++) picks them: x of type float calls the
 float overload, double the double one; an integer x reaches std's promoting
@@ -22,7 +22,7 @@ from .places import is_arith, tname
 
 # the functions whose second argument is an out-pointer
 OUT_POINTER = frozenset(n for n, (k, _) in B.FLOAT_PARTS.items()
-                        if k in ("frexp", "modf", "sincos", "sincospi"))
+                        if k in ("frexp", "modf", "sincos", "sincospi", "remquo"))
 
 
 def host_template_error(low, name: str, v: ir.Expr, loc):
@@ -66,6 +66,19 @@ def lower_float_part(low, name: str, e: A.CallExpr) -> ir.Expr:
         return ir.Comma(t, loc, [ir.Assign(t, loc, tmp, x),
                                  low.store(place, ir.Intrinsic(t, loc, "trunc", [xv]), loc),
                                  ir.Intrinsic(t, loc, "modf", [xv])])
+    if kind == "remquo":
+        y = low.rvalue(e.args[1])
+        if not is_arith(y.type):
+            raise low.error(f"no matching function for call to '{name}' with argument of type '{tname(y.type)}'",
+                            e.args[1].loc)
+        t = fixed or _overload(low, name, x if x.type not in (F32, F64) or x.type != y.type else y, loc)
+        place = _out_place(low, name, e.args[2], I32)
+        xt, yt = low.temp(t, loc), low.temp(t, loc)
+        xv, yv = ir.VarRef(t, loc, xt), ir.VarRef(t, loc, yt)
+        return ir.Comma(t, loc, [ir.Assign(t, loc, xt, low.convert(x, t, e.args[0].loc, "pass")),
+                                 ir.Assign(t, loc, yt, low.convert(y, t, e.args[1].loc, "pass")),
+                                 low.store(place, ir.Intrinsic(I32, loc, "remquo_quo", [xv, yv]), loc),
+                                 ir.Intrinsic(t, loc, "remainder", [xv, yv])])
     t = fixed or _overload(low, name, x, loc)
     x = low.convert(x, t, e.args[0].loc, "pass")
     if kind in ("ilogb", "logb"):

@@ -661,11 +661,11 @@ def _find_ref_args(node, ck, out: set, struct: str = "") -> None:
 def _find_addr_taken(node, out: set, out_pointers: frozenset = frozenset()) -> None:
     """Names used under unary '&' (their variables must live in memory),
     but for `&v` passed as an out-pointer of the built-ins `out_pointers`
-    (frexp, modf, sincos: isa/float_parts.py writes v itself)."""
+    (frexp, modf, sincos, remquo: isa/float_parts.py writes v itself)."""
     if isinstance(node, A.CallExpr) and isinstance(node.func, A.Name) and node.func.name in out_pointers \
             and len(node.args) in (2, 3):
         for i, a in enumerate(node.args):
-            taken = i > 0 and isinstance(a, A.UnaryOp) and a.op == "&"
+            taken = i > 0 and isinstance(a, A.UnaryOp) and a.op == "&"     # remquo: x, y, &q
             _find_addr_taken(a.a if taken else a, out, out_pointers)
         return
     if isinstance(node, A.UnaryOp) and node.op == "&":

@@ -1063,3 +1063,36 @@ def test_rcbrt_kernel_compiles_with_nvcc(tmp_path):
     f = tmp_path / "rcbrt.cu"
     f.write_text(_RCBRT)
     nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
+
+
+# ------------------------------------------------------------------------------- remquo
+
+_REMQUO = r"""
+extern "C" __global__ void k(const float *x, const float *y, float *f, int *q, double *d, int *qd) {
+    int t = threadIdx.x;
+    int qq;
+    f[t] = remquof(x[t], y[t], &qq); q[t] = qq;
+    d[t] = remquo((double)x[t], (double)y[t], &qd[t]);
+}"""
+
+
+def test_remquo_gives_the_remainder_and_the_quotients_low_bits_with_its_sign():
+    """Hand-worked: 7.5/2 = 3.75 -> n = 4, r = -0.5, quo 4; -7.5/2 -> quo -4;
+    29/3 -> n = 10, quo 10 & 7 = 2, r = -1; 13/1 -> quo 5; y = 0, x = inf or
+    NaN give a NaN remainder and quo 0 (libdevice __nv_remquof)."""
+    x = np.array([7.5, -7.5, 7.5, 10, 29, -29, 13, 2.5, 3, np.inf, np.nan, 5] * 2 + [1] * 8, np.float32)
+    y = np.array([2, 2, -2, 3, 3, 3, 1, 1, 0, 1, 1, np.inf] * 2 + [1] * 8, np.float32)
+    f, q, d, qd = np.zeros(32, np.float32), np.zeros(32, np.int32), np.zeros(32), np.zeros(32, np.int32)
+    with np.errstate(all="ignore"):
+        launch(_REMQUO, "k", 1, 32, x, y, f, q, d, qd)
+    for rem, quo in ((f, q), (d, qd)):
+        assert list(rem[:8]) == [-0.5, 0.5, -0.5, 1.0, -1.0, 1.0, 0.0, 0.5] and rem[11] == 5.0
+        assert list(quo[:12]) == [4, -4, -4, 3, 2, -2, 5, 2, 0, 0, 0, 0]
+        assert np.isnan(rem[8:11]).all()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
+def test_remquo_kernel_compiles_with_nvcc(tmp_path):
+    f = tmp_path / "remquo.cu"
+    f.write_text(_REMQUO)
+    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)

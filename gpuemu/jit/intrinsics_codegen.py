@@ -34,7 +34,7 @@ LIBM = {n: (n + "f", n) for n in (
     "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "pow", "fmod", "hypot")}
 LIBM["exp10"] = ("exp10f", "exp10")
 # exact in glibc as on the GPU (IEEE 754 / C99)
-LIBM.update({n: (n + "f", n) for n in ("fdim", "nextafter", "remainder")})
+LIBM.update({n: (n + "f", n) for n in ("fdim", "nextafter", "remainder", "remquo")})
 # float forms computed by the double function and rounded once, within
 # 0.5 ulp + 2^-29 ulp (CUDA Math API bounds: acoshf 4 ulp, asinhf 3, atanhf 3,
 # erff 2, erfcf 4, lgammaf 6, tgammaf 5); double forms are glibc's (its
@@ -75,6 +75,8 @@ class IntrinsicsMixin:
             return self._float_parts(e, m)
         if name in ("norm", "rnorm"):
             return norms.norm(self.b, self.m, self.args(e, m), name == "rnorm")
+        if name == "remquo_quo":
+            return self._remquo_quo(e, m)
         if name == "rcbrt":
             return rcbrt.rcbrt(self.b, self.m, self.args(e, m)[0], self.libm_used)
         if name in ("sinpi", "cospi"):
@@ -545,6 +547,27 @@ class IntrinsicsMixin:
                 bits = b.select(zero_sum, b.or_(bits, b.trunc(b.lshr(sign, splat(32, I64)),
                                                                 ll.VectorType(I32, WARP))), bits)
         return b.bitcast(b.select(step, new, bits), vf)
+
+    def _remquo_quo(self, e, m):
+        """remquo's quotient bits: glibc's remquo (its low 3 bits, negated
+        where x and y differ in sign bit, as libdevice's __nv_remquof), 0
+        where the remainder is NaN (libdevice; glibc leaves it unwritten)."""
+        b = self.b
+        x, y = self.args(e, m)
+        et = x.type.element
+        cname = "remquof" if et == F32 else "remquo"
+        self.libm_used.add(cname)
+        fn = intrinsic(self.m, cname, et, [et, et, I32.as_pointer()])
+        with b.goto_entry_block():
+            slot = b.alloca(I32, name="remquo_quo")
+        out = ll.Constant(ll.VectorType(I32, WARP), ll.Undefined)
+        for lanei in range(WARP):
+            idx = ll.Constant(I32, lanei)
+            b.store(ll.Constant(I32, 0), slot)
+            r = b.call(fn, [b.extract_element(x, idx), b.extract_element(y, idx), slot])
+            q = b.select(b.fcmp_unordered("uno", r, r), ll.Constant(I32, 0), b.load(slot))
+            out = b.insert_element(out, q, idx)
+        return out
 
     def _float_parts(self, e, m):
         vals = self.args(e, m)

@@ -159,27 +159,48 @@ def load_object(obj: bytes, symbol: str) -> int:
         st = _init()
         st["engine"].add_object_file(llvm.ObjectFileRef.from_data(obj))
         st["engine"].finalize_object()
-        addr = st["engine"].get_function_address(symbol)
-        if not addr:
-            raise RuntimeError(f"symbol {symbol} not found in loaded object")
-        return addr
+        return _lookup(st["engine"], symbol)
+
+
+def _lookup(engine, symbol: str) -> int:
+    addr = engine.get_function_address(symbol)
+    if not addr:
+        raise RuntimeError(f"symbol {symbol} not found in loaded object")
+    return addr
 
 
 _native_lock = threading.Lock()
 _natives: dict = {}
 
 
+_built: set = set()        # the build_ir functions whose module is loaded
+
+
 def native_function(symbol: str, build_ir, prototype):
     """A helper of the machine written in LLVM IR (`build_ir()` -> module
     text defining `symbol`), compiled and loaded once per process, called
-    through the ctypes `prototype` (which releases the GIL)."""
+    through the ctypes `prototype` (which releases the GIL). Several
+    symbols of one module (one `build_ir`) share its one compile and load
+    (block_runner's range module: the range call and range_handout's two,
+    some 0.15 s each)."""
     fn = _natives.get(symbol)
     if fn is None:
         with _native_lock:
             fn = _natives.get(symbol)
             if fn is None:
-                fn = _natives[symbol] = prototype(load_object(compile_to_object(build_ir()), symbol))
+                if build_ir in _built:
+                    addr = _address(symbol)
+                else:
+                    addr = load_object(compile_to_object(build_ir()), symbol)
+                    _built.add(build_ir)
+                fn = _natives[symbol] = prototype(addr)
     return fn
+
+
+def _address(symbol: str) -> int:
+    """The address of `symbol` in an object already loaded."""
+    with _lock:
+        return _lookup(_init()["engine"], symbol)
 
 
 # Taken in this order (native_function holds _native_lock while it compiles,

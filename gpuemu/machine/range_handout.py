@@ -201,10 +201,8 @@ def ranges_array(total: int, nworkers: int, threads_per_block: int) -> np.ndarra
     """block_ranges' guided ranges of a grid of `total` blocks as int64 pairs
     (lo, hi) for the native loop, in the order they are handed out (kept
     per launch shape, as block_ranges keeps its tuple)."""
-    ranges = block_ranges(total, nworkers, threads_per_block)
-    out = np.empty((len(ranges), 2), np.int64)
-    for k, r in enumerate(ranges):
-        out[k] = r.start, r.stop
+    out = np.array([(r.start, r.stop) for r in block_ranges(total, nworkers, threads_per_block)],
+                   np.int64)
     out.flags.writeable = False
     return out
 

@@ -43,6 +43,28 @@ def _arg_forms(sp) -> list:
     return forms
 
 
+def _spelling(toks: list, names: dict) -> list:
+    """Template argument tokens as words, template parameters renamed by
+    `names` (a template-id's arguments nested)."""
+    return [(names.get(str(t), str(t)), [_spelling(a, names) for a in getattr(t, "targs", None) or []])
+            for t in toks]
+
+
+def _renamed(toks: list, names: dict) -> list:
+    """toks with the template parameters renamed by `names`, also inside
+    template-ids' arguments."""
+    from .cxx_tokens import _new
+    out = []
+    for k, t in enumerate(toks):
+        targs = getattr(t, "targs", None)
+        fresh = str(t) in names and (k == 0 or str(toks[k - 1]) not in (".", "->"))
+        if fresh or targs:
+            t = _new(t.type, names[str(t)] if fresh else str(t), t,
+                     [_renamed(a, names) for a in targs] if targs is not None else None)
+        out.append(t)
+    return out
+
+
 def static_member(low, e: A.Name) -> A.Name:
     """`S<int>::n` (one name 'S::n' with S's arguments, cxx_tokens.py) as the
     name of the instance's static data member, 'S<int>::n', made with its
@@ -198,7 +220,7 @@ class ClassTemplates:
         saved = ck.local_scope
         ck.local_scope = None
         try:
-            toks = class_instance_tokens(Tokens(frag.pp, []), ctd, canon)
+            toks = class_instance_tokens(Tokens(frag.pp, []), ctd, canon, self.member_inits(ctd, canon))
             tu = frag.function(toks, {p.name for p in ctd.params if p.kind == "type"})
             for item in tu.items:
                 if isinstance(item, A.FunctionDef):
@@ -212,6 +234,29 @@ class ClassTemplates:
             ck.local_scope = saved
             self.tpl.stack.pop()
         return t
+
+    def member_inits(self, body, canon: str) -> dict:
+        """The initialisers given outside the class to the static data members
+        of instance `canon` made from `body` (the template or one of its
+        specialisations): `template <class U> const int S<U>::n = sizeof(U);`
+        for the template's (its parameters renamed to the body's), one with
+        the arguments of a partial specialisation for that's, `template <>
+        const int S<char>::n = 7;` (or, for an explicit specialisation's member,
+        without `template <>`) for the instance S<char> alone, before the rest."""
+        inits: dict = {}
+        for md in self.defs[body.name].member_defs:
+            if not md.params:
+                if self.spec_name(self.defs[body.name], md) == canon:
+                    inits[md.member] = md.toks
+                continue
+            if md.member in inits or len(md.params) != len(body.params):
+                continue
+            names = {p.name: q.name for p, q in zip(md.params, body.params)}
+            own = [[(p.name, [])] for p in body.params] if body.args is None else \
+                [_spelling(a, {}) for a in body.args]
+            if [_spelling(a, names) for a in md.args] == own:
+                inits[md.member] = _renamed(md.toks, names)
+        return inits
 
     def ensure_lowered(self, info, loc: ir.Loc) -> None:
         """Instantiate a member function's body at its first call."""

@@ -99,6 +99,11 @@ class ClassTemplateDef:
     tok: Token                # the `template` keyword (for diagnostics)
     args: Optional[list] = None   # a specialisation's argument tokens (`<bool, 1>`, partial: `<T *>`)
     specialisations: list = field(default_factory=list)   # of a class template: explicit and partial ones
+    # of a class template: its static data members defined outside it (`template <class T> const int
+    # S<T>::n = sizeof(T);`, `template <> const int S<char>::n = 7;`), each one of these with
+    # `member` its name, `args` the class's arguments and `toks` the initialiser
+    member_defs: list = field(default_factory=list)
+    member: str = ""
 
 
 @dataclass
@@ -448,6 +453,16 @@ class _Rewriter:
         while i < n:
             t = toks[i]
             if str(t) != "template":
+                if getattr(t, "static_member", False) and i + 1 < n and str(toks[i + 1]) == "=":
+                    # `const int S<int>::n = 5;`: the member of S's explicit specialisation
+                    k = len(out)
+                    while k and str(out[k - 1]) not in (";", "{", "}"):
+                        k -= 1
+                    semi = next((j for j in range(i, n) if str(toks[j]) == ";"), n - 1)
+                    if self.member_definition(out[k:] + toks[i:semi + 1], 0, [], t, rw) is not None:
+                        del out[k:]
+                        i = semi + 1
+                        continue
                 out.append(t)
                 i += 1
                 continue
@@ -460,17 +475,21 @@ class _Rewriter:
                 if start < n and str(toks[start]) in ("struct", "class", "union"):
                     i = self.class_template(toks, start, params, t, rw)
                     continue
-                if not params:
-                    raise self.err("explicit specialisations of function templates (template <>) are not supported",
-                                   t)
                 semi = next((k for k in range(start, n) if str(toks[k]) in (";", "{", "(", "=")), n)
                 if semi < n and str(toks[semi]) in (";", "=") and any(getattr(x, "static_member", False)
                                                                       for x in toks[start:semi]):
-                    if str(toks[semi]) == "=":
-                        raise self.err("a class template's static data member is supported only initialised "
-                                       "in its class (static const int n = 3;)", toks[semi])
+                    if str(toks[semi]) == "=":      # `template <class T> const int S<T>::n = sizeof(T);`
+                        end = self.member_definition(toks, start, params, t, rw)
+                        if end is None:
+                            raise self.err("expected a class template's static data member before '='",
+                                           toks[semi])
+                        i = end + 1
+                        continue
                     i = semi + 1        # `template <class T> const int S<T>::n;`: defined in its class
                     continue
+                if not params:
+                    raise self.err("explicit specialisations of function templates (template <>) are not supported",
+                                   t)
                 if start < n and str(toks[start]) in ("using", "typedef"):
                     raise self.err("alias templates are not supported (function templates are)", toks[start])
                 end, name = self.function_extent(toks, start, t)
@@ -503,6 +522,26 @@ class _Rewriter:
                 raise self.err("explicit instantiation needs template arguments: template void f<int>(int);", t)
             i = j + 1
         return out
+
+    def member_definition(self, toks: list, start: int, params: list, at: Token, rw: Rewritten):
+        """`const int S<T>::n = init;` from toks[start]: kept among S's
+        member_defs (class_templates.member_inits puts the initialiser on the
+        member's declaration in the instance); the index of its ';', or None
+        when toks[start:] is not one (its words, a class template's id, '::n =')."""
+        n = len(toks)
+        m = next((k for k in range(start, n) if getattr(toks[k], "static_member", False)), None)
+        c = next((c for c in range(start, m or start) if str(toks[c]) in rw.classes and c + 1 < m and
+                  str(toks[c + 1]) == "<" and match_angle(toks, c + 1) == m - 1), None)
+        if c is None or not all(_decl_word(x) for x in toks[start:c]) or m + 1 >= n or str(toks[m + 1]) != "=":
+            return None
+        end = next((k for k in range(m, n) if str(toks[k]) == ";"), None)
+        if end is None:
+            raise self.err("expected ';' after the static data member's initialiser", toks[-1])
+        close = toks[m - 1]
+        args = toks[c + 2:m - 1] + ([_new("RELOP", ">", close)] if str(close) == ">>" else [])
+        rw.classes[str(toks[c])].member_defs.append(
+            ClassTemplateDef(str(toks[c]), params, toks[m + 2:end], at, args, member=str(toks[m])[2:]))
+        return end
 
     def class_template(self, toks: list, start: int, params: list, at: Token, rw: Rewritten) -> int:
         """Keep `template <...> struct Name { ... };` as a ClassTemplateDef;
@@ -737,10 +776,11 @@ class _Rewriter:
             funcs += head + toks[j:end + 1]
             self.methods_of.setdefault(str(name), set()).add(str(fname))
             i = end + 1
-        if statics:     # the bare name in a data member's declaration (int v[n];) is S::n
+        if statics:     # the bare name in a data member's declaration (int v[n];) or another's value is S::n
             names = {str(t) for t in statics if str(t).startswith(f"{name}::")}
-            keep = [_new("IDENT", f"{name}::{x}", x) if x.type == "IDENT" and f"{name}::{x}" in names and
-                    (k == 0 or str(keep[k - 1]) not in (".", "->")) else x for k, x in enumerate(keep)]
+            keep, statics = ([_new("IDENT", f"{name}::{x}", x) if x.type == "IDENT" and f"{name}::{x}" in names and
+                              (k == 0 or str(part[k - 1]) not in (".", "->")) else x for k, x in enumerate(part)]
+                             for part in (keep, statics))
         return keep, protos + funcs, statics
 
     def static_member(self, toks: list, name: Token) -> list:
@@ -819,6 +859,9 @@ def rewrite(ts) -> Rewritten:
         td.toks = r.template_ids(td.toks, names, classes, td.name if isinstance(td, ClassTemplateDef) else "")
         if getattr(td, "args", None) is not None:
             td.args = [r.template_ids(a, names, classes) for a in split_args(td.args)]
+        for md in getattr(td, "member_defs", ()):
+            md.toks = r.template_ids(md.toks, names, classes)
+            md.args = [r.template_ids(a, names, classes) for a in split_args(md.args)]
         for p in td.params:
             if p.default:
                 p.default = r.template_ids(p.default, names, classes)
@@ -833,14 +876,46 @@ def rewrite_name(ts, names, classes=frozenset()) -> list:
     return r.template_ids(toks, names, classes)
 
 
-def class_instance_tokens(ts, ctd: ClassTemplateDef, canon: str) -> list:
+def class_instance_tokens(ts, ctd: ClassTemplateDef, canon: str, inits: Optional[dict] = None) -> list:
     """The tokens of one instance of a class template: `struct <canon> {..};`
     with the injected class name (the bare template name in its body) spelled
-    canon, and member functions as free functions `canon::f` (methods())."""
+    canon, and member functions as free functions `canon::f` (methods()).
+    `inits`: static data member name -> its initialiser given outside the
+    class (class_templates.member_inits), put on its declaration."""
     toks = list(ctd.toks)
     out = [toks[0], _new("IDENT", canon, toks[1])]
     for k, t in enumerate(toks[2:], 2):
         if str(t) == ctd.name and getattr(t, "targs", None) is None and str(toks[k - 1]) not in (".", "->"):
             t = _new("TYPE_NAME", canon, t)
         out.append(t)
+    if inits:
+        out = _initialised(out, inits)
     return _Rewriter(ts).methods(out)
+
+
+def _initialised(toks: list, inits: dict) -> list:
+    """toks (`struct S { static const int n; };`) with each static data
+    member named in `inits` declared `static const int n = <init>;` last in
+    the class, as its definition follows the class (its value may name the
+    class's other static members)."""
+    out: list = []
+    last: list = []
+    depth = 0
+    stmt = 0                # where the statement at depth 1 began in out
+    for t in toks:
+        v = str(t)
+        if v == ";" and depth == 1 and any(str(x) == "static" for x in out[stmt:]):
+            eq = next((k for k in range(stmt, len(out)) if str(out[k]) in ("=", "{")), len(out))
+            name = str(out[eq - 1])
+            if name in inits and eq > stmt:
+                last += out[stmt:eq] + [_new("EQUAL", "=", t)] + list(inits[name]) + [t]
+                del out[stmt:]
+                continue
+        if v == "}" and depth == 1:
+            out += last
+        out.append(t)
+        if v in ("{", "}"):
+            depth += 1 if v == "{" else -1
+        if v in ("{", "}", ";") and depth == 1:
+            stmt = len(out)
+    return out

@@ -420,11 +420,60 @@ def test_a_static_constant_declared_in_its_struct_and_initialised_after_it(tmp_p
     assert list(run(src, tmp_path)) == [3] * 4
 
 
-def test_a_class_template_static_member_initialised_outside_its_class_is_named():
-    # nvcc compiles it (one constant per instance); gpuemu takes the initialiser in the class only
-    e = compile_error("template <class T> struct S { static const int n; };\n"
-                      "template <class T> const int S<T>::n = sizeof(T);\n"
-                      "__global__ void k(int *o) { o[0] = S<int>::n; }\n")
-    assert e.message == ("a class template's static data member is supported only initialised in its class "
-                         "(static const int n = 3;)")
-    assert (e.line, e.col) == (2, 38)
+def test_a_class_template_static_member_initialised_outside_its_class_per_instance(tmp_path):
+    # one constant per instance, also an array size and a template argument; A<char> its own (nvcc: 8799)
+    src = r'''
+    template <class T> struct A { static const int n; };
+    template <class T> const int A<T>::n = sizeof(T) * 2;
+    template <> const int A<char>::n = 7;
+    template <int N> struct B { int v[N]; };
+    __global__ void k(int *o) {
+        int arr[A<float>::n];
+        arr[0] = 1;
+        B<A<double>::n> b;
+        b.v[0] = 2;
+        o[threadIdx.x] = A<float>::n * 1000 + A<char>::n * 100 + sizeof(arr) / sizeof(int) * 10 + sizeof(b) / 4
+                         + arr[0] + b.v[0];
+    }
+    '''
+    assert list(run(src, tmp_path)) == [8 * 1000 + 7 * 100 + 8 * 10 + 16 + 1 + 2] * 4
+
+
+def test_an_explicit_specialisation_of_a_static_member_replaces_its_class_initialiser(tmp_path):
+    src = "template <class T> struct A { static const int n = 3; };\ntemplate <> const int A<char>::n = 7;\n" \
+          "__global__ void k(int *o) { o[threadIdx.x] = A<char>::n * 10 + A<short>::n; }\n"
+    assert list(run(src, tmp_path)) == [73] * 4
+
+
+def test_the_static_member_of_an_explicit_class_specialisation_initialised_after_it(tmp_path):
+    src = "template <class T> struct A { static const int n; };\n" \
+          "template <class T> const int A<T>::n = sizeof(T) * 2;\n" \
+          "template <> struct A<int> { static const int n; };\nconst int A<int>::n = 5;\n" \
+          "__global__ void k(int *o) { o[threadIdx.x] = A<int>::n * 10 + A<short>::n; }\n"
+    assert list(run(src, tmp_path)) == [54] * 4
+
+
+def test_an_out_of_class_initialiser_with_its_own_parameter_names_in_class_scope(tmp_path):
+    # S<U, M>::n names the class's m bare and W<U>; S<V *, 2>::n is the partial specialisation's member
+    src = r'''
+    template <class T> struct W { T a, b; };
+    template <class T, int N = 2> struct S { static const int n; static const int m = 10;
+      __device__ int get() const { return n + m; } };
+    template <class U, int M> const int S<U, M>::n = sizeof(W<U>) * M + m;
+    template <class T> struct S<T *, 2> { static const int n; };
+    template <class V> const int S<V *, 2>::n = sizeof(V) + 100;
+    template <int N> struct C { static const int n; };
+    template <int K> const int C<K>::n = K * 3;
+    __global__ void k(int *o) {
+        S<short, 3> s;
+        o[threadIdx.x] = S<char>::n * 1000000 + s.get() * 1000 + S<double *>::n + C<C<5>::n>::n * 10000000;
+    }
+    '''
+    assert list(run(src, tmp_path)) == [45 * 10000000 + 14 * 1000000 + 32 * 1000 + 108] * 4
+
+
+def test_a_static_member_initialiser_names_an_earlier_one_bare(tmp_path):
+    src = "struct P { static const int m = 3; static const int n = m + 1; };\n" \
+          "template <class T> struct Q { static const int m = sizeof(T); static const int n = m + 1; };\n" \
+          "__global__ void k(int *o) { o[threadIdx.x] = P::n * 100 + Q<double>::n; }\n"
+    assert list(run(src, tmp_path)) == [409] * 4

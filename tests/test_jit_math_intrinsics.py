@@ -1096,3 +1096,89 @@ def test_remquo_kernel_compiles_with_nvcc(tmp_path):
     f = tmp_path / "remquo.cu"
     f.write_text(_REMQUO)
     nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
+
+
+# --------------------------------------------- special functions glibc lacks (erfinv & co.)
+
+def _special_kernel(name: str) -> str:
+    return f"""
+extern "C" __global__ void k(const float *x, const double *xd, float *f, double *d) {{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    f[t] = {name}f(x[t]); d[t] = {name}(xd[t]);
+}}"""
+
+
+def _launch_special(name: str, x, xd):
+    f, d = np.zeros(len(x), np.float32), np.zeros(len(xd))
+    launch(_special_kernel(name), "k", len(x) // 32, 32, np.asarray(x, np.float32), np.asarray(xd), f, d)
+    return f, d
+
+
+def _near_edges(rng, lo: float, hi: float, n: int) -> np.ndarray:
+    """n points: uniform over [lo, hi] and at 10^-k from either end."""
+    span = hi - lo
+    k = rng.uniform(0, 15, n // 2)
+    return np.concatenate([lo + span * rng.random(n // 4), lo + span * 10.0 ** -k[: n // 4],
+                           hi - span * 10.0 ** -k[n // 4:], lo + span * rng.random(n - n // 4 - n // 2)])
+
+
+# CUDA C Programming Guide, "Mathematical Functions": maximum ulp error (float, double)
+_SPECIAL_BOUNDS = {"erfinv": (2, 5), "erfcinv": (4, 6), "normcdfinv": (5, 8)}
+_SPECIAL_DOMAINS = {"erfinv": (-1.0, 1.0), "erfcinv": (0.0, 2.0), "normcdfinv": (0.0, 1.0)}
+# double arguments a float cannot hold: subnormal and near-subnormal tails, 1 - 2^-53
+_SPECIAL_EXTRA = {"erfinv": [1 - 2.0 ** -53, -(1 - 2.0 ** -53), 1e-300, 5e-324, 0.5, -0.5000000000000001],
+                  "erfcinv": [5e-324, 1e-300, 2.2250738585072014e-308, 2 - 2.0 ** -52, 0.5, 1.5],
+                  "normcdfinv": [5e-324, 1e-300, 1 - 2.0 ** -53, 0.25, 0.75, 2.0 ** -1074 * 3]}
+
+
+@pytest.mark.parametrize("name", sorted(_SPECIAL_BOUNDS))
+def test_special_function_is_within_the_cuda_ulp_bound(name):
+    """128 arguments over the domain, half of them 10^-15..1 from an end
+    (where the result grows without bound), and double ones a float cannot
+    hold: within CUDA's ulp bounds of a 100-digit reference; the double
+    lanes give the plain-Python reference's bits (gpuemu/jit/lane_math.py)."""
+    from math_reference import reference, ulps
+    from gpuemu.jit.lane_math import ScalarOps
+    from gpuemu.jit.special_functions import FUNCTIONS
+    rng = np.random.default_rng(6)
+    lo, hi = _SPECIAL_DOMAINS[name]
+    x = _near_edges(rng, lo, hi, 128).astype(np.float32)
+    x = x[(x > lo) & (x < hi)][:96]
+    x = np.concatenate([x, np.full(128 - len(x), 0.3 * lo + 0.7 * hi, np.float32)])
+    xd = np.concatenate([_near_edges(rng, lo, hi, 128 - len(_SPECIAL_EXTRA[name])), _SPECIAL_EXTRA[name]])
+    xd = np.where((xd > lo) & (xd < hi), xd, 0.5 * (lo + hi))
+    f, d = _launch_special(name, x, xd)
+    bf, bd = _SPECIAL_BOUNDS[name]
+    worst_f = max(ulps(g, reference(name, float(v)), np.float32) for g, v in zip(f, x))
+    worst_d = max(ulps(g, reference(name, float(v)), np.float64) for g, v in zip(d, xd))
+    assert worst_f <= bf and worst_d <= bd, (worst_f, worst_d)
+    assert list(d) == [FUNCTIONS[name](ScalarOps(), float(v)) for v in xd]
+
+
+_INF, _NaN = math.inf, math.nan
+# (argument, result) where CUDA's Math API names the value or the domain ends
+_SPECIAL_VALUES = {
+    "erfinv": [(1.0, _INF), (-1.0, -_INF), (0.0, 0.0), (-0.0, -0.0), (1.5, _NaN), (-2.0, _NaN),
+               (_INF, _NaN), (_NaN, _NaN)],
+    "erfcinv": [(0.0, _INF), (2.0, -_INF), (1.0, 0.0), (-0.5, _NaN), (2.5, _NaN), (_INF, _NaN), (_NaN, _NaN)],
+    "normcdfinv": [(0.0, -_INF), (1.0, _INF), (-0.5, _NaN), (1.5, _NaN), (_NaN, _NaN)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SPECIAL_VALUES))
+def test_special_function_gives_the_special_values(name):
+    """Ends of the domain give +-inf, outside it NaN, zeros keep their sign."""
+    vals = _SPECIAL_VALUES[name]
+    args = [a for a, _ in vals] * (32 // len(vals)) + [0.5] * (32 % len(vals))
+    f, d = _launch_special(name, args, args)
+    for got in (f, d):
+        for (a, want), g in zip(vals, got):
+            assert (math.isnan(g) if math.isnan(want) else g == want and math.copysign(1, g) == math.copysign(1, want)), (a, g)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
+@pytest.mark.parametrize("name", sorted(_SPECIAL_BOUNDS))
+def test_special_function_kernel_compiles_with_nvcc(name, tmp_path):
+    f = tmp_path / f"{name}.cu"
+    f.write_text(_special_kernel(name))
+    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)

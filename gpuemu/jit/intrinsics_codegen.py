@@ -18,7 +18,8 @@ from isa import ir
 from . import abi
 from .c_semantics import intrinsic, vname
 from .directed_f64 import DIRECTED_F64, DirectedF64
-from . import float_parts, norms, pi_trig, rcbrt
+from .lane_math import LaneOps
+from . import float_parts, norms, pi_trig, rcbrt, special_functions
 from .lane_types import F32, I1, I32, I64, is_bool, is_float_t, scalar_ll, splat
 from .memory_access import get_helper
 
@@ -81,6 +82,8 @@ class IntrinsicsMixin:
             return rcbrt.rcbrt(self.b, self.m, self.args(e, m)[0], self.libm_used)
         if name in ("sinpi", "cospi"):
             return pi_trig.pi_trig(self.b, self.m, self.args(e, m)[0], name == "cospi", self.libm_used)
+        if name in special_functions.FUNCTIONS:
+            return self._special(name, self.args(e, m)[0])
         if name in LLVM_MATH or name in LIBM or name in ("rsqrt", "rsqrt_rn", "saturate", "fdivide",
                                                            "isnan", "isinf", "isfinite", "signbit"):
             return self.math(e, m)
@@ -88,6 +91,14 @@ class IntrinsicsMixin:
 
     def args(self, e, m):
         return [self.ev(a, m) for a in e.args]
+
+    def _special(self, name: str, x):
+        """gpuemu/jit/special_functions.py in double; float lanes rounded once."""
+        b = self.b
+        single = x.type.element == F32
+        t = b.fpext(x, ll.VectorType(ll.DoubleType(), WARP)) if single else x
+        r = special_functions.FUNCTIONS[name](LaneOps(b, self.m, self.libm_used), t)
+        return b.fptrunc(r, x.type) if single else r
 
     def in_syncwarp(self, e, m):
         mask = self.args(e, m)[0] if e.args else splat(-1, I32)

@@ -1,0 +1,130 @@
+"""CUDA's special functions that glibc lacks, in double, from glibc's erfc,
+exp and log: erfcx, normcdf and the inverse error functions.
+
+Written against gpuemu/jit/lane_math.py's operations (o), so the same code is
+the JIT's (LaneOps) and the plain-Python reference (ScalarOps). Float forms
+take the double result and round it once. CUDA Math API bounds (double,
+float, in ulp): erfcx 4, 4; normcdf 5, 5; erfinv 5, 2; erfcinv 6, 4;
+normcdfinv 8, 5.
+
+erfcx(x) = exp(x^2) erfc(x): exp of x^2 held exactly as h + l (fma), so its
+rounding is not magnified; past x = 25 the asymptotic series in 1/x^2;
+below 0, 2 exp(x^2) - erfcx(-x), +inf once 2 exp(x^2) overflows.
+normcdf(x) = erfc(-x / sqrt 2) / 2, with the argument's rounding error put
+back to first order (erfc's slope), since erfc magnifies it by 2u^2.
+erfcinv(t) for t <= 1/2 solves log erfc(x) = log t by Newton's method in
+log space, log erfc(x) = log erfcx(x) - x^2, which neither underflows nor
+loses the small t's digits (erfc(x) = t itself would, for subnormal t);
+near the middle, erfinv(y) for |y| <= 1/2 solves erf(x) = y; each from
+an approximation good to a few digits (asymptotic; Giles 2010) and
+iterated to convergence. erfinv(y) past 1/2 is erfcinv(1 - |y|) (exact).
+"""
+from __future__ import annotations
+
+import math
+
+_SQRT_PI = 1.7724538509055159
+_INV_SQRT_PI = 0.5641895835477563
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+_HALF_SQRT_PI = 0.886226925452758
+_SQRT2_HI, _SQRT2_LO = 1.4142135623730951, -9.667293313452913e-17
+_RSQRT2_HI, _RSQRT2_LO = 0.7071067811865476, -4.833646656726457e-17
+_INF = math.inf
+_ASYMPTOTIC = 25.0
+# erfcx(x) ~ 1/(x sqrt(pi)) sum_k (-1)^k (2k-1)!! / (2x^2)^k; 12 terms leave < 2^-60 past x = 25
+_ERFCX_SERIES = [(-1) ** k * math.prod(range(1, 2 * k, 2)) / 2.0 ** k for k in range(12)]
+# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2010), w < 5
+_GILES = [2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+          -0.00125372503, -0.00417768164, 0.246640727, 1.50140941]
+
+
+def _horner(o, coeffs: list, z):
+    p = o.c(coeffs[0])
+    for a in coeffs[1:]:
+        p = o.fma(p, z, o.c(a))
+    return p
+
+
+def _exp_square(o, x):
+    """exp(x^2) with x^2 = h + l exact: exp(h) (1 + l); +inf past overflow."""
+    h = o.mul(x, x)
+    l = o.fma(x, x, o.sub(o.c(0.0), h))
+    e = o.libm("exp", h)
+    return o.select(o.cmp("==", e, o.c(_INF)), e, o.fma(e, l, e))
+
+
+def _erfcx_positive(o, x):
+    """erfcx for x >= 0 (NaN for NaN)."""
+    near = o.mul(o.libm("erfc", x), _exp_square(o, x))
+    q = o.div(o.c(1.0), o.mul(x, x))
+    series = o.div(o.mul(o.c(_INV_SQRT_PI), _horner(o, _ERFCX_SERIES[::-1], q)), x)
+    return o.select(o.cmp(">=", x, o.c(_ASYMPTOTIC)), series, near)
+
+
+def erfcx(o, x):
+    ax = o.fabs(x)
+    p = _erfcx_positive(o, ax)
+    e = _exp_square(o, ax)
+    neg = o.select(o.cmp("==", e, o.c(_INF)), e, o.fma(o.c(2.0), e, o.sub(o.c(0.0), p)))
+    return o.select(o.cmp("<", x, o.c(0.0)), neg, p)
+
+
+def normcdf(o, x):
+    u = o.mul(x, o.c(-_RSQRT2_HI))
+    u_lo = o.fma(x, o.c(-_RSQRT2_HI), o.sub(o.c(0.0), u))
+    u_lo = o.fma(x, o.c(-_RSQRT2_LO), u_lo)
+    u_lo = o.select(o.cmp("==", o.fabs(x), o.c(_INF)), o.c(0.0), u_lo)
+    slope = o.mul(o.c(_TWO_OVER_SQRT_PI), o.libm("exp", o.sub(o.c(0.0), o.mul(u, u))))
+    return o.mul(o.c(0.5), o.fma(o.sub(o.c(0.0), slope), u_lo, o.libm("erfc", u)))
+
+
+def _erfcinv_tail(o, t):
+    """x > 0 with erfc(x) = t, for 0 < t <= 1/2 (NaN or inf outside)."""
+    lt = o.libm("log", t)
+    x0 = o.sqrt(o.sub(o.c(0.0), lt))
+    x = o.sqrt(o.sub(o.sub(o.c(0.0), lt), o.libm("log", o.mul(x0, o.c(_SQRT_PI)))))
+    for _ in range(5):
+        ex = _erfcx_positive(o, x)
+        h = o.mul(x, x)
+        l = o.fma(x, x, o.sub(o.c(0.0), h))
+        g = o.sub(o.add(o.sub(o.sub(o.c(0.0), lt), h), o.libm("log", ex)), l)
+        x = o.fma(o.mul(g, ex), o.c(_HALF_SQRT_PI), x)
+    return x
+
+
+def _erfinv_middle(o, y):
+    """x with erf(x) = y, for |y| <= 1/2."""
+    w = o.sub(o.c(0.0), o.libm("log", o.mul(o.sub(o.c(1.0), y), o.add(o.c(1.0), y))))
+    x = o.mul(_horner(o, _GILES, o.sub(w, o.c(2.5))), y)
+    for _ in range(3):
+        slope = o.mul(o.c(_TWO_OVER_SQRT_PI), o.libm("exp", o.sub(o.c(0.0), o.mul(x, x))))
+        x = o.sub(x, o.div(o.sub(o.libm("erf", x), y), slope))
+    return x
+
+
+def erfinv(o, y):
+    ay = o.fabs(y)
+    tail = o.copysign(_erfcinv_tail(o, o.sub(o.c(1.0), ay)), y)
+    x = o.select(o.cmp("<=", ay, o.c(0.5)), _erfinv_middle(o, y), tail)
+    x = o.select(o.cmp("==", ay, o.c(1.0)), o.copysign(o.c(_INF), y), x)
+    return o.select(o.cmp(">", ay, o.c(1.0)), o.c(math.nan), x)
+
+
+def erfcinv(o, t):
+    low = o.select(o.cmp("==", t, o.c(0.0)), o.c(_INF), _erfcinv_tail(o, t))
+    high = o.sub(o.c(0.0), o.select(o.cmp("==", t, o.c(2.0)), o.c(_INF), _erfcinv_tail(o, o.sub(o.c(2.0), t))))
+    x = o.select(o.cmp("<=", t, o.c(0.5)), low, _erfinv_middle(o, o.sub(o.c(1.0), t)))
+    x = o.select(o.cmp(">=", t, o.c(1.5)), high, x)
+    outside = o.or_(o.cmp("<", t, o.c(0.0)), o.cmp(">", t, o.c(2.0)))
+    return o.select(outside, o.c(math.nan), x)
+
+
+def normcdfinv(o, p):
+    """-sqrt(2) erfcinv(2p), sqrt(2) held as two doubles."""
+    x = erfcinv(o, o.mul(o.c(2.0), p))
+    r = o.select(o.cmp("==", o.fabs(x), o.c(_INF)), x, o.fma(x, o.c(_SQRT2_HI), o.mul(x, o.c(_SQRT2_LO))))
+    return o.sub(o.c(0.0), r)
+
+
+FUNCTIONS = {"erfcx": erfcx, "normcdf": normcdf, "erfinv": erfinv, "erfcinv": erfcinv,
+             "normcdfinv": normcdfinv}

@@ -1123,7 +1123,9 @@ def _near_edges(rng, lo: float, hi: float, n: int) -> np.ndarray:
 
 
 # CUDA C Programming Guide, "Mathematical Functions": maximum ulp error (float, double)
-_SPECIAL_BOUNDS = {"erfinv": (2, 5), "erfcinv": (4, 6), "normcdfinv": (5, 8)}
+_SPECIAL_BOUNDS = {"erfinv": (2, 5), "erfcinv": (4, 6), "normcdfinv": (5, 8), "erfcx": (4, 4), "normcdf": (5, 5)}
+# erfcx: overflows below -9.38 (float), -26.63 (double); normcdf underflows below -14.1, -38.5
+_SPECIAL_RANGES = {"erfcx": (-9.3, -26.6, 40.0), "normcdf": (-14.0, -38.4, 9.0)}
 _SPECIAL_DOMAINS = {"erfinv": (-1.0, 1.0), "erfcinv": (0.0, 2.0), "normcdfinv": (0.0, 1.0)}
 # double arguments a float cannot hold: subnormal and near-subnormal tails, 1 - 2^-53
 _SPECIAL_EXTRA = {"erfinv": [1 - 2.0 ** -53, -(1 - 2.0 ** -53), 1e-300, 5e-324, 0.5, -0.5000000000000001],
@@ -1131,22 +1133,38 @@ _SPECIAL_EXTRA = {"erfinv": [1 - 2.0 ** -53, -(1 - 2.0 ** -53), 1e-300, 5e-324, 
                   "normcdfinv": [5e-324, 1e-300, 1 - 2.0 ** -53, 0.25, 0.75, 2.0 ** -1074 * 3]}
 
 
+def _signed_decades(rng, lo: int, hi: int, n: int) -> np.ndarray:
+    return rng.choice([-1.0, 1.0], n) * 10.0 ** rng.uniform(lo, hi, n)
+
+
+def _special_args(name: str, rng) -> tuple:
+    """128 float and 128 double arguments for `name`: its whole domain,
+    where it grows without bound or underflows, and (double) values a float
+    cannot hold."""
+    if name in _SPECIAL_DOMAINS:
+        lo, hi = _SPECIAL_DOMAINS[name]
+        x = _near_edges(rng, lo, hi, 128).astype(np.float32)
+        x = x[(x > lo) & (x < hi)][:96]
+        x = np.concatenate([x, np.full(128 - len(x), 0.3 * lo + 0.7 * hi, np.float32)])
+        xd = np.concatenate([_near_edges(rng, lo, hi, 128 - len(_SPECIAL_EXTRA[name])), _SPECIAL_EXTRA[name]])
+        return x, np.where((xd > lo) & (xd < hi), xd, 0.5 * (lo + hi))
+    lo_f, lo_d, hi = _SPECIAL_RANGES[name]          # below lo_* the result overflows or underflows
+    x = np.concatenate([rng.uniform(lo_f, hi, 64), _signed_decades(rng, -38, 38, 64)])
+    xd = np.concatenate([rng.uniform(lo_d, hi, 64), _signed_decades(rng, -307, 308, 62), [5e-324, -1e-310]])
+    x, xd = np.where(x > lo_f, x, lo_f / 2), np.where(xd > lo_d, xd, lo_d / 2)
+    return x.astype(np.float32), xd
+
+
 @pytest.mark.parametrize("name", sorted(_SPECIAL_BOUNDS))
 def test_special_function_is_within_the_cuda_ulp_bound(name):
-    """128 arguments over the domain, half of them 10^-15..1 from an end
-    (where the result grows without bound), and double ones a float cannot
-    hold: within CUDA's ulp bounds of a 100-digit reference; the double
-    lanes give the plain-Python reference's bits (gpuemu/jit/lane_math.py)."""
+    """128 arguments over the domain, many near where the result grows
+    without bound or underflows, and double ones a float cannot hold:
+    within CUDA's ulp bounds of a 100-digit reference; the double lanes give
+    the plain-Python reference's bits (gpuemu/jit/lane_math.py)."""
     from math_reference import reference, ulps
     from gpuemu.jit.lane_math import ScalarOps
     from gpuemu.jit.special_functions import FUNCTIONS
-    rng = np.random.default_rng(6)
-    lo, hi = _SPECIAL_DOMAINS[name]
-    x = _near_edges(rng, lo, hi, 128).astype(np.float32)
-    x = x[(x > lo) & (x < hi)][:96]
-    x = np.concatenate([x, np.full(128 - len(x), 0.3 * lo + 0.7 * hi, np.float32)])
-    xd = np.concatenate([_near_edges(rng, lo, hi, 128 - len(_SPECIAL_EXTRA[name])), _SPECIAL_EXTRA[name]])
-    xd = np.where((xd > lo) & (xd < hi), xd, 0.5 * (lo + hi))
+    x, xd = _special_args(name, np.random.default_rng(6))
     f, d = _launch_special(name, x, xd)
     bf, bd = _SPECIAL_BOUNDS[name]
     worst_f = max(ulps(g, reference(name, float(v)), np.float32) for g, v in zip(f, x))
@@ -1162,6 +1180,8 @@ _SPECIAL_VALUES = {
                (_INF, _NaN), (_NaN, _NaN)],
     "erfcinv": [(0.0, _INF), (2.0, -_INF), (1.0, 0.0), (-0.5, _NaN), (2.5, _NaN), (_INF, _NaN), (_NaN, _NaN)],
     "normcdfinv": [(0.0, -_INF), (1.0, _INF), (-0.5, _NaN), (1.5, _NaN), (_NaN, _NaN)],
+    "erfcx": [(_INF, 0.0), (-_INF, _INF), (0.0, 1.0), (-0.0, 1.0), (-30.0, _INF), (_NaN, _NaN)],
+    "normcdf": [(_INF, 1.0), (-_INF, 0.0), (0.0, 0.5), (-40.0, 0.0), (40.0, 1.0), (_NaN, _NaN)],
 }
 
 

@@ -54,7 +54,7 @@ _MATH1 = ["sqrt", "rsqrt", "cbrt", "exp", "exp2", "exp10", "expm1", "log", "log2
           "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
           "floor", "ceil", "trunc", "round", "rint", "fabs", "nearbyint",
           "acosh", "asinh", "atanh", "erf", "erfc", "lgamma", "tgamma", "sinpi", "cospi", "rcbrt",
-          "erfinv", "erfcinv", "normcdfinv", "erfcx", "normcdf"]
+          "erfinv", "erfcinv", "normcdfinv", "erfcx", "normcdf", "cyl_bessel_i0", "cyl_bessel_i1"]
 _MATH2 = ["pow", "atan2", "fmin", "fmax", "fmod", "hypot", "copysign", "fdim", "nextafter", "remainder"]
 
 MATH: dict = {}
@@ -118,7 +118,7 @@ FLOAT_PART_ARITY = {"ldexp": 2, "scalbln": 2, "frexp": 2, "modf": 2, "ilogb": 1,
 
 # CUDA math functions outside the IR's intrinsic set: named as unsupported
 UNSUPPORTED_MATH = frozenset(
-    n + s for n in ("j0", "j1", "y0", "y1", "jn", "yn", "cyl_bessel_i0", "cyl_bessel_i1") for s in ("", "f"))
+    n + s for n in ("j0", "j1", "y0", "y1", "jn", "yn") for s in ("", "f"))
 # lrint & co.: a float rounded to a long (isa/integer_rounding.py)
 ROUND_TO_INTEGER = frozenset(p + n + s for p in ("", "l") for n in ("lrint", "lround") for s in ("", "f"))
 

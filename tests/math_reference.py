@@ -159,3 +159,19 @@ REFERENCE["normcdf"] = lambda x: _erfc(-x / _SQRT2) / 2
 REFERENCE["erfinv"] = _erfinv
 REFERENCE["erfcinv"] = _erfcinv
 REFERENCE["normcdfinv"] = lambda p: -_SQRT2 * _erfcinv(2 * p)
+
+
+def _bessel_i(nu: int, x: D) -> D:
+    """I_nu(x): the power series, every term positive (its digits kept)."""
+    with localcontext() as c:
+        c.prec = 100 + int(abs(x) / 2)
+        z, term, s, k = x * x / 4, abs(x) / 2 if nu else D(1), D(0), 0
+        while term > s * _TINY or k < 2:
+            s += term
+            k += 1
+            term = term * z / (k * (k + nu))
+    return s if nu == 0 or x >= 0 else -s
+
+
+REFERENCE["cyl_bessel_i0"] = lambda x: _bessel_i(0, x)
+REFERENCE["cyl_bessel_i1"] = lambda x: _bessel_i(1, x)

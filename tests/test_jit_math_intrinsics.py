@@ -1123,9 +1123,16 @@ def _near_edges(rng, lo: float, hi: float, n: int) -> np.ndarray:
 
 
 # CUDA C Programming Guide, "Mathematical Functions": maximum ulp error (float, double)
-_SPECIAL_BOUNDS = {"erfinv": (2, 5), "erfcinv": (4, 6), "normcdfinv": (5, 8), "erfcx": (4, 4), "normcdf": (5, 5)}
+_SPECIAL_BOUNDS = {"erfinv": (2, 5), "erfcinv": (4, 6), "normcdfinv": (5, 8), "erfcx": (4, 4), "normcdf": (5, 5),
+                   "cyl_bessel_i0": (6, 6), "cyl_bessel_i1": (6, 6)}
 # erfcx: overflows below -9.38 (float), -26.63 (double); normcdf underflows below -14.1, -38.5
-_SPECIAL_RANGES = {"erfcx": (-9.3, -26.6, 40.0), "normcdf": (-14.0, -38.4, 9.0)}
+# (float, double) arguments: uniform over [lo, hi], and every one within [lo, top];
+# erfcx overflows below -9.38 (float), -26.63 (double), normcdf underflows below -14.1, -38.5,
+# cyl_bessel_i0 and i1 overflow past 91.9, 713.98
+_SPECIAL_RANGES = {"erfcx": ((-9.3, 40.0, math.inf), (-26.6, 40.0, math.inf)),
+                   "normcdf": ((-14.0, 9.0, math.inf), (-38.4, 9.0, math.inf)),
+                   "cyl_bessel_i0": ((-91.0, 91.0, 91.0), (-713.0, 713.0, 713.0)),
+                   "cyl_bessel_i1": ((-91.0, 91.0, 91.0), (-713.0, 713.0, 713.0))}
 _SPECIAL_DOMAINS = {"erfinv": (-1.0, 1.0), "erfcinv": (0.0, 2.0), "normcdfinv": (0.0, 1.0)}
 # double arguments a float cannot hold: subnormal and near-subnormal tails, 1 - 2^-53
 _SPECIAL_EXTRA = {"erfinv": [1 - 2.0 ** -53, -(1 - 2.0 ** -53), 1e-300, 5e-324, 0.5, -0.5000000000000001],
@@ -1148,10 +1155,11 @@ def _special_args(name: str, rng) -> tuple:
         x = np.concatenate([x, np.full(128 - len(x), 0.3 * lo + 0.7 * hi, np.float32)])
         xd = np.concatenate([_near_edges(rng, lo, hi, 128 - len(_SPECIAL_EXTRA[name])), _SPECIAL_EXTRA[name]])
         return x, np.where((xd > lo) & (xd < hi), xd, 0.5 * (lo + hi))
-    lo_f, lo_d, hi = _SPECIAL_RANGES[name]          # below lo_* the result overflows or underflows
-    x = np.concatenate([rng.uniform(lo_f, hi, 64), _signed_decades(rng, -38, 38, 64)])
-    xd = np.concatenate([rng.uniform(lo_d, hi, 64), _signed_decades(rng, -307, 308, 62), [5e-324, -1e-310]])
-    x, xd = np.where(x > lo_f, x, lo_f / 2), np.where(xd > lo_d, xd, lo_d / 2)
+    (lo_f, hi_f, top_f), (lo_d, hi_d, top_d) = _SPECIAL_RANGES[name]
+    x = np.concatenate([rng.uniform(lo_f, hi_f, 64), _signed_decades(rng, -38, 38, 64)])
+    xd = np.concatenate([rng.uniform(lo_d, hi_d, 64), _signed_decades(rng, -307, 308, 62), [5e-324, -1e-310]])
+    x = np.where((x > lo_f) & (x < top_f), x, (lo_f + hi_f) / 3)
+    xd = np.where((xd > lo_d) & (xd < top_d), xd, (lo_d + hi_d) / 3)
     return x.astype(np.float32), xd
 
 
@@ -1182,6 +1190,8 @@ _SPECIAL_VALUES = {
     "normcdfinv": [(0.0, -_INF), (1.0, _INF), (-0.5, _NaN), (1.5, _NaN), (_NaN, _NaN)],
     "erfcx": [(_INF, 0.0), (-_INF, _INF), (0.0, 1.0), (-0.0, 1.0), (-30.0, _INF), (_NaN, _NaN)],
     "normcdf": [(_INF, 1.0), (-_INF, 0.0), (0.0, 0.5), (-40.0, 0.0), (40.0, 1.0), (_NaN, _NaN)],
+    "cyl_bessel_i0": [(0.0, 1.0), (-0.0, 1.0), (_INF, _INF), (-_INF, _INF), (1000.0, _INF), (_NaN, _NaN)],
+    "cyl_bessel_i1": [(0.0, 0.0), (-0.0, -0.0), (_INF, _INF), (-_INF, -_INF), (-1000.0, -_INF), (_NaN, _NaN)],
 }
 
 

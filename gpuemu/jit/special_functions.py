@@ -1,11 +1,12 @@
 """CUDA's special functions that glibc lacks, in double, from glibc's erfc,
-exp and log: erfcx, normcdf and the inverse error functions.
+exp and log: erfcx, normcdf, the inverse error functions and the modified
+Bessel functions cyl_bessel_i0 and cyl_bessel_i1.
 
 Written against gpuemu/jit/lane_math.py's operations (o), so the same code is
 the JIT's (LaneOps) and the plain-Python reference (ScalarOps). Float forms
 take the double result and round it once. CUDA Math API bounds (double,
 float, in ulp): erfcx 4, 4; normcdf 5, 5; erfinv 5, 2; erfcinv 6, 4;
-normcdfinv 8, 5.
+normcdfinv 8, 5; cyl_bessel_i0 and i1 6, 6.
 
 erfcx(x) = exp(x^2) erfc(x): exp of x^2 held exactly as h + l (fma), so its
 rounding is not magnified; past x = 25 the asymptotic series in 1/x^2;
@@ -22,6 +23,7 @@ iterated to convergence. erfinv(y) past 1/2 is erfcinv(1 - |y|) (exact).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 _SQRT_PI = 1.7724538509055159
 _INV_SQRT_PI = 0.5641895835477563
@@ -36,6 +38,11 @@ _ERFCX_SERIES = [(-1) ** k * math.prod(range(1, 2 * k, 2)) / 2.0 ** k for k in r
 # Giles, "Approximating the erfinv function" (GPU Computing Gems, 2010), w < 5
 _GILES = [2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
           -0.00125372503, -0.00417768164, 0.246640727, 1.50140941]
+
+
+def _split(q: Fraction) -> tuple:
+    hi = float(q)
+    return hi, float(q - Fraction(hi))
 
 
 def _horner(o, coeffs: list, z):
@@ -126,5 +133,57 @@ def normcdfinv(o, p):
     return o.sub(o.c(0.0), r)
 
 
+# cyl_bessel_i0 and i1: the power series (x/2)^nu sum (x^2/4)^k / (k! (k+nu)!) up to 25, past it
+# e^x / sqrt(2 pi x) sum (-1)^k a_k(nu) / x^k, a_k = prod_{j<=k} (4 nu^2 - (2j-1)^2) / (k! 8^k)
+# (Abramowitz & Stegun 9.6.10, 9.7.1): 56 and 24 terms leave < 2^-60 at x = 25
+# the series in double-double (its terms' roundings would add up to 8 ulp near x = 16)
+_BESSEL_I_SERIES = {nu: [_split(Fraction(1, math.factorial(k) * math.factorial(k + nu))) for k in range(56)]
+                    for nu in (0, 1)}
+_BESSEL_I_ASYMPTOTIC = {nu: [(-1) ** k * math.prod(4 * nu * nu - (2 * j - 1) ** 2 for j in range(1, k + 1))
+                             / (math.factorial(k) * 8 ** k) for k in range(24)] for nu in (0, 1)}
+
+
+def _two_sum(o, a, b):
+    s = o.add(a, b)
+    v = o.sub(s, a)
+    return s, o.add(o.sub(a, o.sub(s, v)), o.sub(b, v))
+
+
+def _dd_horner(o, coeffs: list, zh, zl):
+    """sum c_k z^k in double-double: coefficients (hi, lo), z = zh + zl."""
+    ph, pl = o.c(coeffs[0][0]), o.c(coeffs[0][1])
+    for ch, cl in coeffs[1:]:
+        mh = o.mul(ph, zh)
+        ml = o.add(o.fma(ph, zh, o.sub(o.c(0.0), mh)), o.fma(ph, zl, o.mul(pl, zh)))
+        sh, sl = _two_sum(o, mh, o.c(ch))
+        sl = o.add(sl, o.add(ml, o.c(cl)))
+        ph = o.add(sh, sl)
+        pl = o.sub(sl, o.sub(ph, sh))
+    return ph, pl
+
+
+def _bessel_i(o, x, nu: int):
+    """I_nu(|x|) for nu = 0 or 1."""
+    ax = o.fabs(x)
+    half = o.mul(o.c(0.5), ax)
+    zh = o.mul(half, half)
+    sh, sl = _dd_horner(o, _BESSEL_I_SERIES[nu][::-1], zh, o.fma(half, half, o.sub(o.c(0.0), zh)))
+    series = o.fma(sh, half, o.mul(sl, half)) if nu else o.add(sh, sl)
+    s = _horner(o, _BESSEL_I_ASYMPTOTIC[nu][::-1], o.div(o.c(1.0), ax))
+    scaled = o.div(s, o.sqrt(o.mul(o.c(2 * math.pi), ax)))
+    e = o.libm("exp", half)                     # e^x as (e^(x/2))^2 where e^x alone would overflow
+    big = o.select(o.cmp(">", ax, o.c(700.0)), o.mul(o.mul(scaled, e), e), o.mul(scaled, o.libm("exp", ax)))
+    r = o.select(o.cmp(">", ax, o.c(_ASYMPTOTIC)), big, series)
+    return o.select(o.cmp("==", ax, o.c(_INF)), ax, r)
+
+
+def cyl_bessel_i0(o, x):
+    return _bessel_i(o, x, 0)
+
+
+def cyl_bessel_i1(o, x):
+    return o.copysign(_bessel_i(o, x, 1), x)
+
+
 FUNCTIONS = {"erfcx": erfcx, "normcdf": normcdf, "erfinv": erfinv, "erfcinv": erfcinv,
-             "normcdfinv": normcdfinv}
+             "normcdfinv": normcdfinv, "cyl_bessel_i0": cyl_bessel_i0, "cyl_bessel_i1": cyl_bessel_i1}

@@ -21,6 +21,7 @@ from __future__ import annotations
 from . import ast as A
 from . import ir
 from .diagnostics import CompileError
+from .specialisation_match import Patterns, from_term, matches, more_specialised, to_term
 
 
 def _mentions(toks: list, names) -> bool:
@@ -29,18 +30,10 @@ def _mentions(toks: list, names) -> bool:
                for t in toks)
 
 
-def _arg_forms(sp) -> list:
-    """The forms of partial specialisation sp's arguments as overloads.deduces
-    compares them: (one of its parameters?, spelling, pointer depth, False)."""
-    names = {p.name for p in sp.params}
-    forms = []
-    for toks in sp.args:
-        words = [str(x) for x in toks]
-        if words and words[0] in names and all(w == "*" for w in words[1:]):
-            forms.append((True, words[0], len(words) - 1, False))
-        else:           # a class template's instance or a fixed argument: itself
-            forms.append((False, " ".join(words), 0, False))
-    return forms
+def _words(toks: list) -> str:
+    """Template argument tokens as written (`W<int> *`)."""
+    return " ".join(str(t) + (f"<{', '.join(_words(a) for a in t.targs)}>" if getattr(t, "targs", None) else "")
+                    for t in toks)
 
 
 def _spelling(toks: list, names: dict) -> list:
@@ -89,6 +82,7 @@ class ClassTemplates:
         self.defs = dict(tu.classes or {})
         self.of_type: dict = {}         # StructType -> (ClassTemplateDef, argument values)
         self.pending: dict = {}         # member function's FuncInfo -> the scope binding its parameters
+        self.parsed: dict = {}          # id(partial specialisation) -> its argument patterns
 
     def struct_type(self, o: A.TypedefName, scope_lookup) -> ir.StructType:
         """The instance a template-id names (`Arr<float, 4>`), made the first time."""
@@ -120,11 +114,9 @@ class ClassTemplates:
                 bound = self.match_partial(ctd, sp, vals, loc)
                 if bound is not None:
                     found.append((sp, bound))
-        if len(found) > 1:      # the more specialised ([temp.class.order]), as overloads orders templates
-            from .overloads import deduces
-            forms = {id(sp): _arg_forms(sp) for sp, _ in found}
-            best = [f for f in found if all(g is f or (deduces(forms[id(g[0])], forms[id(f[0])]) and not deduces(
-                forms[id(f[0])], forms[id(g[0])])) for g in found)]
+        if len(found) > 1:      # the more specialised ([temp.class.order])
+            best = [f for f in found if all(g is f or more_specialised(self.patterns(f[0], loc), self.patterns(
+                g[0], loc)) for g in found)]
             if len(best) != 1:
                 raise self.ck.error(f"more than one partial specialisation of '{ctd.name}' matches '{canon}'", loc)
             found = best
@@ -132,63 +124,29 @@ class ClassTemplates:
 
     def match_partial(self, ctd, sp, vals: list, loc: ir.Loc):
         """The values of partial specialisation sp's parameters that make its
-        arguments (`<T *, N>`) those of the instance, `vals`; None when they do
-        not match ([temp.class.spec.match]). An argument is one of its
-        parameters, that parameter followed by `*`s, a class template's
-        instance of its parameters, or a type or value without them."""
-        from .declarations import QType
-        from .places import strip_spaces
+        arguments (`<const T *, N>`) those of the instance, `vals`; None when
+        they do not match ([temp.class.spec.match], specialisation_match.py)."""
         if len(sp.args) != len(ctd.params):
             raise self.ck.error(f"the partial specialisation of '{ctd.name}' has {len(sp.args)} template "
                                 f"arguments; '{ctd.name}' takes {len(ctd.params)}", loc)
-        names = {p.name: p for p in sp.params}
-        known: dict = {}
-        for prm, toks, v in zip(ctd.params, sp.args, vals):
-            words = [str(x) for x in toks]
-            if not _mentions(toks, names):      # a fixed type or value: `S<T, 0>`, `S<int, N>`
-                self.tpl.stack.append({})
-                try:
-                    fixed = self.tpl.arg_value(prm, toks, self.ck.lookup_global, set(), loc, td=ctd)
-                finally:
-                    self.tpl.stack.pop()
-                if fixed != v:
-                    return None
-                continue
-            head = toks[0]
-            if len(toks) == 1 and getattr(head, "targs", None) is not None and str(head) in self.defs:
-                if not isinstance(v, QType):
-                    return None
-                got: dict = {}
-                self.match(sp, str(head), head.targs, v.type, got)
-                inst = self.of_type.get(v.type)
-                if inst is None or inst[0].name != str(head) or any(
-                        known.get(k, x) != x for k, x in got.items()):
-                    return None
-                known.update(got)
-                continue
-            if words[0] in names and all(w == "*" for w in words[1:]):
-                p = names[words[0]]
-                if p.kind == "value":
-                    if len(words) > 1 or isinstance(v, QType):
-                        return None
-                    x = v
-                else:
-                    if not isinstance(v, QType):
-                        return None
-                    t = v.type
-                    for _ in words[1:]:
-                        if not isinstance(t, ir.PointerType):
-                            return None
-                        t = t.pointee
-                    x = v if len(words) == 1 else QType(strip_spaces(t))
-                if known.setdefault(p.name, x) != x:
-                    return None
-                continue
-            raise self.ck.error(f"this form of partial specialisation argument ('{' '.join(words)}') is not "
-                                f"supported (T, T *, a class template's instance, or a fixed type or value)", loc)
-        if any(p.name not in known for p in sp.params):
+        bound = matches(self.patterns(sp, loc), [to_term(v, self.of_type) for v in vals])
+        if bound is None or any(p.name not in bound for p in sp.params):
             return None
-        return [known[p.name] for p in sp.params]
+        return [from_term(bound[p.name]) for p in sp.params]
+
+    def patterns(self, sp, loc: ir.Loc) -> list:
+        """Partial specialisation sp's arguments as patterns, parsed once."""
+        got = self.parsed.get(id(sp))
+        if got is None:
+            unused = next((p for p in sp.params if not any(_mentions(a, {p.name}) for a in sp.args)), None)
+            if unused is not None:      # nvcc: "invalid partial specialization -- ... already fully specialized"
+                raise self.ck.error(f"the partial specialisation '{sp.name}<{', '.join(_words(a) for a in sp.args)}>' "
+                                    f"does not use its template parameter '{unused.name}'",
+                                    self.ck.pp.loc(unused.tok.line, unused.tok.column, str(unused.tok)))
+            pats = Patterns(self, sp, loc)
+            got = self.parsed[id(sp)] = [pats.argument(prm, toks, self.defs[sp.name])
+                                         for prm, toks in zip(self.defs[sp.name].params, sp.args)]
+        return got
 
     def spec_name(self, ctd, spec) -> str:
         """The instance an explicit specialisation (`template <> struct

@@ -33,13 +33,27 @@ MAX_PENDING_INSTANTIATIONS = 200
 def spell(v) -> str:
     """A template argument as the instance's name spells it."""
     if isinstance(v, QType):
-        s = tname(v.type).replace(" *", "*")
-        if s.startswith("struct ") and "<" in s:    # a class template's instance: Arr<float,4>
-            s = s[len("struct "):]
-        return ("const " + s) if v.const else s
+        return _spell_type(v)
     if isinstance(v, bool):
         return "true" if v else "false"
     return str(v)
+
+
+def _spell_type(q: QType) -> str:
+    """A type argument with its qualifiers at every level: `const int*`,
+    `int*const`, `const char [2]`; a class template's instance `Arr<float,4>`."""
+    t = q.type
+    if isinstance(t, (ir.PointerType, ir.ArrayType)):
+        below = q.deep[0] if q.deep else (False, False)
+        inner = _spell_type(QType(t.pointee if isinstance(t, ir.PointerType) else t.elem, q.pconst, q.pvolatile,
+                                  below[0], below[1], deep=q.deep[1:]))
+        if isinstance(t, ir.ArrayType):
+            return f"{inner} [{t.count if t.count is not None else ''}]"
+        return inner + "*" + "const" * q.const + "volatile" * q.volatile
+    s = tname(t)
+    if s.startswith("struct ") and "<" in s:    # a class template's instance: Arr<float,4>
+        s = s[len("struct "):]
+    return "const " * q.const + "volatile " * q.volatile + s
 
 
 def param_forms(td) -> list:
@@ -112,7 +126,7 @@ class Templates:
             tn = self.frag.type_name(toks, tps, pp)
             low = FunctionLowering.for_constants(self.ck, scope_lookup)
             q = low.type_of_name(tn)
-            return QType(q.type, q.const)
+            return QType(q.type, q.const, q.volatile, q.pconst, q.pvolatile, deep=q.deep)
         e = self.frag.expr(toks, tps, pp)
         enum = self.scoped_enum_param(td, p)
         if enum is not None:        # template <A a>: an enumerator of A, none of another type

@@ -278,9 +278,9 @@ def test_members_outside_their_class_are_named(src, msg, line, col):
     ("template <> struct Q<int> { int x; };", "explicit specialisation of 'Q' before its class template"),
     ("template <typename T> __device__ T f(T x) { return x; }\ntemplate <> __device__ int f<int>(int x) { return 1; }",
      "explicit specialisations of function templates (template <>) are not supported"),
-    ("template <typename T> struct S { T x; };\ntemplate <typename T> struct S<T[4]> { T y; };\n"
+    ("template <typename T> struct S { T x; };\ntemplate <typename T> struct S<T &> { T y; };\n"
      "__global__ void k(int *o) { S<int> s; }",
-     "this form of partial specialisation argument ('T [ 4 ]') is not supported"),
+     "this form of partial specialisation argument ('T &') is not supported"),
     ("template <typename T> struct S { template <typename U> __device__ U f(U u) { return u; } };",
      "member templates are not supported"),
 ])
@@ -412,6 +412,104 @@ def test_of_two_matching_partial_specialisations_the_more_specialised_is_made(tm
     }
     '''
     assert list(run(src, tmp_path)) == [4321] * 4
+
+
+def test_a_partial_specialisation_for_pointers_to_const_is_chosen_over_the_one_for_pointers(tmp_path):
+    # nvcc: const int ** is T * with T = const int *, int *const * is const T * with T = int *
+    src = r'''
+    template <class T> struct S { static const int n = 1; };
+    template <class T> struct S<T *> { static const int n = 2; };
+    template <class T> struct S<const T *> { static const int n = 3 + sizeof(T) * 10; };
+    __global__ void k(int *o) {
+        int r[4] = {S<float *>::n, S<const double *>::n, S<const int **>::n, S<int *const *>::n};
+        o[threadIdx.x] = r[threadIdx.x];
+    }
+    '''
+    assert list(run(src, tmp_path)) == [2, 3 + 80, 2, 3 + 80]
+
+
+def test_a_partial_specialisation_for_arrays_deduces_the_element_type_and_bound(tmp_path):
+    # nvcc: int[3][2] is T[N] with T = int[2], N = 3; int[4] takes the more specialised T[4]
+    src = r'''
+    template <class T> struct S { static const int n = 1; };
+    template <class T, int N> struct S<T[N]> { static const int n = N * 100 + sizeof(T); };
+    template <class T> struct S<T[4]> { static const int n = 7; };
+    __global__ void k(int *o) {
+        int r[4] = {S<short[3]>::n, S<int[3][2]>::n, S<const char[2]>::n, S<int[4]>::n};
+        o[threadIdx.x] = r[threadIdx.x];
+    }
+    '''
+    assert list(run(src, tmp_path)) == [302, 308, 201, 7]
+
+
+def test_an_array_partial_specialisation_binds_its_parameters_in_its_members(tmp_path):
+    src = r'''
+    template <class T> struct S { static const int n = 1; };
+    template <class T, int N> struct S<T[N]> {
+        T v[N];
+        __device__ T get(int i) const { return v[i]; }
+        __device__ int sum() const { int s = 0; for (int i = 0; i < N; i++) s += v[i]; return s; }
+    };
+    __global__ void k(int *o) {
+        S<int[3]> a; a.v[0] = 1; a.v[1] = 2; a.v[2] = 4;
+        o[threadIdx.x] = a.sum() + sizeof(a) * 10 + a.get(2) * 1000;
+    }
+    '''
+    assert list(run(src, tmp_path)) == [7 + 120 + 4000] * 4
+
+
+def test_a_partial_specialisation_for_an_instance_of_a_fixed_type_is_more_specialised(tmp_path):
+    # nvcc: R<W<int>, U> over R<W<T>, U> for R<W<int>, char>; R<W<T>, int> over it for R<W<char>, int>
+    src = r'''
+    template <class T> struct W { T v; };
+    template <class T, class U> struct R { static const int n = 1; };
+    template <class T, class U> struct R<W<T>, U> { static const int n = 2; };
+    template <class U> struct R<W<int>, U> { static const int n = 3; };
+    template <class T> struct R<W<T>, int> { static const int n = 4; };
+    __global__ void k(int *o) {
+        int r[4] = {R<W<float>, char>::n, R<W<int>, char>::n, R<W<char>, int>::n, R<int, int>::n};
+        o[threadIdx.x] = r[threadIdx.x];
+    }
+    '''
+    assert list(run(src, tmp_path)) == [2, 3, 4, 1]
+
+
+def test_partial_specialisations_for_instances_order_by_their_arguments_forms(tmp_path):
+    # nvcc: W<const T *> over W<T>; P<T, int> and P<T, T> over P<T, U>; the explicit S<W<char>> first
+    src = r'''
+    template <class T> struct W { T v; };
+    template <class T, class U> struct P { T a; U b; };
+    template <class T> struct S { static const int n = 1; };
+    template <class T> struct S<W<T> > { static const int n = 2; };
+    template <> struct S<W<char> > { static const int n = 5; };
+    template <class T> struct S<W<T> *> { static const int n = 3; };
+    template <class T> struct S<W<const T *> > { static const int n = 6; };
+    template <class T> struct S<P<T, int> > { static const int n = 7; };
+    template <class T> struct S<P<T, T> > { static const int n = 8; };
+    template <class T, class U> struct S<P<T, U> > { static const int n = 10; };
+    __global__ void k(int *o) {
+        int r[4] = {S<W<float> >::n, S<W<const int *> >::n * 10 + S<W<char> >::n, S<W<short> *>::n,
+                    S<P<float, int> >::n * 100 + S<P<short, short> >::n * 10 + S<P<char, float> >::n};
+        o[threadIdx.x] = r[threadIdx.x];
+    }
+    '''
+    assert list(run(src, tmp_path)) == [2, 65, 3, 790]
+
+
+def test_partial_specialisations_for_instances_neither_more_specialised_are_refused(tmp_path):
+    src = "template <class T> struct W { T v; };\ntemplate <class T, class U> struct R { static const int n = 1; };\n" \
+          "template <class U> struct R<W<int>, U> { static const int n = 3; };\n" \
+          "template <class T> struct R<W<T>, int> { static const int n = 4; };\n" \
+          "__global__ void k(int *o) { o[threadIdx.x] = R<W<int>, int>::n; }\n"
+    assert refused(src, tmp_path) == "more than one partial specialisation of 'R' matches 'R<W<int>,int>'"
+
+
+def test_a_partial_specialisation_that_does_not_use_a_parameter_is_named(tmp_path):
+    src = "template <class T> struct W { T v; };\ntemplate <class T> struct S { static const int n = 1; };\n" \
+          "template <class T> struct S<W<int> *> { static const int n = 9; };\n" \
+          "__global__ void k(int *o) { o[threadIdx.x] = S<int>::n; }\n"
+    assert refused(src, tmp_path) == "the partial specialisation 'S<W<int> *>' does not use its template parameter 'T'"
+    assert (compile_error(src).line, compile_error(src).col) == (3, 17)
 
 
 def test_a_static_constant_declared_in_its_struct_and_initialised_after_it(tmp_path):

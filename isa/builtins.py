@@ -54,7 +54,8 @@ _MATH1 = ["sqrt", "rsqrt", "cbrt", "exp", "exp2", "exp10", "expm1", "log", "log2
           "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
           "floor", "ceil", "trunc", "round", "rint", "fabs", "nearbyint",
           "acosh", "asinh", "atanh", "erf", "erfc", "lgamma", "tgamma", "sinpi", "cospi", "rcbrt",
-          "erfinv", "erfcinv", "normcdfinv", "erfcx", "normcdf", "cyl_bessel_i0", "cyl_bessel_i1"]
+          "erfinv", "erfcinv", "normcdfinv", "erfcx", "normcdf", "cyl_bessel_i0", "cyl_bessel_i1",
+          "j0", "j1", "y0", "y1"]
 _MATH2 = ["pow", "atan2", "fmin", "fmax", "fmod", "hypot", "copysign", "fdim", "nextafter", "remainder"]
 
 MATH: dict = {}
@@ -116,9 +117,12 @@ for _n, _k in (("ldexp", "ldexp"), ("scalbn", "ldexp"), ("scalbln", "scalbln"), 
     FLOAT_PARTS[_n + "f"] = (_k, F32)
 FLOAT_PART_ARITY = {"ldexp": 2, "scalbln": 2, "frexp": 2, "modf": 2, "ilogb": 1, "logb": 1, "sincos": 3, "sincospi": 3, "remquo": 3}
 
-# CUDA math functions outside the IR's intrinsic set: named as unsupported
-UNSUPPORTED_MATH = frozenset(
-    n + s for n in ("j0", "j1", "y0", "y1", "jn", "yn") for s in ("", "f"))
+# Bessel functions of integer order n: name -> (IR name, fixed type or None for
+# overloaded on x's float/double); (int n, T x), as CUDA's jn(int, double), jnf(int, float)
+INTEGER_ORDER = {"jn": ("jn", None), "jnf": ("jn", F32), "yn": ("yn", None), "ynf": ("yn", F32)}
+
+# CUDA math functions outside the IR's intrinsic set: named as unsupported (none left)
+UNSUPPORTED_MATH: frozenset = frozenset()
 # lrint & co.: a float rounded to a long (isa/integer_rounding.py)
 ROUND_TO_INTEGER = frozenset(p + n + s for p in ("", "l") for n in ("lrint", "lround") for s in ("", "f"))
 
@@ -222,6 +226,8 @@ def builtin_arities(name: str) -> Optional[frozenset]:
         return frozenset({FLOAT_PART_ARITY[FLOAT_PARTS[name][0]]})
     if name in ROUND_TO_INTEGER or name in ("nan", "nanf"):
         return frozenset({1})
+    if name in INTEGER_ORDER:
+        return frozenset({2})
     if name in BITOPS:
         return frozenset({len(BITOPS[name][1])})
     if name in CLASSIFY or name in REINTERPRET or name in CONVERSIONS or name in ("abs", "labs", "llabs"):
@@ -259,7 +265,7 @@ def is_builtin_function(name: str) -> bool:
             or name in CONVERSIONS or name in ROUNDED_ARITH or name in ATOMICS
             or name in SHUFFLES or name in VOTES or name in FENCES or name in LOADS
             or name in STORES or name in LEGACY or vector_make_name(name) is not None
-            or name in UNSUPPORTED_MATH or name in FLOAT_PARTS or name in ROUND_TO_INTEGER
+            or name in UNSUPPORTED_MATH or name in FLOAT_PARTS or name in ROUND_TO_INTEGER or name in INTEGER_ORDER
             or name in ("nan", "nanf")
             or name in ("printf", "assert", "__syncwarp", "__activemask", "min", "max", "abs", "llabs", "labs",
                         "umin", "umax", "llmin", "llmax", "ullmin", "ullmax", "__builtin_inff",

@@ -299,6 +299,15 @@ def _builtin(low, name: str, e: A.CallExpr) -> ir.Expr:
         return lower_integer_rounding(low, name, e)
     if name in B.UNSUPPORTED_MATH:
         raise low.error(f"the math function '{name}' is not supported", loc)
+    if name in B.INTEGER_ORDER:
+        iname, fixed = B.INTEGER_ORDER[name]
+        n, x = _args(low, e, 2)
+        for v, av in ((n, e.args[0]), (x, e.args[1])):
+            if not is_arith(v.type):
+                raise low.error(f"no matching function for call to '{name}' with argument of type "
+                                f"'{tname(v.type)}'", av.loc)
+        t = fixed or _math_overload(low, iname, [x], e)
+        return _intr(t, loc, iname, [_conv(low, n, I32, e.args[0].loc), _conv(low, x, t, e.args[1].loc)])
     if name in B.SHUFFLES:
         kind = B.SHUFFLES[name]
         a = _args(low, e, 3, 4)

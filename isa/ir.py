@@ -471,6 +471,7 @@ class Special(Expr):
 #           'rint', 'fmin', 'fmax', 'fmod', 'fma', 'hypot', 'copysign', 'saturate',
 #           'acosh', 'asinh', 'atanh', 'erf', 'erfc', 'lgamma', 'tgamma', 'fdim', 'nextafter', 'remainder',
 #           'erfinv', 'erfcinv', 'normcdfinv', 'erfcx', 'normcdf', 'cyl_bessel_i0', 'cyl_bessel_i1',
+#           'j0', 'j1', 'y0', 'y1', 'jn'(n I32, x), 'yn'(n I32, x),
 #           'norm'(a, b[, c[, d]]) sqrt of the sum of squares, 'rnorm'(...) its reciprocal,
 #           'fdivide' (fast division), 'isnan', 'isinf', 'isfinite', 'signbit' (-> BOOL/I32)
 #           'ldexp'(x, n I32 or I64), 'frexp'(x) the significand, 'frexp_exp'(x) -> I32,

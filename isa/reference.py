@@ -41,6 +41,8 @@ def builtins_section() -> str:
         ("the float taken apart, exact as on the GPU (`f`: float; else overloaded on float and double); "
          "`sincos`: `sin` and `cos` through two pointers", _names(B.FLOAT_PARTS)),
         ("rounding to `long` (`ll`: `long long`)", _names(B.ROUND_TO_INTEGER)),
+        ("Bessel functions of integer order (`int n`, then x: float for the `f` forms, else overloaded)",
+         _names(B.INTEGER_ORDER)),
         ("classification (return bool)", _names(B.CLASSIFY)),
         ("bit and integer intrinsics", _names(B.BITOPS)),
         ("bit reinterpretation", _names(B.REINTERPRET)),
@@ -86,8 +88,9 @@ def unsupported_section() -> str:
     for kind, table in groups:
         for name, msg in sorted(table.items()):
             out.append(f"| `{name}` | {kind} | {msg.replace('|', '/')} |")
-    out += ["", "Math functions named as unsupported (not in the IR's intrinsic set): "
-            + _names(B.UNSUPPORTED_MATH) + "."]
+    if B.UNSUPPORTED_MATH:
+        out += ["", "Math functions named as unsupported (not in the IR's intrinsic set): "
+                + _names(B.UNSUPPORTED_MATH) + "."]
     return "\n".join(out)
 
 

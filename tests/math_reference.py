@@ -175,3 +175,66 @@ def _bessel_i(nu: int, x: D) -> D:
 
 REFERENCE["cyl_bessel_i0"] = lambda x: _bessel_i(0, x)
 REFERENCE["cyl_bessel_i1"] = lambda x: _bessel_i(1, x)
+
+
+_EULER_GAMMA = D("0.57721566490153286060651209008240243104215933593992359880576723488486772677766467093694706329174674951")
+
+
+def _bessel_series(n: int, x: D) -> tuple:
+    """J_n(x) and Y_n(x) for x > 0 from their power series (A&S 9.1.10, 9.1.11),
+    to as many digits as the terms' cancellation needs."""
+    with localcontext() as c:
+        c.prec = 60 + int(x * D("0.45"))
+        h = x / 2
+        lead = h ** n / math.factorial(n)
+        j, y, term, psi1, psi2, k = D(0), D(0), lead, -_EULER_GAMMA, -_EULER_GAMMA + sum(
+            D(1) / m for m in range(1, n + 1)), 0
+        while True:
+            j += term
+            y += (psi1 + psi2) * term
+            k += 1
+            psi1 += D(1) / k
+            psi2 += D(1) / (n + k)
+            term = -term * h * h / (k * (n + k))
+            if abs(term) * (abs(psi1) + abs(psi2) + 1) < _TINY * abs(j) and k > x:
+                break
+        finite = sum(D(math.factorial(n - k - 1)) / math.factorial(k) * h ** (2 * k - n) for k in range(n))
+        y = 2 / _PI * j * h.ln() - finite / _PI - y / _PI
+    return +j, +y
+
+
+def _bessel_hankel(n: int, x: D) -> tuple:
+    """J_n(x) and Y_n(x) for x >> n^2 (A&S 9.2.5-9.2.10)."""
+    mu, p, q, a, k = 4 * n * n, D(0), D(0), D(1), 0
+    while abs(a) > _TINY:
+        if k % 2 == 0:
+            p += (-1) ** (k // 2) * a
+        else:
+            q += (-1) ** (k // 2) * a
+        k += 1
+        a = a * (mu - (2 * k - 1) ** 2) / (k * 8 * x)
+    chi = x - (D(n) / 2 + D("0.25")) * _PI
+    s, c = _sin(chi), _cos(chi)
+    scale = (2 / (_PI * x)).sqrt()
+    return scale * (p * c - q * s), scale * (p * s + q * c)
+
+
+def _bessel(n: int, x: D, second: bool) -> D:
+    """J_n(x) or Y_n(x), x > 0 (J_n(-x) = (-1)^n J_n(x))."""
+    if x < 0:
+        return (-1) ** n * _bessel(n, -x, second)
+    j, y = _bessel_hankel(n, x) if x > 100 + 10 * n * n else _bessel_series(n, x)
+    return y if second else j
+
+
+REFERENCE["j0"] = lambda x: _bessel(0, x, False)
+REFERENCE["j1"] = lambda x: _bessel(1, x, False)
+REFERENCE["y0"] = lambda x: _bessel(0, x, True)
+REFERENCE["y1"] = lambda x: _bessel(1, x, True)
+
+
+def bessel(n: int, x, second: bool) -> D:
+    """jn(n, x) or yn(n, x) of a float or a Decimal x, to 100 digits."""
+    with localcontext() as c:
+        c.prec = 100
+        return +_bessel(n, x if isinstance(x, D) else D(float(x)), second)

@@ -247,11 +247,6 @@ def test_min_of_float_and_int_is_ambiguous_as_in_nvcc():
     assert "is ambiguous" in e.message
 
 
-def test_math_function_outside_the_ir_set_is_named_unsupported():
-    e = compile_error("__global__ void k(float *p)\n{\n  p[0] = j0f(p[1]);\n}\n")
-    assert e.message == "the math function 'j0f' is not supported" and (e.line, e.col) == (3, 10)
-
-
 # ------------------------------------------------- reference parameters (C++ [dcl.init.ref])
 
 def outputs(src: str, n: int, *args) -> list:
@@ -504,14 +499,3 @@ def test_nan_of_a_tag_that_is_not_a_literal_is_named_unsupported(tmp_path):
     e = compile_error(src)
     assert e.message.startswith("'nanf' with a tag that is not a string literal is not supported")
     assert (e.line, e.col) == (3, 15)
-
-
-@pytest.mark.parametrize("name", ["y0f", "y1"])
-def test_math_function_of_cuda_not_in_the_ir_set_is_named_not_undeclared(name, tmp_path):
-    """CUDA's math_functions.h declares them (nvcc compiles the call); they
-    were 'use of undeclared identifier'."""
-    from isa_ir_walk import nvcc_accepts
-    src = f"__global__ void k(float *p)\n{{\n  p[0] = {name}(p[1]);\n}}\n"
-    nvcc_accepts(src, tmp_path)
-    e = compile_error(src)
-    assert e.message == f"the math function '{name}' is not supported" and (e.line, e.col) == (3, 10)

@@ -1212,3 +1212,155 @@ def test_special_function_kernel_compiles_with_nvcc(name, tmp_path):
     f = tmp_path / f"{name}.cu"
     f.write_text(_special_kernel(name))
     nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
+
+
+# ------------------------------------------------------------ Bessel functions j0 .. yn
+
+_BESSEL = r"""
+extern "C" __global__ void k(const float *x, const double *xd, float *f, double *d) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x, c = gridDim.x * blockDim.x;
+    f[t] = j0f(x[t]); f[c + t] = j1f(x[t]); f[2 * c + t] = y0f(x[t]); f[3 * c + t] = y1f(x[t]);
+    d[t] = j0(xd[t]); d[c + t] = j1(xd[t]); d[2 * c + t] = y0(xd[t]); d[3 * c + t] = y1(xd[t]);
+}"""
+_BESSEL_NAMES = ("j0", "j1", "y0", "y1")
+# CUDA C Programming Guide, "Mathematical Functions": j0, j1, y0, y1 within 9 ulp (float), 7 (double)
+# for |x| < 8, else within 2.2e-6 (float), 5e-12 (double) absolute
+_BESSEL_ULP, _BESSEL_ABS = {np.float32: 9, np.float64: 7}, {np.float32: 2.2e-6, np.float64: 5e-12}
+
+
+def _launch_bessel(x, xd):
+    n = len(x)
+    f, d = np.zeros(4 * n, np.float32), np.zeros(4 * n)
+    launch(_BESSEL, "k", n // 32, 32, np.asarray(x, np.float32), np.asarray(xd), f, d)
+    return f.reshape(4, n), d.reshape(4, n)
+
+
+def _bessel_args(rng, dtype) -> np.ndarray:
+    """128 arguments: 10^-k..10^-1 from each zero below 8 (where glibc's j0
+    & co. lose up to 264 ulp), over (-8, 8), and from 8 to 10^5."""
+    from gpuemu.jit.special_functions import _BESSEL_ZEROS
+    zeros = [float(z) for pairs in _BESSEL_ZEROS.values() for z, _ in pairs]
+    near = [z + s * 10.0 ** -k for z in zeros for s, k in zip((-1, 1, -1, 1), rng.uniform(1, 12, 4))]
+    x = np.concatenate([near, rng.uniform(-8, 8, 128 - len(near) - 32), 8 + 10.0 ** rng.uniform(-3, 5, 32)])
+    return x.astype(dtype)
+
+
+def test_bessel_functions_are_within_the_cuda_bounds():
+    """j0, j1, y0, y1 (y of positive arguments) against a 100-digit
+    reference: within 9 ulp float, 7 double below 8 (36 arguments near the
+    zeros among them), within 2.2e-6, 5e-12 absolute past it; double lanes
+    give the plain-Python reference's bits."""
+    from math_reference import reference, ulps
+    from gpuemu.jit.lane_math import ScalarOps
+    from gpuemu.jit.special_functions import FUNCTIONS
+    rng = np.random.default_rng(8)
+    x, xd = _bessel_args(rng, np.float32), _bessel_args(rng, np.float64)
+    f, d = _launch_bessel(x, xd)
+    f_pos, d_pos = _launch_bessel(np.abs(x), np.abs(xd))
+    for k, name in enumerate(_BESSEL_NAMES):
+        for got, args, dt in ((f, x, np.float32), (d, xd, np.float64), (f_pos, np.abs(x), np.float32),
+                              (d_pos, np.abs(xd), np.float64)):
+            if name[0] == "y" and (args < 0).any():
+                continue
+            for g, a in zip(got[k], args):
+                want = reference(name, float(a))
+                if abs(a) < 8:
+                    assert ulps(g, want, dt) <= _BESSEL_ULP[dt], (name, float(a), ulps(g, want, dt))
+                else:
+                    assert abs(float(g) - float(want)) <= _BESSEL_ABS[dt], (name, float(a))
+        assert list(d_pos[k]) == [FUNCTIONS[name](ScalarOps(), float(v)) for v in np.abs(xd)]
+
+
+def test_bessel_zeros_are_those_of_the_reference():
+    """The zeros below 8 and the slopes there that the Taylor windows use
+    (gpuemu/jit/special_functions.py) agree with the 100-digit series:
+    C_nu(z) = 0 and C_nu'(z) = -C_1(z) (nu = 0), C_0(z) (nu = 1)."""
+    from decimal import Decimal, localcontext
+    from math_reference import bessel
+    from gpuemu.jit.special_functions import _BESSEL_ZEROS
+    with localcontext() as c:
+        c.prec = 100
+        for (kind, nu), pairs in _BESSEL_ZEROS.items():
+            for z, slope in pairs:
+                z, second = Decimal(z), kind == "y"
+                assert abs(bessel(nu, z, second)) < Decimal("1e-39")
+                want = bessel(0, z, second) if nu else -bessel(1, z, second)
+                assert abs(want - Decimal(slope)) < Decimal("1e-39")
+
+
+def test_bessel_functions_special_values():
+    """j0(+-inf) = +0, j1(+-inf) = +-0 (j1 odd: j1(-0) = -0; j0 even), y0 and y1 of
+    +-0 are -inf, of a negative argument NaN, of +inf +0; NaN gives NaN
+    (CUDA Math API)."""
+    vals = [math.inf, -math.inf, 0.0, -0.0, -1.0, math.nan, 1.0, -2.0] * 4
+    f, d = _launch_bessel(vals, vals)
+    for got in (f, d):
+        j0, j1, y0, y1 = (list(r[:8]) for r in got)
+        assert j0[:4] == [0.0, 0.0, 1.0, 1.0] and math.isnan(j0[5])
+        assert [math.copysign(1, v) for v in j1[:4]] == [1, -1, 1, -1] and j1[:4] == [0, 0, 0, 0]
+        assert j1[4] == -j1[6] and j0[4] == j0[6]          # odd and even
+        for y in (y0, y1):
+            assert y[0] == 0.0 and y[2:4] == [-math.inf, -math.inf]
+            assert all(math.isnan(v) for v in (y[1], y[4], y[5], y[7]))
+
+
+_BESSEL_N = r"""
+extern "C" __global__ void k(const int *n, const float *x, const double *xd, float *f, double *d) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x, c = gridDim.x * blockDim.x;
+    f[t] = jnf(n[t], x[t]); f[c + t] = ynf(n[t], x[t]);
+    d[t] = jn(n[t], xd[t]); d[c + t] = yn(n[t], xd[t]);
+}"""
+
+
+def _launch_bessel_n(n, x, xd):
+    m = len(n)
+    f, d = np.zeros(2 * m, np.float32), np.zeros(2 * m)
+    launch(_BESSEL_N, "k", m // 32, 32, np.asarray(n, np.int32), np.asarray(x, np.float32), np.asarray(xd), f, d)
+    return f.reshape(2, m), d.reshape(2, m)
+
+
+def test_integer_order_bessel_functions_are_within_the_cuda_bounds():
+    """jn and yn for n = 0..20 and 128, x from 10^-2 to 300: jn within
+    2.2e-6 (float), 5e-12 (double) absolute; ynf within ceil(2 + 2.5n) ulp
+    below n and 2.2e-6 absolute past it; yn within 5e-12 absolute past 1.5n
+    (CUDA C Programming Guide, "Mathematical Functions")."""
+    from math_reference import bessel, ulps
+    rng = np.random.default_rng(9)
+    n = np.concatenate([rng.integers(0, 21, 96), np.full(32, 128)])
+    x = np.concatenate([10.0 ** rng.uniform(-2, 1.5, 96), rng.uniform(1, 300, 32)]).astype(np.float32)
+    xd = x.astype(np.float64) + rng.uniform(0, 1e-6, 128)
+    f, d = _launch_bessel_n(n, x, xd)
+    for a, k in enumerate(n):
+        k, ad = int(k), a
+        jf, jd = bessel(k, float(x[a]), False), bessel(k, float(xd[ad]), False)
+        assert abs(float(f[0][a]) - float(jf)) <= 2.2e-6 and abs(float(d[0][ad]) - float(jd)) <= 5e-12, (k, x[a])
+        yf, yd = bessel(k, float(x[a]), True), bessel(k, float(xd[ad]), True)
+        if x[a] < k:
+            if float(yf) > -3e38:
+                assert ulps(f[1][a], yf, np.float32) <= math.ceil(2 + 2.5 * k), (k, x[a])
+        else:
+            assert abs(float(f[1][a]) - float(yf)) <= 2.2e-6, (k, x[a])
+        if xd[ad] > 1.5 * k:
+            assert abs(float(d[1][ad]) - float(yd)) <= 5e-12, (k, xd[ad])
+
+
+def test_integer_order_bessel_functions_special_values():
+    """jn and yn of a negative order are NaN; yn(n, +-0) = -inf, yn of a
+    negative x NaN; jn(n, +inf) = yn(n, +inf) = +0; jn(n, 0) is 1 for n = 0
+    and 0 past it (CUDA Math API)."""
+    n = [-1, -3, 2, 2, 2, 5, 0, 1, 3, 2] * 3 + [0, 0]
+    x = [1.0, 1.0, 0.0, -0.0, -1.0, math.inf, 0.0, 0.0, math.nan, 2.0] * 3 + [0.0, 0.0]
+    f, d = _launch_bessel_n(n, x, x)
+    for got in (f, d):
+        j, y = got
+        assert all(math.isnan(v) for v in (j[0], j[1], y[0], y[1], y[4], j[8], y[8]))
+        assert list(y[2:4]) == [-math.inf, -math.inf] and j[5] == 0.0 and y[5] == 0.0
+        assert list(j[6:8]) == [1.0, 0.0] and j[2] == 0.0
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
+@pytest.mark.parametrize("src", [_BESSEL, _BESSEL_N])
+def test_bessel_kernels_compile_with_nvcc(tmp_path, src):
+    f = tmp_path / "bessel.cu"
+    f.write_text(src)
+    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)

@@ -42,6 +42,8 @@ LIBM.update({n: (n + "f", n) for n in ("fdim", "nextafter", "remainder", "remquo
 # documented x86_64 worst cases are within CUDA's double bounds)
 VIA_DOUBLE = frozenset({"acosh", "asinh", "atanh", "erf", "erfc", "lgamma", "tgamma"})
 LIBM.update({n: (n, n) for n in VIA_DOUBLE})
+# double functions gpuemu/jit/special_functions.py calls (for j0 & co. of both types)
+LIBM.update({n: (n, n) for n in ("j0", "j1", "y0", "y1", "jn", "yn")})
 # float arithmetic in a directed rounding mode (CUDA Math API, "Single Precision
 # Intrinsics": __fadd_rz & co.), IR name -> operand count; see _directed
 DIRECTED = {f"{op}_{mode}": n for op, n in (("fadd", 2), ("fsub", 2), ("fmul", 2), ("fmaf", 3),
@@ -82,8 +84,8 @@ class IntrinsicsMixin:
             return rcbrt.rcbrt(self.b, self.m, self.args(e, m)[0], self.libm_used)
         if name in ("sinpi", "cospi"):
             return pi_trig.pi_trig(self.b, self.m, self.args(e, m)[0], name == "cospi", self.libm_used)
-        if name in special_functions.FUNCTIONS:
-            return self._special(name, self.args(e, m)[0])
+        if name in special_functions.FUNCTIONS or name in special_functions.INTEGER_ORDER:
+            return self._special(name, *self.args(e, m)[::-1])
         if name in LLVM_MATH or name in LIBM or name in ("rsqrt", "rsqrt_rn", "saturate", "fdivide",
                                                            "isnan", "isinf", "isfinite", "signbit"):
             return self.math(e, m)
@@ -92,12 +94,14 @@ class IntrinsicsMixin:
     def args(self, e, m):
         return [self.ev(a, m) for a in e.args]
 
-    def _special(self, name: str, x):
-        """gpuemu/jit/special_functions.py in double; float lanes rounded once."""
+    def _special(self, name: str, x, *n):
+        """gpuemu/jit/special_functions.py in double; float lanes rounded once.
+        jn and yn take the order n before x."""
         b = self.b
         single = x.type.element == F32
         t = b.fpext(x, ll.VectorType(ll.DoubleType(), WARP)) if single else x
-        r = special_functions.FUNCTIONS[name](LaneOps(b, self.m, self.libm_used), t)
+        o = LaneOps(b, self.m, self.libm_used)
+        r = special_functions.INTEGER_ORDER[name](o, n[0], t) if n else special_functions.FUNCTIONS[name](o, t)
         return b.fptrunc(r, x.type) if single else r
 
     def in_syncwarp(self, e, m):

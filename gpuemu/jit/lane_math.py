@@ -73,6 +73,12 @@ class ScalarOps:
     def or_(self, p, q) -> bool:
         return p or q
 
+    def and_(self, p, q) -> bool:
+        return p and q
+
+    def int_negative(self, n) -> bool:
+        return n < 0
+
     def select(self, p, a, b):
         return a if p else b
 
@@ -128,6 +134,12 @@ class LaneOps:
 
     def or_(self, p, q):
         return self.b.or_(p, q)
+
+    def and_(self, p, q):
+        return self.b.and_(p, q)
+
+    def int_negative(self, n):
+        return self.b.icmp_signed("<", n, splat(0, I32))
 
     def select(self, p, a, b):
         return self.b.select(p, a, b)

@@ -1,12 +1,15 @@
 """CUDA's special functions that glibc lacks, in double, from glibc's erfc,
 exp and log: erfcx, normcdf, the inverse error functions and the modified
-Bessel functions cyl_bessel_i0 and cyl_bessel_i1.
+Bessel functions cyl_bessel_i0 and cyl_bessel_i1; and the Bessel functions
+j0, j1, y0, y1 (glibc's, but near their zeros below 8 a Taylor series about
+the zero, where glibc's relative error grows without bound), jn and yn.
 
 Written against gpuemu/jit/lane_math.py's operations (o), so the same code is
 the JIT's (LaneOps) and the plain-Python reference (ScalarOps). Float forms
 take the double result and round it once. CUDA Math API bounds (double,
 float, in ulp): erfcx 4, 4; normcdf 5, 5; erfinv 5, 2; erfcinv 6, 4;
-normcdfinv 8, 5; cyl_bessel_i0 and i1 6, 6.
+normcdfinv 8, 5; cyl_bessel_i0 and i1 6, 6; j0, j1, y0, y1 7, 9 below 8,
+then 5e-12, 2.2e-6 absolute; jn, yn 5e-12, 2.2e-6 absolute.
 
 erfcx(x) = exp(x^2) erfc(x): exp of x^2 held exactly as h + l (fma), so its
 rounding is not magnified; past x = 25 the asymptotic series in 1/x^2;
@@ -185,5 +188,84 @@ def cyl_bessel_i1(o, x):
     return o.copysign(_bessel_i(o, x, 1), x)
 
 
+# Zeros of J0, J1, Y0, Y1 below 8 and the slope there, to 40 digits (Newton's method on the
+# 100-digit power series of tests/math_reference.py; tests/test_jit_math_intrinsics.py checks them)
+_BESSEL_ZEROS = {
+    ("j", 0): [("2.404825557695772768621631879326454643124", "-0.519147497289466788140202640208624244569"),
+               ("5.520078110286310649596604112813027425222", "0.3402648065583681485649118922546190461835")],
+    ("j", 1): [("3.831705970207512315614435886308160766565", "-0.402759395702552972096002186427165202968"),
+               ("7.015586669815618753537049981476524743276", "0.3001157525261325632066200336952789140720")],
+    ("y", 0): [("0.8935769662791675215848871020583382412251", "0.8794208024971947710548338776092657078458"),
+               ("3.957678419314857868375677186917401281419", "-0.402542671775024235721961474815399501224"),
+               ("7.086051060301772697623624596820352468972", "0.3000976149104751862252865831642127190444")],
+    ("y", 1): [("2.197141326031017035149033562698966273053", "0.5207864124022675111071507369263396714572"),
+               ("5.429681040794135132772005190852584196584", "-0.340318045523440558225936216870934794696")],
+}
+# glibc's j0 & co. lose up to 264 ulp within 0.1 of a zero, 12 at 0.05: the window is 0.35 wide
+# each side, or z/6 where Y's singularity at 0 (the series' radius is z) would slow it
+_ZERO_WINDOW = 0.35
+
+
+def _taylor_at_zero(nu: int, zero: str, slope: str, terms: int = 32) -> tuple:
+    """z as two doubles and the Taylor coefficients a_1.. of a Bessel function
+    of order nu about its zero z, from x^2 f'' + x f' + (x^2 - nu^2) f = 0 in
+    x = z + d: a_{k+2} = -(z (k+1)(2k+1) a_{k+1} + (k^2 + z^2 - nu^2) a_k
+    + 2z a_{k-1} + a_{k-2}) / (z^2 (k+1)(k+2)), a_0 = 0, exact in fractions."""
+    z = Fraction(zero)
+    a = [Fraction(0), Fraction(slope)]
+    for k in range(terms - 1):
+        prev = (a[k - 1] if k >= 1 else 0, a[k - 2] if k >= 2 else 0)
+        a.append(-(z * (k + 1) * (2 * k + 1) * a[k + 1] + (k * k + z * z - nu * nu) * a[k]
+                   + 2 * z * prev[0] + prev[1]) / (z * z * (k + 1) * (k + 2)))
+    return _split(z), [float(c) for c in a[1:]], min(_ZERO_WINDOW, float(z) / 6)
+
+
+_TAYLOR = {key: [_taylor_at_zero(key[1], z, d) for z, d in zeros] for key, zeros in _BESSEL_ZEROS.items()}
+
+
+def _bessel(o, kind: str, nu: int, x):
+    """glibc's j0, j1, y0 or y1, within a window about each zero below 8
+    the Taylor series there (d = x - z from z's two doubles, exact)."""
+    r = o.libm(f"{kind}{nu}", x)
+    ax = o.fabs(x)
+    for (zh, zl), coeffs, window in _TAYLOR[(kind, nu)]:
+        d = o.sub(o.sub(ax, o.c(zh)), o.c(zl))
+        near = o.mul(_horner(o, coeffs[::-1], d), d)
+        if kind == "j" and nu == 1:             # odd
+            near = o.select(o.cmp("<", x, o.c(0.0)), o.sub(o.c(0.0), near), near)
+        inside = o.cmp("<", o.fabs(d), o.c(window))
+        r = o.select(inside if kind == "j" else o.and_(inside, o.cmp(">", x, o.c(0.0))), near, r)
+    return r
+
+
+def j0(o, x):
+    return _bessel(o, "j", 0, x)
+
+
+def j1(o, x):
+    return _bessel(o, "j", 1, x)
+
+
+def y0(o, x):
+    return _bessel(o, "y", 0, x)
+
+
+def y1(o, x):
+    return _bessel(o, "y", 1, x)
+
+
+def jn(o, n, x):
+    """glibc's jn; NaN for n < 0 (CUDA Math API)."""
+    return o.select(o.int_negative(n), o.c(math.nan), o.libm_n("jn", n, x))
+
+
+def yn(o, n, x):
+    """glibc's yn: -inf at 0, NaN below; NaN for n < 0 (CUDA Math API)."""
+    return o.select(o.int_negative(n), o.c(math.nan), o.libm_n("yn", n, x))
+
+
 FUNCTIONS = {"erfcx": erfcx, "normcdf": normcdf, "erfinv": erfinv, "erfcinv": erfcinv,
-             "normcdfinv": normcdfinv, "cyl_bessel_i0": cyl_bessel_i0, "cyl_bessel_i1": cyl_bessel_i1}
+             "normcdfinv": normcdfinv, "cyl_bessel_i0": cyl_bessel_i0, "cyl_bessel_i1": cyl_bessel_i1,
+             "j0": j0, "j1": j1, "y0": y0, "y1": y1}
+# of (int n, x)
+INTEGER_ORDER = {"jn": jn, "yn": yn}

@@ -23,7 +23,7 @@ from . import ir
 from .conversions import const_value
 from .declarations import QType
 from .diagnostics import CompileError
-from .places import is_ptr, strip_spaces, tname
+from .places import below, is_ptr, strip_spaces, tname
 
 # EDG's (nvcc's) limit on instantiations in progress one inside another: the
 # 201st is 'excessive recursion at instantiation of function'
@@ -37,6 +37,17 @@ def spell(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     return str(v)
+
+
+def _pointee_quals(low, arg: A.Expr) -> tuple:
+    """((const, volatile) of a pointer argument's pointee, those below it)."""
+    from .places import deep_of, pq_of
+    saved = len(low.temps)
+    try:
+        v = low.rvalue(arg)
+    finally:
+        del low.temps[saved:]
+    return pq_of(v), deep_of(v)
 
 
 def _spell_type(q: QType) -> str:
@@ -207,13 +218,14 @@ class Templates:
             at = low.type_only(arg)
             if isinstance(at, ir.ArrayType):
                 at = ir.PointerType(at.elem)
-            if ops in ([], ["ref"]):
-                t = at
-            elif ops in (["ptr"], ["ptr", "ref"]) and is_ptr(at):
-                t = at.pointee
-            else:
-                continue
-            known[name] = QType(strip_spaces(t))
+            pq, deep = _pointee_quals(low, arg) if is_ptr(at) else ((False, False), ())
+            if ops in ([], ["ref"]):        # g(T p) of a const int *: T = const int * ([temp.deduct.call]/2)
+                known[name] = QType(strip_spaces(at), False, False, pq[0], pq[1], deep=deep)
+            elif ops in (["ptr"], ["ptr", "ref"]) and is_ptr(at):   # h(T *p) of it: T = const int
+                quals = prm.specs.quals     # h(const T *p): T = int
+                low_pq, low_deep = below(deep)
+                known[name] = QType(strip_spaces(at.pointee), pq[0] and "const" not in quals,
+                                    pq[1] and "volatile" not in quals, low_pq[0], low_pq[1], deep=low_deep)
         out = []
         for p in td.params:
             if p.name in known:

@@ -66,6 +66,38 @@ def test_device_template_called_with_explicit_and_deduced_arguments():
     assert np.array_equal(out, a * 5 + 2)
 
 
+def test_a_deduced_type_keeps_a_pointer_arguments_pointee_qualifiers(tmp_path):
+    # [temp.deduct.call]: g(T) of a const int * is T = const int *, h(T *) T = const int, c(const T *)
+    # T = int (x is writable); nvcc compiles it (this was 'cannot pass a pointer to const as int *')
+    src = r'''
+    template <class T> __device__ int g(T p) { return p[1]; }
+    template <class T> __device__ int h(T *p) { return p[2]; }
+    template <class T> __device__ int c(const T *p) { T x = p[3]; x += 1; return x; }
+    template <class T> __device__ int d(T *p) { return sizeof(*p[0]); }
+    __global__ void k(int *o) {
+        const int a[4] = {1, 2, 3, 4};
+        const int *p = a;
+        volatile int b[4] = {5, 6, 7, 8};
+        const short s = 1; const short *ps = &s;
+        int r[4] = {g(p) + h(p) * 10, c(p) + c(a) * 10, g(b) + h(b) * 10, d(&ps)};
+        o[threadIdx.x] = r[threadIdx.x];
+    }
+    '''
+    assert list(run(src, tmp_path)) == [32, 55, 76, 2]
+
+
+def test_a_kernel_instance_for_a_pointer_to_const_passes_it_to_a_deduced_template():
+    src = r'''
+    template <class T> __device__ int g(T p) { return p[1]; }
+    template <class T> __global__ void k(T p, int *o) { o[threadIdx.x] = g<T>(p) + g(p) * 10; }
+    template __global__ void k<const int *>(const int *, int *);
+    '''
+    a = gpuemu.asarray(np.arange(4, dtype=np.int32))
+    o = gpuemu.zeros(4, dtype=np.int32)
+    gpuemu.RawModule(code=src).get_function("k<const int*>")((1,), (4,), (a, o))
+    assert list(o.get()) == [11] * 4
+
+
 def test_value_initialisation_of_a_template_type_is_zero():
     src = "template <typename T> __device__ T zero() { return T(); }\n" \
           "__global__ void k(float *o, const float *i, int n) { o[threadIdx.x] = zero<float>() + i[threadIdx.x]; }"

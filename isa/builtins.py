@@ -117,6 +117,13 @@ for _n, _k in (("ldexp", "ldexp"), ("scalbn", "ldexp"), ("scalbln", "scalbln"), 
     FLOAT_PARTS[_n + "f"] = (_k, F32)
 FLOAT_PART_ARITY = {"ldexp": 2, "scalbln": 2, "frexp": 2, "modf": 2, "ilogb": 1, "logb": 1, "sincos": 3, "sincospi": 3, "remquo": 3}
 
+# CUDA's own math functions, with no std:: template for integers: an integer
+# argument is ambiguous between their float and double overloads (nvcc: "more
+# than one instance of overloaded function")
+NO_STD_TEMPLATE = frozenset({"exp10", "rsqrt", "rcbrt", "sinpi", "cospi", "erfinv", "erfcinv", "normcdf",
+                             "normcdfinv", "erfcx", "cyl_bessel_i0", "cyl_bessel_i1", "j0", "j1", "y0", "y1",
+                             "jn", "yn"})
+
 # Bessel functions of integer order n: name -> (IR name, fixed type or None for
 # overloaded on x's float/double); (int n, T x), as CUDA's jn(int, double), jnf(int, float)
 INTEGER_ORDER = {"jn": ("jn", None), "jnf": ("jn", F32), "yn": ("yn", None), "ynf": ("yn", F32)}

@@ -248,15 +248,16 @@ def _math_overload(low, name: str, a: list, e: A.CallExpr) -> ir.Type:
     __device__; integer or mixed arguments reach std's promoting templates,
     which are constexpr host functions, except pow's, which CUDA declares
     __device__ (promoting float with an integer to double, like std::pow),
-    and copysign(float, double), which gives double. exp10 and rsqrt have
-    no template: an integer is ambiguous between float and double."""
+    and copysign(float, double), which gives double. CUDA's own functions
+    (exp10, rsqrt, erfinv, j0, ...) have no template: an integer is
+    ambiguous between float and double."""
     kinds = {x.type for x in a}
     if kinds <= {F32, F64} and (len(kinds) == 1 or name == "copysign"):
         return F64 if F64 in kinds else F32
     if name == "pow":
         return F32 if kinds == {F32} else F64
     types = " and ".join(f"'{tname(x.type)}'" for x in a)
-    if name in ("exp10", "rsqrt"):
+    if name in B.NO_STD_TEMPLATE:
         raise low.error(f"call to '{name}' with argument of type {types} is ambiguous "
                         f"(float or double); convert it", e.loc)
     if all(is_int(x.type) for x in a):

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -240,6 +242,31 @@ def test_math_function_of_float_and_double_calls_a_host_function_as_in_nvcc():
 def test_exp10_and_rsqrt_of_an_integer_are_ambiguous_as_in_nvcc(name):
     e = compile_error(f"__global__ void k(double *d, int n)\n{{\n  d[0] = {name}(n);\n}}\n")
     assert e.message.startswith(f"call to '{name}' with argument of type 'int' is ambiguous")
+
+
+_CUDA_ONLY_CALLS = ["rcbrt(n)", "sinpi(n)", "cospi(n)", "erfinv(n)", "erfcinv(n)", "normcdf(n)", "normcdfinv(n)",
+                    "erfcx(n)", "cyl_bessel_i0(n)", "cyl_bessel_i1(n)", "j0(n)", "j1(n)", "y0(n)", "y1(n)",
+                    "jn(2, n)", "yn(2, n)"]
+
+
+@pytest.mark.parametrize("call", _CUDA_ONLY_CALLS)
+def test_cuda_math_function_of_an_integer_is_ambiguous_as_in_nvcc(call):
+    """CUDA declares these for float and double only (std:: has no template
+    for them): an int argument is ambiguous; they were said to call
+    'std::rcbrt's constexpr template', which does not exist."""
+    e = compile_error(f"__global__ void k(double *d, int n)\n{{\n  d[0] = {call};\n}}\n")
+    name = call.split("(")[0]
+    assert e.message.startswith(f"call to '{name}' with argument of type 'int' is ambiguous")
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
+def test_nvcc_finds_each_cuda_math_function_of_an_integer_ambiguous(tmp_path):
+    f = tmp_path / "k.cu"
+    f.write_text("__global__ void k(double *d, int n)\n{\n"
+                 + "".join(f"  d[{i}] = {c};\n" for i, c in enumerate(_CUDA_ONLY_CALLS)) + "}\n")
+    out = subprocess.run(["nvcc", "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / "k.o")],
+                         capture_output=True, text=True)
+    assert out.stderr.count("more than one instance of overloaded function") == len(_CUDA_ONLY_CALLS)
 
 
 def test_min_of_float_and_int_is_ambiguous_as_in_nvcc():

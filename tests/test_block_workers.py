@@ -609,6 +609,24 @@ def test_a_run_whose_last_launch_was_small_runs_its_next_on_the_calling_thread_a
     assert used == [1, 0, 0] and pools == [1]
 
 
+def test_a_launch_whose_calling_thread_got_no_cpu_still_counts_as_large(monkeypatch):
+    # without counters the pool threads' CPU is not measured: where another process held the
+    # calling thread's core while the pool thread ran the blocks, its CPU time is near 0, and
+    # the launch must not pass for small (its next on the calling thread alone)
+    import time
+    from gpuemu.machine import block_workers
+    pools = []
+    real = block_workers._threads
+    monkeypatch.setattr(block_workers, "_threads", lambda n: pools.append(n) or real(n))
+    transpose = _transposes(11, False)
+    one = transpose(1)
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 1e-9, False: 1e-9})
+    monkeypatch.setattr(time, "thread_time", lambda: 0.0)      # the calling thread never ran
+    for _ in range(3):
+        assert transpose(2) == one
+    assert pools == [1, 1, 1]
+
+
 @pytest.mark.parametrize("stats", [True, False])
 def test_a_small_launch_on_the_calling_thread_alone_runs_its_blocks_in_one_call(stats, monkeypatch):
     # the calling thread alone, nothing to report: the grid's ranges as one range (LaunchRun.run's one worker)

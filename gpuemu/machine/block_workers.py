@@ -788,7 +788,7 @@ def _run_handed(run, ranges: np.ndarray, nworkers: int, spent: list) -> None:
     futures = [pool.submit(functools.partial(
         _pool_ranges, wk.run, take, _take_args(wk.run, ranges, st, k + 1, 0), ranges, st, results))
         for k, wk in enumerate(workers)]
-    t0 = time.thread_time()
+    t0 = time.perf_counter()
     missing = nworkers - 1
     try:
         missing = _handed_loop(run, take, _take_args(run, ranges, st, 0, nworkers - 1),
@@ -798,7 +798,11 @@ def _run_handed(run, ranges: np.ndarray, nworkers: int, spent: list) -> None:
             range_handout.close(st, n)
             missing = block_runner.wait_workers_function()(st.ctypes.data, nworkers - 1)
         st[range_handout.ACK] = 1
-        spent.append((time.thread_time() - t0) * nworkers)     # (the pool's not measured: as much)
+        # the pool threads' CPU is not measured, so the calling thread's wall time stands
+        # for each: its CPU time would count nothing where another process held its core
+        # and the pool thread ran the blocks (on a loaded machine one launch in six of a
+        # vecadd 1M went to the calling thread alone next, WORK near 0)
+        spent.append((time.perf_counter() - t0) * nworkers)
         if missing:
             _join(futures)
     run.findings = base

@@ -200,12 +200,13 @@ class ClassTemplates:
         for the template's (its parameters renamed to the body's), one with
         the arguments of a partial specialisation for that's, `template <>
         const int S<char>::n = 7;` (or, for an explicit specialisation's member,
-        without `template <>`) for the instance S<char> alone, before the rest."""
+        without `template <>`) for the instance S<char> alone, before the rest
+        (which alone may replace an initialiser in the class, as in nvcc)."""
         inits: dict = {}
         for md in self.defs[body.name].member_defs:
             if not md.params:
                 if self.spec_name(self.defs[body.name], md) == canon:
-                    inits[md.member] = md.toks
+                    inits[md.member] = (md.toks, True)
                 continue
             if md.member in inits or len(md.params) != len(body.params):
                 continue
@@ -213,7 +214,7 @@ class ClassTemplates:
             own = [[(p.name, [])] for p in body.params] if body.args is None else \
                 [_spelling(a, {}) for a in body.args]
             if [_spelling(a, names) for a in md.args] == own:
-                inits[md.member] = _renamed(md.toks, names)
+                inits[md.member] = (_renamed(md.toks, names), False)
         return inits
 
     def ensure_lowered(self, info, loc: ir.Loc) -> None:

@@ -880,8 +880,9 @@ def class_instance_tokens(ts, ctd: ClassTemplateDef, canon: str, inits: Optional
     """The tokens of one instance of a class template: `struct <canon> {..};`
     with the injected class name (the bare template name in its body) spelled
     canon, and member functions as free functions `canon::f` (methods()).
-    `inits`: static data member name -> its initialiser given outside the
-    class (class_templates.member_inits), put on its declaration."""
+    `inits`: static data member name -> (its initialiser given outside the
+    class, whether it may replace one in the class) (class_templates.member_inits),
+    put on its declaration."""
     toks = list(ctd.toks)
     out = [toks[0], _new("IDENT", canon, toks[1])]
     for k, t in enumerate(toks[2:], 2):
@@ -889,11 +890,11 @@ def class_instance_tokens(ts, ctd: ClassTemplateDef, canon: str, inits: Optional
             t = _new("TYPE_NAME", canon, t)
         out.append(t)
     if inits:
-        out = _initialised(out, inits)
+        out = _initialised(out, inits, ts)
     return _Rewriter(ts).methods(out)
 
 
-def _initialised(toks: list, inits: dict) -> list:
+def _initialised(toks: list, inits: dict, ts) -> list:
     """toks (`struct S { static const int n; };`) with each static data
     member named in `inits` declared `static const int n = <init>;` last in
     the class, as its definition follows the class (its value may name the
@@ -908,7 +909,10 @@ def _initialised(toks: list, inits: dict) -> list:
             eq = next((k for k in range(stmt, len(out)) if str(out[k]) in ("=", "{")), len(out))
             name = str(out[eq - 1])
             if name in inits and eq > stmt:
-                last += out[stmt:eq] + [_new("EQUAL", "=", t)] + list(inits[name]) + [t]
+                init, replaces = inits[name]
+                if eq < len(out) and not replaces and init:
+                    raise ts.error(f"static data member '{name}' has already been initialised in its class", init[0])
+                last += out[stmt:eq] + [_new("EQUAL", "=", t)] + list(init) + [t]
                 del out[stmt:]
                 continue
         if v == "}" and depth == 1:

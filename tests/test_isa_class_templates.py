@@ -575,3 +575,11 @@ def test_a_static_member_initialiser_names_an_earlier_one_bare(tmp_path):
           "template <class T> struct Q { static const int m = sizeof(T); static const int n = m + 1; };\n" \
           "__global__ void k(int *o) { o[threadIdx.x] = P::n * 100 + Q<double>::n; }\n"
     assert list(run(src, tmp_path)) == [409] * 4
+
+
+def test_a_class_template_static_member_initialised_in_and_outside_its_class_is_refused(tmp_path):
+    # nvcc: member "A<T>::n" has already been initialized (an explicit specialisation may replace it)
+    src = "template <class T> struct A { static const int n = 3; };\ntemplate <class T> const int A<T>::n = 4;\n" \
+          "__global__ void k(int *o) { o[threadIdx.x] = A<char>::n; }\n"
+    assert refused(src, tmp_path).startswith("static data member 'n' has already been initialised in its class")
+    assert (compile_error(src).line, compile_error(src).col) == (2, 40)

@@ -459,7 +459,8 @@ class _Rewriter:
                     while k and str(out[k - 1]) not in (";", "{", "}"):
                         k -= 1
                     semi = next((j for j in range(i, n) if str(toks[j]) == ";"), n - 1)
-                    if self.member_definition(out[k:] + toks[i:semi + 1], 0, [], t, rw) is not None:
+                    depth = sum((str(x) == "{") - (str(x) == "}") for x in out[:k])
+                    if depth == 0 and self.member_definition(out[k:] + toks[i:semi + 1], 0, [], t, rw) is not None:
                         del out[k:]
                         i = semi + 1
                         continue
@@ -532,7 +533,8 @@ class _Rewriter:
         m = next((k for k in range(start, n) if getattr(toks[k], "static_member", False)), None)
         c = next((c for c in range(start, m or start) if str(toks[c]) in rw.classes and c + 1 < m and
                   str(toks[c + 1]) == "<" and match_angle(toks, c + 1) == m - 1), None)
-        if c is None or not all(_decl_word(x) for x in toks[start:c]) or m + 1 >= n or str(toks[m + 1]) != "=":
+        if c is None or c == start or not all(_decl_word(x) for x in toks[start:c]) or m + 1 >= n or \
+                str(toks[m + 1]) != "=":
             return None
         end = next((k for k in range(m, n) if str(toks[k]) == ";"), None)
         if end is None:

@@ -583,3 +583,10 @@ def test_a_class_template_static_member_initialised_in_and_outside_its_class_is_
           "__global__ void k(int *o) { o[threadIdx.x] = A<char>::n; }\n"
     assert refused(src, tmp_path).startswith("static data member 'n' has already been initialised in its class")
     assert (compile_error(src).line, compile_error(src).col) == (2, 40)
+
+
+def test_an_assignment_to_a_class_template_static_member_is_no_definition(tmp_path):
+    # nvcc: expression must be a modifiable lvalue (it was taken as the definition 'A<int>::n = 5')
+    src = "template <class T> struct A { static const int n = 3; };\n" \
+          "__global__ void k(int *o) { A<int>::n = 5; o[threadIdx.x] = A<int>::n; }\n"
+    assert refused(src, tmp_path) == "expression is not assignable"

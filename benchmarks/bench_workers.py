@@ -15,7 +15,8 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
    machine than the ratio of the medians); the machine's ceiling is the
    same paired ratio of numpy work as long as one worker's launch, split
    over N threads the way the workers' pool splits it, timed in the same
-   turns (benchmarks/machine_ceiling.py): what any code's N threads got in
+   turns, each N-thread run right after its 1-thread run as gpuemu's are
+   (benchmarks/machine_ceiling.py): what any code's N threads got in
    that spell, and "of the ceiling" the share of it gpuemu reached; before timing, each
    kernel runs once with every counter on at 1 and at N workers and the
    outputs and counters must be identical ("identical" in the last column).
@@ -560,27 +561,39 @@ def _speed_table(args) -> None:
             runs[w] = (lau.stats, lau.stats_by_line)
         same = "identical" if runs[1] == runs[n] else "DIFFER"
         for stats in (False, True):
-            ts: dict = {1: [], n: []}
-            cs: dict = {1: [], n: []}        # the machine's ceiling, numpy, in the same turns
             for w in (1, n):
                 launch(workers=w, stats=stats)
             t0 = time.perf_counter()
             launch(workers=1, stats=stats)
             ceiling = Ceiling(time.perf_counter() - t0, n)
-            for _ in range(args.repeats):        # interleaved: a slower spell hits both
-                for w in (1, n):
-                    t0 = time.perf_counter()
-                    launch(workers=w, stats=stats)
-                    ts[w].append(time.perf_counter() - t0)
-                    t0 = time.perf_counter()
-                    ceiling.run(w)
-                    cs[w].append(time.perf_counter() - t0)
+            ts, cs = timed_turns(lambda w: launch(workers=w, stats=stats), ceiling.run, n, args.repeats)
             lo = {w: min(v) for w, v in ts.items()}
             med = {w: float(np.median(v)) for w, v in ts.items()}
             ours, top = paired_ratio(ts[1], ts[n]), paired_ratio(cs[1], cs[n])
             print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {lo[1]:.4f} | {lo[n]:.4f} | "
                   f"{lo[1] / lo[n]:.2f}x | {med[1]:.4f} | {med[n]:.4f} | {med[1] / med[n]:.2f}x | "
                   f"{ours:.2f}x | {top:.2f}x | {ours / top:.2f} | {same} |")
+
+
+def timed_turns(launch: Callable[[int], object], ceiling: Callable[[int], None], n: int,
+                repeats: int) -> tuple:
+    """Seconds of `launch(w)` and of the machine's ceiling `ceiling(w)` at
+    w = 1 and n, `repeats` turns: ({w: [s]}, {w: [s]})."""
+    ts: dict = {1: [], n: []}
+    cs: dict = {1: [], n: []}        # the machine's ceiling, numpy, in the same turns
+    for _ in range(repeats):         # interleaved: a slower spell hits both
+        # each N-thread run right after its own 1-thread run, gpuemu's and numpy's
+        # alike, so that the other cores were idle as long before each. Run right
+        # after the ceiling's 1-thread numpy, N workers paid for the other core's
+        # idle spell: on our 2-core virtual machine two workers' vecadd 1M took a
+        # median 2.0-2.1 ms there, 1.7-1.9 ms right after one worker's launch (and
+        # 2.5-3.2 ms after 3 ms asleep: an idle virtual CPU comes back slowly)
+        for run, out in ((launch, ts), (ceiling, cs)):
+            for w in (1, n):
+                t0 = time.perf_counter()
+                run(w)
+                out[w].append(time.perf_counter() - t0)
+    return ts, cs
 
 
 def paired_ratio(num: list, den: list) -> float:

@@ -35,6 +35,15 @@ def test_the_median_of_paired_ratios_takes_each_pair_s_ratio_not_the_ratio_of_th
     assert bench_workers.paired_ratio([2.0, 4.0, 9.0], [1.0, 1.0, 3.0]) == 3.0
 
 
+def test_each_n_thread_run_follows_its_own_one_thread_run_for_gpuemu_and_the_ceiling():
+    # launch 1, launch N, ceiling 1, ceiling N per turn: neither N-thread run follows the other's
+    order = []
+    ts, cs = bench_workers.timed_turns(lambda w: order.append(("launch", w)),
+                                       lambda w: order.append(("ceiling", w)), 2, 3)
+    assert order == [("launch", 1), ("launch", 2), ("ceiling", 1), ("ceiling", 2)] * 3
+    assert [len(ts[w]) for w in (1, 2)] == [3, 3] and [len(cs[w]) for w in (1, 2)] == [3, 3]
+
+
 def test_the_cpu_table_times_both_worker_counts_in_turns():
     calls = []
     got = bench_workers.cpu_of_launches(lambda **opt: calls.append(opt["workers"]), 2, 3)

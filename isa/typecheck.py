@@ -631,11 +631,11 @@ class Checker:
         elif "__device__" in storage:
             space = "global"
         else:
-            # a host const of integral type (or a constexpr scalar) is usable
-            # in device code as a constant, as nvcc allows; nothing else is
-            integral = isinstance(q.type, ir.ScalarType) and q.type.kind != "float"
-            if q.const and item.init is not None and isinstance(q.type, ir.ScalarType) and \
-                    (integral or "constexpr" in storage):
+            # a host const scalar initialised with a constant expression is usable
+            # in device code as its value, its address not (CUDA C++ Programming
+            # Guide, "Const-qualified variables": scalar types other than long
+            # double, not volatile); nothing else is
+            if q.const and not q.volatile and item.init is not None and isinstance(q.type, ir.ScalarType):
                 from .lower import FunctionLowering
                 low = FunctionLowering.for_constants(self, self.lookup_global)
                 v = fold(low.convert(low.rvalue(item.init), q.type, item.init.loc, "initialise"))

@@ -1,6 +1,8 @@
 """C's rules as the type checker applies them: the IR shape of each rule."""
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from isa import ir
@@ -674,6 +676,38 @@ def test_global_function_must_return_void():
 def test_file_scope_plain_variable_needs_space():
     e = compile_error("float table[4];\n__global__ void k() {}\n")
     assert "must be __device__ or __constant__" in e.message
+
+
+HOST_CONST_FLOATS = ("const float g = 6.f;\nconst double h = 2.5;\n"
+                     "extern \"C\" __global__ void k(float *o) { o[threadIdx.x] = g * threadIdx.x + (float)h; }\n")
+
+
+def test_a_host_const_float_initialised_by_a_constant_is_its_value_in_device_code():
+    # CUDA C++ Programming Guide, "Const-qualified variables": a host const scalar (not long
+    # double, not volatile) initialised with a constant expression may be read in device code
+    import numpy as np
+    import gpuemu
+    o = np.zeros(4, np.float32)
+    gpuemu.RawModule(code=HOST_CONST_FLOATS).get_function("k")((1,), (4,), (o,))
+    assert np.array_equal(o, np.float32(6) * np.arange(4, dtype=np.float32) + np.float32(2.5))
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
+def test_the_host_const_float_kernel_compiles_with_nvcc(tmp_path):
+    from conftest import nvcc_cubin
+    src = tmp_path / "host_const.cu"
+    src.write_text(HOST_CONST_FLOATS)
+    nvcc_cubin(shutil.which("nvcc"), src, tmp_path)
+
+
+@pytest.mark.parametrize("src, refusal", [
+    # volatile: not usable at all; its address: not, the value only (as nvcc: "undefined in device code")
+    ("const volatile float g = 6.f;\n__global__ void k(float *o) { o[0] = g; }\n",
+     "must be __device__ or __constant__"),
+    ("const float g = 6.f;\n__global__ void k(const float **o) { *o = &g; }\n", "address"),
+])
+def test_a_host_const_float_s_address_or_a_volatile_one_is_refused_in_device_code(src, refusal):
+    assert refusal in compile_error(src).message
 
 
 def test_struct_param_of_device_function_is_passed_by_address_of_a_copy():

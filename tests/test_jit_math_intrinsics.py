@@ -483,13 +483,6 @@ def test_pow_of_integers_runs_in_double_as_nvcc_calls_it():
     assert o[3] != o[4]
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
-def test_pow_of_integers_compiles_with_nvcc(tmp_path):
-    src = tmp_path / "pow.cu"
-    src.write_text(_POW_OF_INTEGERS)
-    nvcc_cubin(shutil.which("nvcc"), src, tmp_path)
-
-
 # ----------------------------------------- the float taken apart (ldexp, frexp, modf, ilogb, logb)
 
 _PARTS = r"""
@@ -809,13 +802,6 @@ def test_lround_of_the_double_below_one_half_is_zero():
     assert o[0] == 0
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
-def test_rounding_kernel_compiles_with_nvcc(tmp_path):
-    f = tmp_path / "rounding.cu"
-    f.write_text(_ROUNDING)
-    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
-
-
 # ------------------------------------------------------------------------------- sincos
 
 _SINCOS = r"""
@@ -845,13 +831,6 @@ def test_sincos_writes_sin_and_cos_through_its_pointers():
         want = np.array([fn(float(v)) for v in x])
         assert np.abs(got.view(np.int64) - want.view(np.int64)).max() <= 2
     assert [stats.stats[k] for k in ("local_load_requests", "local_store_requests")] == [0, 0]
-
-
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
-def test_sincos_kernel_compiles_with_nvcc(tmp_path):
-    f = tmp_path / "sincos.cu"
-    f.write_text(_SINCOS)
-    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
 
 
 # ------------------------------------------------ norm3d, norm4d, rnorm3d, rnorm4d, rhypot
@@ -920,13 +899,6 @@ def test_norms_of_infinities_zeros_and_nans():
     assert d[0][4] == float(_norm_reference([1e300] * 3, False))
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
-def test_norms_kernel_compiles_with_nvcc(tmp_path):
-    f = tmp_path / "norms.cu"
-    f.write_text(_NORMS)
-    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
-
-
 # ------------------------------------------------------------- sinpi, cospi, sincospi
 
 _PI_TRIG = r"""
@@ -984,13 +956,6 @@ def test_sinpi_and_cospi_of_integers_and_half_integers_are_exact():
         assert abs(float(s[13]) - math.sqrt(0.5)) <= 1e-7 and 0 < s[12] < 1e-43
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
-def test_pi_trig_kernel_compiles_with_nvcc(tmp_path):
-    f = tmp_path / "pi_trig.cu"
-    f.write_text(_PI_TRIG)
-    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
-
-
 # ----------------------------------------------------------------------------- nan(tag)
 
 _NAN = r"""
@@ -1013,13 +978,6 @@ def test_nan_takes_its_payload_from_the_tag_as_libdevice_reads_it():
     launch(_NAN, "k", 1, 1, o, d)
     assert list(o) == [0x7FC00000, 0x7FC0001F, 0x7FC0000C, 0x7FC0000F, 0x7FC00000, 0x7FFFFFFF]
     assert list(d) == [0x7FF8000000000000, 0x7FF800000000001F, 0x7FFFFFFFFFFFFFFF]
-
-
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
-def test_nan_kernel_compiles_with_nvcc(tmp_path):
-    f = tmp_path / "nan.cu"
-    f.write_text(_NAN)
-    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
 
 
 # -------------------------------------------------------------------------------- rcbrt
@@ -1058,13 +1016,6 @@ def test_rcbrt_special_values():
     assert d[6] == -1 / 3 and f[6] == np.float32(-1 / 3)
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
-def test_rcbrt_kernel_compiles_with_nvcc(tmp_path):
-    f = tmp_path / "rcbrt.cu"
-    f.write_text(_RCBRT)
-    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
-
-
 # ------------------------------------------------------------------------------- remquo
 
 _REMQUO = r"""
@@ -1089,13 +1040,6 @@ def test_remquo_gives_the_remainder_and_the_quotients_low_bits_with_its_sign():
         assert list(rem[:8]) == [-0.5, 0.5, -0.5, 1.0, -1.0, 1.0, 0.0, 0.5] and rem[11] == 5.0
         assert list(quo[:12]) == [4, -4, -4, 3, 2, -2, 5, 2, 0, 0, 0, 0]
         assert np.isnan(rem[8:11]).all()
-
-
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
-def test_remquo_kernel_compiles_with_nvcc(tmp_path):
-    f = tmp_path / "remquo.cu"
-    f.write_text(_REMQUO)
-    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
 
 
 # --------------------------------------------- special functions glibc lacks (erfinv & co.)
@@ -1362,5 +1306,15 @@ def test_integer_order_bessel_functions_special_values():
 @pytest.mark.parametrize("src", [_BESSEL, _BESSEL_N])
 def test_bessel_kernels_compile_with_nvcc(tmp_path, src):
     f = tmp_path / "bessel.cu"
+    f.write_text(src)
+    nvcc_cubin(shutil.which("nvcc"), f, tmp_path)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
+@pytest.mark.parametrize("name, src", [
+    ("pow_of_integers", _POW_OF_INTEGERS), ("rounding", _ROUNDING), ("sincos", _SINCOS),
+    ("norms", _NORMS), ("pi_trig", _PI_TRIG), ("nan", _NAN), ("rcbrt", _RCBRT), ("remquo", _REMQUO)])
+def test_the_kernel_compiles_with_nvcc(name, src, tmp_path):
+    f = tmp_path / f"{name}.cu"
     f.write_text(src)
     nvcc_cubin(shutil.which("nvcc"), f, tmp_path)

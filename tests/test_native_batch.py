@@ -230,6 +230,20 @@ def test_kept_records_hold_a_bounded_number_of_pages():
     assert (kept.records["addr"][:3] == 0).all()      # the first copy's pages given back long since
 
 
+def test_kept_records_copied_again_at_the_same_places_keep_their_pages():
+    # a batch's costliest requests are mostly at the same places batch after
+    # batch: the pages stay mapped (each give-back flushes every core's TLB)
+    kept = native_batch.KeptRecords(8192)
+    records = np.zeros(8192, dtype=abi.TRACE_DTYPE)
+    records["addr"] = 7
+    kept.copy(records, np.array([0, 1, 2]))
+    records["addr"] = 9
+    for _ in range(50):
+        kept.copy(records, np.array([0, 1]))
+    assert (kept.records["addr"][:3, 0] == [9, 9, 7]).all()     # record 2's page never given back
+    assert kept.nbytes == mmap.PAGESIZE
+
+
 def _line_batches(first: int, second: int):
     """One request of line `first`, then 200 lookups of line `second` (the
     caches' rows grow), then both lines again: the last batch hits both.

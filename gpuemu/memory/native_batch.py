@@ -163,10 +163,19 @@ class KeptRecords:
     """Room for `capacity` trace records in anonymous memory, mapped as it is
     written, holding only some of them (NativeBatch.keep_records: a batch's
     costliest requests, at their own places, where the fold reads them).
-    Once the records copied since its pages were last given back could
-    have touched more than PAGES pages, they are given back (the room reads
-    as zero again) before the next copy: it holds at most that many pages
-    and those of one batch's copy."""
+    Once the copies since its pages were last given back would have mapped
+    more than PAGES distinct pages, they are given back (the room reads as
+    zero again) before the next copy: it holds at most that many pages and
+    those of one batch's copy.
+
+    Distinct pages, not pages touched: a batch's costliest requests are
+    mostly at the same few places (the first request of each instruction:
+    page 0 of every batch of vecadd and the transpose), and counted per
+    touch the room was given back every third copy, two MADV_DONTNEED a
+    launch of two workers. Each flushes the TLB of every core running the
+    process (an interrupt to the other worker's core; in a virtual machine
+    an exit on both), and the other worker then refills its TLB from page
+    walks: its block loops and prepare steps ran some 15% longer."""
     PAGES = 16
 
     def __init__(self, capacity: int) -> None:
@@ -174,23 +183,30 @@ class KeptRecords:
         self._map = mmap.mmap(-1, max(capacity, 1) * abi.TRACE_DTYPE.itemsize, **_PRIVATE)
         self.records = np.frombuffer(self._map, dtype=abi.TRACE_DTYPE)
         self.at = address(self.records)
-        self.pages = 0                    # pages the copies since the last give-back may have touched
+        self.mapped: set = set()          # pages the copies since the last give-back wrote
 
     def copy(self, records: np.ndarray, at: np.ndarray) -> np.ndarray:
         """records[at] copied to the same places here (the last copy's are
         kept until the next); the room, as records."""
-        touched = 2 * len(at)             # (a record may straddle two pages)
-        if self.pages and self.pages + touched > self.PAGES and _GIVE_BACK is not None:
+        pages = _pages_of(at.tolist())
+        mapped = self.mapped
+        if mapped and not pages <= mapped and len(mapped | pages) > self.PAGES and _GIVE_BACK is not None:
             self._map.madvise(_GIVE_BACK)
-            self.pages = 0
+            mapped.clear()
         self.records[at] = records[at]
-        self.pages += touched
+        mapped |= pages
         return self.records
 
     @property
     def nbytes(self) -> int:
         """Bytes of its pages in use at most."""
-        return min(self.pages * mmap.PAGESIZE, len(self._map))
+        return min(len(self.mapped) * mmap.PAGESIZE, len(self._map))
+
+
+def _pages_of(at: list) -> set:
+    """The pages records at these places lie on (a record may straddle two)."""
+    size, page = abi.TRACE_DTYPE.itemsize, mmap.PAGESIZE
+    return {p for a in at for p in (a * size // page, ((a + 1) * size - 1) // page)}
 
 
 def _rules(ms) -> tuple:

@@ -5,7 +5,7 @@ Run it on an otherwise idle machine, pinned to the cores it may use:
 
     taskset -c 2,3 python benchmarks/bench_workers.py --workers 2 --vecadd 1048576,4194304 --repeats 25
 
-It prints three tables, counters off (`stats=False`, the fast path) and on
+It prints these tables, counters off (`stats=False`, the fast path) and on
 (the default):
 
 1. speed-up: seconds of a warm launch (compiled and run once first), the
@@ -20,14 +20,22 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
    that spell, and "of the ceiling" the share of it gpuemu reached; before timing, each
    kernel runs once with every counter on at 1 and at N workers and the
    outputs and counters must be identical ("identical" in the last column).
-2. serial share (`--serial` prints only this one): on one worker, what
+2. steady state (`--steady` prints only this one): launches back to back,
+   as a loop of launches runs them: rounds of 5 launches at 1 worker then 5
+   at N, each block's first 2 dropped (they follow the other count's), the
+   median of the rounds' ratios of the blocks' medians. In the paired turns
+   of table 1 every N-worker launch follows a one-worker launch, and on our
+   2-core virtual machine a two-worker launch with counters that follows
+   11 ms in which the other core ran none of its threads takes 15-20%
+   longer (steady_turns' comment).
+3. serial share (`--serial` prints only this one): on one worker, what
    limits N workers on any machine, loaded or not: the share s of a
    launch's thread CPU time spent outside what the workers run in
    parallel, and Amdahl's bound on the speed-up, 1 / (s + (1 - s) / N).
    Two shares: outside the native block loops (which release the GIL),
    and outside them and the memory model's prepare step (counters on:
    numpy or native passes on each worker's own trace).
-3. time per phase (`--phases` prints only this one), ms, at 1 and N
+4. time per phase (`--phases` prints only this one), ms, at 1 and N
    workers, of the fastest of --repeats runs: the calling thread's CPU in
    the native block loops, the prepare step, the ordered apply step and
    the rest, and its idle time (wall minus CPU); the other workers' CPU
@@ -36,7 +44,7 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
    batches (on idle cores: waiting for the GIL); all_cpu, the CPU of all
    threads, against one worker's shows what running in parallel adds
    (GIL hand-offs, caches).
-4. model (`--model` prints only this one): N workers' schedule
+5. model (`--model` prints only this one): N workers' schedule
    (benchmarks/worker_schedule.py) worked out from one worker's thread CPU:
    the ranges run_parallel hands out, each costing its blocks' share of
    the launch's work on the thread that runs it and of the ordered step
@@ -45,7 +53,7 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
    ordered chain, the ranges' grain), fair on a loaded machine; on idle
    cores the measured speed-up falls short of it by the GIL waits and
    the slower memory of two threads at once.
-5. CPU (`--cpu` prints only this one; Unix): per launch at 1 and N workers,
+6. CPU (`--cpu` prints only this one; Unix): per launch at 1 and N workers,
    taking turns, the CPU of all threads (process time) and the minor page
    faults, min and median, and the median of the pairs' N-worker / 1-worker
    CPU ratios: what running on N threads adds to one worker's work, which
@@ -55,10 +63,10 @@ It prints three tables, counters off (`stats=False`, the fast path) and on
    and the faults of the N-worker launches after the first WARM, and how
    many of them had a burst (more than 100: a fresh 2.4 MB trace buffer
    is some 600).
-6. calls (`--calls` prints only this one): Python calls (and calls into
+7. calls (`--calls` prints only this one): Python calls (and calls into
    C) per launch at 1 and N workers, on the calling thread and the others:
    what the GIL serialises, a count a loaded machine measures exactly.
-7. waits (`--waits` prints only this one; Linux): per thread of the
+8. waits (`--waits` prints only this one; Linux): per thread of the
    launch of least wall time, ms: CPU in native code and in Python, and
    the time blocked waiting for the GIL (as a native call returns, and
    elsewhere), waiting for batches to charge, and waiting for a CPU (other
@@ -574,6 +582,60 @@ def _speed_table(args) -> None:
                   f"{ours:.2f}x | {top:.2f}x | {ours / top:.2f} | {same} |")
 
 
+def _steady_table(args) -> None:
+    n = args.workers
+    rounds = max(1, args.repeats // STEADY_BLOCK * 2)
+    print(f"\nSteady state: launches back to back, as a loop of launches runs them: each round "
+          f"{STEADY_BLOCK} launches at 1 worker, then {STEADY_BLOCK} at {n}, the first {STEADY_SKIP} "
+          f"of each block dropped (they follow the other count's launches); {rounds} rounds; per "
+          f"round the ratio of the blocks' medians, and the median of those")
+    print(f"| kernel | threads | counters | 1 worker (s), median | {n} workers (s), median | "
+          f"median of the rounds' ratios |")
+    print("|---|---|---|---|---|---|")
+    for name, blocks, tpb, launch, get, want in _kernels(args):
+        for stats in (False, True):
+            for w in (1, n):
+                launch(workers=w, stats=stats)
+            got = steady_turns(lambda w: launch(workers=w, stats=stats), n, rounds)
+            med = {w: float(np.median([t for block in v for t in block])) for w, v in got.items()}
+            print(f"| {name} | {blocks * tpb:,} | {'on' if stats else 'off'} | {med[1]:.4f} | "
+                  f"{med[n]:.4f} | {steady_ratio(got, n):.2f}x |")
+
+
+# Steady state, measured apart from the paired turns: there each N-worker launch
+# follows a one-worker launch, and on our 2-core virtual machine a two-worker launch
+# with counters that follows any 11 ms in which the other core ran none of the
+# launch's threads (a one-worker launch, Python spinning, a sleep) took 7.0-7.6 ms
+# against 6.0-6.4 right after another (vecadd 1M): the pool thread's ranges ran about
+# 1.5 times as long the whole launch. One-thread work shows nothing alike (numpy
+# after 11 ms asleep or spinning: within 1%), the threads neither migrated nor blocked
+# more (2-4 voluntary switches a launch either way), and no steal time was reported.
+STEADY_BLOCK = 5          # launches per block
+STEADY_SKIP = 2           # of them dropped: the first follow the other worker count's
+
+
+def steady_turns(launch: Callable[[int], object], n: int, rounds: int,
+                 block: int = STEADY_BLOCK, skip: int = STEADY_SKIP) -> dict:
+    """Seconds of `launch(w)` back to back: each round `block` launches at
+    w = 1, then `block` at n, each block's first `skip` dropped:
+    {w: [[seconds of a block's kept launches] per round]}."""
+    got: dict = {1: [], n: []}
+    for _ in range(rounds):
+        for w in (1, n):
+            times = []
+            for _ in range(block):
+                t0 = time.perf_counter()
+                launch(w)
+                times.append(time.perf_counter() - t0)
+            got[w].append(times[skip:])
+    return got
+
+
+def steady_ratio(got: dict, n: int) -> float:
+    """The median over rounds of the 1-worker block's median / the n-worker block's."""
+    return float(np.median([np.median(a) / np.median(b) for a, b in zip(got[1], got[n])]))
+
+
 CALIBRATION_RUNS = 5     # one-worker launches the ceiling's length is taken from (the least)
 
 
@@ -638,6 +700,8 @@ def main() -> None:
                     help="print only the model of N workers' schedule from one worker's thread CPU")
     ap.add_argument("--cpu", action="store_true",
                     help="print only the CPU of all threads and the page faults per launch, 1 and N workers")
+    ap.add_argument("--steady", action="store_true",
+                    help="print only the steady state: blocks of launches back to back at 1 and N workers")
     ap.add_argument("--calls", action="store_true",
                     help="only the Python calls per launch, at 1 and N workers")
     ap.add_argument("--waits", action="store_true",
@@ -649,7 +713,9 @@ def main() -> None:
         sys.setswitchinterval(args.switch_interval / 1e3)
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     print(f"cores allowed: {cores}; load average: {os.getloadavg()}")
-    if args.serial or args.phases or args.model or args.waits or args.cpu or args.calls:
+    if args.serial or args.phases or args.model or args.waits or args.cpu or args.calls or args.steady:
+        if args.steady:
+            _steady_table(args)
         if args.cpu:
             _cpu_table(args)
         if args.calls:
@@ -664,6 +730,7 @@ def main() -> None:
             _phase_table(args)
         return
     _speed_table(args)
+    _steady_table(args)
     _serial_table(args)
     _phase_table(args)
     _model_table(args)

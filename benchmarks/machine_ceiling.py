@@ -9,6 +9,10 @@ physical core's hyperthreads, or slow both when both are busy
 (benchmarks/core_speed.py measures it). numpy's ufuncs release the GIL, so
 this work scales as far as the cores let it; gpuemu's speed-up over this
 ceiling, measured in the same spell, is what is left to the emulator.
+Its threads run their shares off the calling thread's CPU, as the pool's
+run their tasks (gpuemu/machine/thread_placement.py): woken by an Event on
+a virtual machine, they shared that CPU often enough to take the ceiling
+of our 2-core machine from 2.2x to 1.2x once gpuemu's pool no longer did.
 """
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ import threading
 import time
 
 import numpy as np
+
+from gpuemu.machine.thread_placement import OffCaller, current_cpu
 
 _N = 1 << 18          # floats per pass and thread share: 1 MB, streamed and computed on
 
@@ -35,6 +41,7 @@ class Ceiling:
         self._go = [threading.Event() for _ in range(nthreads - 1)]
         self._done = [threading.Event() for _ in range(nthreads - 1)]
         self._share = [(0, 0)] * nthreads
+        self._caller = -1                # the CPU the calling thread ran on (thread_placement)
         for i in range(nthreads - 1):
             threading.Thread(target=self._loop, args=(i,), daemon=True).start()
 
@@ -48,7 +55,8 @@ class Ceiling:
         while True:
             self._go[i].wait()
             self._go[i].clear()
-            self._work(*self._share[i + 1])
+            with OffCaller(self._caller):    # as the pool's threads run their tasks
+                self._work(*self._share[i + 1])
             self._done[i].set()
 
     def run(self, nthreads: int) -> None:
@@ -57,6 +65,7 @@ class Ceiling:
         step = total // nthreads
         self._share = [(i * step, total if i == nthreads - 1 else (i + 1) * step)
                        for i in range(nthreads)]
+        self._caller = current_cpu()
         for i in range(nthreads - 1):
             self._done[i].clear()
             self._go[i].set()

@@ -55,6 +55,20 @@ def test_the_ceiling_is_as_long_as_a_warm_launch_not_the_first_one_timed(monkeyp
     assert bench_workers.warm_seconds(launch, 5) == 2.5
 
 
+def test_the_steady_state_runs_blocks_back_to_back_and_drops_each_block_s_first_launches():
+    order = []
+    got = bench_workers.steady_turns(lambda w: order.append(w), 2, 2, block=4, skip=1)
+    assert order == [1, 1, 1, 1, 2, 2, 2, 2] * 2
+    assert [len(b) for w in (1, 2) for b in got[w]] == [3, 3, 3, 3]
+
+
+def test_the_steady_ratio_is_the_median_of_the_rounds_ratios_of_block_medians():
+    # rounds: 1-worker blocks' medians 4, 6, 9; 2-worker 2, 2, 3: ratios 2, 3, 3 -> 3
+    got = {1: [[4.0, 5.0, 3.0], [6.0, 6.0, 7.0], [9.0, 9.0, 9.0]],
+           2: [[2.0, 2.0, 2.0], [2.0, 1.0, 3.0], [3.0, 3.0, 4.0]]}
+    assert bench_workers.steady_ratio(got, 2) == 3.0
+
+
 def test_the_cpu_table_times_both_worker_counts_in_turns():
     calls = []
     got = bench_workers.cpu_of_launches(lambda **opt: calls.append(opt["workers"]), 2, 3)

@@ -10,6 +10,10 @@ ThreadPoolExecutor (a Future with its Condition per task) took about
 twice that on our machine, on the Python the GIL serialises before the
 workers start and after they end.
 
+A task carries the CPU its submitting thread ran on, and the thread that
+takes it runs it off that CPU (thread_placement.py: on a virtual machine
+Linux often wakes it there, while another CPU is idle).
+
 The threads are daemons: one waits for a task only between launches,
 never inside one (every launch waits for its tasks). A forked child has
 none of its parent's threads and starts its own (`forget`).
@@ -21,13 +25,16 @@ import queue
 import threading
 from typing import Callable, Optional
 
+from . import thread_placement
+
 
 class Task:
     """A function handed to a thread; `result` waits for it to return."""
-    __slots__ = ("fn", "error", "ended", "_done")
+    __slots__ = ("fn", "cpu", "error", "ended", "_done")
 
-    def __init__(self, fn: Callable[[], None]) -> None:
+    def __init__(self, fn: Callable[[], None], cpu: int = -1) -> None:
         self.fn = fn
+        self.cpu = cpu                     # the CPU the submitting thread ran on (-1: not known)
         self.error: Optional[BaseException] = None
         self.ended = False                 # set by the thread that runs it, once it returned
         self._done = threading.Lock()
@@ -82,20 +89,24 @@ class Threads:
             with self._lock:
                 while self.size < n:
                     self.size += 1
-                    threading.Thread(target=_serve, args=(self._inbox,), daemon=True,
+                    threading.Thread(target=_serve, args=(self._inbox, self.size - 1), daemon=True,
                                      name=f"gpuemu-block-worker-{self.size}").start()
         return self
 
     def submit(self, fn: Callable[[], None]) -> Task:
-        """Run fn on the next idle thread; its Task."""
-        task = Task(fn)
+        """Run fn on the next idle thread, off this thread's CPU; its Task."""
+        task = Task(fn, thread_placement.current_cpu())
         self._inbox.put(task)
         return task
 
 
-def _serve(inbox: queue.SimpleQueue) -> None:
+def _serve(inbox: queue.SimpleQueue, index: int) -> None:
+    """Thread `index`'s loop: the next task, run off its submitter's CPU."""
+    off_caller = thread_placement.OffCaller
     while True:
-        inbox.get().run()
+        task = inbox.get()
+        with off_caller(task.cpu):
+            task.run()
 
 
 _threads: Optional[Threads] = None

@@ -25,6 +25,7 @@ from typing import Optional
 
 import numpy as np
 
+from gpuemu import aligned_memory
 from gpuemu.jit import abi
 
 GLOBAL_BASE = 0x7F00_0000_0000
@@ -77,7 +78,11 @@ class DeviceMemory:
             tag = self._new_tag()
             if host is None:
                 try:
-                    host = np.zeros(max(int(nbytes), 1), dtype=np.uint8)[:int(nbytes)]
+                    # host bytes on a GLOBAL_ALIGN boundary, as the device address is: a
+                    # warp's 128-byte access then touches the host cache lines it would
+                    # on the GPU (numpy's own start 16 bytes past one: three 64-byte lines
+                    # for two), and two allocations never share one
+                    host = aligned_memory.zeros(int(nbytes), np.uint8, GLOBAL_ALIGN)
                 except (MemoryError, ValueError):    # (ValueError: beyond what numpy can index)
                     self._free_tags.append(tag)
                     raise MemoryError(f"out of memory allocating {int(nbytes):,} bytes of "

@@ -69,3 +69,12 @@ def test_an_allocation_may_end_exactly_at_the_end_of_the_address_range():
     mem = DeviceMemory()
     mem._next_addr = GLOBAL_END - GLOBAL_ALIGN       # one 256-byte unit left, nothing freed
     assert mem.allocate(GLOBAL_ALIGN, host=np.zeros(0, np.uint8)).address == GLOBAL_END - GLOBAL_ALIGN
+
+
+def test_an_allocation_s_host_bytes_start_on_the_device_alignment():
+    # a warp's 128-byte access then touches the host cache lines it would on the GPU
+    from gpuemu.device_memory import GLOBAL_ALIGN, DeviceMemory
+    mem = DeviceMemory()
+    for n in (1, 100, 4096, 1 << 20):
+        a = mem.allocate(n)
+        assert a.host.ctypes.data % GLOBAL_ALIGN == 0 and a.host.nbytes == n and not a.host.any()

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpuemu import aligned_memory
+
 # 128: Intel's spatial prefetcher fetches 64-byte lines in aligned pairs
 # (Intel 64 and IA-32 Architectures Optimization Reference Manual, "Data
 # Prefetching": the L2 streamer/adjacent-line prefetcher), so a neighbour
@@ -24,9 +26,4 @@ LINE = 128
 
 def zeros(shape, dtype) -> np.ndarray:
     """np.zeros(shape, dtype) on lines of its own (LINE-aligned, padded to a whole line)."""
-    dtype = np.dtype(dtype)
-    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    size = -(-max(n, 1) // LINE) * LINE
-    raw = np.zeros(size + LINE, np.uint8)
-    off = -raw.ctypes.data % LINE
-    return raw[off:off + n].view(dtype).reshape(shape)
+    return aligned_memory.zeros(shape, dtype, LINE, pad=True)

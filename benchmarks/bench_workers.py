@@ -26,8 +26,8 @@ It prints these tables, counters off (`stats=False`, the fast path) and on
    median of the rounds' ratios of the blocks' medians. In the paired turns
    of table 1 every N-worker launch follows a one-worker launch, and on our
    2-core virtual machine a two-worker launch with counters that follows
-   11 ms in which the other core ran none of its threads takes 15-20%
-   longer (steady_turns' comment).
+   11 ms in which the other core ran none of its threads takes 5-15%
+   longer (the comment above STEADY_BLOCK).
 3. serial share (`--serial` prints only this one): on one worker, what
    limits N workers on any machine, loaded or not: the share s of a
    launch's thread CPU time spent outside what the workers run in
@@ -605,11 +605,12 @@ def _steady_table(args) -> None:
 # Steady state, measured apart from the paired turns: there each N-worker launch
 # follows a one-worker launch, and on our 2-core virtual machine a two-worker launch
 # with counters that follows any 11 ms in which the other core ran none of the
-# launch's threads (a one-worker launch, Python spinning, a sleep) took 7.0-7.6 ms
-# against 6.0-6.4 right after another (vecadd 1M): the pool thread's ranges ran about
-# 1.5 times as long the whole launch. One-thread work shows nothing alike (numpy
-# after 11 ms asleep or spinning: within 1%), the threads neither migrated nor blocked
-# more (2-4 voluntary switches a launch either way), and no steal time was reported.
+# launch's threads (a one-worker launch, Python spinning, a sleep) took 6.3-7.2 ms
+# against 6.0-6.3 right after another (vecadd 1M, pool threads off the caller's CPU):
+# the pool thread's first ranges ran 1.2-1.5 times as long. numpy computing in cache
+# or streaming after 11 ms asleep or spinning: within 1-2%; a random gather over 8 MB:
+# 10% slower. The threads blocked no more (2-4 voluntary switches a launch either way)
+# and no steal time was reported.
 STEADY_BLOCK = 5          # launches per block
 STEADY_SKIP = 2           # of them dropped: the first follow the other worker count's
 
@@ -647,7 +648,7 @@ def warm_seconds(run: Callable[[], object], repeats: int) -> float:
     compiled then), so the ceiling's every turn ran 45 ms of numpy on one
     thread and 20 on two before gpuemu's launches, which then ran 17% (one
     worker) and 25% (two) slower: two workers' vecadd 1M without counters
-    read 1.70-1.73x on our 2-core machine, 1.80-1.89x with warm numpy turns."""
+    read 1.70-1.73x on our 2-core machine, 1.78-1.89x with warm numpy turns."""
     best = math.inf
     for _ in range(repeats):
         t0 = time.perf_counter()

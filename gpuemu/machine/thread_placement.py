@@ -8,9 +8,7 @@ to run on, and the woken thread then shares the launching thread's CPU
 until the load balancer moves it, some milliseconds later. Measured on our
 2-core virtual machine (vecadd 1M, counters off, two workers): the pool
 thread woke on the calling thread's CPU for whole blocks of launches, each
-then taking 2.6-3.2 ms instead of 1.3 (one worker: 2.5); a launch that
-followed 11 ms in which the other CPU ran none of the launch's threads took
-it most often (counters on: 7.0-7.6 ms against 6.0-6.4 right after another).
+then taking 2.6-3.2 ms instead of 1.3 (one worker: 2.5).
 
 So while a pool thread runs a task, its affinity leaves out the CPU the
 launching thread ran on when it handed the task out (the launching thread

@@ -89,7 +89,7 @@ class Threads:
             with self._lock:
                 while self.size < n:
                     self.size += 1
-                    threading.Thread(target=_serve, args=(self._inbox, self.size - 1), daemon=True,
+                    threading.Thread(target=_serve, args=(self._inbox,), daemon=True,
                                      name=f"gpuemu-block-worker-{self.size}").start()
         return self
 
@@ -100,8 +100,8 @@ class Threads:
         return task
 
 
-def _serve(inbox: queue.SimpleQueue, index: int) -> None:
-    """Thread `index`'s loop: the next task, run off its submitter's CPU."""
+def _serve(inbox: queue.SimpleQueue) -> None:
+    """A pool thread's loop: the next task, run off its submitter's CPU."""
     off_caller = thread_placement.OffCaller
     while True:
         task = inbox.get()

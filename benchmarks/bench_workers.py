@@ -610,7 +610,10 @@ def _steady_table(args) -> None:
 # the pool thread's first ranges ran 1.2-1.5 times as long. numpy computing in cache
 # or streaming after 11 ms asleep or spinning: within 1-2%; a random gather over 8 MB:
 # 10% slower. The threads blocked no more (2-4 voluntary switches a launch either way)
-# and no steal time was reported.
+# and no steal time was reported. It stays with both threads pinned, with a busy loop
+# keeping the pool's CPU from halting and with another run's launch in the gap: data
+# left alone 11 ms falls out of a core's caches there whatever the core did (README,
+# stop 29), and two workers refill both cores in a 6 ms launch, one worker one in 11.
 STEADY_BLOCK = 5          # launches per block
 STEADY_SKIP = 2           # of them dropped: the first follow the other worker count's
 

@@ -26,7 +26,7 @@ It prints these tables, counters off (`stats=False`, the fast path) and on
    median of the rounds' ratios of the blocks' medians. In the paired turns
    of table 1 every N-worker launch follows a one-worker launch, and on our
    2-core virtual machine a two-worker launch with counters that follows
-   11 ms in which the other core ran none of its threads takes 5-15%
+   11 ms in which the other core ran none of its threads takes 5-18%
    longer (the comment above STEADY_BLOCK).
 3. serial share (`--serial` prints only this one): on one worker, what
    limits N workers on any machine, loaded or not: the share s of a
@@ -605,15 +605,12 @@ def _steady_table(args) -> None:
 # Steady state, measured apart from the paired turns: there each N-worker launch
 # follows a one-worker launch, and on our 2-core virtual machine a two-worker launch
 # with counters that follows any 11 ms in which the other core ran none of the
-# launch's threads (a one-worker launch, Python spinning, a sleep) took 6.3-7.2 ms
-# against 6.0-6.3 right after another (vecadd 1M, pool threads off the caller's CPU):
-# the pool thread's first ranges ran 1.2-1.5 times as long. numpy computing in cache
-# or streaming after 11 ms asleep or spinning: within 1-2%; a random gather over 8 MB:
-# 10% slower. The threads blocked no more (2-4 voluntary switches a launch either way)
-# and no steal time was reported. It stays with both threads pinned, with a busy loop
-# keeping the pool's CPU from halting and with another run's launch in the gap: data
-# left alone 11 ms falls out of a core's caches there whatever the core did (README,
-# stop 29), and two workers refill both cores in a 6 ms launch, one worker one in 11.
+# launch's threads took 5-18% longer than right after another (vecadd 1M: 7.22 ms
+# against 6.13 median, one worker 2% longer). It stays with both threads pinned, with
+# a busy loop keeping the pool's CPU from halting and with another run's launch in the
+# gap: data left alone 11 ms falls out of a core's caches there whatever the core did
+# (a numpy gather over 1.5 MB: 22% slower; arithmetic in cache: not), and two workers
+# refill both cores in a 6 ms launch, one worker one core in 11 (README, stop 29).
 STEADY_BLOCK = 5          # launches per block
 STEADY_SKIP = 2           # of them dropped: the first follow the other worker count's
 

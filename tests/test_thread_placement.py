@@ -6,6 +6,8 @@ import os
 import threading
 import time
 
+import pytest
+
 from gpuemu.machine import thread_placement, worker_threads
 
 
@@ -94,9 +96,8 @@ class _Recorder:
         self.got.append("exit")
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="no affinity calls on this system")
 def test_after_a_pool_task_the_pool_thread_may_run_on_every_cpu_the_process_may():
-    if not hasattr(os, "sched_getaffinity"):
-        return                           # (no affinity calls on this system: nothing to give back)
     pool = worker_threads.threads(1)
     tid = []
     pool.submit(lambda: tid.append(threading.get_native_id())).result()

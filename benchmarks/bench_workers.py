@@ -367,8 +367,16 @@ def model_ranges(blocks: int, nworkers: int, tpb: int, stats: bool, records: int
     while (got := src.take()) is not None:
         out.append(len(got[1]))
         if stats and len(out) == 1 and records:
-            src.in_units(int(0.98 * TRACE_CAPACITY * blocks / records))
+            src.in_units(int(0.98 * block_workers.WORKER_TRACE_RECORDS * blocks / records))
     return out
+
+
+def _batches(records: int, blocks: int, capacity: int) -> Callable[[int], int]:
+    """The trace batches of a range of b blocks (of a launch of `blocks`
+    making `records` records), at `capacity` records a batch (0: none)."""
+    if not capacity:
+        return lambda b: 0
+    return lambda b: -(-b * records // (blocks * capacity))
 
 
 def _model_table(args) -> None:
@@ -389,11 +397,13 @@ def _model_table(args) -> None:
         for stats in (False, True):
             t = phase_times(k.launch, 1, args.repeats, stats=stats)
             fixed = (one["main_prepare"], one["main_apply"]) if stats else (0.0, 0.0)
-            batches = (lambda b: -(-b * records // (blocks * TRACE_CAPACITY))) if stats else (lambda b: 0)
+            # trace batches of b blocks: TRACE_CAPACITY records on one worker, WORKER_TRACE_RECORDS on N
+            one_batches = _batches(records, blocks, TRACE_CAPACITY if stats else 0)
+            batches = _batches(records, blocks, block_workers.WORKER_TRACE_RECORDS if stats else 0)
             ordered = t["main_apply"]
             rest = t["main_cpu"] - ordered
-            w = (rest - batches(blocks) * fixed[0]) / blocks
-            a = (ordered - batches(blocks) * fixed[1]) / blocks
+            w = (rest - one_batches(blocks) * fixed[0]) / blocks
+            a = (ordered - one_batches(blocks) * fixed[1]) / blocks
             ranges = model_ranges(blocks, n, tpb, stats, records)
             work = [w * b + batches(b) * fixed[0] for b in ranges]
             apply = [a * b + batches(b) * fixed[1] for b in ranges]

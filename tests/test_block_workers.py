@@ -408,6 +408,29 @@ def test_two_workers_prepare_every_batch_outside_the_ordered_step_and_keep_recor
     assert kept + at_once == names.count("prepare")
 
 
+def test_two_workers_charge_batches_of_at_most_the_workers_trace_records_and_count_what_one_worker_counts(
+        monkeypatch):
+    # a worker's batch stays in its core's L2: WORKER_TRACE_RECORDS records at most (one worker
+    # charges up to the run's TRACE_CAPACITY), each range after the first whole such batches
+    from gpuemu.machine import block_ranges, block_workers
+    from gpuemu.memory.native_batch import NativeBatch
+    k, _, _, args = _vecadd_on_workers(monkeypatch, 1 << 17)      # 12,288 records: 24 a block
+    sizes, units = [], []
+    prepare, in_units = NativeBatch.prepare, block_ranges.GuidedRanges.in_units
+    monkeypatch.setattr(NativeBatch, "prepare", lambda self, rec: sizes.append(len(rec)) or prepare(self, rec))
+    monkeypatch.setattr(block_ranges.GuidedRanges, "in_units",
+                        lambda self, blocks: units.append(blocks) or in_units(self, blocks))
+    one = k(*args, workers=1).stats
+    cap = 1000
+    monkeypatch.setattr(block_workers, "WORKER_TRACE_RECORDS", cap)
+    for _ in range(2):
+        sizes.clear()
+        units.clear()
+        assert k(*args, workers=2).stats == one
+        assert sum(sizes) == 12288 and max(sizes) <= cap and len(sizes) >= 12288 // cap
+        assert units and all(24 * u <= cap for u in units)
+
+
 @pytest.mark.parametrize("stats", [True, False])
 def test_a_kept_run_renews_its_worker_copies_for_new_arguments(stats):
     # launch_plan keeps the run between launches, the run keeps its worker copies

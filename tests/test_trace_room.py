@@ -22,8 +22,8 @@ extern "C" __global__ void k(float *out, const float *x, int n) {
 """
 
 
-def _launch(options: dict) -> tuple:
-    k = gpuemu.RawModule(code=SRC).get_function("k")
+def _launch(options: dict, k=None) -> tuple:
+    k = k or gpuemu.RawModule(code=SRC).get_function("k")
     n = 2048
     x = gpuemu.asarray(np.arange(n, dtype=np.float32))
     out = gpuemu.zeros(n, np.float32)
@@ -42,3 +42,15 @@ def test_a_launch_whose_trace_fills_counts_as_one_whose_trace_holds_it_all(monke
     monkeypatch.setattr(executor, "TRACE_CAPACITY", capacity)
     assert _launch(options) == whole
     assert "drain" in room and ("grow" in room) == (capacity == 1)
+
+
+@pytest.mark.parametrize("capacity", [1, 40])
+def test_two_workers_whose_batches_fill_count_as_one_worker_whose_trace_holds_it_all(monkeypatch, capacity):
+    # the workers' batches (block_workers.WORKER_TRACE_RECORDS) fill, or one statement needs more
+    from gpuemu.machine import block_workers
+    whole = _launch({})
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (on the workers)
+    monkeypatch.setattr(block_workers, "WORKER_TRACE_RECORDS", capacity)
+    k = gpuemu.RawModule(code=SRC).get_function("k")
+    for _ in range(3):                   # (a kept run's worker copies, renewed)
+        assert _launch({"workers": 2}, k) == whole

@@ -127,7 +127,10 @@ class _Worker:
     for each launch of it (`_renew`: fresh counters, ctx from the launch's);
     a pool thread takes or makes its own, so the calling thread starts at once.
 
-    A worker writes its whole launch's trace into one buffer: each batch
+    A worker writes its whole launch's trace into one buffer, in batches
+    of at most WORKER_TRACE_RECORDS records (sized to stay in its core's
+    L2 with their columns; a pool thread's buffer is that long, the
+    calling thread's copy writes that much of the run's): each batch
     is prepared by the native passes into a NativeBatch of the worker's
     (native_batch.NativeBatch.prepare) and applied at once where its range
     is the next in order (NativeBatch.apply: the caches, cycle sums, the
@@ -137,7 +140,8 @@ class _Worker:
     prepared it; the same buffer,
     just read by the passes, is in its core's caches (a worker that went
     on in a spare buffer while its batches waited used 2 to 6 a launch,
-    each batch's 2.4 MB written to memory no cache held). Where the
+    each batch's 2.4 MB, at 8,192 records, written to memory no cache
+    held). Where the
     native passes do not serve a batch, MemorySystem.prepare's batch
     reads the buffer until it is applied: the worker goes on in a spare
     one of its own, or a new one from record_pool (storage already
@@ -190,10 +194,10 @@ class _Worker:
         w.__dict__.pop("_merged_divergence", None)
         w.ctx[:] = start
         if w._tracing and w.trace is None:      # let go at the last launch's end (idle)
-            w.trace = run.trace if lend else _new_trace(run.trace)
+            w.trace = run.trace if lend else _new_trace(run.trace, trace_records(run.trace))
             self.native = self.natives.pop() if self.natives else None
         if w.trace is not None:
-            w.ctx[abi.C_TRACE], w.ctx[abi.C_TRACE_CAP] = w.trace.ctypes.data, len(w.trace)
+            w.ctx[abi.C_TRACE], w.ctx[abi.C_TRACE_CAP] = w.trace.ctypes.data, trace_records(w.trace)
         w.ctx[abi.C_COUNTERS] = w.counters.ctypes.data
         w.ctx[abi.C_STORE_ORDER] = w.store_order.ctypes.data
         warp_bank_counts.for_run(w)           # its own shared-request counts, not the launch's
@@ -251,7 +255,7 @@ class _Worker:
                 except IndexError:
                     nxt = self.native = None
                 if nxt is None or len(nxt) != len(buf):
-                    nxt = _new_trace(buf)
+                    nxt = _new_trace(buf, len(buf))     # (the ctx's capacity holds)
                     self.native = self.natives.pop() if self.natives else None
                 w.trace = nxt
                 ctx[abi.C_TRACE] = nxt.ctypes.data
@@ -308,10 +312,28 @@ LAST = "_worker_last"     # a run's last traced launch on workers: its sums, its
 NATIVES_KEPT = 6          # NativeBatches a kept copy holds on to (without their buffers)
 
 
-def _new_trace(like: np.ndarray) -> np.ndarray:
-    """A trace buffer of `like`'s length and records, from record_pool
-    (storage already mapped, when the pool has it)."""
-    return record_pool.records(len(like), like.dtype.itemsize, np.uint8).view(like.dtype)[:, 0]
+# A parallel traced launch's workers charge their traces in batches of at
+# most this many records (executor.TRACE_CAPACITY, 8192, on one worker):
+# a batch's records (296 bytes each) and its NativeBatch's columns (about
+# 100) then stay in the core's L2 (2 MB a core on our machine) from the
+# native code that writes them through prepare and apply. Measured on our
+# 2-core machine, vecadd 1M with counters, one worker against two in
+# paired turns: 1.70x/1.70x/1.70x at 4096 and 3584, 1.64x at 5120 and
+# 2560, 1.59x-1.62x at 8192 (the transpose 1.75x at 4096 and 8192). Each
+# range is a whole number of batches (GuidedRanges.in_units), so smaller
+# batches are more ranges, each with its fixed part.
+WORKER_TRACE_RECORDS = 4096
+
+
+def trace_records(trace: np.ndarray) -> int:
+    """Records a worker's batch holds in `trace` (WORKER_TRACE_RECORDS at most)."""
+    return min(len(trace), WORKER_TRACE_RECORDS)
+
+
+def _new_trace(like: np.ndarray, n: int) -> np.ndarray:
+    """A trace buffer of `n` of `like`'s records, from record_pool (storage
+    already mapped, when the pool has it)."""
+    return record_pool.records(n, like.dtype.itemsize, np.uint8).view(like.dtype)[:, 0]
 
 
 def _take(run, start: np.ndarray, lend: bool = False) -> _Worker:
@@ -489,7 +511,7 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
             source.close()      # every lower batch is already taken: the rest need not run
         elif wk.records:        # ranges of whole trace buffers from now on (2% spare:
             # blocks differ a little), so each range's last batch is about full
-            source.in_units(int(0.98 * len(wk.run.trace) * len(blocks) / wk.records))
+            source.in_units(int(0.98 * int(wk.run.ctx[abi.C_TRACE_CAP]) * len(blocks) / wk.records))
         charge.put(seq, len(blocks), res, wk, wk.held)
 
     def loop(mine: bool = False) -> None:

@@ -43,6 +43,20 @@ def _spelling(toks: list, names: dict) -> list:
             for t in toks]
 
 
+def _member_def_of(md, body) -> bool:
+    """Whether templated member definition `md` (`template <class U> const
+    int S<U *>::n`) is one of `body`'s (the class template, or a partial
+    specialisation): as many parameters, and its arguments those of body
+    (the template's parameters in order; a specialisation's arguments)
+    with the parameters renamed."""
+    if len(md.params) != len(body.params):
+        return False
+    names = {p.name: q.name for p, q in zip(md.params, body.params)}
+    own = [[(p.name, [])] for p in body.params] if body.args is None else \
+        [_spelling(a, {}) for a in body.args]
+    return [_spelling(a, names) for a in md.args] == own
+
+
 def _renamed(toks: list, names: dict) -> list:
     """toks with the template parameters renamed by `names`, also inside
     template-ids' arguments."""
@@ -83,6 +97,28 @@ class ClassTemplates:
         self.of_type: dict = {}         # StructType -> (ClassTemplateDef, argument values)
         self.pending: dict = {}         # member function's FuncInfo -> the scope binding its parameters
         self.parsed: dict = {}          # id(partial specialisation) -> its argument patterns
+        for ctd in self.defs.values():
+            self.check_member_defs(ctd)
+
+    def check_member_defs(self, ctd) -> None:
+        """Each templated definition of a static data member outside its class
+        (`template <class U> const int S<U *>::n = 1;`) is one of the class
+        template's or of one of its partial specialisations, by its parameter
+        and argument lists ([temp.class.spec.mfunc]); nvcc: "template argument
+        list must match the parameter list", "too many template parameters --
+        does not match previous declaration" (else it was never used)."""
+        bodies = [ctd] + [sp for sp in ctd.specialisations if sp.params]
+        for md in ctd.member_defs:
+            if not md.params or any(_member_def_of(md, body) for body in bodies):
+                continue
+            tok = md.named or md.tok
+            loc = self.ck.pp.loc(tok.line, tok.column, str(tok))
+            named = f"{ctd.name}<{', '.join(_words(a) for a in md.args)}>::{md.member}"
+            if all(len(md.params) != len(body.params) for body in bodies):
+                raise self.ck.error(f"'{named}' has {len(md.params)} template parameters, and neither class "
+                                    f"template '{ctd.name}' nor a partial specialisation of it has as many", loc)
+            raise self.ck.error(f"the template argument list of '{named}' matches neither the parameter list "
+                                f"of class template '{ctd.name}' nor a partial specialisation of it", loc)
 
     def struct_type(self, o: A.TypedefName, scope_lookup) -> ir.StructType:
         """The instance a template-id names (`Arr<float, 4>`), made the first time."""
@@ -208,12 +244,8 @@ class ClassTemplates:
                 if self.spec_name(self.defs[body.name], md) == canon:
                     inits[md.member] = (md.toks, True)
                 continue
-            if md.member in inits or len(md.params) != len(body.params):
-                continue
-            names = {p.name: q.name for p, q in zip(md.params, body.params)}
-            own = [[(p.name, [])] for p in body.params] if body.args is None else \
-                [_spelling(a, {}) for a in body.args]
-            if [_spelling(a, names) for a in md.args] == own:
+            if md.member not in inits and _member_def_of(md, body):
+                names = {p.name: q.name for p, q in zip(md.params, body.params)}
                 inits[md.member] = (_renamed(md.toks, names), False)
         return inits
 

@@ -104,6 +104,7 @@ class ClassTemplateDef:
     # `member` its name, `args` the class's arguments and `toks` the initialiser
     member_defs: list = field(default_factory=list)
     member: str = ""
+    named: Optional[Token] = None     # a member definition's class name (`S` of `S<U *>::n`)
 
 
 @dataclass
@@ -542,7 +543,8 @@ class _Rewriter:
         close = toks[m - 1]
         args = toks[c + 2:m - 1] + ([_new("RELOP", ">", close)] if str(close) == ">>" else [])
         rw.classes[str(toks[c])].member_defs.append(
-            ClassTemplateDef(str(toks[c]), params, toks[m + 2:end], at, args, member=str(toks[m])[2:]))
+            ClassTemplateDef(str(toks[c]), params, toks[m + 2:end], at, args, member=str(toks[m])[2:],
+                             named=toks[c]))
         return end
 
     def class_template(self, toks: list, start: int, params: list, at: Token, rw: Rewritten) -> int:

@@ -148,7 +148,8 @@ class Patterns:
         self.names = {p.name: p for p in sp.params}
 
     def unsupported(self, toks: list):
-        words = " ".join(str(x) for x in toks)
+        from .class_templates import _words
+        words = _words(toks)
         return self.cts.ck.error(f"this form of partial specialisation argument ('{words}') is not supported "
                                  f"(T, const T *, T **, T[N], a class template's instance W<T>, or a fixed type "
                                  f"or value)", self.loc)
@@ -174,6 +175,20 @@ class Patterns:
             return Param(p.name)
         return self.type(toks)
 
+    def default(self, prm, w, whole: list):
+        """The pattern of W's parameter prm left out of `W<T>`: its default
+        argument (W<T> stands for W<T, 2> where W is `template <class T, int N
+        = 2>`, so it does not match W<int, 3>). A default naming W's other
+        parameters is not supported here."""
+        if not prm.default:
+            from .class_templates import _words
+            raise self.cts.ck.error(f"too few template arguments for class template '{w.name}' in "
+                                    f"'{_words(whole)}'", self.loc)
+        from .class_templates import _mentions
+        if _mentions(prm.default, {p.name for p in w.params}):
+            raise self.unsupported(whole)
+        return self.fixed(prm, prm.default, w)
+
     def type(self, toks: list) -> Ty:
         """`cv head cv (* cv)* ([N])*`, head a type parameter, a class
         template's instance or fixed type words."""
@@ -197,7 +212,8 @@ class Patterns:
             w = self.cts.defs[word]
             if len(targs) > len(w.params):
                 raise self.unsupported(toks)
-            node = ("inst", word, tuple(self.argument(p, a, w) for p, a in zip(w.params, targs)), None)
+            node = ("inst", word, tuple(self.argument(p, a, w) for p, a in zip(w.params, targs))
+                    + tuple(self.default(p, w, toks) for p in w.params[len(targs):]), None)
         else:
             from .class_templates import _mentions
             if _mentions(head, self.names):

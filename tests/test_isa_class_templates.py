@@ -388,6 +388,32 @@ def test_a_partial_specialisation_for_a_class_template_instance_deduces_its_argu
     assert list(run(src, tmp_path)) == [42] * 4
 
 
+DEFAULTED = """
+template <class T, int N = 2> struct W { T v[N]; };
+template <class T> struct S { static const int n = 1; };
+template <class T> struct S<W<T> > { static const int n = sizeof(T) * 10; };
+"""
+
+
+def test_a_class_template_instance_pattern_takes_the_default_of_an_argument_it_leaves_out(tmp_path):
+    # S<W<T> > is S<W<T, 2> >: W<int, 3> is no instance of it (nvcc: 12040)
+    src = DEFAULTED + "__global__ void k(int *o) {\n" \
+                      "  o[threadIdx.x] = S<W<short> >::n * 100 + S<W<int, 2> >::n + S<W<int, 3> >::n * 10000; }\n"
+    assert list(run(src, tmp_path)) == [12040] * 4
+
+
+def test_a_class_template_instance_pattern_leaving_out_an_argument_without_default_is_refused(tmp_path):
+    src = "template <class T, int N> struct W { T v[N]; };\n" + DEFAULTED.split("\n", 2)[2] + \
+          "__global__ void k(int *o) { o[threadIdx.x] = S<W<int, 2> >::n; }\n"
+    assert refused(src, tmp_path) == "too few template arguments for class template 'W' in 'W<T>'"
+
+
+def test_a_class_template_instance_pattern_whose_left_out_default_names_a_parameter_is_not_supported():
+    src = "template <class T, int N = sizeof(T)> struct W { T v[N]; };\n" + DEFAULTED.split("\n", 2)[2] + \
+          "__global__ void k(int *o) { o[threadIdx.x] = S<W<int> >::n; }\n"
+    assert "this form of partial specialisation argument ('W<T>') is not supported" in compile_error(src).message
+
+
 def test_an_explicit_specialisation_beats_a_partial_one(tmp_path):
     src = PARTIAL + "__global__ void k(int *o) { o[threadIdx.x] = S<char>::n; }\n"
     assert list(run(src, tmp_path)) == [5] * 4
@@ -583,6 +609,33 @@ def test_a_class_template_static_member_initialised_in_and_outside_its_class_is_
           "__global__ void k(int *o) { o[threadIdx.x] = A<char>::n; }\n"
     assert refused(src, tmp_path).startswith("static data member 'n' has already been initialised in its class")
     assert (compile_error(src).line, compile_error(src).col) == (2, 40)
+
+
+def test_a_static_member_definition_for_a_partial_specialisation_never_declared_is_refused(tmp_path):
+    # nvcc: template argument list must match the parameter list (also where no launch uses S)
+    src = "template <class T> struct S { static const int n; };\n" \
+          "template <class U> const int S<U *>::n = 1;\n" \
+          "__global__ void k(int *o) { o[threadIdx.x] = 2; }\n"
+    assert refused(src, tmp_path) == ("the template argument list of 'S<U *>::n' matches neither the parameter "
+                                      "list of class template 'S' nor a partial specialisation of it")
+    assert (compile_error(src).line, compile_error(src).col) == (2, 30)
+
+
+def test_a_static_member_definition_with_more_template_parameters_than_its_class_is_refused(tmp_path):
+    # nvcc: too many template parameters -- does not match previous declaration
+    src = "template <class T> struct S { static const int n; };\n" \
+          "template <class U, class V> const int S<U>::n = 1;\n" \
+          "__global__ void k(int *o) { o[threadIdx.x] = 2; }\n"
+    assert refused(src, tmp_path).startswith("'S<U>::n' has 2 template parameters, and neither class template 'S'")
+
+
+def test_a_static_member_definition_of_a_declared_partial_specialisation_is_taken(tmp_path):
+    src = "template <class T> struct S { static const int n; };\n" \
+          "template <class T> struct S<T *> { static const int n; };\n" \
+          "template <class U> const int S<U>::n = 1;\n" \
+          "template <class U> const int S<U *>::n = 2;\n" \
+          "__global__ void k(int *o) { o[threadIdx.x] = S<int>::n * 10 + S<int *>::n; }\n"
+    assert list(run(src, tmp_path)) == [12] * 4
 
 
 def test_an_assignment_to_a_class_template_static_member_is_no_definition(tmp_path):

@@ -100,10 +100,17 @@ def test_at_least_makes_even_ranges_larger():
     assert [len(r) for _, r in _all(g)] == [1000, 1000, 1000, 968]
 
 
-@pytest.mark.parametrize("unit,size", [(341, 341), (100, 100), (60, 120), (40, 120), (5000, 4096)])
-def test_even_ranges_in_units_are_the_nearest_whole_multiple(unit, size):
-    # 1/32 of 4096 blocks is 128: 341 -> one unit; 60 -> two; 40 -> three;
+@pytest.mark.parametrize("unit,size", [(341, 341), (100, 100), (60, 60), (40, 40), (5000, 4096)])
+def test_even_ranges_in_units_are_one_unit(unit, size):
+    # one batch a range, however far from 1/32 of the grid (128 of 4096 blocks) it is;
     # a unit beyond the grid -> the grid
     g = GuidedRanges(0, 4096, 2, 256, even=True)
     g.in_units(unit)
     assert len(g.take()[1]) == size
+
+
+def test_even_ranges_in_units_are_the_fewest_whole_units_at_least_asks_for():
+    g = GuidedRanges(0, 4096, 2, 256, even=True)
+    g.at_least(190)
+    g.in_units(40)
+    assert len(g.take()[1]) == 200

@@ -18,6 +18,8 @@ during instantiation of ..." does.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from . import ast as A
 from . import ir
 from .diagnostics import CompileError
@@ -43,18 +45,19 @@ def _spelling(toks: list, names: dict) -> list:
             for t in toks]
 
 
-def _member_def_of(md, body) -> bool:
-    """Whether templated member definition `md` (`template <class U> const
+def _member_def_of(md, body) -> Optional[dict]:
+    """Where templated member definition `md` (`template <class U> const
     int S<U *>::n`) is one of `body`'s (the class template, or a partial
     specialisation): as many parameters, and its arguments those of body
     (the template's parameters in order; a specialisation's arguments)
-    with the parameters renamed."""
+    with the parameters renamed, the renaming (md's names -> body's);
+    else None."""
     if len(md.params) != len(body.params):
-        return False
+        return None
     names = {p.name: q.name for p, q in zip(md.params, body.params)}
     own = [[(p.name, [])] for p in body.params] if body.args is None else \
         [_spelling(a, {}) for a in body.args]
-    return [_spelling(a, names) for a in md.args] == own
+    return names if [_spelling(a, names) for a in md.args] == own else None
 
 
 def _renamed(toks: list, names: dict) -> list:
@@ -109,7 +112,7 @@ class ClassTemplates:
         does not match previous declaration" (else it was never used)."""
         bodies = [ctd] + [sp for sp in ctd.specialisations if sp.params]
         for md in ctd.member_defs:
-            if not md.params or any(_member_def_of(md, body) for body in bodies):
+            if not md.params or any(_member_def_of(md, body) is not None for body in bodies):
                 continue
             tok = md.named or md.tok
             loc = self.ck.pp.loc(tok.line, tok.column, str(tok))
@@ -244,8 +247,8 @@ class ClassTemplates:
                 if self.spec_name(self.defs[body.name], md) == canon:
                     inits[md.member] = (md.toks, True)
                 continue
-            if md.member not in inits and _member_def_of(md, body):
-                names = {p.name: q.name for p, q in zip(md.params, body.params)}
+            names = None if md.member in inits else _member_def_of(md, body)
+            if names is not None:
                 inits[md.member] = (_renamed(md.toks, names), False)
         return inits
 

@@ -13,8 +13,8 @@ other at most about the last range: 1/128 of a two-worker launch; a range
 costs one native call, some microseconds, so the few more ranges cost
 nothing that shows). With counters on, a
 range's trace goes to the memory model in batches of at most a trace
-buffer, and each batch has a fixed cost besides its requests (about 0.5 ms
-on our machine), while a range's last batch is seldom full: once a finished
+buffer, and each batch has a fixed cost besides its requests (its Python,
+the native chain's set-up), while a range's last batch is seldom full: once a finished
 range has told the records per block, `GuidedRanges.in_units` makes every
 range one worker batch of records (block_workers.WORKER_TRACE_RECORDS), so
 the launch charges about as many batches as it has ranges, and a batch

@@ -318,10 +318,11 @@ NATIVES_KEPT = 6          # NativeBatches a kept copy holds on to (without their
 # 100) then stay in the core's L2 (2 MB a core on our machine) from the
 # native code that writes them through prepare and apply. Measured on our
 # 2-core machine, vecadd 1M with counters, one worker against two in
-# paired turns: 1.70x/1.70x/1.70x at 4096 and 3584, 1.64x at 5120 and
-# 2560, 1.59x-1.62x at 8192 (the transpose 1.75x at 4096 and 8192). Each
-# range is a whole number of batches (GuidedRanges.in_units), so smaller
-# batches are more ranges, each with its fixed part.
+# paired turns (two kernels of one process taking turns): 1.67x-1.71x at
+# 4096, 1.71x at 3584, 1.64x at 5120 and 2560, 1.59x-1.63x at 8192 (the
+# transpose 1.75x at 4096, 1.74x at 8192). Each range is one batch
+# (GuidedRanges.in_units), so smaller batches are more ranges, each with
+# its fixed part: back to back, vecadd's 3-5% slower than at 8192.
 WORKER_TRACE_RECORDS = 4096
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from conftest import PROGRAMS
 from gpuemu import manifest as mf
+from gpuemu.machine import block_workers
 from gpuemu.memory import warp_bank_counts as wbc
 from gpuemu.memory.memory_system import MemorySystem
 from gpuemu.memory.native_batch import NativeBatch
@@ -258,6 +259,7 @@ def test_kept_worker_copies_count_a_second_launch_into_their_own_states(monkeypa
         lau = k((n // 16, n // 16), (16, 16), (a, a, c, np.int32(n), np.int32(n), np.int32(n)), **options)
         assert np.allclose(c, a @ a, rtol=1e-5)
         return lau.stats, lau.stats_by_line
+    monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (small: on the workers)
     monkeypatch.setattr(MemorySystem, "native", False)
     want = launch()
     monkeypatch.setattr(MemorySystem, "native", True)

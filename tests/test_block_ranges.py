@@ -48,21 +48,6 @@ def test_guided_ranges_hand_out_the_rule_s_ranges_numbered_in_order(total, worke
     assert [r for _, r in got] == list(block_ranges(total, workers, tpb))
 
 
-def test_at_least_raises_the_smallest_range_but_not_the_last():
-    g = GuidedRanges(0, 4096, 2, 256)
-    first = g.take()[1]
-    g.at_least(500)
-    sizes = [len(r) for _, r in _all(g)]
-    assert len(first) == 1024 and sizes[:2] == [768, 576]
-    assert min(sizes[:-1]) == 500 and sum(sizes) == 4096 - 1024
-
-
-def test_at_least_stops_at_the_largest_range():
-    g = GuidedRanges(0, 100000, 2, 1024)          # at most 1024 blocks of 1024 threads
-    g.at_least(5000)
-    assert {len(r) for _, r in _all(g)} == {1024, 100000 % 1024}
-
-
 def test_a_closed_source_hands_out_nothing_more():
     g = GuidedRanges(10, 20, 2, 32)
     assert g.take() == (0, range(10, 13))
@@ -93,13 +78,6 @@ def test_even_ranges_are_all_the_smallest_size_but_the_last():
     assert sizes == [129] * 31 + [4100 - 129 * 31]
 
 
-def test_at_least_makes_even_ranges_larger():
-    g = GuidedRanges(0, 4096, 2, 256, even=True)
-    assert len(g.take()[1]) == 128
-    g.at_least(1000)
-    assert [len(r) for _, r in _all(g)] == [1000, 1000, 1000, 968]
-
-
 @pytest.mark.parametrize("unit,size", [(341, 341), (100, 100), (60, 60), (40, 40), (5000, 4096)])
 def test_even_ranges_in_units_are_one_unit(unit, size):
     # one batch a range, however far from 1/32 of the grid (128 of 4096 blocks) it is;
@@ -107,10 +85,3 @@ def test_even_ranges_in_units_are_one_unit(unit, size):
     g = GuidedRanges(0, 4096, 2, 256, even=True)
     g.in_units(unit)
     assert len(g.take()[1]) == size
-
-
-def test_even_ranges_in_units_are_the_fewest_whole_units_at_least_asks_for():
-    g = GuidedRanges(0, 4096, 2, 256, even=True)
-    g.at_least(190)
-    g.in_units(40)
-    assert len(g.take()[1]) == 200

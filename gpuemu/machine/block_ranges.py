@@ -74,8 +74,8 @@ def block_ranges(total: int, nworkers: int, threads_per_block: int) -> tuple:
 class GuidedRanges:
     """Hands out the ranges of blocks lo..hi-1 in order, to several threads:
     `take` gives (sequence number, range) or None when none is left. `even`:
-    every range the smallest size (1/(16N) of the grid, or as `at_least` raises it);
-    else guided, at least 1/(64N) of the grid."""
+    every range the same size (1/(16N) of the grid, or one unit once
+    `in_units` sets it); else guided, at least 1/(64N) of the grid."""
 
     def __init__(self, lo: int, hi: int, nworkers: int, threads_per_block: int,
                  even: bool = False) -> None:
@@ -85,8 +85,7 @@ class GuidedRanges:
         self._most = _most(threads_per_block)
         parts = EVEN_PARTS if even else GUIDED_PARTS
         self._least = max(1, -(-(hi - lo) // (parts * self._n)))
-        self._unit = 0          # in_units: ranges are multiples of this many blocks
-        self._raised = 0        # at_least's smallest size
+        self._unit = 0          # in_units: even ranges are this many blocks
         self._seq = 0
         self._closed = False
         self._lock = threading.Lock()
@@ -103,10 +102,7 @@ class GuidedRanges:
                 self._closed = True
                 return None
             if self._even:
-                per = self._least
-                if self._unit:          # whole batches: one, or as many as at_least asks
-                    per = max(1, -(-self._raised // self._unit)) * self._unit
-                per = min(per, self._most)
+                per = min(self._unit or self._least, self._most)
             else:
                 per = _guided(self._hi - self._lo, self._n, self._least, self._most)
             r = range(self._lo, min(self._lo + per, self._hi))
@@ -114,17 +110,9 @@ class GuidedRanges:
             self._seq += 1
             return self._seq - 1, r
 
-    def at_least(self, blocks: int) -> None:
-        """No range (but the last) smaller than `blocks` from now on (at most
-        the largest a range may be)."""
-        with self._lock:
-            self._least = min(max(self._least, int(blocks)), self._most)
-            self._raised = self._least
-
     def in_units(self, blocks: int) -> None:
         """Even ranges from now on are `blocks` long (those that fill a
-        worker's batch), or the fewest whole multiples of it that at_least
-        asks for, at most the largest a range may be."""
+        worker's batch), at most the largest a range may be."""
         with self._lock:
             self._unit = max(1, int(blocks))
 

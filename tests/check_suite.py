@@ -314,6 +314,17 @@ extern "C" __global__ void k(volatile int* flag) {
         while (flag[0] == 0) { }  // BUG
     }
 }""", 1, 64, lambda: (i32(1, 0),), "deadlock", options={"budget": 20000, "stats": False}),
+    Case("plain_shared_read_of_a_volatile_flag_write_between_warps", r"""
+extern "C" __global__ void k(int* out) {
+    __shared__ int flag;
+    if (threadIdx.x == 0) flag = 0;
+    __syncthreads();
+    if (threadIdx.x == 32) {
+        ((volatile int*)&flag)[0] = 7;  // BUG
+    } else if (threadIdx.x == 0) {
+        out[0] = flag;  // OTHER
+    }
+}""", 1, 64, lambda: (i32(1, 0),), "race"),
 ]
 
 def _unmarked(name: str) -> str:
@@ -455,6 +466,18 @@ extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
         out[0] = data[0];
     }
 }""", 1, 64, lambda: (i32(1, 0), i32(1, 0), i32(1, 0)), options={"budget": 200000}),
+    Case("volatile_shared_flag_between_warps", r"""
+extern "C" __global__ void k(int* out) {
+    __shared__ volatile int flag;
+    if (threadIdx.x == 0) flag = 0;
+    __syncthreads();
+    if (threadIdx.x == 32) {
+        flag = 7;
+    } else if (threadIdx.x == 0) {
+        while (flag == 0) { }
+        out[0] = flag;
+    }
+}""", 1, 64, lambda: (i32(1, 0),), options={"budget": 200000}),
     Case("global_atomic_counter", r"""
 extern "C" __global__ void k(unsigned* count, int* slots) {
     unsigned i = atomicAdd(count, 1u);

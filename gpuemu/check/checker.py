@@ -47,6 +47,14 @@ class Checker:
         self.memory, self.params = memory, params
         self.its = bool(getattr(preset, "independent_thread_scheduling", True))
         self.tables = InstrTables.of(meta.instrs)
+        # atomics and volatile loads and stores are strong, in global and in
+        # shared memory (PTX ISA, "volatile Operation": a volatile operation is
+        # a relaxed one of system scope), `atomic` in these Rows: two strong
+        # accesses never race
+        vol = np.zeros(len(self.tables.line), bool)
+        vol[[i.id for i in meta.instrs if i.volatile]] = True
+        t = self.tables
+        self.strong_tables = InstrTables(t.line, t.write, t.read, t.atomic | vol, t.size)
         self.unit = {s: granule(meta.instrs, s) for s in ("shared", "local", "global")}
         self.tpb = shape.threads_per_block
         self.seq = 0
@@ -67,12 +75,6 @@ class Checker:
         self.global_recs: list = []     # (global records, their seq) of the chunk
         self.global_n = 0               # ... and their rows
         self.fences: list = []          # (blocks, seqs) of the __threadfence records so far
-        # global accesses: atomics and volatile loads and stores are strong
-        # (PTX ld/st.volatile are relaxed sys-scope accesses), `atomic` in Rows
-        vol = np.zeros(len(self.tables.line), bool)
-        vol[[i.id for i in meta.instrs if i.volatile]] = True
-        t = self.tables
-        self.gtables = InstrTables(t.line, t.write, t.read, t.atomic | vol, t.size)
         self.gshadow = GlobalShadow(memory) if "initcheck" in tools else None
         self.races: dict = {}
         self.uninit_wait: list = []     # Rows of global uninitialised reads the chunk's races may explain
@@ -91,12 +93,12 @@ class Checker:
     def _scanners(self, meta, shape) -> dict:
         """{space: (block_scan tables, shadow)} of the spaces
         block_scan judges (none where the kernel has too many lines)."""
-        t = self.tables
-        if len(np.unique(t.line)) > MAX_LINES:
+        if len(np.unique(self.tables.line)) > MAX_LINES:
             return {}
         out = {}
         for space, (race, _) in self.block_tools.items():
             unit = self.unit[space]
+            t = self._tables_of(space)
             tab = block_scan.tables(t.line, t.write, t.read, t.atomic, t.size, unit)
             if space == "shared":
                 nbytes = max(getattr(meta, "dynamic_offset", 0) + getattr(shape, "shared_dynamic", 0),
@@ -239,13 +241,18 @@ class Checker:
         """The Rows of `space` in _judge_records' parts (None: no access)."""
         recs = np.concatenate([p[0] if len(p) == 2 else p[0][p[1]] for p in parts])
         mine = np.flatnonzero(recs["space"] == SPACE_CODES[space])
-        return decode(recs[mine], seq[mine], self.tables, {space: self.unit[space]}).get(space)
+        return decode(recs[mine], seq[mine], self._tables_of(space), {space: self.unit[space]}).get(space)
+
+    def _tables_of(self, space: str) -> InstrTables:
+        """The instruction tables `space`'s records are judged by: volatile
+        accesses strong in shared memory (local memory has no other thread)."""
+        return self.strong_tables if space == "shared" else self.tables
 
     def _global_records(self, grec: np.ndarray, seq: np.ndarray) -> None:
         """A batch's global records: initcheck now, races per chunk."""
         unit = self.unit["global"]
         if self.gshadow:
-            g = decode(grec, seq, self.gtables, {"global": unit}).get("global")
+            g = decode(grec, seq, self.strong_tables, {"global": unit}).get("global")
             if g is not None:
                 self._global_init(g)
         if "race" in self.tools:
@@ -317,14 +324,14 @@ class Checker:
         # before), and records that touch none of them are not decoded
         unit = self.unit["global"]
         wr = np.flatnonzero(self.tables.write[recs["instr"]])
-        w = decode(recs[wr], seq[wr], self.gtables, {"global": unit}).get("global")
+        w = decode(recs[wr], seq[wr], self.strong_tables, {"global": unit}).get("global")
         if w is None:
             self._pending_uninit()
             return
         wu = distinct(w.unit)
         lo, hi = accesses.unit_span(recs, self.tables, unit)
         near = np.flatnonzero((hi >= wu[0]) & (lo <= wu[-1]))
-        rows = decode(recs[near], seq[near], self.gtables, {"global": unit}).get("global")
+        rows = decode(recs[near], seq[near], self.strong_tables, {"global": unit}).get("global")
         if rows is None:
             self._pending_uninit()
             return

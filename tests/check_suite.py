@@ -39,6 +39,26 @@ def f32(n):
     return np.arange(n, dtype=np.float32)
 
 
+# warp 0 hands shared data to warp 1 behind a block-scope fence and a volatile
+# flag (PTX memory model: release pattern, then the flag's read observes it)
+SHARED_HANDOVER = r"""
+extern "C" __global__ void k(int* out) {
+    __shared__ volatile int flag;
+    __shared__ int buf[32];
+    int lane = threadIdx.x % 32;
+    if (threadIdx.x == 0) flag = 0;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        buf[lane] = lane * 7;  // BUG
+        __threadfence_block();
+        if (lane == 0) flag = 1;
+    } else {
+        while (flag == 0) { }
+        out[lane] = buf[lane];  // OTHER
+    }
+}"""
+
+
 BUGGY = [
     Case("shared_missing_barrier", r"""
 extern "C" __global__ void k(const int* in, int* out) {
@@ -325,6 +345,23 @@ extern "C" __global__ void k(int* out) {
         out[0] = flag;  // OTHER
     }
 }""", 1, 64, lambda: (i32(1, 0),), "race"),
+    Case("shared_data_handed_between_warps_with_no_fence_before_the_flag",
+         SHARED_HANDOVER.replace("        __threadfence_block();\n", ""), 1, 64, lambda: (i32(32, 0),), "race",
+         options={"budget": 200000}),
+    Case("block_fence_orders_nothing_across_blocks", r"""
+extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
+    if (blockIdx.x == 0) {
+        if (threadIdx.x == 0) {
+            data[0] = 42;  // BUG
+            __threadfence_block();
+            flag[0] = 1;
+        }
+    } else if (threadIdx.x == 0) {
+        while (flag[0] == 0) { }
+        __threadfence();
+        out[0] = data[0];  // OTHER
+    }
+}""", 2, 32, lambda: (i32(1, 0), i32(1, 0), i32(1, 0)), "race"),
 ]
 
 def _unmarked(name: str) -> str:
@@ -478,6 +515,8 @@ extern "C" __global__ void k(int* out) {
         out[0] = flag;
     }
 }""", 1, 64, lambda: (i32(1, 0),), options={"budget": 200000}),
+    Case("shared_data_handed_between_warps_behind_a_block_fence_and_a_volatile_flag", SHARED_HANDOVER,
+         1, 64, lambda: (i32(32, 0),), options={"budget": 200000}),
     Case("global_atomic_counter", r"""
 extern "C" __global__ void k(unsigned* count, int* slots) {
     unsigned i = atomicAdd(count, 1u);

@@ -73,7 +73,7 @@ def test_a_race_between_warps_of_a_block_advises_a_barrier():
         o[threadIdx.x] = s[63 - threadIdx.x];
     }"""
     f = launch(src, "k", 1, 64, np.zeros(64, np.int32), check=["race"]).findings[0]
-    assert f.message.endswith("(one barrier interval); add a __syncthreads() between them")
+    assert "(one barrier interval); add a __syncthreads() between them, or a __threadfence_block()" in f.message
 
 
 def test_a_block_that_waits_on_a_flag_another_block_sets_with_no_release_before_it_checks_clean():

@@ -71,6 +71,22 @@ class Checker:
         # blocks parked while others ran (machine/resident_blocks.py): block ->
         # ([(records, seq)], spaces) of its shared and local records, judged at block_done
         self.held: dict = {}
+        n = len(self.tables.line)
+        self.sync_op = np.full(n, "", dtype=object)     # per MemInstr id: "shfl", "threadfence", ...
+        for i in meta.instrs:
+            if sync_op(i.op) is not None:
+                self.sync_op[i.id] = sync_op(i.op)
+        ops = self.sync_op.astype(str)
+        # a device-wide fence orders global accesses across blocks; a fence of any
+        # scope (__threadfence_block too) orders a warp's shared accesses for its block
+        self.is_fence = np.isin(ops, ("threadfence", "threadfence_system"))
+        self.is_any_fence = np.char.startswith(ops, "threadfence")
+        st = self.strong_tables
+        # message passing between a block's warps through shared memory (a fence,
+        # then a strong shared write) is judged on the numpy path (_shared_ordering)
+        self.shared_mp = bool("race" in tools and self.is_any_fence.any() and any(
+            i.space in ("shared", "generic") and st.write[i.id] and st.atomic[i.id] for i in meta.instrs))
+        self.warp_fences: list = []     # (blocks, warps, seqs) of the fence records so far (shared_mp)
         self.scan = self._scanners(meta, shape)
         self.global_recs: list = []     # (global records, their seq) of the chunk
         self.global_n = 0               # ... and their rows
@@ -80,14 +96,8 @@ class Checker:
         self.uninit_wait: list = []     # Rows of global uninitialised reads the chunk's races may explain
         self.uninit: dict = {}
         self.warp_sync: dict = {}
-        n = len(self.tables.line)
-        self.sync_op = np.full(n, "", dtype=object)     # per MemInstr id: "shfl", "threadfence", ...
-        for i in meta.instrs:
-            if sync_op(i.op) is not None:
-                self.sync_op[i.id] = sync_op(i.op)
-        self.is_fence = np.array([str(o).startswith("threadfence") for o in self.sync_op], bool)
-        self.is_shuffle = np.isin(self.sync_op.astype(str), list(synccheck.SHUFFLES))
-        self.is_syncwarp = self.sync_op.astype(str) == "syncwarp"
+        self.is_shuffle = np.isin(ops, list(synccheck.SHUFFLES))
+        self.is_syncwarp = ops == "syncwarp"
         self.syncs = racecheck.WarpSyncs() if "race" in tools else None
 
     def _scanners(self, meta, shape) -> dict:
@@ -97,6 +107,8 @@ class Checker:
             return {}
         out = {}
         for space, (race, _) in self.block_tools.items():
+            if space == "shared" and self.shared_mp:
+                continue
             unit = self.unit[space]
             t = self._tables_of(space)
             tab = block_scan.tables(t.line, t.write, t.read, t.atomic, t.size, unit)
@@ -285,24 +297,74 @@ class Checker:
     def _judge_blocks(self, space: str, rows: Rows) -> None:
         race, init = self.block_tools[space]
         if space == "shared":
+            release, acquire = (self._shared_ordering(rows) if self.shared_mp else None) or (None, None)
             if race:
                 found = racecheck.find_races(rows, (rows.block, rows.epoch, rows.unit), self.tpb, self.its,
-                                             syncs=self.syncs)
+                                             release, acquire, syncs=self.syncs)
                 self._add_found_races(found, rows, space)
             if init:
-                self._add_uninit(self._uninit_shared(rows), rows, space)
+                self._add_uninit(self._uninit_shared(rows, release, acquire), rows, space)
         else:
             bad = initcheck.uninitialized(rows, (rows.block, rows.warp, rows.lane, rows.unit))
             self._add_uninit(bad, rows, space)
 
-    def _uninit_shared(self, rows: Rows) -> np.ndarray:
+    def _uninit_shared(self, rows: Rows, release=None, acquire=None) -> np.ndarray:
         """Uninitialised shared reads of complete blocks' rows, less those
-        that are a race's symptom where racecheck is on."""
+        that are a race's symptom where racecheck is on (release, acquire:
+        _shared_ordering's)."""
         keys = (rows.block, rows.unit)
         bad = initcheck.uninitialized(rows, keys)
         if self.block_tools["shared"][0] and len(bad):
-            bad = bad[~initcheck.race_symptoms(rows, bad, keys, self.tpb, self.its)]
+            bad = bad[~initcheck.race_symptoms(rows, bad, keys, self.tpb, self.its, release, acquire)]
         return bad
+
+    def _shared_ordering(self, rows: Rows):
+        """(release, acquire) of complete blocks' shared rows, or None where
+        nothing orders them: message passing between the warps of a block,
+        as _ordering's between blocks, a warp in a block's place. An access is
+        ordered before another warp's when its warp then issued a fence of any
+        scope and after it a strong write to shared memory (`release`), and
+        the other's warp, before its access, a strong read of a location of
+        its block's shared memory that such a fenced strong write had written
+        earlier in the run (`acquire`)."""
+        strong_w = np.flatnonzero(rows.atomic & rows.write)
+        if not self.warp_fences or not len(strong_w):
+            return None
+        fb, fw, fs = (np.concatenate([f[k] for f in self.warp_fences]).astype(np.int64) for k in range(3))
+        nw = int(max(rows.warp.max(), fw.max())) + 1
+        span = max(int(rows.seq.max()), int(fs.max())) + 2
+        fkey = np.sort((fb * nw + fw) * span + fs)
+
+        def last_fence_before(agent, seq):
+            """seq of the warp's last fence before seq (-1: none)."""
+            k = np.searchsorted(fkey, agent * span + seq) - 1
+            hit = (k >= 0) & (fkey[np.maximum(k, 0)] // span == agent)
+            return np.where(hit, fkey[np.maximum(k, 0)] % span, -1)
+
+        agents, of = np.unique(rows.block.astype(np.int64) * nw + rows.warp, return_inverse=True)
+        ws = rows.seq[strong_w].astype(np.int64)
+        pub = last_fence_before(agents[of[strong_w]], ws) >= 0
+        if not pub.any():
+            return None
+        # released: before the warp's last fence that a strong write follows
+        last_w = np.full(len(agents), -1, np.int64)
+        np.maximum.at(last_w, of[strong_w], ws)
+        has = np.flatnonzero(last_w >= 0)
+        until = np.full(len(agents), -1, np.int64)
+        until[has] = last_fence_before(agents[has], last_w[has])
+        release = rows.seq < until[of]
+        # the fenced flag writes: per (block, location), the first of the run
+        pkey = rows.block[strong_w][pub].astype(np.int64) << 32 | rows.unit[strong_w][pub].astype(np.int64)
+        flags = distinct(pkey)
+        first = np.full(len(flags), span, np.int64)
+        np.minimum.at(first, np.searchsorted(flags, pkey), ws[pub])
+        reads = np.flatnonzero(rows.atomic & rows.read)
+        rkey = rows.block[reads].astype(np.int64) << 32 | rows.unit[reads].astype(np.int64)
+        k = np.minimum(np.searchsorted(flags, rkey), len(flags) - 1)
+        seen = reads[(flags[k] == rkey) & (rows.seq[reads] > first[k])]
+        obs = np.full(len(agents), span, np.int64)
+        np.minimum.at(obs, of[seen], rows.seq[seen].astype(np.int64))
+        return release, obs[of] < rows.seq
 
     def _merge_scan(self, space: str, tab, races: np.ndarray, uninit) -> None:
         """Add block_scan's aggregated tables to the findings (uninit: None
@@ -544,7 +606,9 @@ class Checker:
             ("different blocks", "blocks are ordered only by a __threadfence() then an atomic or "
                                  "volatile flag store that the other block reads before its access, "
                                  "or by separate launches") if b != ob else
-            ("one barrier interval", "add a __syncthreads() between them")
+            ("one barrier interval", "add a __syncthreads() between them" + (
+                ", or a __threadfence_block() then a volatile or atomic flag store that the "
+                "other warp reads before its access" if space == "shared" else ""))
             if first[1] // abi.WARP != second[1] // abi.WARP else
             ("one warp with no __syncwarp between them (independent thread scheduling)",
              "add a __syncwarp() between them"))
@@ -592,6 +656,9 @@ class Checker:
         fence = self.is_fence[instr]
         if fence.any():
             self.fences.append((rec["block"][fence], seq[fence]))
+        fence = self.is_any_fence[instr]
+        if self.shared_mp and fence.any():
+            self.warp_fences.append((rec["block"][fence], rec["warp"][fence], seq[fence]))
         sw = self.is_syncwarp[instr]
         if self.syncs is not None and sw.any():
             n = np.clip(self.tpb - rec["warp"][sw].astype(np.int64) * abi.WARP, 0, abi.WARP)

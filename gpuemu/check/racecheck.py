@@ -21,13 +21,18 @@ Scheduling"; "Memory Fence Functions"):
   (of any thread) when the first one's block issued a __threadfence after it
   and the second one's block an atomic before it: the fence-then-flag
   pattern of the Guide's threadfence example, and data guarded by a lock.
-  A strong write (atomic, or in global memory volatile: `atomic` in Rows)
+  A strong write (atomic or volatile: `atomic` in Rows)
   is also ordered before the accesses of a thread that later made a strong
   read of the same location (`observed`, global memory): strong accesses of
   a location take effect one after another, that read saw the write or a
   later one, and the thread's later accesses follow it in program order
   (the PTX memory model's observation and causality order; the Guide's
   last-block sum resets its counter after its atomicInc so).
+- in shared memory, message passing orders a warp's access before another
+  warp's of its block, a warp in a block's place: its warp then issued a
+  fence of any scope (__threadfence_block too) and a strong shared write,
+  and the other's warp, before its access, a strong read of a location such
+  a write published (`release`, `acquire`: checker._shared_ordering).
 
 `concurrent` is the rule for one pair; `find_races_reference` applies it in
 plain Python; `find_races` is the numpy fast path, tested against the

@@ -220,15 +220,15 @@ class IntrinsicsMixin:
         self.tick(e, m, column=4)
         return None
 
-    in_threadfence_block = _fence
-
     def in_threadfence(self, e, m):
-        """A device-wide fence: recorded in check mode (racecheck orders
-        global accesses across blocks by fence and atomic)."""
+        """A fence, recorded in check mode: racecheck orders global accesses
+        across blocks by a device-wide fence then a strong write of a flag,
+        and shared accesses across a block's warps by a fence of any scope
+        (__threadfence_block too) then a strong write."""
         self.sync_record(e, m, splat(0, I32), None)
         return self._fence(e, m)
 
-    in_threadfence_system = in_threadfence
+    in_threadfence_block = in_threadfence_system = in_threadfence
 
     def in_activemask(self, e, m):
         return self.splat_val(m, I32)

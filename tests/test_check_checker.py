@@ -95,3 +95,23 @@ def test_a_block_that_waits_on_a_flag_another_block_sets_with_no_release_before_
     la = launch(src, "k", 2, 64, gpuemu.zeros(1, np.int32), o, check=True)
     assert la.findings == []
     assert (o.get() == 7).all()
+
+
+def test_global_accesses_that_are_all_strong_are_not_judged_pair_by_pair(monkeypatch):
+    # two strong accesses never race: a spin on an atomic lock that never opens
+    # (millions of atomic and volatile records) reaches its watchdog unjudged
+    from gpuemu.check import racecheck
+    judged = []
+    find = racecheck.find_races
+    monkeypatch.setattr(racecheck, "find_races", lambda rows, *a, **kw: judged.append(len(rows)) or find(rows, *a, **kw))
+    src = r"""
+    extern "C" __global__ void k(int* lock, volatile int* seen) {
+        while (atomicCAS(lock, 0, 1) != 0) { seen[0] = 1; }
+    }"""
+    try:
+        launch(src, "k", 1, 32, np.ones(1, np.int32), np.zeros(1, np.int32), check=["race"], budget=100000)
+    except gpuemu.KernelError as e:
+        assert [f.kind for f in e.findings] == ["deadlock"]
+    else:
+        raise AssertionError("the lock never opens")
+    assert judged == []

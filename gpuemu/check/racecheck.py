@@ -565,7 +565,8 @@ def find_races(rows: Rows, keys: tuple, tpb: int, its: bool,
         return {}
     order, starts = group_order(keys)
     sizes = np.diff(np.append(starts, n))
-    big = sizes >= 2
+    # a group of one row, or of strong accesses only, has no pair that races
+    big = (sizes >= 2) & (np.add.reduceat((~rows.atomic[order]).astype(np.int64), starts) > 0)
     if not big.any():
         return {}
     tid = rows.thread(tpb)

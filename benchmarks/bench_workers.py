@@ -93,7 +93,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import gpuemu  # noqa: E402
 from gpuemu.machine import block_runner, block_workers, worker_threads  # noqa: E402
-from gpuemu.machine.block_ranges import GuidedRanges  # noqa: E402
+from gpuemu.machine.block_ranges import GuidedRanges, blocks_per_batch  # noqa: E402
 from gpuemu.machine.executor import TRACE_CAPACITY, LaunchRun  # noqa: E402
 from gpuemu.memory.memory_system import MemorySystem  # noqa: E402
 from gpuemu.memory.native_batch import NativeBatch  # noqa: E402
@@ -367,7 +367,7 @@ def model_ranges(blocks: int, nworkers: int, tpb: int, stats: bool, records: int
     while (got := src.take()) is not None:
         out.append(len(got[1]))
         if stats and len(out) == 1 and records:
-            src.in_units(int(0.98 * block_workers.WORKER_TRACE_RECORDS * blocks / records))
+            src.in_units(blocks_per_batch(block_workers.WORKER_TRACE_RECORDS, blocks, records))
     return out
 
 

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from gpuemu.machine.block_ranges import GuidedRanges, block_ranges
+from gpuemu.machine.block_ranges import GuidedRanges, block_ranges, blocks_per_batch
 
 
 @pytest.mark.parametrize("total,workers,tpb", [(4096, 2, 256), (1024, 2, 256), (1000, 3, 64),
@@ -85,3 +85,9 @@ def test_even_ranges_in_units_are_one_unit(unit, size):
     g = GuidedRanges(0, 4096, 2, 256, even=True)
     g.in_units(unit)
     assert len(g.take()[1]) == size
+
+
+def test_blocks_per_batch_fill_a_batch_with_two_percent_to_spare():
+    # 167 blocks wrote 4008 records (24 each): 4096 records hold 0.98 * 4096 / 24 = 167.2 blocks
+    assert blocks_per_batch(4096, 167, 4008) == 167
+    assert blocks_per_batch(8192, 100, 1000) == 802

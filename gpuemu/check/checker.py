@@ -41,6 +41,37 @@ def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     return sorted_set[at] == values
 
 
+
+def _fence_keys(agents: np.ndarray, seqs: np.ndarray, row_seq: np.ndarray) -> tuple:
+    """(sorted keys, span) of fence records, one per fence: its agent's key
+    (a block, or a block's warp) * span + its seq, for _last_fence_before."""
+    span = max(int(row_seq.max()), int(seqs.max())) + 2
+    return np.sort(agents * span + seqs), span
+
+
+def _last_fence_before(fkey: np.ndarray, span: int, agent: np.ndarray, seq: np.ndarray) -> np.ndarray:
+    """Per (agent key, seq): the seq of the agent's last fence before seq (-1: none)."""
+    k = np.searchsorted(fkey, agent * span + seq) - 1
+    at = fkey[np.maximum(k, 0)]
+    return np.where((k >= 0) & (at // span == agent), at % span, -1)
+
+
+def _released(of: np.ndarray, keys: np.ndarray, strong_w: np.ndarray, seq: np.ndarray,
+              fkey: np.ndarray, span: int) -> tuple:
+    """Message passing's release side: (per strong write of rows `strong_w`,
+    whether a fence of its agent came before it; per row, whether it comes
+    before its agent's last fence that a strong write follows). `of`: each
+    row's agent (an index into `keys`, the agents' keys in `fkey`)."""
+    ws = seq[strong_w].astype(np.int64)
+    pub = _last_fence_before(fkey, span, keys[of[strong_w]], ws) >= 0
+    last_w = np.full(len(keys), -1, np.int64)
+    np.maximum.at(last_w, of[strong_w], ws)
+    has = np.flatnonzero(last_w >= 0)
+    until = np.full(len(keys), -1, np.int64)
+    until[has] = _last_fence_before(fkey, span, keys[has], last_w[has])
+    return pub, seq < until[of]
+
+
 class Checker:
     def __init__(self, tools: frozenset, meta, preset, shape, memory, params=None) -> None:
         self.tools, self.meta, self.shape = tools, meta, shape
@@ -332,27 +363,12 @@ class Checker:
             return None
         fb, fw, fs = (np.concatenate([f[k] for f in self.warp_fences]).astype(np.int64) for k in range(3))
         nw = int(max(rows.warp.max(), fw.max())) + 1
-        span = max(int(rows.seq.max()), int(fs.max())) + 2
-        fkey = np.sort((fb * nw + fw) * span + fs)
-
-        def last_fence_before(agent, seq):
-            """seq of the warp's last fence before seq (-1: none)."""
-            k = np.searchsorted(fkey, agent * span + seq) - 1
-            hit = (k >= 0) & (fkey[np.maximum(k, 0)] // span == agent)
-            return np.where(hit, fkey[np.maximum(k, 0)] % span, -1)
-
+        fkey, span = _fence_keys(fb * nw + fw, fs, rows.seq)
         agents, of = np.unique(rows.block.astype(np.int64) * nw + rows.warp, return_inverse=True)
-        ws = rows.seq[strong_w].astype(np.int64)
-        pub = last_fence_before(agents[of[strong_w]], ws) >= 0
+        pub, release = _released(of, agents, strong_w, rows.seq, fkey, span)
         if not pub.any():
             return None
-        # released: before the warp's last fence that a strong write follows
-        last_w = np.full(len(agents), -1, np.int64)
-        np.maximum.at(last_w, of[strong_w], ws)
-        has = np.flatnonzero(last_w >= 0)
-        until = np.full(len(agents), -1, np.int64)
-        until[has] = last_fence_before(agents[has], last_w[has])
-        release = rows.seq < until[of]
+        ws = rows.seq[strong_w].astype(np.int64)
         # the fenced flag writes: per (block, location), the first of the run
         pkey = rows.block[strong_w][pub].astype(np.int64) << 32 | rows.unit[strong_w][pub].astype(np.int64)
         flags = distinct(pkey)
@@ -477,29 +493,13 @@ class Checker:
         strong_w = np.flatnonzero(rows.atomic & rows.write)
         if not len(strong_w):
             return None
-        fb = np.concatenate([b for b, _ in self.fences]).astype(np.int64)
-        fs = np.concatenate([q for _, q in self.fences]).astype(np.int64)
-        span = max(int(rows.seq.max()), int(fs.max())) + 2
-        fkey = np.sort(fb * span + fs)
-
-        def last_fence_before(block, seq):
-            """seq of the block's last fence before seq (-1: none)."""
-            k = np.searchsorted(fkey, block * span + seq) - 1
-            hit = (k >= 0) & (fkey[np.maximum(k, 0)] // span == block)
-            return np.where(hit, fkey[np.maximum(k, 0)] % span, -1)
-
-        wb, ws = rows.block[strong_w].astype(np.int64), rows.seq[strong_w]
-        pub = last_fence_before(wb, ws) >= 0
+        fb, fs = (np.concatenate([f[k] for f in self.fences]).astype(np.int64) for k in range(2))
+        fkey, span = _fence_keys(fb, fs, rows.seq)
+        nb = int(rows.block.max()) + 1
+        pub, release = _released(rows.block.astype(np.int64), np.arange(nb), strong_w, rows.seq, fkey, span)
         if not pub.any():
             return None
-        nb = int(rows.block.max()) + 1
-        last_w = np.full(nb, -1, np.int64)
-        np.maximum.at(last_w, wb, ws)
-        # released: before the block's last fence that a strong write follows
-        has = np.flatnonzero(last_w >= 0)
-        until = np.full(nb, -1, np.int64)
-        until[has] = last_fence_before(has, last_w[has])
-        release = rows.seq < until[rows.block]
+        wb, ws = rows.block[strong_w].astype(np.int64), rows.seq[strong_w]
         # the fenced flag writes: per flag, the first of the run and the first of each block
         pb, pu, pseq = wb[pub], rows.unit[strong_w][pub], ws[pub]
         flags = distinct(pu)
@@ -658,9 +658,9 @@ class Checker:
         fence = self.is_fence[instr]
         if fence.any():
             self.fences.append((rec["block"][fence], seq[fence]))
-        fence = self.is_any_fence[instr]
-        if self.shared_mp and fence.any():
-            self.warp_fences.append((rec["block"][fence], rec["warp"][fence], seq[fence]))
+        any_fence = self.is_any_fence[instr]
+        if self.shared_mp and any_fence.any():
+            self.warp_fences.append((rec["block"][any_fence], rec["warp"][any_fence], seq[any_fence]))
         sw = self.is_syncwarp[instr]
         if self.syncs is not None and sw.any():
             n = np.clip(self.tpb - rec["warp"][sw].astype(np.int64) * abi.WARP, 0, abi.WARP)
@@ -669,7 +669,7 @@ class Checker:
                            (np.int64(1) << n) - 1)
         if "synccheck" not in self.tools:
             return
-        sel = np.flatnonzero(~fence)
+        sel = np.flatnonzero(~any_fence)     # (synccheck judges no fence)
         if not len(sel):
             return
         rec = rec[sel]

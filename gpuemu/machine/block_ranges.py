@@ -44,6 +44,13 @@ GUIDED_PARTS = 64           # guided ranges: at least 1/(GUIDED_PARTS * N) of th
 EVEN_PARTS = 16             # even ranges: 1/(EVEN_PARTS * N) of the grid (before in_units)
 
 
+def blocks_per_batch(capacity: int, blocks: int, records: int) -> int:
+    """Blocks whose trace fills a batch of `capacity` records, where `blocks`
+    blocks wrote `records` (2% spare: blocks differ a little), the unit
+    `GuidedRanges.in_units` takes."""
+    return int(0.98 * capacity * blocks / records)
+
+
 def _most(threads_per_block: int) -> int:
     return max(1, MOST_THREADS // max(threads_per_block, 1))
 

@@ -65,7 +65,7 @@ from gpuemu.timing import record_pool
 
 from . import block_runner, cache_lines, range_handout, worker_threads
 
-from .block_ranges import GuidedRanges, block_ranges
+from .block_ranges import GuidedRanges, block_ranges, blocks_per_batch
 from .warp_scheduler import LooseRoundRobin
 
 
@@ -510,9 +510,8 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
         res = wk.run_batch(blocks)
         if res[2] is not None:
             source.close()      # every lower batch is already taken: the rest need not run
-        elif wk.records:        # ranges of whole trace buffers from now on (2% spare:
-            # blocks differ a little), so each range's last batch is about full
-            source.in_units(int(0.98 * int(wk.run.ctx[abi.C_TRACE_CAP]) * len(blocks) / wk.records))
+        elif wk.records:        # ranges of one batch from now on, each about full
+            source.in_units(blocks_per_batch(int(wk.run.ctx[abi.C_TRACE_CAP]), len(blocks), wk.records))
         charge.put(seq, len(blocks), res, wk, wk.held)
 
     def loop(mine: bool = False) -> None:

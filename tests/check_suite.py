@@ -59,6 +59,67 @@ extern "C" __global__ void k(int* out) {
 }"""
 
 
+# blocks 0 and 1 each publish data behind a fence and a flag of their own;
+# block 2 waits for block 0's flag only, then reads both: ordered after block
+# 0's write, racing with block 1's (PTX memory model: a flag orders the writes
+# of the block that published it)
+TWO_PRODUCERS = r"""
+extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
+    if (blockIdx.x < 2) {
+        if (threadIdx.x == 0) {
+            data[blockIdx.x] = 42 + blockIdx.x;  // BUG
+            __threadfence();
+            flag[blockIdx.x] = 1;
+        }
+    } else if (threadIdx.x == 0) {
+        while (flag[0] == 0) { }
+        __threadfence();
+        out[0] = data[0];
+        out[1] = data[1];  // OTHER
+    }
+}"""
+
+# the same between the warps of a block: warps 0 and 1 each publish their half
+# of a shared tile behind __threadfence_block() and a flag of their own; warp 2
+# waits for warp 0's flag only, then reads both halves
+SHARED_TWO_PRODUCERS = r"""
+extern "C" __global__ void k(int* out) {
+    __shared__ volatile int flag[2];
+    __shared__ int buf[64];
+    int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+    if (threadIdx.x < 2) flag[threadIdx.x] = 0;
+    __syncthreads();
+    if (w < 2) {
+        buf[threadIdx.x] = lane * 7 + w;  // BUG
+        __threadfence_block();
+        if (lane == 0) flag[w] = 1;
+    } else {
+        while (flag[0] == 0) { }
+        out[lane] = buf[lane] + buf[32 + lane];  // OTHER
+    }
+}"""
+
+# block 0 publishes flag 0, then writes data, fences and publishes flag 1;
+# block 1 waits for flag 0 only: it saw a publication from before the write
+EARLY_FLAG = r"""
+extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
+    if (blockIdx.x == 0) {
+        if (threadIdx.x == 0) {
+            __threadfence();
+            flag[0] = 1;
+            data[0] = 42;  // BUG
+            __threadfence();
+            flag[1] = 1;
+        }
+    } else if (threadIdx.x == 0) {
+        while (flag[0] == 0) { }
+        __threadfence();
+        out[0] = data[0];  // OTHER
+    }
+}"""
+
+WAIT_FOR_BOTH = ("while (flag[0] == 0) { }", "while (flag[0] == 0 || flag[1] == 0) { }")
+
 BUGGY = [
     Case("shared_missing_barrier", r"""
 extern "C" __global__ void k(const int* in, int* out) {
@@ -362,6 +423,12 @@ extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
         out[0] = data[0];  // OTHER
     }
 }""", 2, 32, lambda: (i32(1, 0), i32(1, 0), i32(1, 0)), "race"),
+    Case("a_flag_orders_only_the_writes_of_the_block_that_published_it", TWO_PRODUCERS, 3, 32,
+         lambda: (i32(2, 0), i32(2, 0), i32(2, 0)), "race"),
+    Case("a_shared_flag_orders_only_the_writes_of_the_warp_that_published_it", SHARED_TWO_PRODUCERS,
+         1, 96, lambda: (i32(32, 0),), "race", options={"budget": 200000}),
+    Case("a_flag_published_before_the_write_was_fenced_orders_nothing", EARLY_FLAG, 2, 32,
+         lambda: (i32(1, 0), i32(2, 0), i32(1, 0)), "race"),
 ]
 
 def _unmarked(name: str) -> str:
@@ -388,6 +455,16 @@ extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
 
 
 CORRECT = [
+    Case("data_read_after_the_flag_published_after_it", _unmarked(
+        "a_flag_published_before_the_write_was_fenced_orders_nothing").replace(
+        "while (flag[0] == 0) { }", "while (flag[1] == 0) { }"), 2, 32,
+        lambda: (i32(1, 0), i32(2, 0), i32(1, 0))),
+    Case("data_of_two_blocks_read_after_both_their_flags", _unmarked(
+        "a_flag_orders_only_the_writes_of_the_block_that_published_it").replace(*WAIT_FOR_BOTH), 3, 32,
+        lambda: (i32(2, 0), i32(2, 0), i32(2, 0))),
+    Case("shared_data_of_two_warps_read_after_both_their_flags", _unmarked(
+        "a_shared_flag_orders_only_the_writes_of_the_warp_that_published_it").replace(*WAIT_FOR_BOTH), 1, 96,
+        lambda: (i32(32, 0),), options={"budget": 200000}),
     Case("shared_with_barrier", r"""
 extern "C" __global__ void k(const int* in, int* out) {
     __shared__ int s[64];

@@ -8,6 +8,7 @@ import gpuemu
 from gpuemu.check.accesses import Rows
 from gpuemu.check.initcheck import (race_symptoms, race_symptoms_reference, uninitialized,
                                     uninitialized_reference)
+from gpuemu.check.message_passing import Acquired
 from kernel_launch import launch
 
 
@@ -157,20 +158,39 @@ def test_a_write_to_another_location_explains_no_read():
     assert race_symptoms_reference(r, np.array([0]), (r.unit,), 64, True).tolist() == [False]
 
 
+def random_symptom_rows(rng, n: int, blocks: int):
+    r = rows_at(np.sort(rng.integers(0, 60, n)), rng.integers(0, 3, n), np.sort(rng.integers(0, 3, n)),
+                rng.integers(0, 6, n), rng.random(n) < 0.4)
+    r.block = rng.integers(0, blocks, n)
+    r.atomic = rng.random(n) < 0.2
+    return r
+
+
+def symptoms_agree(r, keys, release, acquire) -> np.ndarray:
+    """race_symptoms against race_symptoms_reference on r's uninitialised reads; the reference's."""
+    bad = uninitialized_reference(r, keys)
+    want = race_symptoms_reference(r, bad, keys, 64, True, release, acquire)
+    np.testing.assert_array_equal(race_symptoms(r, bad, keys, 64, True, release, acquire), want)
+    return want
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_race_symptoms_fast_path_agrees_with_the_reference(seed):
     rng = np.random.default_rng(seed)
-    n = 120
-    r = rows_at(np.sort(rng.integers(0, 60, n)), rng.integers(0, 3, n), np.sort(rng.integers(0, 3, n)),
-                rng.integers(0, 6, n), rng.random(n) < 0.4)
-    r.block = rng.integers(0, 2, n)
-    r.atomic = rng.random(n) < 0.2
-    release, acquire = rng.random(n) < 0.3, rng.random(n) < 0.3
-    bad = uninitialized_reference(r, (r.block, r.unit))
-    want = race_symptoms_reference(r, bad, (r.block, r.unit), 64, True, release, acquire)
+    r = random_symptom_rows(rng, 120, 2)
+    want = symptoms_agree(r, (r.block, r.unit), rng.random(120) < 0.3, rng.random(120) < 0.3)
     assert want.any() and not want.all()
-    got = race_symptoms(r, bad, (r.block, r.unit), 64, True, release, acquire)
-    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_race_symptoms_fast_path_agrees_with_the_reference_with_flags_read_per_block(seed):
+    rng = np.random.default_rng(seed)
+    n, pubs, reads = 120, 8, 16
+    r = random_symptom_rows(rng, n, 4)
+    acquire = Acquired(r.block, r.seq, r.seq + rng.integers(1, 4, n), rng.integers(0, 4, pubs),
+                       rng.integers(0, 2, pubs), rng.integers(0, 60, pubs), rng.integers(0, 4, reads),
+                       rng.integers(0, 2, reads), rng.integers(0, 60, reads))
+    assert symptoms_agree(r, (r.unit,), rng.random(n) < 0.5, acquire).any()
 
 
 def test_an_uninitialised_read_on_a_line_that_also_races_is_reported():

@@ -7,6 +7,7 @@ import pytest
 
 import gpuemu
 from gpuemu.check.accesses import Rows
+from gpuemu.check.message_passing import Acquired
 from gpuemu.check.racecheck import (WarpSyncs, concurrent, find_races, find_races_reference, hazard,
                                      lines_of, syncwarp_orders)
 from kernel_launch import launch
@@ -114,6 +115,61 @@ def test_fast_path_agrees_with_the_reference_past_the_first_32_accesses_of_a_loc
         want = find_races_reference(rows, keys, 64, its, rel, acq, observed)
         got = find_races(rows, keys, 64, its, rel, acq, observed)
         assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
+
+
+def random_acquired(rng, rows: Rows, pubs: int, reads: int) -> Acquired:
+    """Message passing between blocks: a few flags (units 10-12) published
+    and read at random seqs by random blocks."""
+    top, nb = int(rows.seq.max()) + 1, int(rows.block.max()) + 1
+    after = np.where(rng.random(len(rows.seq)) < 0.9, rows.seq + rng.integers(1, 4, len(rows.seq)),
+                     np.iinfo(np.int64).max)
+    return Acquired(rows.block, rows.seq, after, rng.integers(0, nb, pubs), rng.integers(10, 13, pubs),
+                    rng.integers(0, top, pubs), rng.integers(0, nb, reads), rng.integers(10, 13, reads),
+                    rng.integers(0, top, reads))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("its", [False, True])
+def test_fast_path_agrees_with_the_reference_with_flags_read_per_block(seed, its):
+    # message passing judged per pair: past the first 32 accesses of a location
+    # too, a later access is compared with the released ones of the blocks it
+    # did not acquire from
+    rng = np.random.default_rng(seed)
+    n = 160
+    rows = Rows(seq=np.sort(rng.integers(0, n // 2, n)), block=rng.integers(0, 8, n),
+                warp=rng.integers(0, 2, n), lane=rng.integers(0, 2, n), epoch=rng.integers(0, 2, n),
+                wsync=rng.integers(0, 2, n), unit=rng.integers(0, 2, n), line=rng.integers(1, 5, n),
+                write=rng.random(n) < 0.15, read=rng.random(n) < 0.5, atomic=rng.random(n) < 0.1)
+    rel, acq = rng.random(n) < 0.5, random_acquired(rng, rows, 16, 30)
+    for keys in ((rows.block, rows.epoch, rows.unit), (rows.unit,)):
+        want = find_races_reference(rows, keys, 64, its, rel, acq, True)
+        got = find_races(rows, keys, 64, its, rel, acq, True)
+        assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
+
+
+@pytest.mark.parametrize("flags", [(100, 101, 102), (100, 100, 100)], ids=["a_flag_each", "one_flag"])
+def test_a_later_access_races_with_the_released_write_of_a_block_whose_flag_it_did_not_read(flags):
+    # blocks 1 and 3 write a location and publish their flags, which block 0
+    # reads; 40 reads of the location by block 0; block 2 writes it and
+    # publishes a flag block 0 never reads (or one flag of all three, which
+    # block 0 read before block 2 published it); a last read by block 0. Past the
+    # first 32 accesses, that read is ordered after blocks 1 and 3's writes
+    # only: it races with block 2's (the first two released writes, of
+    # blocks it acquired from, do not stand for the third)
+    k = 44
+    block = np.array([1, 3] + [0] * 40 + [2, 0])
+    wrote = np.isin(np.arange(k), (0, 1, 42))
+    rows = Rows(seq=4 * np.arange(k) + 40, block=block, warp=np.zeros(k, int), lane=np.zeros(k, int),
+                epoch=np.zeros(k, int), wsync=np.zeros(k, int), unit=np.zeros(k, int),
+                line=np.array([3, 4] + [5] * 40 + [7, 9]), write=wrote, read=~wrote, atomic=np.zeros(k, bool))
+    # blocks 1 and 3 publish at seq 45, 46, read by block 0 at 47; block 2 publishes at 209
+    acq = Acquired(rows.block, rows.seq, rows.seq + 1, np.array([1, 3, 2]), np.array(flags),
+                   np.array([45, 46, 209]), np.array([0, 0]), np.array(flags[:2]), np.array([47, 47]))
+    want = find_races_reference(rows, (rows.unit,), 64, True, wrote, acq)
+    assert ("read-after-write", 7, 9) in want
+    assert ("read-after-write", 3, 5) not in want and ("read-after-write", 4, 5) not in want
+    assert {key: v[0] for key, v in find_races(rows, (rows.unit,), 64, True, wrote, acq).items()} == \
+        {key: v[0] for key, v in want.items()}
 
 
 def test_an_atomic_is_ordered_before_a_thread_that_later_made_an_atomic_of_the_location():

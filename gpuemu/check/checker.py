@@ -13,8 +13,6 @@ further apart in the run is not seen).
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from gpuemu.errors import Finding
@@ -25,51 +23,13 @@ from isa import ir
 
 from . import accesses, block_scan, initcheck, racecheck, synccheck
 from .accesses import InstrTables, Rows, decode, distinct, granule, row_count
+from .message_passing import Acquired, fence_keys, first_fence_after, released
 
 from .shadow_memory import GlobalShadow
 
 CHUNK = 1 << 21
 BLOCK_SPACES = ("shared", "local")
 MAX_LINES = 256
-
-
-def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
-    """values in sorted_set (bool per value; np.isin without hashing)."""
-    if not len(sorted_set):
-        return np.zeros(len(values), bool)
-    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
-    return sorted_set[at] == values
-
-
-
-def _fence_keys(agents: np.ndarray, seqs: np.ndarray, row_seq: np.ndarray) -> tuple:
-    """(sorted keys, span) of fence records, one per fence: its agent's key
-    (a block, or a block's warp) * span + its seq, for _last_fence_before."""
-    span = max(int(row_seq.max()), int(seqs.max())) + 2
-    return np.sort(agents * span + seqs), span
-
-
-def _last_fence_before(fkey: np.ndarray, span: int, agent: np.ndarray, seq: np.ndarray) -> np.ndarray:
-    """Per (agent key, seq): the seq of the agent's last fence before seq (-1: none)."""
-    k = np.searchsorted(fkey, agent * span + seq) - 1
-    at = fkey[np.maximum(k, 0)]
-    return np.where((k >= 0) & (at // span == agent), at % span, -1)
-
-
-def _released(of: np.ndarray, keys: np.ndarray, strong_w: np.ndarray, seq: np.ndarray,
-              fkey: np.ndarray, span: int) -> tuple:
-    """Message passing's release side: (per strong write of rows `strong_w`,
-    whether a fence of its agent came before it; per row, whether it comes
-    before its agent's last fence that a strong write follows). `of`: each
-    row's agent (an index into `keys`, the agents' keys in `fkey`)."""
-    ws = seq[strong_w].astype(np.int64)
-    pub = _last_fence_before(fkey, span, keys[of[strong_w]], ws) >= 0
-    last_w = np.full(len(keys), -1, np.int64)
-    np.maximum.at(last_w, of[strong_w], ws)
-    has = np.flatnonzero(last_w >= 0)
-    until = np.full(len(keys), -1, np.int64)
-    until[has] = _last_fence_before(fkey, span, keys[has], last_w[has])
-    return pub, seq < until[of]
 
 
 class Checker:
@@ -351,36 +311,28 @@ class Checker:
 
     def _shared_ordering(self, rows: Rows):
         """(release, acquire) of complete blocks' shared rows, or None where
-        nothing orders them: message passing between the warps of a block,
-        as _ordering's between blocks, a warp in a block's place. An access is
-        ordered before another warp's when its warp then issued a fence of any
-        scope and after it a strong write to shared memory (`release`), and
-        the other's warp, before its access, a strong read of a location of
-        its block's shared memory that such a fenced strong write had written
-        earlier in the run (`acquire`)."""
+        nothing orders them: message passing (message_passing.py) between
+        the warps of a block, a warp the agent. An access is ordered before
+        another warp's when its warp then issued a fence of any scope and
+        after it a strong write of a flag in shared memory (`release`), and
+        the other's warp, after that write and before its access, a strong
+        read of the flag (`acquire`, an Acquired)."""
         strong_w = np.flatnonzero(rows.atomic & rows.write)
         if not self.warp_fences or not len(strong_w):
             return None
         fb, fw, fs = (np.concatenate([f[k] for f in self.warp_fences]).astype(np.int64) for k in range(3))
         nw = int(max(rows.warp.max(), fw.max())) + 1
-        fkey, span = _fence_keys(fb * nw + fw, fs, rows.seq)
-        agents, of = np.unique(rows.block.astype(np.int64) * nw + rows.warp, return_inverse=True)
-        pub, release = _released(of, agents, strong_w, rows.seq, fkey, span)
+        fkey, span = fence_keys(fb * nw + fw, fs, rows.seq)
+        agent = rows.block.astype(np.int64) * nw + rows.warp
+        agents, of = np.unique(agent, return_inverse=True)
+        pub, release = released(of, agents, strong_w, rows.seq, fkey, span)
         if not pub.any():
             return None
-        ws = rows.seq[strong_w].astype(np.int64)
-        # the fenced flag writes: per (block, location), the first of the run
-        pkey = rows.block[strong_w][pub].astype(np.int64) << 32 | rows.unit[strong_w][pub].astype(np.int64)
-        flags = distinct(pkey)
-        first = np.full(len(flags), span, np.int64)
-        np.minimum.at(first, np.searchsorted(flags, pkey), ws[pub])
-        reads = np.flatnonzero(rows.atomic & rows.read)
-        rkey = rows.block[reads].astype(np.int64) << 32 | rows.unit[reads].astype(np.int64)
-        k = np.minimum(np.searchsorted(flags, rkey), len(flags) - 1)
-        seen = reads[(flags[k] == rkey) & (rows.seq[reads] > first[k])]
-        obs = np.full(len(agents), span, np.int64)
-        np.minimum.at(obs, of[seen], rows.seq[seen].astype(np.int64))
-        return release, obs[of] < rows.seq
+        flag = rows.block.astype(np.int64) << 32 | rows.unit.astype(np.int64)   # a block's location
+        w, r = strong_w[pub], np.flatnonzero(rows.atomic & rows.read)
+        after = first_fence_after(fkey, span, agent, rows.seq.astype(np.int64))
+        return release, Acquired(agent, rows.seq, after, agent[w], flag[w], rows.seq[w],
+                                 agent[r], flag[r], rows.seq[r])
 
     def _merge_scan(self, space: str, tab, races: np.ndarray, uninit) -> None:
         """Add block_scan's aggregated tables to the findings (uninit: None
@@ -421,40 +373,10 @@ class Checker:
         rows = rows.take(keep)
         if self.uninit_wait:
             self._pending_uninit(rows)
-        found: dict = {}
-        for sel, sub, keys, release, acquire in self._passes(rows):
-            for key, (count, a, b) in racecheck.find_races(sub, keys, self.tpb, self.its, release, acquire,
-                                                           observed=True, syncs=self.syncs).items():
-                a, b = (a, b) if sel is None else (int(sel[a]), int(sel[b]))
-                found.setdefault(key, [0, a, b])[0] += count
+        release, acquire = self._ordering(rows) or (None, None)
+        found = racecheck.find_races(rows, (rows.unit,), self.tpb, self.its, release, acquire,
+                                     observed=True, syncs=self.syncs)
         self._add_found_races(found, rows, "global")
-
-    def _passes(self, rows: Rows) -> list:
-        """How racecheck judges a chunk's global rows: [(rows' indices or
-        None for all, those rows, keys, release, acquire)], one pass where
-        per-row release/acquire say it all (_ordering). Pairs of one block
-        want acquire_block: where a location has, in one block, a released
-        access and one that only `acquire` orders, a second pass judges the
-        pairs of one block on those locations (the first sees them as if
-        barrier-separated: no race)."""
-        order = self._ordering(rows)
-        if order is None:
-            return [(None, rows, (rows.unit,), None, None)]
-        release, acquire, acquire_block = order
-        only = acquire & ~acquire_block
-        units = ()
-        if only.any():
-            a, b = sorted((rows.unit[only], rows.unit[release]), key=len)
-            units = distinct(a)
-            units = distinct(b[_member(b, units)])
-        if not len(units):
-            return [(None, rows, (rows.unit,), release, acquire)]
-        sel = np.flatnonzero(_member(rows.unit, units))
-        epoch = rows.epoch.astype(np.int64)
-        epoch[sel] = -1 - np.arange(len(sel))
-        sub = rows.take(sel)
-        return [(None, replace(rows, epoch=epoch), (rows.unit,), release, acquire),
-                (sel, sub, (sub.unit, sub.block), release[sel], acquire_block[sel])]
 
     def _pending_uninit(self, rows=None) -> None:
         """Add the waiting global uninitialised reads but those a later
@@ -466,63 +388,36 @@ class Checker:
         bad = np.arange(len(pend))
         if rows is not None:
             both = Rows.concat([pend, rows])
-            raced = np.zeros(len(bad), bool)
-            for sel, sub, keys, release, acquire in self._passes(both):
-                at = bad if sel is None else np.searchsorted(sel, bad[np.isin(bad, sel)])
-                hit = initcheck.race_symptoms(sub, at, keys, self.tpb, self.its, release, acquire)
-                raced[at if sel is None else sel[at]] |= hit
-            bad = bad[~raced]
+            release, acquire = self._ordering(both) or (None, None)
+            bad = bad[~initcheck.race_symptoms(both, bad, (both.unit,), self.tpb, self.its, release, acquire)]
         self._add_uninit(bad, pend, "global")
 
     def _ordering(self, rows: Rows):
-        """(release, acquire, acquire_block) of a chunk's global rows for
-        racecheck.find_races, or None where nothing orders them.
-
-        Message passing, as the PTX memory model orders it ("Memory
-        Consistency Model": a release pattern, a fence then a strong write of
-        a flag M, synchronises with an acquire pattern, a strong read of M
-        that observes that write): an access is ordered before another when
-        its block issued a __threadfence after it and then a strong write
-        (atomic or volatile store; `release`), and the other's block, before
-        it, a strong read (atomic or volatile load) of a flag that a fenced
-        strong write had written earlier in the run (`acquire`; for two
-        accesses of one block, a fenced write of its own block:
-        `acquire_block`). A fence or an atomic alone orders nothing."""
+        """(release, acquire) of a chunk's global rows for racecheck.find_races,
+        or None where nothing orders them: message passing (message_passing.py),
+        a block the agent. An access is ordered before another when its block
+        issued a __threadfence after it and then a strong write (atomic or
+        volatile store; `release`), and the other's block, before it, a
+        strong read (atomic or volatile load) of a flag the first block had
+        so written earlier in the run (`acquire`, an Acquired; two accesses
+        of one block: a flag of that block's). A fence or an atomic alone
+        orders nothing."""
         if not self.fences:
             return None
         strong_w = np.flatnonzero(rows.atomic & rows.write)
         if not len(strong_w):
             return None
         fb, fs = (np.concatenate([f[k] for f in self.fences]).astype(np.int64) for k in range(2))
-        fkey, span = _fence_keys(fb, fs, rows.seq)
+        fkey, span = fence_keys(fb, fs, rows.seq)
         nb = int(rows.block.max()) + 1
-        pub, release = _released(rows.block.astype(np.int64), np.arange(nb), strong_w, rows.seq, fkey, span)
+        block = rows.block.astype(np.int64)
+        pub, release = released(block, np.arange(nb), strong_w, rows.seq, fkey, span)
         if not pub.any():
             return None
-        wb, ws = rows.block[strong_w].astype(np.int64), rows.seq[strong_w]
-        # the fenced flag writes: per flag, the first of the run and the first of each block
-        pb, pu, pseq = wb[pub], rows.unit[strong_w][pub], ws[pub]
-        flags = distinct(pu)
-        first = np.full(len(flags), span, np.int64)
-        np.minimum.at(first, np.searchsorted(flags, pu), pseq)
-        pkey = pb * len(flags) + np.searchsorted(flags, pu)
-        keys = distinct(pkey)
-        first_b = np.full(len(keys), span, np.int64)
-        np.minimum.at(first_b, np.searchsorted(keys, pkey), pseq)
-        reads = np.flatnonzero(rows.atomic & rows.read)
-        reads = reads[_member(rows.unit[reads], flags)]
-        j = np.searchsorted(flags, rows.unit[reads])
-        rb, rseq = rows.block[reads].astype(np.int64), rows.seq[reads]
-        seen = rseq > first[j]
-        rkey = rb * len(flags) + j
-        k = np.minimum(np.searchsorted(keys, rkey), len(keys) - 1)
-        seen_b = (keys[k] == rkey) & (rseq > first_b[k])
-        acquire = []
-        for ok in (seen, seen_b):
-            obs = np.full(nb, span, np.int64)
-            np.minimum.at(obs, rb[ok], rseq[ok])
-            acquire.append(obs[rows.block] < rows.seq)
-        return release, acquire[0], acquire[1]
+        w, r = strong_w[pub], np.flatnonzero(rows.atomic & rows.read)
+        after = first_fence_after(fkey, span, block, rows.seq.astype(np.int64))
+        return release, Acquired(block, rows.seq, after, block[w], rows.unit[w], rows.seq[w],
+                                 block[r], rows.unit[r], rows.seq[r])
 
     def _global_init(self, g: Rows) -> None:
         unit = self.unit["global"]
@@ -606,11 +501,13 @@ class Checker:
         # what orders such a pair (a fence alone orders nothing: PTX memory model)
         between, fix = (
             ("different blocks", "blocks are ordered only by a __threadfence() then an atomic or "
-                                 "volatile flag store that the other block reads before its access, "
+                                 "volatile flag store that the other block reads before its access "
+                                 "(a flag a third block published orders nothing of this one), "
                                  "or by separate launches") if b != ob else
             ("one barrier interval", "add a __syncthreads() between them" + (
                 ", or a __threadfence_block() then a volatile or atomic flag store that the "
-                "other warp reads before its access" if space == "shared" else ""))
+                "other warp reads before its access (a flag a third warp published orders "
+                "nothing of this one)" if space == "shared" else ""))
             if first[1] // abi.WARP != second[1] // abi.WARP else
             ("one warp with no __syncwarp between them (independent thread scheduling)",
              "add a __syncwarp() between them"))

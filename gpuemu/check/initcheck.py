@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .accesses import Rows, group_order, spread
+from .message_passing import ordered, ordered_one
 from .racecheck import concurrent, hazard
 
 
@@ -70,7 +71,7 @@ def race_symptoms_reference(rows: Rows, bad: np.ndarray, keys: tuple, tpb: int, 
             if (not rows.write[w] or key[w] != key[r] or rows.seq[w] <= rows.seq[r]
                     or tid[w] == tid[r] or hazard(rows.write[r], rows.atomic[r], True, rows.atomic[w]) is None):
                 continue
-            rel = bool(release is not None and release[r] and acquire[w])
+            rel = ordered_one(release, acquire, r, w)
             if concurrent(rows.block[r], rows.epoch[r], rows.warp[r], rows.wsync[r], rows.seq[r],
                           rows.block[w], rows.epoch[w], rows.warp[w], rows.wsync[w], rows.seq[w], its, rel):
                 out[n] = True
@@ -104,6 +105,6 @@ def race_symptoms(rows: Rows, bad: np.ndarray, keys: tuple, tpb: int, its: bool,
                   | (its & (rows.seq[r] != rows.seq[x]) & (rows.wsync[r] == rows.wsync[x]))))
     ok &= np.where(rows.block[r] == rows.block[x], inblock, True)
     if release is not None:
-        ok &= ~(release[r] & acquire[x])
+        ok &= ~ordered(release, acquire, r, x)
     out[origin[ok]] = True
     return out

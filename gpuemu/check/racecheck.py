@@ -18,9 +18,12 @@ Scheduling"; "Memory Fence Functions"):
   call names the other in its mask (`WarpSyncs`);
 - lanes of one instruction are one access, not a hazard;
 - blocks are always concurrent. A global access is ordered before another
-  (of any thread) when the first one's block issued a __threadfence after it
-  and the second one's block an atomic before it: the fence-then-flag
-  pattern of the Guide's threadfence example, and data guarded by a lock.
+  (of any thread) by message passing (message_passing.py): the first one's
+  block issued a __threadfence after it and then a strong write of a flag,
+  and the second one's block read that flag after that write and before
+  its access: the fence-then-flag pattern of the Guide's threadfence
+  example, and data guarded by a lock. `release` says the first half per
+  access, `acquire` (message_passing.Acquired) the second per pair.
   A strong write (atomic or volatile: `atomic` in Rows)
   is also ordered before the accesses of a thread that later made a strong
   read of the same location (`observed`, global memory): strong accesses of
@@ -30,9 +33,9 @@ Scheduling"; "Memory Fence Functions"):
   last-block sum resets its counter after its atomicInc so).
 - in shared memory, message passing orders a warp's access before another
   warp's of its block, a warp in a block's place: its warp then issued a
-  fence of any scope (__threadfence_block too) and a strong shared write,
-  and the other's warp, before its access, a strong read of a location such
-  a write published (`release`, `acquire`: checker._shared_ordering).
+  fence of any scope (__threadfence_block too) and a strong shared write
+  of a flag, and the other's warp, after that write and before its access,
+  a strong read of the flag (`release`, `acquire`: checker._shared_ordering).
 
 `concurrent` is the rule for one pair; `find_races_reference` applies it in
 plain Python; `find_races` is the numpy fast path, tested against the
@@ -53,6 +56,8 @@ from typing import Optional
 import numpy as np
 
 from .accesses import Rows, distinct, group_order, spread
+from .message_passing import Acquired, ordered, ordered_one
+from .range_search import first_at_least
 
 KINDS = ("write-after-write", "read-after-write", "write-after-read")
 SYNC_CALL = 33      # a __syncwarp call in WarpSyncs.tables: active lanes, 32 masks
@@ -280,7 +285,7 @@ def find_races_reference(rows: Rows, keys: tuple, tpb: int, its: bool,
         kind = hazard(rows.write[x], rows.atomic[x], rows.write[y], rows.atomic[y])
         if kind is None:
             return None
-        rel = bool(release is not None and release[x] and acquire[y])
+        rel = ordered_one(release, acquire, x, y)
         rel |= bool(observed and rows.atomic[x] and rows.write[x] and rows.seq[x] <= chain[y])
         if concurrent(rows.block[x], rows.epoch[x], rows.warp[x], rows.wsync[x], rows.seq[x],
                       rows.block[y], rows.epoch[y], rows.warp[y], rows.wsync[y], rows.seq[y], its, rel):
@@ -356,7 +361,7 @@ def _racing(rows: Rows, tid: np.ndarray, x: np.ndarray, y: np.ndarray, its: bool
     vectorised; chain: `_chains`; syncs: the warps' __syncwarp calls.)"""
     wx, wy = rows.write[x], rows.write[y]
     ok = (tid[x] != tid[y]) & (wx | wy) & ~(rows.atomic[x] & rows.atomic[y])
-    rel = (release[x] & acquire[y]) if release is not None else np.zeros(len(x), bool)
+    rel = ordered(release, acquire, x, y)
     if chain is not None:
         rel |= rows.atomic[x] & rows.write[x] & (rows.seq[x] <= chain[y])
     same_block = rows.block[x] == rows.block[y]
@@ -529,6 +534,9 @@ def _later_pairs(rows: Rows, tid: np.ndarray, order: np.ndarray, starts: np.ndar
             for k in range(3):
                 sel = ok & (kind == k)
                 best[k, sel] = np.minimum(best[k, sel], xi[sel])
+    if isinstance(acquire, Acquired):
+        _released_pairs(rows, tid, r, g, sizes, cls, later, chain_past, best, its, release, acquire,
+                        chain, syncs)
     if its and syncs is not None and len(syncs.partial):
         # in a warp with a partial __syncwarp the warp-sync interval does not
         # say which lanes are ordered: every earlier row of the warp is a candidate
@@ -553,6 +561,91 @@ def _later_pairs(rows: Rows, tid: np.ndarray, order: np.ndarray, starts: np.ndar
         xs.append(r[best[k, sel]])
         ys.append(r[later[sel]])
     return np.concatenate(xs), np.concatenate(ys)
+
+
+PAIRS_AT_ONCE = 1 << 22     # _released_pairs' pairs judged per numpy pass
+SEARCH_ROUNDS = 16          # searches past a found access that does not race, before the exhaustive way
+
+
+def _released_pairs(rows: Rows, tid: np.ndarray, r: np.ndarray, g: np.ndarray, sizes: np.ndarray,
+                    cls: np.ndarray, later: np.ndarray, chain_past: np.ndarray, best: np.ndarray,
+                    its: bool, release, acquire: Acquired, chain, syncs) -> None:
+    """_later_pairs for released rows where message passing is judged per
+    pair (an Acquired): whether a released row races with a later row
+    depends on which agents the later row's agent acquired from, which
+    `_witnesses` does not follow. For each later row that acquired anything
+    and each class of released rows, the earliest row of another agent
+    that it did not acquire from is found (into `best`; rows of its own
+    agent are alike for it, and the witnesses stand for them): where the
+    row's agent read one flag, the first row whose agent published that
+    flag after that row's fence only at or after the agent's latest read of
+    it, or never (range_search);
+    otherwise by comparing it with every earlier released row."""
+    ys = np.flatnonzero(acquire.any[r[later]])
+    if not len(ys):
+        return
+    first = np.cumsum(sizes) - sizes           # each group's first index into r
+    k, flag, read = acquire.latest_reads(r[later[ys]])
+    nflags = np.bincount(k, minlength=len(ys))
+    own = acquire.agent[r[later[ys]]]
+    wy, ay = rows.write[r[later[ys]]], rows.atomic[r[later[ys]]]
+    for c in np.unique(cls).tolist():
+        if not c & 4:
+            continue
+        hazard_ = (bool(c & 1) | wy) & ~(bool(c & 2) & ay)
+        sub = np.flatnonzero(cls == c)
+        past = chain_past[ys] if c & 3 == 3 else np.full(len(ys), -1, np.int64)
+        lo = np.searchsorted(sub, np.maximum(first[g[later[ys]]], past + 1))
+        hi = np.searchsorted(sub, later[ys])
+        ask = hazard_ & (lo < hi)
+        one = np.flatnonzero(ask & (nflags == 1))
+        rest = np.flatnonzero(ask & (nflags > 1))
+        at1 = np.searchsorted(k, one)
+        agents = acquire.agent[r[sub]]
+        for f in np.unique(flag[at1]).tolist():
+            q = one[flag[at1] == f]
+            v = acquire.publication_after(agents, np.full(len(sub), f), acquire.after[r[sub]])
+            bound, start = read[np.searchsorted(k, q)], lo[q]
+            for _ in range(SEARCH_ROUNDS):
+                i = first_at_least(v, start, hi[q], bound)
+                hit = i >= 0
+                xi = sub[np.maximum(i, 0)]
+                ok = hit & (agents[np.maximum(i, 0)] != own[q])
+                ok[ok] = _racing(rows, tid, r[xi[ok]], r[later[ys[q[ok]]]], its, release, acquire, chain, syncs)
+                _keep_earliest(rows, r, best, xi[ok], ys[q[ok]], later)
+                again = hit & ~ok
+                q, start, bound = q[again], i[again] + 1, bound[again]
+                if not len(q):
+                    break
+            rest = np.concatenate([rest, q])
+        _every_earlier(rows, tid, r, sub, lo, hi, ys, rest, later, best, its, release, acquire, chain, syncs)
+
+
+def _keep_earliest(rows: Rows, r: np.ndarray, best: np.ndarray, xi: np.ndarray, col: np.ndarray,
+                   later: np.ndarray) -> None:
+    """best[kind, col] lowered to xi where row r[xi] races with later row r[later[col]]."""
+    wx = rows.write[r[xi]]
+    kind = np.where(wx & rows.write[r[later[col]]], 0, np.where(wx, 1, 2))
+    for k in range(3):
+        sel = kind == k
+        np.minimum.at(best[k], col[sel], xi[sel])
+
+
+def _every_earlier(rows: Rows, tid: np.ndarray, r: np.ndarray, sub: np.ndarray, lo: np.ndarray,
+                   hi: np.ndarray, ys: np.ndarray, q: np.ndarray, later: np.ndarray, best: np.ndarray,
+                   its: bool, release, acquire, chain, syncs) -> None:
+    """Later rows r[later[ys[q]]] compared with every row sub[lo:hi] of
+    theirs, PAIRS_AT_ONCE pairs at a time (into `best`)."""
+    count = np.maximum(hi[q] - lo[q], 0)
+    ends = np.cumsum(count)
+    at = 0
+    while at < len(q):
+        stop = max(int(np.searchsorted(ends, (ends[at] - count[at]) + PAIRS_AT_ONCE, "right")), at + 1)
+        pos, origin = spread(lo[q[at:stop]], count[at:stop])
+        xi, col = sub[pos], ys[q[at:stop]][origin]
+        ok = _racing(rows, tid, r[xi], r[later[col]], its, release, acquire, chain, syncs)
+        _keep_earliest(rows, r, best, xi[ok], col[ok], later)
+        at = stop
 
 
 def find_races(rows: Rows, keys: tuple, tpb: int, its: bool,

@@ -1,0 +1,125 @@
+"""message_passing: the acquire side per pair of accesses (a consumer is
+ordered after the producers whose flags it read, each published after the
+producer's access and its fence), the numpy path against the plain-Python
+rule."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpuemu.check.message_passing import Acquired, first_fence_after, ordered, ordered_one
+
+NONE = np.iinfo(np.int64).max
+a = np.array
+
+
+def two_producers() -> Acquired:
+    """Rows 0, 1: agents 0 and 1 write their data (seq 0, 1) and fence (seq
+    2); they publish flags 10 and 11 (seq 3, 4); agent 2 reads flag 10 (seq
+    5); row 2: agent 2 reads the data (seq 6)."""
+    return Acquired(agent=a([0, 1, 2]), seq=a([0, 1, 6]), after=a([2, 2, NONE]),
+                    pub_agent=a([0, 1]), pub_flag=a([10, 11]), pub_seq=a([3, 4]),
+                    read_agent=a([2]), read_flag=a([10]), read_seq=a([5]))
+
+
+def test_a_consumer_is_ordered_after_the_producer_whose_flag_it_read():
+    assert two_producers().pairs(a([0]), a([2])).tolist() == [True]
+
+
+def test_a_consumer_is_not_ordered_after_a_producer_whose_flag_it_did_not_read():
+    assert two_producers().pairs(a([1]), a([2])).tolist() == [False]
+
+
+def test_a_read_of_the_flag_before_it_was_published_acquires_nothing():
+    acq = Acquired(agent=a([0, 1]), seq=a([0, 9]), after=a([1, NONE]), pub_agent=a([0]), pub_flag=a([10]),
+                   pub_seq=a([5]), read_agent=a([1]), read_flag=a([10]), read_seq=a([4]))
+    assert acq.pairs(a([0]), a([1])).tolist() == [False]
+    assert acq.any.tolist() == [False, False]
+
+
+def test_an_access_before_the_flag_read_acquires_nothing():
+    acq = Acquired(agent=a([0, 1]), seq=a([0, 3]), after=a([1, NONE]), pub_agent=a([0]), pub_flag=a([10]),
+                   pub_seq=a([2]), read_agent=a([1]), read_flag=a([10]), read_seq=a([4]))
+    assert acq.pairs(a([0]), a([1])).tolist() == [False]
+
+
+def test_a_flag_published_before_the_access_was_fenced_orders_nothing():
+    # agent 0 publishes flag 10 (seq 1), then writes (seq 2) and fences (seq
+    # 3) and publishes nothing more; agent 1 reads flag 10 (seq 4): it saw a
+    # publication from before the write
+    acq = Acquired(agent=a([0, 1]), seq=a([2, 9]), after=a([3, NONE]), pub_agent=a([0]), pub_flag=a([10]),
+                   pub_seq=a([1]), read_agent=a([1]), read_flag=a([10]), read_seq=a([4]))
+    assert acq.pairs(a([0]), a([1])).tolist() == [False]
+
+
+def test_a_later_publication_of_the_same_flag_orders_the_access():
+    # as above, then agent 0 publishes flag 10 again (seq 5), read at seq 6
+    acq = Acquired(agent=a([0, 1]), seq=a([2, 9]), after=a([3, NONE]), pub_agent=a([0, 0]),
+                   pub_flag=a([10, 10]), pub_seq=a([1, 5]), read_agent=a([1, 1]), read_flag=a([10, 10]),
+                   read_seq=a([4, 6]))
+    assert acq.pairs(a([0]), a([1])).tolist() == [True]
+
+
+def test_a_publication_and_its_own_read_of_one_atomic_acquire_nothing():
+    # an atomicAdd on the flag is a strong write and a strong read at one seq:
+    # it does not observe itself
+    acq = Acquired(agent=a([0, 0]), seq=a([0, 9]), after=a([1, NONE]), pub_agent=a([0]), pub_flag=a([10]),
+                   pub_seq=a([8]), read_agent=a([0]), read_flag=a([10]), read_seq=a([8]))
+    assert acq.pairs(a([0]), a([1])).tolist() == [False]
+
+
+def test_the_first_fence_after_an_access_is_its_agents():
+    fkey = np.sort(a([0 * 100 + 5, 1 * 100 + 3, 1 * 100 + 8]))
+    assert first_fence_after(fkey, 100, a([0, 1, 1, 0]), a([2, 3, 9, 5])).tolist() == [5, 8, NONE, NONE]
+
+
+def test_ordered_needs_the_release_side_too():
+    acq = two_producers()
+    assert ordered(a([False, True, False]), acq, a([0]), a([2])).tolist() == [False]
+    assert ordered(a([True, True, False]), acq, a([0]), a([2])).tolist() == [True]
+
+
+def random_pattern(rng, n: int, agents: int, flags: int, pubs: int, reads: int) -> Acquired:
+    seq = rng.integers(0, 40, n)
+    after = np.where(rng.random(n) < 0.8, seq + rng.integers(1, 8, n), NONE)
+    return Acquired(agent=rng.integers(0, agents, n), seq=seq, after=after,
+                    pub_agent=rng.integers(0, agents, pubs), pub_flag=rng.integers(0, flags, pubs) * 8,
+                    pub_seq=rng.integers(0, 40, pubs), read_agent=rng.integers(0, agents, reads),
+                    read_flag=rng.integers(0, flags + 1, reads) * 8, read_seq=rng.integers(0, 40, reads))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_pairs_agree_with_the_plain_python_rule(seed):
+    rng = np.random.default_rng(seed)
+    acq = random_pattern(rng, 40, 1 + seed % 5, 1 + seed % 3, 8, 14)
+    x, y = np.meshgrid(np.arange(40), np.arange(40))
+    x, y = x.ravel(), y.ravel()
+    got = acq.pairs(x, y)
+    want = [acq.pair_reference(int(i), int(j)) for i, j in zip(x, y)]
+    assert got.tolist() == want
+    assert got.any()       # the random patterns do order some pairs
+    # `any` marks every row some pair orders
+    assert not (got & ~acq.any[y]).any()
+
+
+def test_ordered_one_is_ordered_of_one_pair():
+    rng = np.random.default_rng(3)
+    acq = random_pattern(rng, 30, 3, 2, 5, 10)
+    release = rng.random(30) < 0.5
+    x, y = rng.integers(0, 30, 200), rng.integers(0, 30, 200)
+    assert ordered(release, acq, x, y).tolist() == [ordered_one(release, acq, int(i), int(j))
+                                                    for i, j in zip(x, y)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_latest_reads_and_publications_after_say_what_pairs_says(seed):
+    # y's agent acquires from x where x's agent published some flag after x's
+    # fence and before y's agent's latest read of it before y
+    rng = np.random.default_rng(seed)
+    acq = random_pattern(rng, 30, 4, 3, 8, 14)
+    k, flag, seq = acq.latest_reads(np.arange(30))
+    for y in range(30):
+        sel = k == y
+        for x in range(30):
+            pub = acq.publication_after(np.full(sel.sum(), acq.agent[x]), flag[sel], np.full(sel.sum(), acq.after[x]))
+            assert acq.pair_reference(x, y) == bool((pub < seq[sel]).any())

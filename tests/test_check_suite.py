@@ -83,3 +83,13 @@ def test_spin_lock_demo_deadlocks_on_sm60():
 def test_warp_synchronous_demo_is_clean_in_lock_step_on_sm60():
     res = mf.run(ROOT / "programs" / "warp_reduce_no_syncwarp.json", arch="sm_60", check=True)
     assert res.launch.findings == [] and not mf.check(res)
+
+
+@pytest.mark.parametrize("name, reader, writer", [
+    ("a_flag_orders_only_the_writes_of_the_block_that_published_it", "block (2, 0, 0)", "block (1, 0, 0)"),
+    ("a_shared_flag_orders_only_the_writes_of_the_warp_that_published_it",
+     "warp 2 of block (0, 0, 0)", "warp 1 of block (0, 0, 0)")])
+def test_a_race_past_a_flag_says_the_reader_read_none_the_writer_published(name, reader, writer):
+    case = next(c for c in BUGGY if c.name == name)
+    (f,) = [f for f in run_checked(case) if f.kind == "race"]
+    assert f"here {reader} read a flag before its access, but none that {writer} published" in f.message

@@ -13,6 +13,8 @@ further apart in the run is not seen).
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from gpuemu.errors import Finding
@@ -292,7 +294,7 @@ class Checker:
             if race:
                 found = racecheck.find_races(rows, (rows.block, rows.epoch, rows.unit), self.tpb, self.its,
                                              release, acquire, syncs=self.syncs)
-                self._add_found_races(found, rows, space)
+                self._add_found_races(found, rows, space, acquire)
             if init:
                 self._add_uninit(self._uninit_shared(rows, release, acquire), rows, space)
         else:
@@ -376,7 +378,7 @@ class Checker:
         release, acquire = self._ordering(rows) or (None, None)
         found = racecheck.find_races(rows, (rows.unit,), self.tpb, self.its, release, acquire,
                                      observed=True, syncs=self.syncs)
-        self._add_found_races(found, rows, "global")
+        self._add_found_races(found, rows, "global", acquire)
 
     def _pending_uninit(self, rows=None) -> None:
         """Add the waiting global uninitialised reads but those a later
@@ -477,17 +479,24 @@ class Checker:
         extra.update(object=obj, offset=off)
         return f" (byte {off} of {obj})"
 
-    def _add_found_races(self, found: dict, rows: Rows, space: str) -> None:
-        """Add racecheck.find_races' {(kind, line, other): [count, row, other row]}."""
+    def _add_found_races(self, found: dict, rows: Rows, space: str, acquire=None) -> None:
+        """Add racecheck.find_races' {(kind, line, other): [count, row, other row]}
+        (acquire: the message passing it judged by, to say where the later
+        access's block or warp read a flag, but not one the earlier's published)."""
         def who(i):
             return int(rows.block[i]), int(rows.warp[i]) * abi.WARP + int(rows.lane[i])
         for (hz, line, other), (count, i, j) in found.items():
-            self._add_race(hz, line, other, count, who(i), who(j), int(rows.unit[i]), space)
+            x, y = (i, j) if rows.seq[i] <= rows.seq[j] else (j, i)
+            other_flag = isinstance(acquire, Acquired) and bool(acquire.any[y])
+            self._add_race(hz, line, other, count, who(i), who(j), int(rows.unit[i]), space,
+                           (who(y), who(x)) if other_flag else None)
 
     def _add_race(self, hz: str, line: int, other: int, count: int, first: tuple, second: tuple,
-                  unit: int, space: str) -> None:
+                  unit: int, space: str, other_flag: Optional[tuple] = None) -> None:
         """One race finding per (line, other line, hazard, space); `first` and
-        `second`: (linear block, thread in block) of a pair that races."""
+        `second`: (linear block, thread in block) of a pair that races;
+        `other_flag`: (later, earlier) of them where the later one's block
+        (warp) had read a flag, but none the earlier one's published after it."""
         key = (line, other, hz, space)
         f = self.races.get(key)
         if f is not None:
@@ -511,6 +520,15 @@ class Checker:
             if first[1] // abi.WARP != second[1] // abi.WARP else
             ("one warp with no __syncwarp between them (independent thread scheduling)",
              "add a __syncwarp() between them"))
+        if other_flag is not None:
+            (rb, rt), (wb, wt) = other_flag
+
+            def agent(blk: int, t: int) -> str:     # who message passing is judged for
+                return (f"block {self._block(blk)}" if space == "global"
+                        else f"warp {t // abi.WARP} of block {self._block(blk)}")
+            if agent(rb, rt) != agent(wb, wt):
+                fix += (f"; here {agent(rb, rt)} read a flag before its access, but none that "
+                        f"{agent(wb, wt)} published after its access and a fence")
         extra = {"hazard": hz, "count": count, "other_block": ob, "file": file}
         msg = (f"{hz} hazard on {space} memory at {addr:#x}{self._named(space, addr, extra)}: "
                f"{label} (thread {t} of block {b}) "

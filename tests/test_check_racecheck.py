@@ -172,6 +172,28 @@ def test_a_later_access_races_with_the_released_write_of_a_block_whose_flag_it_d
         {key: v[0] for key, v in want.items()}
 
 
+def test_a_later_access_races_with_its_blocks_write_whose_flag_its_block_did_not_read():
+    # warp 1 writes a location, fences and publishes flag A, writes it again,
+    # fences and publishes flag B; block 0 reads flag A; 40 reads of the
+    # location by warp 0's lane 0, then a read by it on another line: past the
+    # first 32 accesses, that read is ordered after the first write only (the
+    # first write of warp 1, ordered, does not stand for the second)
+    k = 43
+    warp = np.array([1, 1] + [0] * 41)
+    wrote = np.arange(k) < 2
+    seq = np.array([40, 44] + list(range(48, 48 + 41)))
+    rows = Rows(seq=seq, block=np.zeros(k, int), warp=warp, lane=np.zeros(k, int),
+                epoch=np.zeros(k, int), wsync=np.zeros(k, int), unit=np.zeros(k, int),
+                line=np.array([3, 4] + [5] * 40 + [9]), write=wrote, read=~wrote, atomic=np.zeros(k, bool))
+    after = np.where(np.arange(k) == 0, 41, np.where(np.arange(k) == 1, 45, np.iinfo(np.int64).max))
+    acq = Acquired(rows.block, rows.seq, after, np.array([0, 0]), np.array([100, 101]), np.array([42, 46]),
+                   np.array([0]), np.array([100]), np.array([47]))
+    want = find_races_reference(rows, (rows.unit,), 64, True, wrote, acq)
+    assert ("read-after-write", 4, 9) in want and ("read-after-write", 3, 9) not in want
+    assert {key: v[0] for key, v in find_races(rows, (rows.unit,), 64, True, wrote, acq).items()} == \
+        {key: v[0] for key, v in want.items()}
+
+
 def test_an_atomic_is_ordered_before_a_thread_that_later_made_an_atomic_of_the_location():
     # the last-block pattern: blocks 0-2 each atomicInc a counter (line 4),
     # block 2's thread, whose atomic came last, then resets it (line 8)

@@ -573,21 +573,20 @@ def _released_pairs(rows: Rows, tid: np.ndarray, r: np.ndarray, g: np.ndarray, s
     """_later_pairs for released rows where message passing is judged per
     pair (an Acquired): whether a released row races with a later row
     depends on which agents the later row's agent acquired from, which
-    `_witnesses` does not follow. For each later row that acquired anything
-    and each class of released rows, the earliest row of another agent
-    that it did not acquire from is found (into `best`; rows of its own
-    agent are alike for it, and the witnesses stand for them): where the
-    row's agent read one flag, the first row whose agent published that
-    flag after that row's fence only at or after the agent's latest read of
-    it, or never (range_search);
-    otherwise by comparing it with every earlier released row."""
+    `_witnesses` does not follow (nor which fence follows each released
+    row). For each later row that acquired anything and each class of
+    released rows, the earliest row that message passing does not order
+    before it and that races with it is found (into `best`): where the
+    later row's agent read one flag, among the rows whose agent published
+    that flag after the row's fence only at or after the agent's latest
+    read of it, or never (range_search), the first that races; otherwise by
+    comparing it with every earlier released row."""
     ys = np.flatnonzero(acquire.any[r[later]])
     if not len(ys):
         return
     first = np.cumsum(sizes) - sizes           # each group's first index into r
     k, flag, read = acquire.latest_reads(r[later[ys]])
     nflags = np.bincount(k, minlength=len(ys))
-    own = acquire.agent[r[later[ys]]]
     wy, ay = rows.write[r[later[ys]]], rows.atomic[r[later[ys]]]
     for c in np.unique(cls).tolist():
         if not c & 4:
@@ -601,16 +600,15 @@ def _released_pairs(rows: Rows, tid: np.ndarray, r: np.ndarray, g: np.ndarray, s
         one = np.flatnonzero(ask & (nflags == 1))
         rest = np.flatnonzero(ask & (nflags > 1))
         at1 = np.searchsorted(k, one)
-        agents = acquire.agent[r[sub]]
         for f in np.unique(flag[at1]).tolist():
             q = one[flag[at1] == f]
-            v = acquire.publication_after(agents, np.full(len(sub), f), acquire.after[r[sub]])
+            v = acquire.publication_after(acquire.agent[r[sub]], np.full(len(sub), f), acquire.after[r[sub]])
             bound, start = read[np.searchsorted(k, q)], lo[q]
             for _ in range(SEARCH_ROUNDS):
                 i = first_at_least(v, start, hi[q], bound)
                 hit = i >= 0
                 xi = sub[np.maximum(i, 0)]
-                ok = hit & (agents[np.maximum(i, 0)] != own[q])
+                ok = hit.copy()
                 ok[ok] = _racing(rows, tid, r[xi[ok]], r[later[ys[q[ok]]]], its, release, acquire, chain, syncs)
                 _keep_earliest(rows, r, best, xi[ok], ys[q[ok]], later)
                 again = hit & ~ok

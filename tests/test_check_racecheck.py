@@ -172,6 +172,49 @@ def test_a_later_access_races_with_the_released_write_of_a_block_whose_flag_it_d
         {key: v[0] for key, v in want.items()}
 
 
+def records_with_flags(rng, agent_is_warp: bool):
+    """Rows as a trace gives them: records (one seq each) of one block, warp,
+    line and kind, whose barrier interval grows per block and warp-sync
+    interval per warp, 1-3 lanes each; flags published (after a fence after
+    the access) and read at random by blocks, or by warps."""
+    nrec, nb = int(rng.integers(30, 90)), int(rng.integers(1, 5))
+    blk, wrp = rng.integers(0, nb, nrec), rng.integers(0, 3, nrec)
+    ep, ws, ecur, wcur = np.zeros(nrec, int), np.zeros(nrec, int), {}, {}
+    for i in range(nrec):
+        if rng.random() < 0.1:
+            ecur[blk[i]] = ecur.get(blk[i], 0) + 1
+        if rng.random() < 0.15:
+            wcur[blk[i], wrp[i]] = wcur.get((blk[i], wrp[i]), 0) + 1
+        ep[i], ws[i] = ecur.get(blk[i], 0), wcur.get((blk[i], wrp[i]), 0)
+    line, wr, at = rng.integers(1, 6, nrec), rng.random(nrec) < 0.35, rng.random(nrec) < 0.1
+    lanes = rng.integers(1, 4, nrec)
+    rec = np.repeat(np.arange(nrec), lanes)
+    n = len(rec)
+    rows = Rows(seq=rec * 2, block=blk[rec], warp=wrp[rec],
+                lane=np.concatenate([rng.choice(4, k, replace=False) for k in lanes]), epoch=ep[rec],
+                wsync=ws[rec], unit=rng.integers(0, 1 + nb % 2, n), line=line[rec], write=wr[rec],
+                read=~wr[rec] | at[rec], atomic=at[rec])
+    agent = rows.block * 3 + rows.warp if agent_is_warp else rows.block
+    na, top = int(agent.max()) + 1, int(rows.seq.max()) // 2 + 1
+    pubs, reads = int(rng.integers(1, 12)), int(rng.integers(1, 20))
+    after = np.where(rng.random(n) < 0.8, rows.seq + 2 * rng.integers(0, 10, n) + 1, np.iinfo(np.int64).max)
+    acq = Acquired(agent, rows.seq, after, rng.integers(0, na, pubs), rng.integers(0, 3, pubs),
+                   2 * rng.integers(0, top, pubs) + 1, rng.integers(0, na, reads), rng.integers(0, 3, reads),
+                   2 * rng.integers(0, top, reads) + 1)
+    return rows, acq, rng.random(n) < 0.6
+
+
+@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("agent_is_warp", [False, True], ids=["blocks", "warps"])
+def test_fast_path_agrees_with_the_reference_on_records_with_flags(seed, agent_is_warp):
+    rows, acq, rel = records_with_flags(np.random.default_rng(seed), agent_is_warp)
+    for keys in ((rows.unit,), (rows.block, rows.epoch, rows.unit)):
+        for its in (False, True):
+            want = find_races_reference(rows, keys, 128, its, rel, acq, True)
+            got = find_races(rows, keys, 128, its, rel, acq, True)
+            assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
+
+
 def test_a_later_access_races_with_its_blocks_write_whose_flag_its_block_did_not_read():
     # warp 1 writes a location, fences and publishes flag A, writes it again,
     # fences and publishes flag B; block 0 reads flag A; 40 reads of the

@@ -22,20 +22,10 @@ from typing import Optional
 
 from . import ast as A
 from . import ir
+from .cxx_tokens import _new, class_instance_tokens
 from .diagnostics import CompileError
 from .specialisation_match import Patterns, from_term, matches, more_specialised, to_term
-
-
-def _mentions(toks: list, names) -> bool:
-    """The tokens name one of `names`, also inside a template-id's arguments."""
-    return any(str(t) in names or any(_mentions(a, names) for a in getattr(t, "targs", None) or [])
-               for t in toks)
-
-
-def _words(toks: list) -> str:
-    """Template argument tokens as written (`W<int> *`)."""
-    return " ".join(str(t) + (f"<{', '.join(_words(a) for a in t.targs)}>" if getattr(t, "targs", None) else "")
-                    for t in toks)
+from .template_tokens import mentions, words
 
 
 def _spelling(toks: list, names: dict) -> list:
@@ -63,7 +53,6 @@ def _member_def_of(md, body) -> Optional[dict]:
 def _renamed(toks: list, names: dict) -> list:
     """toks with the template parameters renamed by `names`, also inside
     template-ids' arguments."""
-    from .cxx_tokens import _new
     out = []
     for k, t in enumerate(toks):
         targs = getattr(t, "targs", None)
@@ -116,7 +105,7 @@ class ClassTemplates:
                 continue
             tok = md.named or md.tok
             loc = self.ck.pp.loc(tok.line, tok.column, str(tok))
-            named = f"{ctd.name}<{', '.join(_words(a) for a in md.args)}>::{md.member}"
+            named = f"{ctd.name}<{', '.join(words(a) for a in md.args)}>::{md.member}"
             if all(len(md.params) != len(body.params) for body in bodies):
                 raise self.ck.error(f"'{named}' has {len(md.params)} template parameters, and neither class "
                                     f"template '{ctd.name}' nor a partial specialisation of it has as many", loc)
@@ -177,9 +166,9 @@ class ClassTemplates:
         """Partial specialisation sp's arguments as patterns, parsed once."""
         got = self.parsed.get(id(sp))
         if got is None:
-            unused = next((p for p in sp.params if not any(_mentions(a, {p.name}) for a in sp.args)), None)
+            unused = next((p for p in sp.params if not any(mentions(a, {p.name}) for a in sp.args)), None)
             if unused is not None:      # nvcc: "invalid partial specialization -- ... already fully specialized"
-                raise self.ck.error(f"the partial specialisation '{sp.name}<{', '.join(_words(a) for a in sp.args)}>' "
+                raise self.ck.error(f"the partial specialisation '{sp.name}<{', '.join(words(a) for a in sp.args)}>' "
                                     f"does not use its template parameter '{unused.name}'",
                                     self.ck.pp.loc(unused.tok.line, unused.tok.column, str(unused.tok)))
             pats = Patterns(self, sp, loc)
@@ -205,7 +194,6 @@ class ClassTemplates:
         return spec.canon
 
     def instantiate(self, ctd, vals: list, canon: str, loc: ir.Loc) -> ir.StructType:
-        from .cxx_tokens import class_instance_tokens
         from .token_scan import Tokens
         ck = self.ck
         # an explicit specialisation binds nothing, a partial one its own parameters

@@ -19,8 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ir
+from .cxx_tokens import TemplateParam
 from .declarations import QType
 from .places import strip_spaces
+from .template_tokens import mentions, words
 
 _CV = ("const", "volatile")
 
@@ -148,9 +150,8 @@ class Patterns:
         self.names = {p.name: p for p in sp.params}
 
     def unsupported(self, toks: list):
-        from .class_templates import _words
-        words = _words(toks)
-        return self.cts.ck.error(f"this form of partial specialisation argument ('{words}') is not supported "
+        written = words(toks)
+        return self.cts.ck.error(f"this form of partial specialisation argument ('{written}') is not supported "
                                  f"(T, const T *, T **, T[N], a class template's instance W<T>, or a fixed type "
                                  f"or value)", self.loc)
 
@@ -165,8 +166,7 @@ class Patterns:
 
     def argument(self, prm, toks: list, td):
         """The pattern of one argument `toks` for parameter prm of template td."""
-        from .class_templates import _mentions
-        if not _mentions(toks, self.names):
+        if not mentions(toks, self.names):
             return self.fixed(prm, toks, td)
         if prm.kind == "value":
             p = self.names.get(str(toks[0]))
@@ -181,11 +181,9 @@ class Patterns:
         = 2>`, so it does not match W<int, 3>). A default naming W's other
         parameters is not supported here."""
         if not prm.default:
-            from .class_templates import _words
             raise self.cts.ck.error(f"too few template arguments for class template '{w.name}' in "
-                                    f"'{_words(whole)}'", self.loc)
-        from .class_templates import _mentions
-        if _mentions(prm.default, {p.name for p in w.params}):
+                                    f"'{words(whole)}'", self.loc)
+        if mentions(prm.default, {p.name for p in w.params}):
             raise self.unsupported(whole)
         return self.fixed(prm, prm.default, w)
 
@@ -215,10 +213,8 @@ class Patterns:
             node = ("inst", word, tuple(self.argument(p, a, w) for p, a in zip(w.params, targs))
                     + tuple(self.default(p, w, toks) for p in w.params[len(targs):]), None)
         else:
-            from .class_templates import _mentions
-            if _mentions(head, self.names):
+            if mentions(head, self.names):
                 raise self.unsupported(toks)
-            from .cxx_tokens import TemplateParam
             base = self.fixed(TemplateParam("type", "", [], None, head[0]), head, None)
             cv |= {q for q, on in zip(_CV, (base.const, base.volatile)) if on}
             node = base.node
@@ -253,8 +249,7 @@ class Patterns:
             if len(toks) != 1 or p.kind != "value":
                 raise self.unsupported(whole)
             return Param(p.name)
-        from .class_templates import _mentions
-        if _mentions(toks, self.names):
+        if mentions(toks, self.names):
             raise self.unsupported(whole)
         ck, tpl = self.cts.ck, self.cts.tpl
         tpl.stack.append({})

@@ -171,6 +171,25 @@ def refuse_cu_options(ns: argparse.Namespace) -> None:
                          f"(or run the .cu file with its options)")
 
 
+def target_manifest(ns: argparse.Namespace) -> tuple:
+    """(manifest, whether it came from a .json file) of the launch ns.target
+    names: a manifest, its grid and dynamic shared bytes replaced by --grid
+    and --shared where given, or a kernel source with the command line's
+    launch options (`gpuemu run` and `gpuemu check`)."""
+    target = Path(ns.target)
+    if target.suffix == ".json":
+        refuse_cu_options(ns)
+        m = mf.load(target)
+        if ns.grid:
+            m.grid = ns.grid
+        if ns.shared is not None:
+            m.dynamic_shared_bytes = ns.shared
+        return m, True
+    if target.suffix in (".cu", ".cuh", ".c", ".h") or target.is_file():
+        return manifest_from_args(ns), False
+    raise UsageError(f"{target}: expected a .cu kernel source or a .json manifest")
+
+
 def manifest_from_args(ns: argparse.Namespace) -> mf.Manifest:
     """The in-memory manifest a `gpuemu run FILE.cu ...` command line describes."""
     if not ns.kernel:
@@ -402,13 +421,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
     check_workers_environment()
     check_output_paths(ns)
     target = Path(ns.target)
-    if target.suffix == ".json":
-        refuse_cu_options(ns)
-        m = mf.load(target)
-        if ns.grid:
-            m.grid = ns.grid
-        if ns.shared is not None:
-            m.dynamic_shared_bytes = ns.shared
+    m, from_manifest = target_manifest(ns)
+    if from_manifest:
         if ns.expect and m.expect_finding is not None:
             raise UsageError(f"--expect: {target} expects the launch to stop with a "
                              f"'{m.expect_finding}' finding (expect_finding): no outputs to check")
@@ -416,10 +430,6 @@ def cmd_run(ns: argparse.Namespace) -> int:
             m.expect, m.expect_file = ns.expect, None
         if ns.rtol is not None:
             m.rtol = ns.rtol
-    elif target.suffix in (".cu", ".cuh", ".c", ".h") or target.is_file():
-        m = manifest_from_args(ns)
-    else:
-        raise UsageError(f"{target}: expected a .cu kernel source or a .json manifest")
     if ns.rtol is not None and not m.has_expectation:
         raise UsageError("--rtol: no expectation to compare with (give --expect, or a "
                          "manifest's expect or expect_file)")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,19 +53,8 @@ def add_parser(sub: Any, dim3: Any) -> None:
 
 
 def _manifest(ns) -> mf.Manifest:
-    from gpuemu.cli import UsageError, manifest_from_args, refuse_cu_options
-    target = Path(ns.target)
-    if target.suffix == ".json":
-        refuse_cu_options(ns)
-        m = mf.load(target)
-        if ns.grid:
-            m.grid = ns.grid
-        if ns.shared is not None:
-            m.dynamic_shared_bytes = ns.shared
-        return m
-    if target.suffix in (".cu", ".cuh") or target.is_file():
-        return manifest_from_args(ns)
-    raise UsageError(f"{target}: expected a .cu kernel source or a .json manifest")
+    from gpuemu.cli import target_manifest
+    return target_manifest(ns)[0]
 
 
 def _run(m, arch, **opts) -> tuple:

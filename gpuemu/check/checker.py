@@ -401,8 +401,8 @@ class Checker:
         issued a __threadfence after it and then a strong write (atomic or
         volatile store; `release`), and the other's block, before it, a
         strong read (atomic or volatile load) of a flag the first block had
-        so written earlier in the run (`acquire`, an Acquired; two accesses
-        of one block: a flag of that block's). A fence or an atomic alone
+        so written after that fence (`acquire`, an Acquired; two accesses of
+        one block: a flag of that block's). A fence or an atomic alone
         orders nothing."""
         if not self.fences:
             return None

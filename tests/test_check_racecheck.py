@@ -215,6 +215,22 @@ def test_fast_path_agrees_with_the_reference_on_records_with_flags(seed, agent_i
             assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_past_the_bound_of_comparisons_a_later_access_keeps_what_the_witnesses_found(seed, monkeypatch):
+    # EVERY_EARLIER_PAIRS spent: later rows that read several flags are compared
+    # with the witnesses only (the earliest access a later one races with may
+    # be missed, and a later one stand for it); every pair found races
+    from gpuemu.check import racecheck
+    monkeypatch.setattr(racecheck, "EVERY_EARLIER_PAIRS", 7 * seed)
+    rows, acq, rel = records_with_flags(np.random.default_rng(seed), False)
+    got = find_races(rows, (rows.unit,), 128, True, rel, acq)
+    assert got
+    for count, a, b in got.values():
+        x, y = sorted((a, b), key=lambda i: (int(rows.seq[i]), i))
+        pair = np.array([x, y])
+        assert racecheck._racing(rows, rows.thread(128), pair[:1], pair[1:], True, rel, acq).all()
+
+
 def test_a_later_access_races_with_its_blocks_write_whose_flag_its_block_did_not_read():
     # warp 1 writes a location, fences and publishes flag A, writes it again,
     # fences and publishes flag B; block 0 reads flag A; 40 reads of the

@@ -455,6 +455,20 @@ extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
 
 
 CORRECT = [
+    Case("a_value_handed_down_a_chain_of_blocks_behind_their_flags", r"""
+extern "C" __global__ void k(int* g, volatile int* flag, int* out) {
+    int b = blockIdx.x;
+    if (threadIdx.x == 0) {
+        if (b > 0) {
+            while (flag[b - 1] == 0) { }
+            __threadfence();
+        }
+        out[b] = g[0];
+        g[0] = b + 1;
+        __threadfence();
+        flag[b] = 1;
+    }
+}""", 4, 32, lambda: (i32(1, 0), i32(4, 0), i32(4, 0))),
     Case("data_read_after_the_flag_published_after_it", _unmarked(
         "a_flag_published_before_the_write_was_fenced_orders_nothing").replace(
         "while (flag[0] == 0) { }", "while (flag[1] == 0) { }"), 2, 32,

@@ -60,6 +60,28 @@ def test_a_later_publication_of_the_same_flag_orders_the_access():
     assert acq.pairs(a([0]), a([1])).tolist() == [True]
 
 
+def test_a_flag_handed_down_a_chain_orders_the_first_agents_access_before_the_last_ones():
+    # agent 0 writes (seq 0), fences (1), publishes flag 10 (2); agent 1 reads
+    # it (3) and publishes flag 11 (4); agent 2 reads flag 11 (5), then row 1
+    # (seq 6): happens-before is transitive
+    acq = Acquired(agent=a([0, 2]), seq=a([0, 6]), after=a([1, NONE]), pub_agent=a([0, 1]),
+                   pub_flag=a([10, 11]), pub_seq=a([2, 4]), read_agent=a([1, 2]), read_flag=a([10, 11]),
+                   read_seq=a([3, 5]))
+    assert acq.handed.tolist() == [False, True]
+    assert acq.pairs(a([0]), a([1])).tolist() == [True] and acq.pair_reference(0, 1)
+
+
+def test_an_agent_that_read_only_its_own_flag_hands_nothing_on():
+    # agent 1 publishes flag 11 (2) and reads it back (3), publishes flag 12
+    # (4); agent 2 reads flag 12 (5): agent 1 is no relay, and agent 0's write
+    # (seq 0, fence 1, no flag) is not ordered before row 1 (seq 6)
+    acq = Acquired(agent=a([0, 2]), seq=a([0, 6]), after=a([1, NONE]), pub_agent=a([1, 1]),
+                   pub_flag=a([11, 12]), pub_seq=a([2, 4]), read_agent=a([1, 2]), read_flag=a([11, 12]),
+                   read_seq=a([3, 5]))
+    assert acq.handed.tolist() == [False, False]
+    assert acq.pairs(a([0]), a([1])).tolist() == [False] and not acq.pair_reference(0, 1)
+
+
 def test_a_publication_and_its_own_read_of_one_atomic_acquire_nothing():
     # an atomicAdd on the flag is a strong write and a strong read at one seq:
     # it does not observe itself
@@ -129,7 +151,7 @@ def test_reads_before_count_the_flags_read_and_give_the_one_flags_latest_read(se
             assert latest[y] == max(t for a, g, t in reads if a == acq.agent[y] and g == f and t < acq.seq[y])
             for x in range(30):
                 pub = acq.publication_after(acq.agent[x:x + 1], flag[y:y + 1], acq.after[x:x + 1])
-                assert acq.pair_reference(x, y) == bool(pub[0] < latest[y])
+                assert acq.pair_reference(x, y) == bool(acq.handed[y] or pub[0] < latest[y])
         if count[y] == 0:
             assert not any(acq.pair_reference(x, y) for x in range(30))
 

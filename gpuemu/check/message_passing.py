@@ -117,18 +117,41 @@ class Acquired:
         seen = rs > first_any[rf]
         obs = np.full(len(self._readers), big, np.int64)
         np.minimum.at(obs, np.searchsorted(self._readers, ra[seen]), rs[seen])
+        # `handed`: a read, before the row, of a flag that an agent which had read
+        # one itself (at any time: more than a chain needs) had published before:
+        # happens-before is transitive (a lock or a flag handed down a chain of
+        # blocks orders the first holder's accesses before the last one's), so
+        # such a row is taken as ordered after every released access, as
+        # before flags were told apart (a race may be missed, none made up)
+        pa, pf = self._pk // max(nf, 1), self._pk % max(nf, 1)
+        other = _by_another(pa, pf, self._ps, nf, ra, rf) < rs      # a read of another agent's flag
+        relays = distinct(ra[other])
+        on = np.isin(pa, relays)
+        handed = _by_another(pa[on], pf[on], self._ps[on], nf, ra, rf) < rs
+        hand = np.full(len(self._readers), big, np.int64)
+        np.minimum.at(hand, np.searchsorted(self._readers, ra[handed]), rs[handed])
         self.any = np.zeros(len(self.agent), bool)
+        self.handed = np.zeros(len(self.agent), bool)
         if len(self._readers):
             at = np.minimum(np.searchsorted(self._readers, self.agent), len(self._readers) - 1)
-            self.any = (self._readers[at] == self.agent) & (obs[at] < self.seq)
+            mine = self._readers[at] == self.agent
+            self.any = mine & (obs[at] < self.seq)
+            self.handed = mine & (hand[at] < self.seq)
 
     def pair_reference(self, x: int, y: int) -> bool:
         """`pairs` of one pair, in plain Python: a read by y's agent before y
-        of a flag that x's agent published after x's fence and before that read."""
+        of a flag that x's agent published after x's fence and before that
+        read; or of a flag that an agent which had itself read a published
+        flag (a relay) published before that read (`handed`)."""
         wa, ra, sy, ax = int(self.agent[x]), int(self.agent[y]), int(self.seq[y]), int(self.after[x])
         pubs = list(zip(*(np.asarray(a).tolist() for a in self.published)))
+        reads = list(zip(*(np.asarray(a).tolist() for a in self.reads)))
+        relays = {a for a, f, s in reads if any(pa != a and pf == f and ps < s for pa, pf, ps in pubs)}
+        if any(a == ra and s < sy and any(pa in relays and pa != a and pf == f and ps < s for pa, pf, ps in pubs)
+               for a, f, s in reads):
+            return True
         return any(a == ra and s < sy and any(pa == wa and pf == f and ax < ps < s for pa, pf, ps in pubs)
-                   for a, f, s in zip(*(np.asarray(a).tolist() for a in self.reads)))
+                   for a, f, s in reads)
 
     def publication_after(self, agents: np.ndarray, flag: np.ndarray, after: np.ndarray) -> np.ndarray:
         """Per k: the seq of agents[k]'s first publication of flag[k] (a dense
@@ -153,8 +176,8 @@ class Acquired:
         (x's agent, x's fence, y's agent): the first time y's agent read a
         flag x's agent published after that fence (`first_read_after`),
         which y's seq must exceed."""
-        out = np.zeros(len(x), bool)
-        ask = np.flatnonzero(self.any[y] & (self.after[x] < self.seq[y]))
+        out = self.handed[y].copy()
+        ask = np.flatnonzero(self.any[y] & ~out & (self.after[x] < self.seq[y]))
         if not len(ask) or not len(self._flags):
             return out
         agents, afters = self._ranks()
@@ -275,6 +298,25 @@ class Acquired:
             o = np.argsort(keys, kind="stable")
             got = self.__dict__["_firsts"] = (keys[o], (rp % nf)[o])
         return got
+
+
+def _by_another(pa: np.ndarray, pf: np.ndarray, ps: np.ndarray, nf: int, ra: np.ndarray,
+                rf: np.ndarray) -> np.ndarray:
+    """Per read (agent ra, flag rf): the first publication of its flag by an
+    agent other than ra (publications: agent pa, flag pf, seq ps; none: the
+    largest int64): per flag the first publication and the first by another
+    agent than that one's."""
+    big = np.iinfo(np.int64).max
+    first, who, second = np.full(nf, big, np.int64), np.full(nf, -1, np.int64), np.full(nf, big, np.int64)
+    if len(ps):
+        o = np.lexsort((ps, pf))
+        f, a, t = pf[o], pa[o], ps[o]
+        head = np.ones(len(f), bool)
+        head[1:] = f[1:] != f[:-1]
+        first[f[head]], who[f[head]] = t[head], a[head]
+        later = a != who[f]                      # by another agent than the flag's first publisher
+        np.minimum.at(second, f[later], t[later])
+    return np.where(who[rf] != ra, first[rf], second[rf])
 
 
 KEY_BITS = 62           # pairs' (agent, agent, fence) keys as one int64 while they fit

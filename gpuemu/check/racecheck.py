@@ -587,7 +587,7 @@ def _released_pairs(rows: Rows, tid: np.ndarray, r: np.ndarray, g: np.ndarray, s
     that flag after the row's fence only at or after the agent's latest
     read of it, or never (range_search), the first that races; otherwise by
     comparing it with every earlier released row."""
-    ys = np.flatnonzero(acquire.any[r[later]])
+    ys = np.flatnonzero(acquire.any[r[later]] & ~acquire.handed[r[later]])   # (handed: all alike)
     if not len(ys):
         return
     budget = [EVERY_EARLIER_PAIRS]

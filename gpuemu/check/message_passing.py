@@ -15,6 +15,14 @@ shared memory. An access is ordered before another agent's access when
   waited for one flag is ordered after that producer's writes only; nor
   does a flag the agent published before the access was fenced.
 
+Happens-before is transitive: a flag handed on (a lock passed from block
+to block, a value handed down a chain behind each block's flag) orders the
+first holder's accesses before the last one's. A reader of a flag that a
+relay published (an agent that had itself read another agent's flag) is
+taken as ordered after every released access (`Acquired.handed`), as every
+reader was before flags were told apart: a race may be missed there, none
+is made up.
+
 `ordered` applies both sides to pairs of rows (an `Acquired`, or a bool per
 row where every published flag orders every released access: the unit
 tests' random orders); `ordered_one` is the same rule for one pair in plain

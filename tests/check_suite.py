@@ -118,6 +118,26 @@ extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
     }
 }"""
 
+# a warp writes data, then its lane 0 fences and raises the flag: from sm_70
+# on nothing orders the other lanes' writes before lane 0's fence (a
+# __syncwarp or __syncthreads between would; before sm_70 the warp runs in
+# lock-step)
+LANE_ZERO_PUBLISHES = r"""
+extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
+    int t = threadIdx.x;
+    if (blockIdx.x == 0) {
+        data[t] = t * 3;  // BUG
+        if (t == 0) {
+            __threadfence();
+            flag[0] = 1;
+        }
+    } else if (t == 0) {
+        while (flag[0] == 0) { }
+        __threadfence();
+        for (int i = 0; i < 32; ++i) out[i] = data[i];  // OTHER
+    }
+}"""
+
 WAIT_FOR_BOTH = ("while (flag[0] == 0) { }", "while (flag[0] == 0 || flag[1] == 0) { }")
 
 BUGGY = [
@@ -429,6 +449,8 @@ extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
          1, 96, lambda: (i32(32, 0),), "race", options={"budget": 200000}),
     Case("a_flag_published_before_the_write_was_fenced_orders_nothing", EARLY_FLAG, 2, 32,
          lambda: (i32(1, 0), i32(2, 0), i32(1, 0)), "race"),
+    Case("lane_zero_fences_and_raises_the_flag_before_its_warps_other_lanes_are_synced", LANE_ZERO_PUBLISHES,
+         2, 32, lambda: (i32(32, 0), i32(1, 0), i32(32, 0)), "race", options={"budget": 500000}),
 ]
 
 def _unmarked(name: str) -> str:
@@ -455,6 +477,13 @@ extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
 
 
 CORRECT = [
+    Case("lane_zero_fences_and_raises_the_flag_after_a_syncwarp", _unmarked(
+        "lane_zero_fences_and_raises_the_flag_before_its_warps_other_lanes_are_synced").replace(
+        "        data[t] = t * 3;\n", "        data[t] = t * 3;\n        __syncwarp();\n"), 2, 32,
+        lambda: (i32(32, 0), i32(1, 0), i32(32, 0)), options={"budget": 500000}),
+    Case("lane_zero_fences_and_raises_the_flag_of_a_warp_in_lock_step_sm60", _unmarked(
+        "lane_zero_fences_and_raises_the_flag_before_its_warps_other_lanes_are_synced"), 2, 32,
+        lambda: (i32(32, 0), i32(1, 0), i32(32, 0)), arch="sm_60", options={"budget": 500000}),
     Case("a_value_handed_down_a_chain_of_blocks_behind_their_flags", r"""
 extern "C" __global__ void k(int* g, volatile int* flag, int* out) {
     int b = blockIdx.x;

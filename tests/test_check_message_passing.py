@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuemu.check.message_passing import Acquired, first_fence_after, ordered, ordered_one
+from gpuemu.check.message_passing import (Acquired, fence_releasing, fence_releasing_reference, first_fence_after,
+                                          ordered, ordered_one)
 
 NONE = np.iinfo(np.int64).max
 a = np.array
@@ -194,3 +195,45 @@ def test_pairs_whose_keys_do_not_fit_one_int64_give_the_same_answers(monkeypatch
     want = acq.pairs(x, y).tolist()
     monkeypatch.setattr(mp, "KEY_BITS", 0)
     assert acq.pairs(x, y).tolist() == want and any(want)
+
+
+def fences_of(*rows) -> tuple:
+    """fence_releasing's fences from (block, seq, warp, lanes, interval, warp-sync interval) rows."""
+    return tuple(np.array(c) for c in zip(*rows))
+
+
+def test_a_fence_orders_the_accesses_of_the_thread_that_made_it():
+    fences = fences_of((0, 5, 0, 0b1, 0, 0))          # lane 0 of warp 0
+    got = fence_releasing(fences, a([0, 0]), a([0, 0]), a([0, 3]), a([0, 0]), a([0, 0]), a([2, 2]), True)
+    assert got.tolist() == [5, NONE]                   # lane 3's access: no __syncwarp between
+
+
+def test_a_fence_after_a_barrier_orders_every_thread_of_the_block():
+    fences = fences_of((0, 9, 1, 0b1, 1, 0))          # warp 1's lane 0, after a __syncthreads
+    got = fence_releasing(fences, a([0, 1]), a([0, 0]), a([7, 7]), a([0, 0]), a([0, 0]), a([2, 2]), True)
+    assert got.tolist() == [9, NONE]                   # another block's access: no
+
+
+def test_a_fence_after_a_syncwarp_orders_the_warps_other_lanes():
+    fences = fences_of((0, 5, 0, 0b1, 0, 1))
+    got = fence_releasing(fences, a([0, 0]), a([0, 1]), a([3, 3]), a([0, 0]), a([0, 0]), a([2, 2]), True)
+    assert got.tolist() == [5, NONE]                   # warp 1's lane 3: another warp, no barrier
+
+
+def test_a_warp_in_lock_step_is_ordered_by_any_of_its_lanes_fence():
+    fences = fences_of((0, 5, 0, 0b1, 0, 0))
+    assert fence_releasing(fences, a([0]), a([0]), a([3]), a([0]), a([0]), a([2]), False).tolist() == [5]
+
+
+@pytest.mark.parametrize("its", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_fence_releasing_agrees_with_the_plain_rule(seed, its):
+    # barrier and warp-sync intervals grow with the seq, as a trace's do
+    rng = np.random.default_rng(seed)
+    nf, n = 25, 60
+    fs, sq = rng.integers(0, 50, nf), rng.integers(0, 50, n)
+    fences = (rng.integers(0, 3, nf), fs, rng.integers(0, 2, nf), rng.integers(0, 1 << 32, nf), fs // 17, fs // 7)
+    acc = (rng.integers(0, 3, n), rng.integers(0, 2, n), rng.integers(0, 32, n), sq // 17, sq // 7, sq)
+    got = fence_releasing(fences, *acc, its)
+    assert got.tolist() == [fence_releasing_reference(fences, t, its) for t in zip(*acc)]
+    assert (got < NONE).any() and (got == NONE).any()

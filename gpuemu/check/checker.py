@@ -25,7 +25,8 @@ from isa import ir
 
 from . import accesses, block_scan, initcheck, racecheck, synccheck
 from .accesses import InstrTables, Rows, decode, distinct, granule, row_count
-from .message_passing import Acquired, fence_keys, first_fence_after, released
+from .message_passing import (Acquired, fence_keys, fence_releasing, first_fence_after, last_fence_before,
+                              released)
 
 from .shadow_memory import GlobalShadow
 
@@ -83,7 +84,7 @@ class Checker:
         self.scan = self._scanners(meta, shape)
         self.global_recs: list = []     # (global records, their seq) of the chunk
         self.global_n = 0               # ... and their rows
-        self.fences: list = []          # (blocks, seqs) of the __threadfence records so far
+        self.fences: list = []          # (blocks, seqs, warps, lanes, intervals, warp-sync intervals) of the __threadfence records so far
         self.gshadow = GlobalShadow(memory) if "initcheck" in tools else None
         self.races: dict = {}
         self.uninit_wait: list = []     # Rows of global uninitialised reads the chunk's races may explain
@@ -409,15 +410,20 @@ class Checker:
         strong_w = np.flatnonzero(rows.atomic & rows.write)
         if not len(strong_w):
             return None
-        fb, fs = (np.concatenate([f[k] for f in self.fences]).astype(np.int64) for k in range(2))
-        fkey, span = fence_keys(fb, fs, rows.seq)
-        nb = int(rows.block.max()) + 1
-        block = rows.block.astype(np.int64)
-        pub, release = released(block, np.arange(nb), strong_w, rows.seq, fkey, span)
+        fences = tuple(np.concatenate([f[k] for f in self.fences]).astype(np.int64) for k in range(6))
+        fkey, span = fence_keys(fences[0], fences[1], rows.seq)
+        block, seq = rows.block.astype(np.int64), rows.seq.astype(np.int64)
+        # a strong write after a fence of its block publishes its location
+        pub = last_fence_before(fkey, span, block[strong_w], seq[strong_w]) >= 0
         if not pub.any():
             return None
+        # an access is released by the first fence that orders it (fence_releasing), where a
+        # strong write of its block follows that fence
+        after = fence_releasing(fences, block, rows.warp, rows.lane, rows.epoch, rows.wsync, seq, self.its)
+        last_w = np.full(int(block.max()) + 1, -1, np.int64)
+        np.maximum.at(last_w, block[strong_w], seq[strong_w])
+        release = after < last_w[block]
         w, r = strong_w[pub], np.flatnonzero(rows.atomic & rows.read)
-        after = first_fence_after(fkey, span, block, rows.seq.astype(np.int64))
         return release, Acquired(block, rows.seq, after, block[w], rows.unit[w], rows.seq[w],
                                  block[r], rows.unit[r], rows.seq[r])
 
@@ -572,7 +578,9 @@ class Checker:
         instr = rec["instr"]
         fence = self.is_fence[instr]
         if fence.any():
-            self.fences.append((rec["block"][fence], seq[fence]))
+            ep = rec["epoch"][fence]
+            self.fences.append((rec["block"][fence], seq[fence], rec["warp"][fence], rec["mask"][fence],
+                                ep & 0xFFFFFFFF, ep >> 32))
         any_fence = self.is_any_fence[instr]
         if self.shared_mp and any_fence.any():
             self.warp_fences.append((rec["block"][any_fence], rec["warp"][any_fence], seq[any_fence]))

@@ -59,6 +59,92 @@ def first_fence_after(fkey: np.ndarray, span: int, agent: np.ndarray, seq: np.nd
     return np.where((k < len(fkey)) & (at // span == agent), at % span, np.iinfo(np.int64).max)
 
 
+def _first_in_group(gkeys: np.ndarray, gseqs: np.ndarray, key: np.ndarray, seq: np.ndarray) -> np.ndarray:
+    """Per k: the first of gseqs after seq[k] among the entries whose group key
+    is key[k] (gkeys, gseqs: sorted by key, then seq); none: the largest int64."""
+    none = np.iinfo(np.int64).max
+    out = np.full(len(key), none, np.int64)
+    if not len(gkeys):
+        return out
+    groups = distinct(gkeys)
+    rank = np.searchsorted(groups, gkeys)
+    span = int(max(gseqs.max(), seq.max(initial=0))) + 2
+    comp = rank * span + gseqs                       # sorted
+    at = np.minimum(np.searchsorted(groups, key), len(groups) - 1)
+    ok = groups[at] == key
+    i = np.searchsorted(comp, at[ok] * span + seq[ok], "right")
+    inside = (i < len(comp))
+    inside[inside] = comp[i[inside]] // span == at[ok][inside]
+    vals = np.full(int(ok.sum()), none, np.int64)
+    vals[inside] = gseqs[i[inside]]
+    out[ok] = vals
+    return out
+
+
+def fence_releasing(fences: tuple, block: np.ndarray, warp: np.ndarray, lane: np.ndarray,
+                    epoch: np.ndarray, wsync: np.ndarray, seq: np.ndarray, its: bool) -> np.ndarray:
+    """Per access (block, warp, lane, barrier interval, warp-sync interval,
+    seq): the seq of the first __threadfence after it that orders it (none:
+    the largest int64). A fence orders the accesses of the thread that made
+    it; a barrier makes the accesses before it observed by every thread of
+    the block, so a fence in a later barrier interval orders them too
+    (cumulativity, PTX memory model), and so does one of the warp's lanes
+    after a __syncwarp since the access, or any lane of a warp that runs in
+    lock-step (before sm_70). fences: (block, seq, warp, active lanes,
+    barrier interval, warp-sync interval) per fence record; a block's
+    barrier intervals and a warp's warp-sync intervals grow with the seq, as
+    in a trace (fence_releasing_reference is the rule for one access)."""
+    fb, fs, fw, fm, fe, fws = (np.asarray(a).astype(np.int64) for a in fences)
+    block, warp, lane, epoch, wsync, seq = (np.asarray(a).astype(np.int64) for a in (block, warp, lane, epoch, wsync, seq))
+    ne = int(max(fe.max(initial=0), epoch.max(initial=0))) + 2
+    nw = int(max(fw.max(initial=0), warp.max(initial=0))) + 1
+    # (a) the block's first fence in a later barrier interval: per (block, interval) the first
+    o = np.lexsort((fs, fe, fb))
+    gk = fb[o] * ne + fe[o]
+    k = np.searchsorted(gk, block * ne + epoch + 1)
+    got = fs[o][np.minimum(k, len(o) - 1)]
+    later = np.where((k < len(o)) & (gk[np.minimum(k, len(o) - 1)] // ne == block), got, np.iinfo(np.int64).max)
+    # (b) of the access's warp in its barrier interval: any lane after it in lock-step; a lane
+    # after a __syncwarp since it under independent thread scheduling
+    wk = (fb * nw + fw) * ne + fe
+    rk = (block * nw + warp) * ne + epoch
+    if not its:
+        o = np.lexsort((fs, wk))
+        warp_fence = _first_in_group(wk[o], fs[o], rk, seq)
+    else:
+        nws = int(max(fws.max(initial=0), wsync.max(initial=0))) + 2
+        o = np.lexsort((fs, fws, wk))
+        groups = distinct(wk)
+        grank = np.searchsorted(groups, wk[o])
+        at = np.minimum(np.searchsorted(groups, rk), max(len(groups) - 1, 0))
+        known = groups[at] == rk if len(groups) else np.zeros(len(rk), bool)
+        g2 = grank * nws + fws[o]
+        i = np.searchsorted(g2, at * nws + wsync + 1)
+        ok = known & (i < len(g2))
+        ok[ok] = g2[i[ok]] // nws == at[ok]
+        warp_fence = np.where(ok, fs[o][np.minimum(i, len(o) - 1)], np.iinfo(np.int64).max)
+    # (c) one the access's own thread made after it
+    bits = (fm[:, None] >> np.arange(32)) & 1
+    rec, ln = np.nonzero(bits)
+    tk = (fb[rec] * nw + fw[rec]) * 32 + ln
+    o = np.lexsort((fs[rec], tk))
+    own = _first_in_group(tk[o], fs[rec][o], (block * nw + warp) * 32 + lane, seq)
+    return np.minimum(np.minimum(later, warp_fence), own)
+
+
+def fence_releasing_reference(fences: tuple, access: tuple, its: bool) -> int:
+    """fence_releasing of one access (block, warp, lane, interval, warp-sync
+    interval, seq), in plain Python."""
+    b, w, ln, e, ws, sq = (int(v) for v in access)
+    best = np.iinfo(np.int64).max
+    for fb, fs, fw, fm, fe, fws in zip(*(np.asarray(a).tolist() for a in fences)):
+        if fb != b or fs <= sq:
+            continue
+        if (fe > e or (fw == w and fe == e and (not its or fm >> ln & 1 or fws > ws))):
+            best = min(best, fs)
+    return best
+
+
 def released(of: np.ndarray, keys: np.ndarray, strong_w: np.ndarray, seq: np.ndarray,
              fkey: np.ndarray, span: int) -> tuple:
     """The release side: (per strong write of rows `strong_w`, whether a

@@ -138,6 +138,29 @@ extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
     }
 }"""
 
+# thread 0 of block 1 waits for block 0's flag and fences; the block's other
+# threads then read the data with no __syncthreads after the wait: nothing
+# orders their reads after the flag (a barrier after the wait would; in one
+# warp a __syncwarp would)
+WAIT_THEN_READ = r"""
+extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
+    int t = threadIdx.x;
+    if (blockIdx.x == 0) {
+        data[t] = t * 3;  // BUG
+        __syncthreads();
+        if (t == 0) {
+            __threadfence();
+            flag[0] = 1;
+        }
+    } else {
+        if (t == 0) {
+            while (flag[0] == 0) { }
+            __threadfence();
+        }
+        out[t] = data[t];  // OTHER
+    }
+}"""
+
 WAIT_FOR_BOTH = ("while (flag[0] == 0) { }", "while (flag[0] == 0 || flag[1] == 0) { }")
 
 BUGGY = [
@@ -451,6 +474,8 @@ extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
          lambda: (i32(1, 0), i32(2, 0), i32(1, 0)), "race"),
     Case("lane_zero_fences_and_raises_the_flag_before_its_warps_other_lanes_are_synced", LANE_ZERO_PUBLISHES,
          2, 32, lambda: (i32(32, 0), i32(1, 0), i32(32, 0)), "race", options={"budget": 500000}),
+    Case("a_block_reads_the_data_one_thread_waited_for_with_no_barrier_after_the_wait", WAIT_THEN_READ,
+         2, 64, lambda: (i32(64, 0), i32(1, 0), i32(64, 0)), "race", options={"budget": 500000}),
 ]
 
 def _unmarked(name: str) -> str:
@@ -477,6 +502,14 @@ extern "C" __global__ void k(int* data, volatile int* flag, int* out) {
 
 
 CORRECT = [
+    Case("a_block_reads_the_data_one_thread_waited_for_after_a_barrier", _unmarked(
+        "a_block_reads_the_data_one_thread_waited_for_with_no_barrier_after_the_wait").replace(
+        "        out[t] = data[t];", "        __syncthreads();\n        out[t] = data[t];"), 2, 64,
+        lambda: (i32(64, 0), i32(1, 0), i32(64, 0)), options={"budget": 500000}),
+    Case("a_warp_reads_the_data_its_lane_zero_waited_for_after_a_syncwarp", _unmarked(
+        "a_block_reads_the_data_one_thread_waited_for_with_no_barrier_after_the_wait").replace(
+        "        out[t] = data[t];", "        __syncwarp();\n        out[t] = data[t];"), 2, 32,
+        lambda: (i32(64, 0), i32(1, 0), i32(64, 0)), options={"budget": 500000}),
     Case("lane_zero_fences_and_raises_the_flag_after_a_syncwarp", _unmarked(
         "lane_zero_fences_and_raises_the_flag_before_its_warps_other_lanes_are_synced").replace(
         "        data[t] = t * 3;\n", "        data[t] = t * 3;\n        __syncwarp();\n"), 2, 32,

@@ -237,3 +237,46 @@ def test_fence_releasing_agrees_with_the_plain_rule(seed, its):
     got = fence_releasing(fences, *acc, its)
     assert got.tolist() == [fence_releasing_reference(fences, t, its) for t in zip(*acc)]
     assert (got < NONE).any() and (got == NONE).any()
+
+
+def threaded_pattern(rng, n: int, its: bool, blocks: int = 3):
+    """random_pattern's flags with the rows and reads as threads of blocks:
+    (Acquired with threads, rows' and reads' thread info); intervals grow with the seq."""
+    seq = rng.integers(0, 60, n)
+    agent = rng.integers(0, blocks, n)
+    warp, lane = rng.integers(0, 2, n), rng.integers(0, 3, n)
+    after = np.where(rng.random(n) < 0.8, seq + rng.integers(1, 8, n), NONE)
+    pubs, reads = 8, 16
+    r = rng.integers(0, n, reads)                          # the reads are rows (strong reads)
+    rseq = seq[r]
+    threads = (warp, lane, seq // 20, seq // 7, warp[r], lane[r], rseq // 20, rseq // 7, its)
+    return Acquired(agent=agent, seq=seq, after=after, pub_agent=rng.integers(0, blocks, pubs),
+                    pub_flag=rng.integers(0, 3, pubs) * 8, pub_seq=rng.integers(0, 60, pubs),
+                    read_agent=agent[r], read_flag=rng.integers(0, 3, reads) * 8, read_seq=rseq,
+                    threads=threads)
+
+
+@pytest.mark.parametrize("its", [False, True])
+@pytest.mark.parametrize("seed", range(8))
+def test_pairs_seen_by_threads_agree_with_the_plain_python_rule(seed, its):
+    acq = threaded_pattern(np.random.default_rng(seed), 40, its)
+    x, y = (g.ravel() for g in np.meshgrid(np.arange(40), np.arange(40)))
+    got = acq.pairs(x, y)
+    assert got.tolist() == [acq.pair_reference(int(i), int(j)) for i, j in zip(x, y)]
+    assert not (got & ~acq.any[y]).any()
+
+
+@pytest.mark.parametrize("its", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_the_latest_read_a_thread_sees_decides_its_pairs(seed, its):
+    # where y's block read one flag: y acquires from x where x's agent published it
+    # after x's fence and before the latest read of it that y's thread sees
+    acq = threaded_pattern(np.random.default_rng(seed), 30, its)
+    count, flag, latest = acq.reads_before(np.arange(30))
+    checked = 0
+    for y in np.flatnonzero(count == 1):
+        for x in range(30):
+            pub = acq.publication_after(acq.agent[x:x + 1], flag[y:y + 1], acq.after[x:x + 1])
+            assert acq.pair_reference(x, int(y)) == bool(acq.handed[y] or (latest[y] >= 0 and pub[0] < latest[y]))
+            checked += 1
+    assert checked

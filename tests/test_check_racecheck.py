@@ -172,7 +172,7 @@ def test_a_later_access_races_with_the_released_write_of_a_block_whose_flag_it_d
         {key: v[0] for key, v in want.items()}
 
 
-def records_with_flags(rng, agent_is_warp: bool):
+def records_with_flags(rng, agent_is_warp: bool, threaded: bool = False, its: bool = True):
     """Rows as a trace gives them: records (one seq each) of one block, warp,
     line and kind, whose barrier interval grows per block and warp-sync
     interval per warp, 1-3 lanes each; flags published (after a fence after
@@ -198,10 +198,28 @@ def records_with_flags(rng, agent_is_warp: bool):
     na, top = int(agent.max()) + 1, int(rows.seq.max()) // 2 + 1
     pubs, reads = int(rng.integers(1, 12)), int(rng.integers(1, 20))
     after = np.where(rng.random(n) < 0.8, rows.seq + 2 * rng.integers(0, 10, n) + 1, np.iinfo(np.int64).max)
-    acq = Acquired(agent, rows.seq, after, rng.integers(0, na, pubs), rng.integers(0, 3, pubs),
-                   2 * rng.integers(0, top, pubs) + 1, rng.integers(0, na, reads), rng.integers(0, 3, reads),
-                   2 * rng.integers(0, top, reads) + 1)
+    if threaded:      # the reads are some of the rows' records: each judged by what its thread sees
+        r = rng.integers(0, n, reads)
+        threads = (rows.warp, rows.lane, rows.epoch, rows.wsync, rows.warp[r], rows.lane[r],
+                   rows.epoch[r], rows.wsync[r], its)
+        acq = Acquired(agent, rows.seq, after, rng.integers(0, na, pubs), rng.integers(0, 3, pubs),
+                       2 * rng.integers(0, top, pubs) + 1, agent[r], rng.integers(0, 3, reads), rows.seq[r],
+                       threads)
+    else:
+        acq = Acquired(agent, rows.seq, after, rng.integers(0, na, pubs), rng.integers(0, 3, pubs),
+                       2 * rng.integers(0, top, pubs) + 1, rng.integers(0, na, reads), rng.integers(0, 3, reads),
+                       2 * rng.integers(0, top, reads) + 1)
     return rows, acq, rng.random(n) < 0.6
+
+
+@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("its", [False, True])
+def test_fast_path_agrees_with_the_reference_on_records_with_flags_read_by_threads(seed, its):
+    rows, acq, rel = records_with_flags(np.random.default_rng(100 + seed), False, True, its)
+    for keys in ((rows.unit,), (rows.block, rows.epoch, rows.unit)):
+        want = find_races_reference(rows, keys, 128, its, rel, acq, True)
+        got = find_races(rows, keys, 128, its, rel, acq, True)
+        assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
 
 
 @pytest.mark.parametrize("seed", range(16))

@@ -424,8 +424,10 @@ class Checker:
         np.maximum.at(last_w, block[strong_w], seq[strong_w])
         release = after < last_w[block]
         w, r = strong_w[pub], np.flatnonzero(rows.atomic & rows.read)
+        threads = (rows.warp, rows.lane, rows.epoch, rows.wsync,
+                   rows.warp[r], rows.lane[r], rows.epoch[r], rows.wsync[r], self.its)
         return release, Acquired(block, rows.seq, after, block[w], rows.unit[w], rows.seq[w],
-                                 block[r], rows.unit[r], rows.seq[r])
+                                 block[r], rows.unit[r], rows.seq[r], threads)
 
     def _global_init(self, g: Rows) -> None:
         unit = self.unit["global"]

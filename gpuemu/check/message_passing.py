@@ -15,6 +15,12 @@ shared memory. An access is ordered before another agent's access when
   waited for one flag is ordered after that producer's writes only; nor
   does a flag the agent published before the access was fenced.
 
+Within a block (global memory, `threads` given) a flag read orders only
+what the reading thread sees: its own later accesses, its warp's after a
+__syncwarp (any lane's, in lock-step before sm_70), its block's after a
+__syncthreads; and a fence releases only what its thread sees likewise
+(`fence_releasing`).
+
 Happens-before is transitive: a flag handed on (a lock passed from block
 to block, a value handed down a chain behind each block's flag) orders the
 first holder's accesses before the last one's. A reader of a flag that a
@@ -161,6 +167,73 @@ def released(of: np.ndarray, keys: np.ndarray, strong_w: np.ndarray, seq: np.nda
     return pub, seq < until[of]
 
 
+class _ReadIndex:
+    """Strong reads of published flags, by reader key (a block, a warp or a
+    thread) and flag, then time: the first after a time, the latest before
+    one or before an interval (a barrier or warp-sync interval, which grows
+    with the time within one reader)."""
+
+    def __init__(self, key: np.ndarray, flag: np.ndarray, seq: np.ndarray, nf: int,
+                 interval: Optional[np.ndarray] = None) -> None:
+        self.nf = nf
+        self.readers = distinct(key)
+        rk = np.searchsorted(self.readers, key) * nf + flag
+        self.rpairs = distinct(rk)
+        self.times = distinct(seq)
+        self.width = len(self.times) + 1
+        pr, tr = np.searchsorted(self.rpairs, rk), np.searchsorted(self.times, seq)
+        o = np.lexsort((tr, pr))
+        self.rkeys = pr[o] * self.width + tr[o]
+        self.interval = np.zeros(len(self.times), np.int64)   # each time's (one record's) interval
+        if interval is not None:
+            self.interval[tr] = interval
+            self.nint = int(interval.max(initial=0)) + 2
+            self.ikeys = pr[o] * self.nint + interval[o]      # sorted: intervals grow with the time
+
+    def pair(self, reader: np.ndarray, flag: np.ndarray) -> tuple:
+        """(pair rank, known) of (reader, flag): known where it read the flag."""
+        if not len(self.readers):
+            return np.zeros(len(reader), np.int64), np.zeros(len(reader), bool)
+        rdr = np.minimum(np.searchsorted(self.readers, reader), len(self.readers) - 1)
+        rk = rdr * self.nf + flag
+        pr = np.minimum(np.searchsorted(self.rpairs, rk), len(self.rpairs) - 1)
+        return pr, (self.readers[rdr] == reader) & (self.rpairs[pr] == rk)
+
+    def first_after(self, reader: np.ndarray, flag: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """The time of reader's first read of flag after t (none: the largest int64)."""
+        none = np.iinfo(np.int64).max
+        pr, known = self.pair(reader, flag)
+        known &= t < none
+        k = np.searchsorted(self.rkeys, pr * self.width + np.searchsorted(self.times, t, "right"))
+        known &= k < len(self.rkeys)
+        k = np.minimum(k, len(self.rkeys) - 1) if len(self.rkeys) else k
+        if len(self.rkeys):
+            known &= self.rkeys[k] // self.width == pr
+        got = np.full(len(reader), none, np.int64)
+        got[known] = self.times[self.rkeys[k[known]] % self.width]
+        return got
+
+    def latest_before(self, reader: np.ndarray, flag: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """The time of reader's latest read of flag before t (none: -1)."""
+        pr, known = self.pair(reader, flag)
+        k = np.searchsorted(self.rkeys, pr * self.width + np.searchsorted(self.times, t)) - 1
+        known &= k >= 0
+        known[known] = self.rkeys[k[known]] // self.width == pr[known]
+        got = np.full(len(reader), -1, np.int64)
+        got[known] = self.times[self.rkeys[k[known]] % self.width]
+        return got
+
+    def latest_below(self, reader: np.ndarray, flag: np.ndarray, iv: np.ndarray) -> np.ndarray:
+        """The time of reader's latest read of flag in an interval below iv (none: -1)."""
+        pr, known = self.pair(reader, flag)
+        k = np.searchsorted(self.ikeys, pr * self.nint + np.minimum(iv, self.nint - 1)) - 1
+        known &= k >= 0
+        known[known] = self.ikeys[k[known]] // self.nint == pr[known]
+        got = np.full(len(reader), -1, np.int64)
+        got[known] = self.times[self.rkeys[k[known]] % self.width]
+        return got
+
+
 class Acquired:
     """The acquire side of a set of rows, per pair: has row y's agent, before
     y, read a flag that row x's agent published after x (a strong write
@@ -174,7 +247,12 @@ class Acquired:
 
     def __init__(self, agent: np.ndarray, seq: np.ndarray, after: np.ndarray, pub_agent: np.ndarray,
                  pub_flag: np.ndarray, pub_seq: np.ndarray, read_agent: np.ndarray,
-                 read_flag: np.ndarray, read_seq: np.ndarray) -> None:
+                 read_flag: np.ndarray, read_seq: np.ndarray, threads: Optional[tuple] = None) -> None:
+        """threads: (rows' warp, lane, barrier interval, warp-sync interval;
+        the reads' the same; whether lanes are scheduled independently), where
+        a read orders only what its thread sees (`visible`); None: every read
+        of an agent orders all its later accesses."""
+        self.threads = threads
         self.agent = np.asarray(agent).astype(np.int64)
         self.seq = np.asarray(seq).astype(np.int64)
         self.after = np.asarray(after).astype(np.int64)
@@ -196,9 +274,9 @@ class Acquired:
         # the reads of published flags, by (reader, flag), then seq
         read_flag = np.asarray(read_flag)
         f = np.minimum(np.searchsorted(self._flags, read_flag), max(nf - 1, 0))
-        on = (self._flags[f] == read_flag) if nf else np.zeros(len(read_flag), bool)
-        ra = np.asarray(read_agent)[on].astype(np.int64)
-        rf, rs = f[on], np.asarray(read_seq)[on].astype(np.int64)
+        read_on = (self._flags[f] == read_flag) if nf else np.zeros(len(read_flag), bool)
+        ra = np.asarray(read_agent)[read_on].astype(np.int64)
+        rf, rs = f[read_on], np.asarray(read_seq)[read_on].astype(np.int64)
         self._readers = distinct(ra)
         rk = np.searchsorted(self._readers, ra) * nf + rf
         self._rpairs = distinct(rk)
@@ -231,6 +309,13 @@ class Acquired:
             mine = self._readers[at] == self.agent
             self.any = mine & (obs[at] < self.seq)
             self.handed = mine & (hand[at] < self.seq)
+        if threads is not None:
+            # the reads by block (its barrier intervals), by warp (its warp-sync intervals), by thread
+            rw, rl, re_, rws = (np.asarray(a)[read_on].astype(np.int64) for a in threads[4:8])
+            self._nw = int(max(rw.max(initial=0), np.asarray(threads[0]).max(initial=0))) + 1
+            self._by_block = _ReadIndex(ra, rf, rs, nf, re_)
+            self._by_warp = _ReadIndex(ra * self._nw + rw, rf, rs, nf, rws)
+            self._by_thread = _ReadIndex((ra * self._nw + rw) * 32 + rl, rf, rs, nf)
 
     def pair_reference(self, x: int, y: int) -> bool:
         """`pairs` of one pair, in plain Python: a read by y's agent before y
@@ -244,8 +329,14 @@ class Acquired:
         if any(a == ra and s < sy and any(pa in relays and pa != a and pf == f and ps < s for pa, pf, ps in pubs)
                for a, f, s in reads):
             return True
-        return any(a == ra and s < sy and any(pa == wa and pf == f and ax < ps < s for pa, pf, ps in pubs)
-                   for a, f, s in reads)
+        seen = [True] * len(reads)
+        if self.threads is not None:
+            wy, ly, ey, wsy = (int(np.asarray(a)[y]) for a in self.threads[:4])
+            its = self.threads[8]
+            seen = [e < ey or (w == wy and (not its or ln == ly or ws < wsy))
+                    for w, ln, e, ws in zip(*(np.asarray(a).tolist() for a in self.threads[4:8]))]
+        return any(a == ra and s < sy and v and any(pa == wa and pf == f and ax < ps < s for pa, pf, ps in pubs)
+                   for (a, f, s), v in zip(reads, seen))
 
     def publication_after(self, agents: np.ndarray, flag: np.ndarray, after: np.ndarray) -> np.ndarray:
         """Per k: the seq of agents[k]'s first publication of flag[k] (a dense
@@ -284,9 +375,52 @@ class Acquired:
         else:
             uniq, which = np.unique(np.stack([wa, ra, at], axis=1), axis=0, return_inverse=True)
             wa, ra, at = uniq.T
-        first = self.first_read_after(agents[wa], afters[at], agents[ra])
-        out[ask] = first[which.ravel()] < self.seq[y[ask]]
+        which = which.ravel()
+        if self.threads is None:
+            first = self.first_read_after(agents[wa], afters[at], agents[ra])
+            out[ask] = first[which] < self.seq[y[ask]]
+            return out
+        out[ask] = self._visible(x[ask], y[ask])
         return out
+
+    def _visible(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """pairs with `threads`: y's thread sees a read of a flag x's agent
+        published after x's fence, where the read came before y and was
+        made by y's own thread, or by a lane of its warp before a __syncwarp
+        since (any lane, in lock-step), or by its block before a __syncthreads
+        since (the first such read after the publication, per reader)."""
+        wy, ly, ey, wsy = (np.asarray(a)[y].astype(np.int64) for a in self.threads[:4])
+        its, sy = self.threads[8], self.seq[y]
+        block = self.agent[y]
+        warp = block * self._nw + wy
+        out = np.zeros(len(x), bool)
+        for index, reader, ok in ((self._by_block, block, lambda t, i: i < ey),
+                                  (self._by_warp, warp, (lambda t, i: i < wsy) if its else (lambda t, i: t < sy)),
+                                  (self._by_thread, warp * 32 + ly, lambda t, i: t < sy)):
+            first = self._first_visible(index, x, reader)
+            seen = first < np.iinfo(np.int64).max
+            iv = index.interval[np.minimum(np.searchsorted(index.times, first), len(index.times) - 1)]
+            out |= seen & ok(first, iv)
+        return out
+
+    def _first_visible(self, index: _ReadIndex, x: np.ndarray, reader: np.ndarray) -> np.ndarray:
+        """Per pair: the first read by `reader` (index's key) of a flag x's
+        agent published after x's fence, after that publication (none: the
+        largest int64); worked out once per (x's agent, x's fence, reader)."""
+        none = np.iinfo(np.int64).max
+        wa, after = self.agent[x], self.after[x]
+        key = np.stack([wa, after, reader], axis=1)
+        uniq, which = np.unique(key, axis=0, return_inverse=True)
+        nf = len(self._flags)
+        out = np.full(len(uniq), none, np.int64)
+        lo = np.searchsorted(self._pkeys, uniq[:, 0] * nf)
+        hi = np.searchsorted(self._pkeys, (uniq[:, 0] + 1) * nf)
+        at, origin = spread(lo, hi - lo)
+        flag = self._pkeys[at] % nf
+        pub = self.publication_after(uniq[origin, 0], flag, uniq[origin, 1])
+        got = index.first_after(uniq[origin, 2], flag, pub)
+        np.minimum.at(out, origin, got)
+        return out[which.ravel()]
 
     def _ranks(self) -> tuple:
         """(the rows' distinct agents, their distinct `after`s), sorted (made once)."""
@@ -376,7 +510,21 @@ class Acquired:
             pr = np.searchsorted(self._rpairs, rdr[one] * nf + f)
             k = np.searchsorted(self._rkeys, pr * w + np.searchsorted(self._times, sy[one])) - 1
             flag[one], latest[one] = f, self._times[self._rkeys[k] % w]
+            if self.threads is not None:         # the latest of them y's thread sees (-1: none)
+                latest[one] = self._latest_visible(y[one], f)
         return count, flag, latest
+
+    def _latest_visible(self, y: np.ndarray, flag: np.ndarray) -> np.ndarray:
+        """Per row y: the latest read of `flag` that y's thread sees (`_visible`'s
+        rule) before y (none: -1)."""
+        wy, ly, ey, wsy = (np.asarray(a)[y].astype(np.int64) for a in self.threads[:4])
+        its, sy, block = self.threads[8], self.seq[y], self.agent[y]
+        warp = block * self._nw + wy
+        got = self._by_block.latest_below(block, flag, ey)
+        got = np.maximum(got, self._by_warp.latest_below(warp, flag, wsy) if its
+                         else self._by_warp.latest_before(warp, flag, sy))
+        got = np.maximum(got, self._by_thread.latest_before(warp * 32 + ly, flag, sy))
+        return got
 
     def _first_reads(self) -> tuple:
         """(keys, flags): per (reader, flag) read, its first read as reader

@@ -164,9 +164,10 @@ def test_the_first_read_of_any_flag_comes_no_later_than_of_the_flags_published(s
     # none made up
     rng = np.random.default_rng(seed)
     acq = random_pattern(rng, 30, 4, 3, 10, 16)
-    wa, after, ra = rng.integers(0, 4, 200), rng.integers(0, 40, 200), rng.integers(0, 4, 200)
-    exact = acq.first_read_after(wa, after, ra)
-    coarse = acq._first_read_after_any_flag(wa, after, ra)
+    x, ra = rng.integers(0, 30, 200), rng.integers(0, 4, 200)
+    wa, after = acq.agent[x], acq.after[x]
+    exact = acq.first_read_after(acq._reads, x, ra)
+    coarse = acq._first_read_after_any_flag(acq._reads, wa, after, ra)
     assert (coarse <= exact).all() and (coarse < exact).any()
     # the rule in plain Python: the writer's first publication after `after`,
     # then the reader's first read of a published flag after it
@@ -183,9 +184,10 @@ def test_more_lookups_than_flags_at_once_ask_for_any_flag(monkeypatch):
     import gpuemu.check.message_passing as mp
     rng = np.random.default_rng(1)
     acq = random_pattern(rng, 30, 4, 3, 10, 16)
-    wa, after, ra = rng.integers(0, 4, 50), rng.integers(0, 40, 50), rng.integers(0, 4, 50)
+    x, ra = rng.integers(0, 30, 50), rng.integers(0, 4, 50)
     monkeypatch.setattr(mp, "FLAGS_AT_ONCE", 0)
-    assert acq.first_read_after(wa, after, ra).tolist() == acq._first_read_after_any_flag(wa, after, ra).tolist()
+    assert acq.first_read_after(acq._reads, x, ra).tolist() == \
+        acq._first_read_after_any_flag(acq._reads, acq.agent[x], acq.after[x], ra).tolist()
 
 
 def test_pairs_whose_keys_do_not_fit_one_int64_give_the_same_answers(monkeypatch):

@@ -398,13 +398,14 @@ class Checker:
     def _ordering(self, rows: Rows):
         """(release, acquire) of a chunk's global rows for racecheck.find_races,
         or None where nothing orders them: message passing (message_passing.py),
-        a block the agent. An access is ordered before another when its block
-        issued a __threadfence after it and then a strong write (atomic or
-        volatile store; `release`), and the other's block, before it, a
-        strong read (atomic or volatile load) of a flag the first block had
-        so written after that fence (`acquire`, an Acquired; two accesses of
-        one block: a flag of that block's). A fence or an atomic alone
-        orders nothing."""
+        a block the agent. An access is ordered before another when a
+        __threadfence that orders it (its thread's, or its warp's or block's
+        after a __syncwarp or __syncthreads: fence_releasing) is followed by a
+        strong write (atomic or volatile store) of its block (`release`), and
+        the other access's thread sees a strong read (atomic or volatile
+        load) of a flag the first block so wrote after that fence (`acquire`,
+        an Acquired with the threads). A fence or an atomic alone orders
+        nothing."""
         if not self.fences:
             return None
         strong_w = np.flatnonzero(rows.atomic & rows.write)

@@ -74,11 +74,11 @@ def _first_in_group(gkeys: np.ndarray, gseqs: np.ndarray, key: np.ndarray, seq: 
         return out
     groups = distinct(gkeys)
     rank = np.searchsorted(groups, gkeys)
-    span = int(max(gseqs.max(), seq.max(initial=0))) + 2
+    span = int(gseqs.max()) + 2
     comp = rank * span + gseqs                       # sorted
     at = np.minimum(np.searchsorted(groups, key), len(groups) - 1)
-    ok = groups[at] == key
-    i = np.searchsorted(comp, at[ok] * span + seq[ok], "right")
+    ok = (groups[at] == key) & (seq < span - 1)     # (a seq past every entry: none)
+    i = np.searchsorted(comp, at[ok] * span + np.maximum(seq[ok], -1), "right")
     inside = (i < len(comp))
     inside[inside] = comp[i[inside]] // span == at[ok][inside]
     vals = np.full(int(ok.sum()), none, np.int64)
@@ -203,14 +203,21 @@ class _ReadIndex:
         """The time of reader's first read of flag after t (none: the largest int64)."""
         none = np.iinfo(np.int64).max
         pr, known = self.pair(reader, flag)
-        known &= t < none
         k = np.searchsorted(self.rkeys, pr * self.width + np.searchsorted(self.times, t, "right"))
-        known &= k < len(self.rkeys)
-        k = np.minimum(k, len(self.rkeys) - 1) if len(self.rkeys) else k
-        if len(self.rkeys):
-            known &= self.rkeys[k] // self.width == pr
+        known &= (t < none) & (k < len(self.rkeys))
+        known[known] = self.rkeys[k[known]] // self.width == pr[known]
         got = np.full(len(reader), none, np.int64)
         got[known] = self.times[self.rkeys[k[known]] % self.width]
+        return got
+
+    def by_reader(self) -> tuple:
+        """(reader key, time) of every read, sorted (made once)."""
+        got = self.__dict__.get("_by_reader")
+        if got is None:
+            pr = self.rkeys // self.width
+            reader, time = self.readers[self.rpairs[pr] // self.nf], self.times[self.rkeys % self.width]
+            o = np.lexsort((time, reader))
+            got = self.__dict__["_by_reader"] = (reader[o], time[o])
         return got
 
     def latest_before(self, reader: np.ndarray, flag: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -277,13 +284,15 @@ class Acquired:
         read_on = (self._flags[f] == read_flag) if nf else np.zeros(len(read_flag), bool)
         ra = np.asarray(read_agent)[read_on].astype(np.int64)
         rf, rs = f[read_on], np.asarray(read_seq)[read_on].astype(np.int64)
-        self._readers = distinct(ra)
-        rk = np.searchsorted(self._readers, ra) * nf + rf
-        self._rpairs = distinct(rk)
-        self._times = distinct(rs)
-        self._width = len(self._times) + 1
-        self._rkeys = np.sort(np.searchsorted(self._rpairs, rk) * self._width
-                              + np.searchsorted(self._times, rs))
+        re_ = None
+        if threads is not None:
+            # the reads by block (its barrier intervals), by warp (its warp-sync intervals), by thread
+            rw, rl, re_, rws = (np.asarray(a)[read_on].astype(np.int64) for a in threads[4:8])
+            self._nw = int(max(rw.max(initial=0), np.asarray(threads[0]).max(initial=0))) + 1
+            self._by_warp = _ReadIndex(ra * self._nw + rw, rf, rs, nf, rws)
+            self._by_thread = _ReadIndex((ra * self._nw + rw) * 32 + rl, rf, rs, nf)
+        self._reads = _ReadIndex(ra, rf, rs, nf, re_)
+        self._readers = self._reads.readers
         # `any`: a read of a flag after its first publication by any agent (an
         # upper bound of the pairs: `pairs` is true only for rows it marks)
         seen = rs > first_any[rf]
@@ -309,13 +318,6 @@ class Acquired:
             mine = self._readers[at] == self.agent
             self.any = mine & (obs[at] < self.seq)
             self.handed = mine & (hand[at] < self.seq)
-        if threads is not None:
-            # the reads by block (its barrier intervals), by warp (its warp-sync intervals), by thread
-            rw, rl, re_, rws = (np.asarray(a)[read_on].astype(np.int64) for a in threads[4:8])
-            self._nw = int(max(rw.max(initial=0), np.asarray(threads[0]).max(initial=0))) + 1
-            self._by_block = _ReadIndex(ra, rf, rs, nf, re_)
-            self._by_warp = _ReadIndex(ra * self._nw + rw, rf, rs, nf, rws)
-            self._by_thread = _ReadIndex((ra * self._nw + rw) * 32 + rl, rf, rs, nf)
 
     def pair_reference(self, x: int, y: int) -> bool:
         """`pairs` of one pair, in plain Python: a read by y's agent before y
@@ -357,30 +359,18 @@ class Acquired:
 
     def pairs(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Per pair (x[k], y[k]) of rows: does y's agent acquire, before y, a
-        flag x's agent published after x's fence? Worked out once per
-        (x's agent, x's fence, y's agent): the first time y's agent read a
-        flag x's agent published after that fence (`first_read_after`),
-        which y's seq must exceed."""
+        flag x's agent published after x's fence? The first read of such a
+        flag after its publication (`first_read_after`) by y's agent must
+        come before y; with `threads`, one that y's thread sees (`_visible`)."""
         out = self.handed[y].copy()
         ask = np.flatnonzero(self.any[y] & ~out & (self.after[x] < self.seq[y]))
         if not len(ask) or not len(self._flags):
             return out
-        agents, afters = self._ranks()
-        na, nafter = len(agents), len(afters)
-        wa, ra = np.searchsorted(agents, self.agent[x[ask]]), np.searchsorted(agents, self.agent[y[ask]])
-        at = np.searchsorted(afters, self.after[x[ask]])
-        if na * na * nafter < 1 << KEY_BITS:    # one int64 key per (x's agent, y's agent, x's fence)
-            uniq, which = np.unique((wa * na + ra) * nafter + at, return_inverse=True)
-            wa, ra, at = uniq // nafter // na, uniq // nafter % na, uniq % nafter
-        else:
-            uniq, which = np.unique(np.stack([wa, ra, at], axis=1), axis=0, return_inverse=True)
-            wa, ra, at = uniq.T
-        which = which.ravel()
+        x, y = x[ask], y[ask]
         if self.threads is None:
-            first = self.first_read_after(agents[wa], afters[at], agents[ra])
-            out[ask] = first[which] < self.seq[y[ask]]
-            return out
-        out[ask] = self._visible(x[ask], y[ask])
+            out[ask] = self.first_read_after(self._reads, x, self.agent[y]) < self.seq[y]
+        else:
+            out[ask] = self._visible(x, y)
         return out
 
     def _visible(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -394,97 +384,55 @@ class Acquired:
         block = self.agent[y]
         warp = block * self._nw + wy
         out = np.zeros(len(x), bool)
-        for index, reader, ok in ((self._by_block, block, lambda t, i: i < ey),
+        for index, reader, ok in ((self._reads, block, lambda t, i: i < ey),
                                   (self._by_warp, warp, (lambda t, i: i < wsy) if its else (lambda t, i: t < sy)),
                                   (self._by_thread, warp * 32 + ly, lambda t, i: t < sy)):
-            first = self._first_visible(index, x, reader)
+            first = self.first_read_after(index, x, reader)
             seen = first < np.iinfo(np.int64).max
-            iv = index.interval[np.minimum(np.searchsorted(index.times, first), len(index.times) - 1)]
+            iv = index.interval[np.minimum(np.searchsorted(index.times, first), max(len(index.times) - 1, 0))]
             out |= seen & ok(first, iv)
         return out
 
-    def _first_visible(self, index: _ReadIndex, x: np.ndarray, reader: np.ndarray) -> np.ndarray:
-        """Per pair: the first read by `reader` (index's key) of a flag x's
-        agent published after x's fence, after that publication (none: the
-        largest int64); worked out once per (x's agent, x's fence, reader)."""
-        none = np.iinfo(np.int64).max
-        wa, after = self.agent[x], self.after[x]
-        key = np.stack([wa, after, reader], axis=1)
-        uniq, which = np.unique(key, axis=0, return_inverse=True)
+    def first_read_after(self, index: _ReadIndex, x: np.ndarray, reader: np.ndarray) -> np.ndarray:
+        """Per k: the time of reader[k]'s (index's key) first read of a flag
+        that row x[k]'s agent published after x[k]'s fence, after that
+        publication (none: the largest int64). Worked out once per (x's
+        agent, x's fence, reader): every flag of the agent is asked, unless
+        that would take more than FLAGS_AT_ONCE lookups
+        (`_first_read_after_any_flag`)."""
+        wa, after, reader, which = _distinct_keys(self.agent[x], self.after[x], reader)
         nf = len(self._flags)
-        out = np.full(len(uniq), none, np.int64)
-        lo = np.searchsorted(self._pkeys, uniq[:, 0] * nf)
-        hi = np.searchsorted(self._pkeys, (uniq[:, 0] + 1) * nf)
+        out = np.full(len(wa), np.iinfo(np.int64).max, np.int64)
+        if not nf or not len(index.readers):
+            return out[which]
+        lo = np.searchsorted(self._pkeys, wa * nf)
+        hi = np.searchsorted(self._pkeys, (wa + 1) * nf)
+        if int((hi - lo).sum()) > FLAGS_AT_ONCE:
+            return self._first_read_after_any_flag(index, wa, after, reader)[which]
         at, origin = spread(lo, hi - lo)
         flag = self._pkeys[at] % nf
-        pub = self.publication_after(uniq[origin, 0], flag, uniq[origin, 1])
-        got = index.first_after(uniq[origin, 2], flag, pub)
-        np.minimum.at(out, origin, got)
-        return out[which.ravel()]
-
-    def _ranks(self) -> tuple:
-        """(the rows' distinct agents, their distinct `after`s), sorted (made once)."""
-        got = self.__dict__.get("_distinct")
-        if got is None:
-            got = self.__dict__["_distinct"] = (distinct(self.agent), distinct(self.after))
-        return got
-
-    def first_read_after(self, wa: np.ndarray, after: np.ndarray, ra: np.ndarray) -> np.ndarray:
-        """Per k: the seq of agent ra[k]'s first read of a flag that agent
-        wa[k] published after seq after[k], after that publication (none:
-        the largest int64)."""
-        nf = len(self._flags)
-        none = np.iinfo(np.int64).max
-        out = np.full(len(wa), none, np.int64)
-        if not nf or not len(self._readers):
-            return out
-        # wa's flags: the distinct keys of its publications
-        keys = self._pkeys
-        lo = np.searchsorted(keys, wa * nf)
-        hi = np.searchsorted(keys, (wa + 1) * nf)
-        if int((hi - lo).sum()) > FLAGS_AT_ONCE:
-            return self._first_read_after_any_flag(wa, after, ra)
-        at, origin = spread(lo, hi - lo)
-        flag = keys[at] % nf
         pub = self.publication_after(wa[origin], flag, after[origin])
-        # ra's first read of that flag after that publication
-        rdr = np.minimum(np.searchsorted(self._readers, ra[origin]), len(self._readers) - 1)
-        rk = rdr * nf + flag
-        pr = np.minimum(np.searchsorted(self._rpairs, rk), len(self._rpairs) - 1)
-        known = (self._readers[rdr] == ra[origin]) & (self._rpairs[pr] == rk) & (pub < none)
-        k = np.searchsorted(self._rkeys, pr * self._width + np.searchsorted(self._times, pub, "right"))
-        known &= k < len(self._rkeys)
-        k = np.minimum(k, len(self._rkeys) - 1)
-        known &= self._rkeys[k] // self._width == pr
-        when = self._times[np.minimum(self._rkeys[k] % self._width, len(self._times) - 1)]
-        np.minimum.at(out, origin[known], when[known])
-        return out
+        np.minimum.at(out, origin, index.first_after(reader[origin], flag, pub))
+        return out[which]
 
-    def _first_read_after_any_flag(self, wa: np.ndarray, after: np.ndarray, ra: np.ndarray) -> np.ndarray:
+    def _first_read_after_any_flag(self, index: _ReadIndex, wa: np.ndarray, after: np.ndarray,
+                                   reader: np.ndarray) -> np.ndarray:
         """first_read_after where asking it flag by flag would take more than
-        FLAGS_AT_ONCE (agents that each published hundreds of flags): ra's
-        first read of any published flag after wa's first publication after
-        `after`, no later than the flag-by-flag answer (it may order what
-        that would not: a race missed, none made up)."""
-        none = np.iinfo(np.int64).max
-        out = np.full(len(wa), none, np.int64)
-        agents, first = self._by_agent("_pub_by_agent", self.published)
-        pub = _next_after(agents, first, wa, after)
-        agents, first = self._by_agent("_read_by_agent", self.reads)
-        got = _next_after(agents, first, ra, pub)
-        ok = (pub < none) & (got < none)
-        out[ok] = got[ok]
-        return out
+        FLAGS_AT_ONCE (agents that each published hundreds of flags): the
+        reader's first read of any published flag after wa's first
+        publication after `after`, no later than the flag-by-flag answer (it
+        may order what that would not: a race missed, none made up)."""
+        agents, seqs = self._publications_by_agent()
+        pub = _first_in_group(agents, seqs, wa, after)
+        return _first_in_group(*index.by_reader(), reader, pub)
 
-    def _by_agent(self, name: str, events: tuple) -> tuple:
-        """(agent, seq) of published flags' publications or reads, sorted (made once)."""
-        got = self.__dict__.get(name)
+    def _publications_by_agent(self) -> tuple:
+        """(agent, seq) of every publication, sorted (made once)."""
+        got = self.__dict__.get("_pub_by_agent")
         if got is None:
-            agent, flag, seq = (np.asarray(a).astype(np.int64) for a in events)
-            f = np.minimum(np.searchsorted(self._flags, flag), len(self._flags) - 1)
-            on = self._flags[f] == flag
-            o = np.lexsort((seq[on], agent[on]))
-            got = self.__dict__[name] = (agent[on][o], seq[on][o])
+            agent = self._pk // max(len(self._flags), 1)
+            o = np.lexsort((self._ps, agent))
+            got = self.__dict__["_pub_by_agent"] = (agent[o], self._ps[o])
         return got
 
     def reads_before(self, y: np.ndarray) -> tuple:
@@ -493,25 +441,22 @@ class Acquired:
         `publication_after`'s) and the agent's latest read of it before y.
         Row y's agent acquires from an agent a exactly where a published
         one of these flags after the access and before that latest read."""
-        nf, n = len(self._flags), len(y)
+        nf, n, reads = len(self._flags), len(y), self._reads
         count, flag, latest = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
-        if not nf or not len(self._readers):
+        if not nf or not len(reads.readers):
             return count, flag, latest
         firsts, first_flag = self._first_reads()
         ra, sy = self.agent[y], self.seq[y]
-        rdr = np.minimum(np.searchsorted(self._readers, ra), len(self._readers) - 1)
-        q = np.flatnonzero(self._readers[rdr] == ra)
-        w, before = self._width, np.searchsorted(self._times, sy[q])     # read times < sy: ranks < before
+        rdr = np.minimum(np.searchsorted(reads.readers, ra), len(reads.readers) - 1)
+        q = np.flatnonzero(reads.readers[rdr] == ra)
+        w, before = reads.width, np.searchsorted(reads.times, sy[q])     # read times < sy: ranks < before
         lo = np.searchsorted(firsts, rdr[q] * w)
         count[q] = np.searchsorted(firsts, rdr[q] * w + before) - lo
         one = q[count[q] == 1]
         if len(one):
-            f = first_flag[np.searchsorted(firsts, rdr[one] * w)]
-            pr = np.searchsorted(self._rpairs, rdr[one] * nf + f)
-            k = np.searchsorted(self._rkeys, pr * w + np.searchsorted(self._times, sy[one])) - 1
-            flag[one], latest[one] = f, self._times[self._rkeys[k] % w]
-            if self.threads is not None:         # the latest of them y's thread sees (-1: none)
-                latest[one] = self._latest_visible(y[one], f)
+            f = flag[one] = first_flag[np.searchsorted(firsts, rdr[one] * w)]
+            latest[one] = (reads.latest_before(ra[one], f, sy[one]) if self.threads is None
+                           else self._latest_visible(y[one], f))    # the latest y's thread sees (-1: none)
         return count, flag, latest
 
     def _latest_visible(self, y: np.ndarray, flag: np.ndarray) -> np.ndarray:
@@ -520,7 +465,7 @@ class Acquired:
         wy, ly, ey, wsy = (np.asarray(a)[y].astype(np.int64) for a in self.threads[:4])
         its, sy, block = self.threads[8], self.seq[y], self.agent[y]
         warp = block * self._nw + wy
-        got = self._by_block.latest_below(block, flag, ey)
+        got = self._reads.latest_below(block, flag, ey)
         got = np.maximum(got, self._by_warp.latest_below(warp, flag, wsy) if its
                          else self._by_warp.latest_before(warp, flag, sy))
         got = np.maximum(got, self._by_thread.latest_before(warp * 32 + ly, flag, sy))
@@ -531,12 +476,13 @@ class Acquired:
         rank * width + time rank, sorted, and the flag of each (made once)."""
         got = self.__dict__.get("_firsts")
         if got is None:
-            w, nf = self._width, len(self._flags)
-            pair = self._rkeys // w
+            reads, nf = self._reads, len(self._flags)
+            w = reads.width
+            pair = reads.rkeys // w
             head = np.ones(len(pair), bool)
             head[1:] = pair[1:] != pair[:-1]          # the first read of each (reader, flag)
-            rp = self._rpairs[pair[head]]
-            keys = (rp // nf) * w + self._rkeys[head] % w
+            rp = reads.rpairs[pair[head]]
+            keys = (rp // nf) * w + reads.rkeys[head] % w
             o = np.argsort(keys, kind="stable")
             got = self.__dict__["_firsts"] = (keys[o], (rp % nf)[o])
         return got
@@ -569,25 +515,20 @@ KEY_BITS = 62           # pairs' (agent, agent, fence) keys as one int64 while t
 FLAGS_AT_ONCE = 1 << 22
 
 
-def _next_after(agents: np.ndarray, seqs: np.ndarray, agent: np.ndarray, after: np.ndarray) -> np.ndarray:
-    """Per k: the first of agent[k]'s seqs (agents, seqs: sorted by agent,
-    then seq) after after[k] (none: the largest int64)."""
-    none = np.iinfo(np.int64).max
-    out = np.full(len(agent), none, np.int64)
-    if not len(agents):
-        return out
-    lo = np.searchsorted(agents, agent)
-    hi = np.searchsorted(agents, agent, "right")
-    # within the agent's run, the first seq > after: the run's seqs are sorted
-    span = int(seqs.max()) + 2
-    comp = agents * span + seqs                 # sorted (agent, seq)
-    ok = (lo < hi) & (after < span - 1)
-    k = np.searchsorted(comp, agent[ok] * span + np.maximum(after[ok], -1), "right")
-    inside = k < hi[ok]
-    vals = np.full(int(ok.sum()), none, np.int64)
-    vals[inside] = seqs[k[inside]]
-    out[ok] = vals
-    return out
+def _distinct_keys(wa: np.ndarray, after: np.ndarray, reader: np.ndarray) -> tuple:
+    """(the distinct (wa, after, reader) triples as three arrays, and each
+    input's index among them): one int64 key per triple where it fits."""
+    cols = [np.asarray(c).astype(np.int64) for c in (wa, after, reader)]
+    vals = [distinct(c) for c in cols]
+    sizes = [len(v) for v in vals]
+    if sizes[0] * sizes[1] * sizes[2] < 1 << KEY_BITS:
+        r = [np.searchsorted(v, c) for v, c in zip(vals, cols)]
+        uniq, which = np.unique((r[0] * sizes[1] + r[1]) * sizes[2] + r[2], return_inverse=True)
+        got = (vals[0][uniq // sizes[2] // sizes[1]], vals[1][uniq // sizes[2] % sizes[1]], vals[2][uniq % sizes[2]])
+    else:
+        uniq, which = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
+        got = tuple(uniq.T)
+    return got + (which.ravel(),)
 
 
 Acquire = Union[Acquired, np.ndarray]

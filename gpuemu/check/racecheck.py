@@ -550,11 +550,7 @@ def _later_pairs(rows: Rows, tid: np.ndarray, order: np.ndarray, starts: np.ndar
             xi, origin = spread(head, pos[y] - head)
             xi, yy = at[xi], y[origin]
             ok = _racing(rows, tid, r[xi], r[yy], its, release, acquire, chain, syncs)
-            kind = np.where(rows.write[r[xi]] & rows.write[r[yy]], 0, np.where(rows.write[r[xi]], 1, 2))
-            col = np.searchsorted(later, yy)
-            for k in range(3):
-                sel = ok & (kind == k)
-                np.minimum.at(best[k], col[sel], xi[sel])
+            _keep_earliest(rows, r, best, xi[ok], np.searchsorted(later, yy[ok]), later)
     xs, ys = [], []
     for k in range(3):
         sel = best[k] < big_i

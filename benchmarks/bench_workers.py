@@ -92,7 +92,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import gpuemu  # noqa: E402
-from gpuemu.machine import block_runner, block_workers, worker_threads  # noqa: E402
+from gpuemu.machine import block_runner, handed_launch, worker_copy, worker_threads  # noqa: E402
 from gpuemu.machine.block_ranges import GuidedRanges, blocks_per_batch  # noqa: E402
 from gpuemu.machine.executor import TRACE_CAPACITY, LaunchRun  # noqa: E402
 from gpuemu.memory.memory_system import MemorySystem  # noqa: E402
@@ -163,7 +163,7 @@ def _phase_clock():
     NativeBatch.charge is made those two steps here, and its last batch
     with the launch's end, NativeBatch.charge_last, counts as apply) and range
     (a worker's whole batch: native, prepare, the applies its worker makes
-    at once, _OrderedCharge.now, and the Python around them; counters off,
+    at once, OrderedCharge.now, and the Python around them; counters off,
     a pool thread's whole part, its ranges handed out natively). An apply
     inside a range counts as well under "apply_in_range" (its range holds
     it: `split_phases` counts it once).
@@ -200,8 +200,8 @@ def _phase_clock():
                             (NativeBatch, "prepare", "prepare"),  # the native passes' own steps
                             (NativeBatch, "apply", "apply"),
                             (NativeBatch, "charge_last", "apply"),   # one worker's last batch and end
-                            (block_workers._Worker, "run_batch", "range"),
-                            (block_workers, "_pool_ranges", "range")):   # a pool thread's handed ranges
+                            (worker_copy.Worker, "run_batch", "range"),
+                            (handed_launch, "_pool_ranges", "range")):   # a pool thread's handed ranges
         if hasattr(owner, n):
             patches.append((owner, n, lambda f, ph=phase: timing(f, ph)))
     patches.append((NativeBatch, "charge", lambda f: _charge_in_two_steps))
@@ -367,7 +367,7 @@ def model_ranges(blocks: int, nworkers: int, tpb: int, stats: bool, records: int
     while (got := src.take()) is not None:
         out.append(len(got[1]))
         if stats and len(out) == 1 and records:
-            src.in_units(blocks_per_batch(block_workers.WORKER_TRACE_RECORDS, blocks, records))
+            src.in_units(blocks_per_batch(worker_copy.WORKER_TRACE_RECORDS, blocks, records))
     return out
 
 
@@ -399,7 +399,7 @@ def _model_table(args) -> None:
             fixed = (one["main_prepare"], one["main_apply"]) if stats else (0.0, 0.0)
             # trace batches of b blocks: TRACE_CAPACITY records on one worker, WORKER_TRACE_RECORDS on N
             one_batches = _batches(records, blocks, TRACE_CAPACITY if stats else 0)
-            batches = _batches(records, blocks, block_workers.WORKER_TRACE_RECORDS if stats else 0)
+            batches = _batches(records, blocks, worker_copy.WORKER_TRACE_RECORDS if stats else 0)
             ordered = t["main_apply"]
             rest = t["main_cpu"] - ordered
             w = (rest - one_batches(blocks) * fixed[0]) / blocks

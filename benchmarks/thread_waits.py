@@ -7,14 +7,14 @@ Linux keeps per thread (/proc/self/task/TID/schedstat, second field) the
 time it was ready to run but waited for a CPU (other processes had the
 cores). Over an interval, wall = CPU + that run-queue wait + blocked, and a
 thread of ours blocks only on a lock or condition: the GIL, or the ordered
-step's condition (`_OrderedCharge.wait`, the calling thread waiting for a
+step's condition (`OrderedCharge.wait`, the calling thread waiting for a
 batch). So, per thread:
 - gil_at_return: blocked inside a native call's wrapper: the native code
   ran (it blocks on nothing), then the thread waited to take the GIL back;
 - gil_other: blocked elsewhere in its batches and charges: the GIL again,
   taken from it after the switch interval (sys.getswitchinterval) by the
   other thread, or the ordered step's short condition lock;
-- wait_batches: blocked in `_OrderedCharge.wait` (the calling thread with
+- wait_batches: blocked in `OrderedCharge.wait` (the calling thread with
   no range left, waiting for batches to charge: the schedule, not the GIL);
 - run_queue: waiting for a CPU (other processes: noise on a loaded machine).
 The kernel adds a run-queue wait when the thread gets a CPU back, at a
@@ -38,7 +38,7 @@ import time
 from contextlib import contextmanager
 
 from gpuemu.jit import packed_call
-from gpuemu.machine import block_runner, block_workers
+from gpuemu.machine import block_runner, ordered_charge, worker_copy
 from gpuemu.memory.trace_columns import TraceColumns
 
 PARTS = ("native", "range", "charge", "wait", "launch")
@@ -117,9 +117,9 @@ def wait_clock():
                 (packed_call.Chain, "__call__", lambda f: timed(f, "native")),        # and their chains
                 (TraceColumns, "fill", lambda f: timed(f, "native")),
                 (packed_call, "native", lambda _: native),
-                (block_workers._Worker, "run_batch", lambda f: timed(f, "range")),
-                (block_workers._OrderedCharge, "_charge", lambda f: timed(f, "charge")),
-                (block_workers._OrderedCharge, "wait", lambda f: timed(f, "wait"))]
+                (worker_copy.Worker, "run_batch", lambda f: timed(f, "range")),
+                (ordered_charge.OrderedCharge, "_charge", lambda f: timed(f, "charge")),
+                (ordered_charge.OrderedCharge, "wait", lambda f: timed(f, "wait"))]
     saved = [getattr(owner, n) for owner, n, _ in patches]
     for (owner, n, wrap), old in zip(patches, saved):
         setattr(owner, n, wrap(old))

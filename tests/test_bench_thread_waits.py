@@ -31,9 +31,9 @@ def test_the_summary_splits_cpu_into_native_and_python_and_blocked_time_into_gil
 
 
 def test_a_two_worker_launch_is_timed_on_both_threads_and_the_clock_is_taken_off_after(monkeypatch):
-    from gpuemu.machine import block_workers
+    from gpuemu.machine import block_workers, worker_copy
     monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (small: on the workers)
-    run_batch = block_workers._Worker.run_batch
+    run_batch = worker_copy.Worker.run_batch
     b = bench_workers._vecadd(1 << 16)
     b.launch(workers=2)
     with thread_waits.wait_clock() as (spent, timed):
@@ -43,4 +43,4 @@ def test_a_two_worker_launch_is_timed_on_both_threads_and_the_clock_is_taken_off
     assert sum(ph.get("range", [0, 0, 0, 0])[3] for ph in spent.values()) >= 2     # every batch, some thread
     got = thread_waits.summary(spent, main)
     assert got["main"]["cpu"] > 0 and got["main"]["native_cpu"] > 0
-    assert block_workers._Worker.run_batch is run_batch
+    assert worker_copy.Worker.run_batch is run_batch

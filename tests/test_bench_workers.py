@@ -125,7 +125,7 @@ def test_the_phase_clock_times_one_worker_s_native_charge_as_its_prepare_and_app
 def test_the_phase_clock_counts_an_apply_inside_a_range_also_as_in_range():
     import threading
     from types import SimpleNamespace
-    from gpuemu.machine import block_workers
+    from gpuemu.machine import worker_copy
     from gpuemu.memory.native_batch import NativeBatch
     nb = NativeBatch.__new__(NativeBatch)
     nb._n = 0                                    # (an empty batch: apply has nothing to charge)
@@ -133,7 +133,7 @@ def test_the_phase_clock_counts_an_apply_inside_a_range_also_as_in_range():
     worker = SimpleNamespace(run=run, chunks=[], held=[], records=0)
     with bench_workers._phase_clock() as spent:
         NativeBatch.apply(nb)                    # outside a range
-        block_workers._Worker.run_batch(worker, range(1))
+        worker_copy.Worker.run_batch(worker, range(1))
     mine = spent[threading.get_ident()]
     assert set(mine) == {"apply", "apply_in_range", "range"}
     assert mine["apply"][0] >= mine["apply_in_range"][0] >= 0
@@ -142,14 +142,14 @@ def test_the_phase_clock_counts_an_apply_inside_a_range_also_as_in_range():
 def test_the_phase_clock_counts_an_apply_after_a_range_as_apply_alone():
     import threading
     from types import SimpleNamespace
-    from gpuemu.machine import block_workers
+    from gpuemu.machine import worker_copy
     from gpuemu.memory.native_batch import NativeBatch
     nb = NativeBatch.__new__(NativeBatch)
     nb._n = 0
     run = SimpleNamespace(findings=[], want_stats=False, _run_batch=lambda blocks: NativeBatch.apply(nb))
     worker = SimpleNamespace(run=run, chunks=[], held=[], records=0)
     with bench_workers._phase_clock() as spent:
-        block_workers._Worker.run_batch(worker, range(1))
+        worker_copy.Worker.run_batch(worker, range(1))
         mine = spent[threading.get_ident()]
         in_range, applied = list(mine["apply_in_range"]), list(mine["apply"])
         NativeBatch.apply(nb)                    # the range is over: not inside one

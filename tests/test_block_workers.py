@@ -276,76 +276,6 @@ def _transpose_is_right(workers: int) -> bool:
     return bool(np.array_equal(t, a.T))
 
 
-class _Recorder:
-    """A launch's ordered step as _OrderedCharge sees it: charges recorded in order."""
-
-    def __init__(self):
-        self.charged, self.findings = [], []
-
-    def _charge_prepared(self, chunk):
-        self.charged.append(chunk)
-
-
-def test_batches_finished_out_of_order_on_several_threads_are_charged_in_order_once():
-    import random
-    import threading
-    from gpuemu.machine.block_workers import _InOrder, _OrderedCharge
-    run = _Recorder()
-    n = 400
-    source = _InOrder(range(n))
-    charge = _OrderedCharge(run, source)
-
-    def worker(seed):
-        rnd = random.Random(seed)
-        while (got := source.take()) is not None:
-            seq, _ = got
-            if rnd.random() < 0.3:
-                threading.Event().wait(0.0005)       # finish late: later batches overtake
-            charge.put(seq, 1, ([f"chunk {seq}a", f"chunk {seq}b"], [], None))
-            charge.ready()
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    while charge.wait(source):
-        charge.ready()
-    assert run.charged == [f"chunk {i}{h}" for i in range(n) for h in "ab"]
-    assert charge.blocks == n and charge.error is None
-
-
-def test_the_ordered_step_stops_at_the_first_failed_batch():
-    from gpuemu.machine.block_workers import _InOrder, _OrderedCharge
-    run = _Recorder()
-    source = _InOrder(range(5))
-    charge = _OrderedCharge(run, source)
-    boom = KernelError("batch 2 faults")
-    for seq in (4, 3, 2, 1, 0):                       # all taken, finished in reverse
-        source.take()
-    for seq in (4, 3, 2, 1, 0):
-        charge.put(seq, 1, ([seq], [], boom if seq == 2 else None))
-    charge.ready()
-    assert run.charged == [0, 1, 2] and charge.error is boom
-    assert not charge.wait(source) and source.take() is None
-
-
-def test_a_prepared_batch_of_the_range_next_in_order_is_applied_at_once_after_the_range_s_held_batches():
-    from gpuemu.machine.block_workers import _InOrder, _OrderedCharge, _Worker
-    run = _Recorder()
-    source = _InOrder(range(3))
-    charge = _OrderedCharge(run, source)
-    wk = _Worker.__new__(_Worker)
-    wk.chunks, wk.held, wk.spare = ["held 0a"], [("buffer 0a", None)], []
-    assert not charge.now(1, wk, "prepared 1")                 # range 1 waits for range 0
-    with charge._lock:                                          # another thread charging
-        assert not charge.now(0, wk, "prepared 2")
-    assert run.charged == []
-    assert charge.now(0, wk, "prepared 3")
-    assert run.charged == ["held 0a", "prepared 3"]
-    assert wk.chunks == [] and wk.held == [] and wk.spare == [("buffer 0a", None)]
-    assert charge.seq == 0                        # the range itself is charged when put (its findings)
-
-
 def _vecadd_on_workers(monkeypatch, n: int):
     """vecadd of n threads that runs on the workers however small (SERIAL_BELOW
     0): the kernel, the input a (x = a, added to itself), c and the launch's
@@ -363,7 +293,7 @@ def test_two_workers_prepare_every_batch_outside_the_ordered_step_and_keep_recor
     # the ordered step holds only applies: a batch is prepared (its native passes) on the thread that
     # wrote it before it is applied, and only a batch that waits for its turn keeps a copy of its records
     import threading
-    from gpuemu.machine import block_workers
+    from gpuemu.machine import ordered_charge
     from gpuemu.memory.native_batch import NativeBatch
     k, _, _, args = _vecadd_on_workers(monkeypatch, 1 << 20)
     one = k(*args, workers=1).stats
@@ -379,7 +309,7 @@ def test_two_workers_prepare_every_batch_outside_the_ordered_step_and_keep_recor
         return call
     for name in ("prepare", "keep_records", "apply", "charge"):
         monkeypatch.setattr(NativeBatch, name, spy(name))
-    real_apply = block_workers._OrderedCharge._apply
+    real_apply = ordered_charge.OrderedCharge._apply
 
     def applying(self, chunks):
         ordered.add(threading.get_ident())
@@ -387,7 +317,7 @@ def test_two_workers_prepare_every_batch_outside_the_ordered_step_and_keep_recor
             real_apply(self, chunks)
         finally:
             ordered.discard(threading.get_ident())
-    monkeypatch.setattr(block_workers._OrderedCharge, "_apply", applying)
+    monkeypatch.setattr(ordered_charge.OrderedCharge, "_apply", applying)
     for _ in range(3):
         assert k(*args, workers=2).stats == one
     names = [s[0] for s in seen]
@@ -412,7 +342,7 @@ def test_two_workers_charge_batches_of_at_most_the_workers_trace_records_and_cou
         monkeypatch):
     # a worker's batch stays in its core's L2: WORKER_TRACE_RECORDS records at most (one worker
     # charges up to the run's TRACE_CAPACITY), each range after the first whole such batches
-    from gpuemu.machine import block_ranges, block_workers
+    from gpuemu.machine import block_ranges, worker_copy
     from gpuemu.memory.native_batch import NativeBatch
     k, _, _, args = _vecadd_on_workers(monkeypatch, 1 << 17)      # 12,288 records: 24 a block
     sizes, units = [], []
@@ -422,7 +352,7 @@ def test_two_workers_charge_batches_of_at_most_the_workers_trace_records_and_cou
                         lambda self, blocks: units.append(blocks) or in_units(self, blocks))
     one = k(*args, workers=1).stats
     cap = 1000
-    monkeypatch.setattr(block_workers, "WORKER_TRACE_RECORDS", cap)
+    monkeypatch.setattr(worker_copy, "WORKER_TRACE_RECORDS", cap)
     for _ in range(2):
         sizes.clear()
         units.clear()
@@ -434,7 +364,7 @@ def test_two_workers_charge_batches_of_at_most_the_workers_trace_records_and_cou
 @pytest.mark.parametrize("stats", [True, False])
 def test_a_kept_run_renews_its_worker_copies_for_new_arguments(stats):
     # launch_plan keeps the run between launches, the run keeps its worker copies
-    from gpuemu.machine.block_workers import KEPT
+    from gpuemu.machine.worker_copy import KEPT
     n = 256
     k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
     kept = []
@@ -454,18 +384,18 @@ def test_a_kept_run_renews_its_worker_copies_for_new_arguments(stats):
 
 def test_the_worker_copies_a_run_keeps_are_counted_in_its_kept_bytes():
     # launch_plan keeps a kernel's idle runs within a byte budget: their worker copies count
-    from gpuemu.machine import block_workers, launch_plan
+    from gpuemu.machine import block_workers, launch_plan, worker_copy
     n = 256
     k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
     a = np.random.default_rng(4).random((n, n), dtype=np.float32)
     k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2)
-    run = next(r for r in _idle_runs(k) if r.__dict__.get(block_workers.KEPT))
-    copies = run.__dict__[block_workers.KEPT]
+    run = next(r for r in _idle_runs(k) if r.__dict__.get(worker_copy.KEPT))
+    copies = run.__dict__[worker_copy.KEPT]
     natives = sum(nb.nbytes for wk in copies for nb in wk.natives)
-    assert block_workers.kept_bytes(run) > natives > 0
-    without = launch_plan._kept_bytes(run) - block_workers.kept_bytes(run)
-    run.__dict__[block_workers.KEPT] = []
-    run.__dict__.pop(block_workers.LAST, None)      # (its last launch's sums: the next test's)
+    assert worker_copy.kept_bytes(run) > natives > 0
+    without = launch_plan._kept_bytes(run) - worker_copy.kept_bytes(run)
+    run.__dict__[worker_copy.KEPT] = []
+    run.__dict__.pop(worker_copy.LAST, None)      # (its last launch's sums: the next test's)
     assert launch_plan._kept_bytes(run) == without
 
 
@@ -473,10 +403,10 @@ def test_each_worker_writes_its_launch_s_trace_into_one_buffer(monkeypatch):
     # a batch the native passes prepared keeps what the ordered step reads of its records
     # (NativeBatch.keep_records): the worker goes on in the same buffer, in its core's caches
     import threading
-    from gpuemu.machine import block_workers
+    from gpuemu.machine import block_workers, worker_copy
     monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (on the workers)
     writers: dict = {}
-    real = block_workers._Worker._keep_trace
+    real = worker_copy.Worker._keep_trace
 
     def spy(self):
         writers.setdefault(threading.get_ident(), set()).add(self.run.trace.ctypes.data)
@@ -486,7 +416,7 @@ def test_each_worker_writes_its_launch_s_trace_into_one_buffer(monkeypatch):
     a = np.ones(n, dtype=np.float32)
     x, c = gpuemu.asarray(a), gpuemu.zeros(n, dtype=np.float32)
     one = k((n // 256,), (256,), (x, x, c, np.int32(n)), workers=1).stats
-    monkeypatch.setattr(block_workers._Worker, "_keep_trace", spy)
+    monkeypatch.setattr(worker_copy.Worker, "_keep_trace", spy)
     for _ in range(3):
         writers.clear()
         assert k((n // 256,), (256,), (x, x, c, np.int32(n)), workers=2).stats == one
@@ -497,15 +427,15 @@ def test_the_calling_thread_takes_back_the_worker_copy_it_had(monkeypatch):
     # its copy is kept last and taken back by it (the pool's threads take the first ones),
     # so a copy's NativeBatches stay with one thread from launch to launch
     import threading
-    from gpuemu.machine import block_workers
+    from gpuemu.machine import block_workers, worker_copy
     monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (on the workers)
-    taken, real = [], block_workers._take
+    taken, real = [], worker_copy.take
 
     def spy(run, start, lend=False):
         wk = real(run, start, lend)
         taken.append((threading.get_ident() == threading.main_thread().ident, wk))
         return wk
-    monkeypatch.setattr(block_workers, "_take", spy)
+    monkeypatch.setattr(worker_copy, "take", spy)
     transpose = _transposes(11, True)
     one = transpose(1)
     for _ in range(3):
@@ -514,37 +444,14 @@ def test_the_calling_thread_takes_back_the_worker_copy_it_had(monkeypatch):
     others = [wk for main, wk in taken if not main]
     assert len(mine) == len(others) == 3
     assert mine[1] is mine[2] and others[1] is others[2] and mine[1] is not others[1]
-    [run] = [r for r in _idle_runs(transpose.kernel) if r.__dict__.get(block_workers.KEPT)]
-    assert run.__dict__[block_workers.KEPT][-1] is mine[-1]
-
-
-def test_a_worker_keeps_native_batches_of_its_spare_buffers_after_the_launch():
-    # at the end the buffers go (back to record_pool), their NativeBatches stay for the next launch
-    from gpuemu.machine.block_workers import NATIVES_KEPT, _Worker
-
-    class Run(_Recorder):
-        trace, ctx = None, np.zeros(abi.CTX_FIELDS, dtype=np.int64)
-
-    class Native:                                 # a NativeBatch: kept ones stay bound to the run's memory system
-        served = True
-
-        def let_go(self):
-            self.served = False
-    wk = _Worker.__new__(_Worker)
-    wk.run, wk.chunks, wk.held, wk.native, wk.natives, wk.spare = Run(), [], [], None, [], []
-    pairs = [(np.empty(8), Native()) for _ in range(NATIVES_KEPT + 3)]
-    wk.release(pairs)                             # its batches charged
-    assert wk.spare == pairs
-    wk.idle()
-    assert wk.spare == [] and len(wk.natives) == NATIVES_KEPT
-    assert {id(nb) for nb in wk.natives} <= {id(nb) for _, nb in pairs}
-    assert all(nb.served for nb in wk.natives)     # (launch_plan.keep_memory_system lets go where it drops it)
+    [run] = [r for r in _idle_runs(transpose.kernel) if r.__dict__.get(worker_copy.KEPT)]
+    assert run.__dict__[worker_copy.KEPT][-1] is mine[-1]
 
 
 def test_the_calling_thread_s_copy_traces_into_the_run_s_own_buffer():
     # a two-worker run traces nothing itself: its trace buffer is the calling thread's copy's
     # first (the others take theirs from record_pool); kept copies hold no trace buffer
-    from gpuemu.machine.block_workers import KEPT, _take
+    from gpuemu.machine.worker_copy import KEPT, take
     n = 256
     k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
     a = np.random.default_rng(5).random((n, n), dtype=np.float32)
@@ -552,7 +459,7 @@ def test_the_calling_thread_s_copy_traces_into_the_run_s_own_buffer():
     [run] = [r for r in _idle_runs(k) if r.__dict__.get(KEPT)]
     assert all(wk.run.trace is None for wk in run.__dict__[KEPT])
     run.options = {}             # (a launch of the kept run renews it with its options first)
-    mine, other = _take(run, run.ctx, lend=True), _take(run, run.ctx)
+    mine, other = take(run, run.ctx, lend=True), take(run, run.ctx)
     assert mine.run.trace is run.trace
     assert other.run.trace is not None and other.run.trace is not run.trace
     assert mine.run.ctx[abi.C_TRACE] == run.trace.ctypes.data
@@ -564,7 +471,7 @@ def test_a_kept_run_s_next_launch_folds_into_its_last_sums_where_its_memory_syst
     # caches' states go back to record_pool); the next launch's memory system takes the last
     # launch's settled sums, which those NativeBatches fold into already, and its caches' rows
     from gpuemu.machine import block_workers, launch_plan
-    from gpuemu.machine.block_workers import KEPT, LAST
+    from gpuemu.machine.worker_copy import KEPT, LAST
     monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (small: on the workers)
     n = 256
     k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
@@ -682,20 +589,20 @@ def test_a_small_launch_of_two_workers_runs_its_blocks_through_one_worker_s_loop
 
 def test_a_runs_last_traced_launchs_sums_are_counted_once_in_its_kept_bytes(monkeypatch):
     # block_workers keeps a traced launch's sums (LAST) for the run's next launch: launch_plan counts them
-    from gpuemu.machine import block_workers
+    from gpuemu.machine import block_workers, worker_copy
     monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (on the workers)
     n = 256
     k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
     a = np.random.default_rng(9).random((n, n), dtype=np.float32)
     k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2, stats=True)
-    [run] = [r for r in _idle_runs(k) if r.__dict__.get(block_workers.LAST)]
-    sums = run.__dict__[block_workers.LAST][0]
-    copies = run.__dict__[block_workers.KEPT]
+    [run] = [r for r in _idle_runs(k) if r.__dict__.get(worker_copy.LAST)]
+    sums = run.__dict__[worker_copy.LAST][0]
+    copies = run.__dict__[worker_copy.KEPT]
     natives = [nb for wk in copies for nb in wk.natives]
     assert sums.nbytes > 0 and any(nb.folds_into is sums for nb in natives)   # shared by them
     # each object once: the copies' buffers, their NativeBatches' own buffers, each sums once
     distinct = {id(s): s for s in [sums] + [nb.folds_into for nb in natives] if s is not None}
-    assert block_workers.kept_bytes(run) == (sum(wk.run.buffer_bytes() for wk in copies)
+    assert worker_copy.kept_bytes(run) == (sum(wk.run.buffer_bytes() for wk in copies)
                                             + sum(nb.buffer_nbytes for nb in natives)
                                             + sum(s.nbytes for s in distinct.values()))
 
@@ -713,7 +620,7 @@ def test_a_kept_run_of_two_workers_keeps_its_large_memory_system_and_its_native_
     # row numbers only) and the memory system is kept: the next launch binds no NativeBatch
     # again, and counts what one worker counts
     from gpuemu.machine import block_workers, launch_plan
-    from gpuemu.machine.block_workers import KEPT
+    from gpuemu.machine.worker_copy import KEPT
     from gpuemu.memory.memory_system import MemorySystem
     from gpuemu.memory.native_batch import NativeBatch
     monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (small: on the workers)
@@ -760,11 +667,11 @@ def test_a_worker_failing_outside_a_batch_s_run_fails_the_launch_instead_of_hang
     # over (here in run_batch itself) reaches the calling thread, which would
     # otherwise wait for that batch for ever; the next launch is right
     import threading
-    from gpuemu.machine import block_workers
+    from gpuemu.machine import worker_copy
     n = 1 << 18
     k, a, c, args = _vecadd_on_workers(monkeypatch, n)
     one = k(*args, workers=1).stats
-    real, armed, launching = block_workers._Worker.run_batch, [True], []
+    real, armed, launching = worker_copy.Worker.run_batch, [True], []
     pool_failed = threading.Event()
 
     def failing(self, blocks):
@@ -777,7 +684,7 @@ def test_a_worker_failing_outside_a_batch_s_run_fails_the_launch_instead_of_hang
             pool_failed.set()
             raise MemoryError("injected")
         return real(self, blocks)
-    monkeypatch.setattr(block_workers._Worker, "run_batch", failing)
+    monkeypatch.setattr(worker_copy.Worker, "run_batch", failing)
     got = _launch_on_a_thread(k, args, MemoryError, launching)
     assert len(got) == 1 and not armed[0]
     c.set(np.zeros(n, np.float32))
@@ -803,13 +710,13 @@ def test_pool_threads_take_their_copies_once_the_memory_system_is_shared_and_a_f
     # the calling thread shares the memory system (MemorySystem.share: what two threads must not
     # make at once) before any worker takes its copy (whose NativeBatches bind to it); an error
     # sharing it ends the launch
-    from gpuemu.machine import block_workers
+    from gpuemu.machine import worker_copy
     from gpuemu.memory.memory_system import MemorySystem
     n = 1 << 18
     k, a, c, args = _vecadd_on_workers(monkeypatch, n)
     one = k(*args, workers=1).stats
     events = []
-    real_share, real_take = MemorySystem.share, block_workers._take
+    real_share, real_take = MemorySystem.share, worker_copy.take
 
     def share(self, *a):
         events.append("share")
@@ -823,7 +730,7 @@ def test_pool_threads_take_their_copies_once_the_memory_system_is_shared_and_a_f
         events.append("mine" if lend else "pool")
         return real_take(run, start, lend)
     monkeypatch.setattr(MemorySystem, "share", share)
-    monkeypatch.setattr(block_workers, "_take", take)
+    monkeypatch.setattr(worker_copy, "take", take)
     armed = False
     assert k(*args, workers=2).stats == one
     assert events[:2] == ["share", "shared"] and sorted(events[2:]) == ["mine", "pool"]

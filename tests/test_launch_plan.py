@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gpuemu
-from gpuemu.machine import block_workers, launch_plan
+from gpuemu.machine import block_workers, launch_plan, worker_copy
 
 VECADD = r"""
 extern "C" __global__ void vecadd(const float *a, const float *b, float *c, int n) {
@@ -264,7 +264,7 @@ def test_a_kept_run_whose_memory_system_is_dropped_holds_nothing_of_it(monkeypat
     a, b, args = _vecadd_args(4096)
     k((16,), (256,), args, workers=workers)
     [run] = [r for got in k._kept_launches.values() for r in got.idle]
-    assert (block_workers.KEPT in run.__dict__) == (workers > 1)    # its worker copies, kept
+    assert (worker_copy.KEPT in run.__dict__) == (workers > 1)    # its worker copies, kept
     gc.collect()
     assert run.memsys is None and made
     assert [m() for m in made if m() is not None] == []

@@ -10,7 +10,7 @@ import pytest
 
 import gpuemu
 from gpuemu.errors import KernelError
-from gpuemu.machine import block_runner, block_workers, range_handout
+from gpuemu.machine import block_runner, block_workers, handed_launch, range_handout
 from gpuemu.machine.block_ranges import block_ranges
 
 ORDER = r"""
@@ -42,15 +42,15 @@ BLOCKS, THREADS = 1024, 64
 
 @pytest.fixture
 def handed(monkeypatch):
-    """Every launch on the workers (SERIAL_BELOW 0); the launches _run_handed ran, counted."""
+    """Every launch on the workers (SERIAL_BELOW 0); the launches run_handed ran, counted."""
     monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})
     ran = []
-    real = block_workers._run_handed
+    real = handed_launch.run_handed
 
-    def spy(run, ranges, nworkers, spent):
+    def spy(run, ranges, nworkers, spent, pool):
         ran.append(nworkers)
-        return real(run, ranges, nworkers, spent)
-    monkeypatch.setattr(block_workers, "_run_handed", spy)
+        return real(run, ranges, nworkers, spent, pool)
+    monkeypatch.setattr(handed_launch, "run_handed", spy)
     return ran
 
 
@@ -80,7 +80,7 @@ def test_one_thread_runs_the_ranges_in_the_reference_s_order(handed, monkeypatch
     # runs them all through the native loop, in the order the reference hands out
     def idle(w, take, args, ranges, st, results):
         st[(args[4] - st.ctypes.data) // 8] = range_handout.FINISHED
-    monkeypatch.setattr(block_workers, "_pool_ranges", idle)
+    monkeypatch.setattr(handed_launch, "_pool_ranges", idle)
     _, order, _ = _order_launch(_order_kernel(), 2)
     assert handed == [2]
     ranges = range_handout.ranges_array(BLOCKS, 2, THREADS)
@@ -140,14 +140,14 @@ def test_a_fault_on_any_thread_names_the_first_faulting_block(handed, workers):
 def test_a_pool_thread_failing_outside_its_ranges_fails_the_launch_and_the_next_is_right(
         handed, monkeypatch):
     k = _order_kernel()
-    real, armed = block_workers._handed_loop, [True]
+    real, armed = handed_launch._handed_loop, [True]
 
     def failing(w, take, args, ranges, st, results):
         if args[4] and armed[0]:            # a pool thread (its flag's address)
             armed[0] = False
             raise MemoryError("injected")
         return real(w, take, args, ranges, st, results)
-    monkeypatch.setattr(block_workers, "_handed_loop", failing)
+    monkeypatch.setattr(handed_launch, "_handed_loop", failing)
     with pytest.raises(MemoryError, match="injected"):
         _order_launch(k, 2)
     out, order, turn = _order_launch(k, 2)
@@ -196,7 +196,7 @@ def test_a_closed_handout_runs_no_more_blocks(handed, monkeypatch):
     # only then, finds the handout closed
     k = gpuemu.RawModule(code=FAULT).get_function("k")
     x = np.zeros(BLOCKS * THREADS, np.float32)
-    real = block_workers._pool_ranges
+    real = handed_launch._pool_ranges
     started = threading.Event()
     ran_after = []
 
@@ -204,7 +204,7 @@ def test_a_closed_handout_runs_no_more_blocks(handed, monkeypatch):
         started.wait(10)
         ran_after.append(int(st[range_handout.NEXT]) >= len(ranges))
         return real(w, take, args, ranges, st, results)
-    real_loop = block_workers._handed_loop
+    real_loop = handed_launch._handed_loop
 
     def calling(w, take, args, ranges, st, results):
         try:
@@ -212,8 +212,8 @@ def test_a_closed_handout_runs_no_more_blocks(handed, monkeypatch):
         finally:
             if not args[4]:
                 started.set()
-    monkeypatch.setattr(block_workers, "_pool_ranges", late)
-    monkeypatch.setattr(block_workers, "_handed_loop", calling)
+    monkeypatch.setattr(handed_launch, "_pool_ranges", late)
+    monkeypatch.setattr(handed_launch, "_handed_loop", calling)
     with pytest.raises(KernelError) as e:
         k((BLOCKS,), (THREADS,), (x, np.int32(0)), stats=False, workers=2)
     assert e.value.findings[0].block == (0, 0, 0)

@@ -46,11 +46,11 @@ def test_a_launch_whose_trace_fills_counts_as_one_whose_trace_holds_it_all(monke
 
 @pytest.mark.parametrize("capacity", [1, 40])
 def test_two_workers_whose_batches_fill_count_as_one_worker_whose_trace_holds_it_all(monkeypatch, capacity):
-    # the workers' batches (block_workers.WORKER_TRACE_RECORDS) fill, or one statement needs more
-    from gpuemu.machine import block_workers
+    # the workers' batches (worker_copy.WORKER_TRACE_RECORDS) fill, or one statement needs more
+    from gpuemu.machine import block_workers, worker_copy
     whole = _launch({})
     monkeypatch.setattr(block_workers, "SERIAL_BELOW", {True: 0.0, False: 0.0})   # (on the workers)
-    monkeypatch.setattr(block_workers, "WORKER_TRACE_RECORDS", capacity)
+    monkeypatch.setattr(worker_copy, "WORKER_TRACE_RECORDS", capacity)
     k = gpuemu.RawModule(code=SRC).get_function("k")
     for _ in range(3):                   # (a kept run's worker copies, renewed)
         assert _launch({"workers": 2}, k) == whole

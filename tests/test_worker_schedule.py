@@ -42,7 +42,7 @@ def test_the_model_s_ranges_are_those_run_parallel_hands_out():
     from gpuemu.machine.block_ranges import block_ranges
     # counters off: guided ranges; on: 1/32 of the grid, then whole worker batches
     # (24 records a block: 0.98 * 4096 / 24 = 167 blocks a batch of WORKER_TRACE_RECORDS)
-    from gpuemu.machine.block_workers import WORKER_TRACE_RECORDS
+    from gpuemu.machine.worker_copy import WORKER_TRACE_RECORDS
     assert WORKER_TRACE_RECORDS == 4096
     assert bench_workers.model_ranges(4096, 2, 256, False, 0) == [len(r) for r in block_ranges(4096, 2, 256)]
     assert bench_workers.model_ranges(4096, 2, 256, True, 4096 * 24) == [128] + [167] * 23 + [4096 - 128 - 167 * 23]

@@ -16,7 +16,7 @@ range's trace goes to the memory model in batches of at most a trace
 buffer, and each batch has a fixed cost besides its requests (its Python,
 the native chain's set-up), while a range's last batch is seldom full: once a finished
 range has told the records per block, `GuidedRanges.in_units` makes every
-range one worker batch of records (block_workers.WORKER_TRACE_RECORDS), so
+range one worker batch of records (worker_copy.WORKER_TRACE_RECORDS), so
 the launch charges about as many batches as it has ranges, and a batch
 drains only at its range's end, not in the middle of a block (which
 Python then finishes): vecadd 4M with counters on two workers went from

@@ -37,7 +37,7 @@ from isa import ir
 from gpuemu.check.shadow_memory import forget as shadow_forget
 from gpuemu.device_array import DeviceArray
 
-from . import block_workers
+from . import worker_copy
 from .executor import LaunchRun
 from .launch_config import LaunchShape, check_launch
 
@@ -262,7 +262,7 @@ def take_run(kernel, shape, params, symbols, memory, budget, stats, scheduler,
 def _kept_bytes(run) -> int:
     """Bytes a kept run holds: its buffers, its memory system's caches, its worker copies."""
     ms = getattr(run, "memsys", None)
-    return run.buffer_bytes() + (ms.state_bytes() if ms is not None else 0) + block_workers.kept_bytes(run)
+    return run.buffer_bytes() + (ms.state_bytes() if ms is not None else 0) + worker_copy.kept_bytes(run)
 
 
 def keep_memory_system(run) -> None:
@@ -289,7 +289,7 @@ def keep_memory_system(run) -> None:
         nb = run.__dict__.get("_native_batch")
         if nb is not None:
             nb.let_go()
-        block_workers.let_go(run)
+        worker_copy.let_go(run)
 
 
 def reusable(run) -> bool:

@@ -109,6 +109,19 @@ def _serve(inbox: queue.SimpleQueue) -> None:
             task.run()
 
 
+def join(tasks: list) -> None:
+    """Wait for every task (an interrupt of the wait raised once all ended),
+    then raise what the first that failed raised."""
+    caught = None
+    for t in tasks:
+        got = t.wait()
+        caught = caught or got
+    if caught is not None:
+        raise caught
+    for t in tasks:
+        t.result()
+
+
 _threads: Optional[Threads] = None
 _lock = threading.Lock()
 

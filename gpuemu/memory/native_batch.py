@@ -358,7 +358,7 @@ class NativeBatch:
     @property
     def folds_into(self):
         """The launch sums its fold adds to (kept with it), or None: several
-        NativeBatches may share them (block_workers.kept_bytes counts them once)."""
+        NativeBatches may share them (worker_copy.kept_bytes counts them once)."""
         return self.__dict__.get("_fold_into")
 
     @property

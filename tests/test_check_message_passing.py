@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuemu.check.message_passing import (Acquired, fence_releasing, fence_releasing_reference, first_fence_after,
-                                          ordered, ordered_one)
+from gpuemu.check.message_passing import (Acquired, Places, Threads, fence_releasing, fence_releasing_reference,
+                                          first_fence_after, ordered, ordered_one)
 
 NONE = np.iinfo(np.int64).max
 a = np.array
@@ -251,7 +251,8 @@ def threaded_pattern(rng, n: int, its: bool, blocks: int = 3):
     pubs, reads = 8, 16
     r = rng.integers(0, n, reads)                          # the reads are rows (strong reads)
     rseq = seq[r]
-    threads = (warp, lane, seq // 20, seq // 7, warp[r], lane[r], rseq // 20, rseq // 7, its)
+    places = Places(warp, lane, seq // 20, seq // 7)
+    threads = Threads(places, places.at(r), its)
     return Acquired(agent=agent, seq=seq, after=after, pub_agent=rng.integers(0, blocks, pubs),
                     pub_flag=rng.integers(0, 3, pubs) * 8, pub_seq=rng.integers(0, 60, pubs),
                     read_agent=agent[r], read_flag=rng.integers(0, 3, reads) * 8, read_seq=rseq,

@@ -7,7 +7,7 @@ import pytest
 
 import gpuemu
 from gpuemu.check.accesses import Rows
-from gpuemu.check.message_passing import Acquired
+from gpuemu.check.message_passing import Acquired, Places, Threads
 from gpuemu.check.racecheck import (WarpSyncs, concurrent, find_races, find_races_reference, hazard,
                                      lines_of, syncwarp_orders)
 from kernel_launch import launch
@@ -200,8 +200,8 @@ def records_with_flags(rng, agent_is_warp: bool, threaded: bool = False, its: bo
     after = np.where(rng.random(n) < 0.8, rows.seq + 2 * rng.integers(0, 10, n) + 1, np.iinfo(np.int64).max)
     if threaded:      # the reads are some of the rows' records: each judged by what its thread sees
         r = rng.integers(0, n, reads)
-        threads = (rows.warp, rows.lane, rows.epoch, rows.wsync, rows.warp[r], rows.lane[r],
-                   rows.epoch[r], rows.wsync[r], its)
+        places = Places(rows.warp, rows.lane, rows.epoch, rows.wsync)
+        threads = Threads(places, places.at(r), its)
         acq = Acquired(agent, rows.seq, after, rng.integers(0, na, pubs), rng.integers(0, 3, pubs),
                        2 * rng.integers(0, top, pubs) + 1, agent[r], rng.integers(0, 3, reads), rows.seq[r],
                        threads)

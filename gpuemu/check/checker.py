@@ -25,8 +25,8 @@ from isa import ir
 
 from . import accesses, block_scan, initcheck, racecheck, synccheck
 from .accesses import InstrTables, Rows, decode, distinct, granule, row_count
-from .message_passing import (Acquired, fence_keys, fence_releasing, first_fence_after, last_fence_before,
-                              released)
+from .message_passing import (Acquired, Places, Threads, fence_keys, fence_releasing, first_fence_after,
+                              last_fence_before, released)
 
 from .shadow_memory import GlobalShadow
 
@@ -425,8 +425,8 @@ class Checker:
         np.maximum.at(last_w, block[strong_w], seq[strong_w])
         release = after < last_w[block]
         w, r = strong_w[pub], np.flatnonzero(rows.atomic & rows.read)
-        threads = (rows.warp, rows.lane, rows.epoch, rows.wsync,
-                   rows.warp[r], rows.lane[r], rows.epoch[r], rows.wsync[r], self.its)
+        places = Places(rows.warp, rows.lane, rows.epoch, rows.wsync)
+        threads = Threads(places, places.at(r), self.its)
         return release, Acquired(block, rows.seq, after, block[w], rows.unit[w], rows.seq[w],
                                  block[r], rows.unit[r], rows.seq[r], threads)
 

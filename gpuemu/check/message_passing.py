@@ -36,7 +36,7 @@ Python, for the reference finders.
 """
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import NamedTuple, Optional, Union
 
 import numpy as np
 
@@ -167,6 +167,29 @@ def released(of: np.ndarray, keys: np.ndarray, strong_w: np.ndarray, seq: np.nda
     return pub, seq < until[of]
 
 
+class Places(NamedTuple):
+    """Where accesses are within their blocks: each one's warp, lane,
+    barrier interval and warp-sync interval (intervals grow with the seq
+    within a block, and within a warp)."""
+    warp: np.ndarray
+    lane: np.ndarray
+    epoch: np.ndarray
+    wsync: np.ndarray
+
+    def at(self, k) -> "Places":
+        """The places of rows k (an index or a mask)."""
+        return Places(*(np.asarray(a)[k] for a in self))
+
+
+class Threads(NamedTuple):
+    """What a flag read orders within a block (Acquired): the rows' places,
+    the reads' places, and whether lanes are scheduled independently (sm_70
+    on; before, a warp runs in lock-step)."""
+    rows: Places
+    reads: Places
+    its: bool
+
+
 class _ReadIndex:
     """Strong reads of published flags, by reader key (a block, a warp or a
     thread) and flag, then time: the first after a time, the latest before
@@ -254,10 +277,9 @@ class Acquired:
 
     def __init__(self, agent: np.ndarray, seq: np.ndarray, after: np.ndarray, pub_agent: np.ndarray,
                  pub_flag: np.ndarray, pub_seq: np.ndarray, read_agent: np.ndarray,
-                 read_flag: np.ndarray, read_seq: np.ndarray, threads: Optional[tuple] = None) -> None:
-        """threads: (rows' warp, lane, barrier interval, warp-sync interval;
-        the reads' the same; whether lanes are scheduled independently), where
-        a read orders only what its thread sees (`visible`); None: every read
+                 read_flag: np.ndarray, read_seq: np.ndarray, threads: Optional[Threads] = None) -> None:
+        """threads: where the rows and the reads are in their blocks, where a
+        read orders only what its thread sees (`visible`); None: every read
         of an agent orders all its later accesses."""
         self.threads = threads
         self.agent = np.asarray(agent).astype(np.int64)
@@ -287,8 +309,8 @@ class Acquired:
         re_ = None
         if threads is not None:
             # the reads by block (its barrier intervals), by warp (its warp-sync intervals), by thread
-            rw, rl, re_, rws = (np.asarray(a)[read_on].astype(np.int64) for a in threads[4:8])
-            self._nw = int(max(rw.max(initial=0), np.asarray(threads[0]).max(initial=0))) + 1
+            rw, rl, re_, rws = (np.asarray(a)[read_on].astype(np.int64) for a in threads.reads)
+            self._nw = int(max(rw.max(initial=0), np.asarray(threads.rows.warp).max(initial=0))) + 1
             self._by_warp = _ReadIndex(ra * self._nw + rw, rf, rs, nf, rws)
             self._by_thread = _ReadIndex((ra * self._nw + rw) * 32 + rl, rf, rs, nf)
         self._reads = _ReadIndex(ra, rf, rs, nf, re_)
@@ -333,10 +355,10 @@ class Acquired:
             return True
         seen = [True] * len(reads)
         if self.threads is not None:
-            wy, ly, ey, wsy = (int(np.asarray(a)[y]) for a in self.threads[:4])
-            its = self.threads[8]
+            wy, ly, ey, wsy = (int(np.asarray(a)[y]) for a in self.threads.rows)
+            its = self.threads.its
             seen = [e < ey or (w == wy and (not its or ln == ly or ws < wsy))
-                    for w, ln, e, ws in zip(*(np.asarray(a).tolist() for a in self.threads[4:8]))]
+                    for w, ln, e, ws in zip(*(np.asarray(a).tolist() for a in self.threads.reads))]
         return any(a == ra and s < sy and v and any(pa == wa and pf == f and ax < ps < s for pa, pf, ps in pubs)
                    for (a, f, s), v in zip(reads, seen))
 
@@ -379,8 +401,8 @@ class Acquired:
         made by y's own thread, or by a lane of its warp before a __syncwarp
         since (any lane, in lock-step), or by its block before a __syncthreads
         since (the first such read after the publication, per reader)."""
-        wy, ly, ey, wsy = (np.asarray(a)[y].astype(np.int64) for a in self.threads[:4])
-        its, sy = self.threads[8], self.seq[y]
+        wy, ly, ey, wsy = (np.asarray(a)[y].astype(np.int64) for a in self.threads.rows)
+        its, sy = self.threads.its, self.seq[y]
         block = self.agent[y]
         warp = block * self._nw + wy
         out = np.zeros(len(x), bool)
@@ -462,8 +484,8 @@ class Acquired:
     def _latest_visible(self, y: np.ndarray, flag: np.ndarray) -> np.ndarray:
         """Per row y: the latest read of `flag` that y's thread sees (`_visible`'s
         rule) before y (none: -1)."""
-        wy, ly, ey, wsy = (np.asarray(a)[y].astype(np.int64) for a in self.threads[:4])
-        its, sy, block = self.threads[8], self.seq[y], self.agent[y]
+        wy, ly, ey, wsy = (np.asarray(a)[y].astype(np.int64) for a in self.threads.rows)
+        its, sy, block = self.threads.its, self.seq[y], self.agent[y]
         warp = block * self._nw + wy
         got = self._reads.latest_below(block, flag, ey)
         got = np.maximum(got, self._by_warp.latest_below(warp, flag, wsy) if its

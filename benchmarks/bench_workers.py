@@ -73,6 +73,11 @@ It prints these tables, counters off (`stats=False`, the fast path) and on
    processes), from the kernel's per-thread scheduler statistics
    (benchmarks/thread_waits.py), so a loaded machine measures the GIL
    waits too. `--switch-interval MS` sets sys.setswitchinterval first.
+9. rounds (`--rounds R` prints only this one): tables 1 and 2 for every
+   cell, R rounds in a row, each round's paired ratio, ceiling and steady
+   ratio, then per cell the least, median and largest over the rounds and
+   how many reached `--target` (default 1.7): one run shows one of the
+   machine's spells, R rounds show how far they move the figures.
 """
 from __future__ import annotations
 
@@ -565,6 +570,31 @@ def _calls_table(args) -> None:
                   f"{others:.0f} | {mine + others:.0f} |")
 
 
+def speed_cell(launch: Callable, n: int, repeats: int, stats: bool) -> dict:
+    """One cell of the speed table: `repeats` paired turns of a launch at 1
+    and n workers beside the machine's ceiling in the same turns. Seconds
+    (min and median per worker count), the median of paired ratios, the
+    ceiling's, and its share."""
+    for w in (1, n):
+        launch(workers=w, stats=stats)
+    ceiling = Ceiling(warm_seconds(lambda: launch(workers=1, stats=stats), CALIBRATION_RUNS), n)
+    ts, cs = timed_turns(lambda w: launch(workers=w, stats=stats), ceiling.run, n, repeats)
+    ours, top = paired_ratio(ts[1], ts[n]), paired_ratio(cs[1], cs[n])
+    return {"min": {w: min(v) for w, v in ts.items()}, "median": {w: float(np.median(v)) for w, v in ts.items()},
+            "paired": ours, "ceiling": top, "share": ours / top}
+
+
+def _same_at(launch, get, want, name: str, n: int) -> str:
+    """'identical' where a launch with every counter on gives the same output
+    and counters at 1 and n workers (the output checked against numpy)."""
+    runs = {}
+    for w in (1, n):
+        lau = launch(workers=w)
+        assert np.array_equal(get(), want), f"{name}: wrong result with {w} workers"
+        runs[w] = (lau.stats, lau.stats_by_line)
+    return "identical" if runs[1] == runs[n] else "DIFFER"
+
+
 def _speed_table(args) -> None:
     n = args.workers
     print(f"| kernel | threads | counters | 1 worker (s), min | {n} workers (s), min | speed-up | "
@@ -573,23 +603,54 @@ def _speed_table(args) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, blocks, tpb, launch, get, want in _kernels(args):
         threads = blocks * tpb
-        runs = {}
-        for w in (1, n):
-            lau = launch(workers=w)
-            assert np.array_equal(get(), want), f"{name}: wrong result with {w} workers"
-            runs[w] = (lau.stats, lau.stats_by_line)
-        same = "identical" if runs[1] == runs[n] else "DIFFER"
+        same = _same_at(launch, get, want, name, n)
         for stats in (False, True):
-            for w in (1, n):
-                launch(workers=w, stats=stats)
-            ceiling = Ceiling(warm_seconds(lambda: launch(workers=1, stats=stats), CALIBRATION_RUNS), n)
-            ts, cs = timed_turns(lambda w: launch(workers=w, stats=stats), ceiling.run, n, args.repeats)
-            lo = {w: min(v) for w, v in ts.items()}
-            med = {w: float(np.median(v)) for w, v in ts.items()}
-            ours, top = paired_ratio(ts[1], ts[n]), paired_ratio(cs[1], cs[n])
+            c = speed_cell(launch, n, args.repeats, stats)
+            lo, med = c["min"], c["median"]
             print(f"| {name} | {threads:,} | {'on' if stats else 'off'} | {lo[1]:.4f} | {lo[n]:.4f} | "
                   f"{lo[1] / lo[n]:.2f}x | {med[1]:.4f} | {med[n]:.4f} | {med[1] / med[n]:.2f}x | "
-                  f"{ours:.2f}x | {top:.2f}x | {ours / top:.2f} | {same} |")
+                  f"{c['paired']:.2f}x | {c['ceiling']:.2f}x | {c['share']:.2f} | {same} |")
+
+
+def _rounds_table(args) -> None:
+    """--rounds R: the speed and steady measurements of every cell, R rounds
+    in a row (a round measures every cell once), each round's figures, then
+    per cell the least, median and largest over the rounds and in how many
+    rounds the speed-up reached --target: how a machine's spells move the
+    figures (a single run shows one spell)."""
+    n, target = args.workers, args.target
+    kernels = list(_kernels(args))
+    cells = [(k, stats) for k in kernels for stats in (False, True)]
+    for k in kernels:
+        assert _same_at(k.launch, k.get, k.want, k.name, n) == "identical", f"{k.name}: counters differ"
+    rounds = max(1, args.repeats // STEADY_BLOCK * 2)
+    got: dict = {}
+    print(f"\nRounds: each measures every cell once, paired ({args.repeats} turns, beside the machine's "
+          f"ceiling) then steady ({rounds} rounds of {STEADY_BLOCK} launches); outputs and counters "
+          f"identical at 1 and {n} workers in every cell (checked once, before)")
+    print("| round | kernel | counters | 1 worker, median (s) | paired | ceiling | of the ceiling | steady |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in range(args.rounds):
+        for k, stats in cells:
+            c = speed_cell(k.launch, n, args.repeats, stats)
+            for w in (1, n):
+                k.launch(workers=w, stats=stats)
+            steady = steady_ratio(steady_turns(lambda w: k.launch(workers=w, stats=stats), n, rounds), n)
+            got.setdefault((k.name, stats), []).append((c["paired"], c["ceiling"], c["share"], steady))
+            print(f"| {r + 1} | {k.name} | {'on' if stats else 'off'} | {c['median'][1]:.4f} | "
+                  f"{c['paired']:.2f}x | {c['ceiling']:.2f}x | {c['share']:.2f} | {steady:.2f}x |", flush=True)
+    print(f"\nOver {args.rounds} rounds: least / median / largest, and the rounds at {target}x or more")
+    print("| kernel | counters | paired | rounds >= target | steady | rounds >= target | ceiling, median | "
+          "of the ceiling, median |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (name, stats), v in got.items():
+        paired, ceiling, share, steady = (np.array(x) for x in zip(*v))
+
+        def spread(a):
+            return f"{a.min():.2f} / {np.median(a):.2f} / {a.max():.2f}x"
+        print(f"| {name} | {'on' if stats else 'off'} | {spread(paired)} | {int((paired >= target).sum())} of "
+              f"{len(v)} | {spread(steady)} | {int((steady >= target).sum())} of {len(v)} | "
+              f"{np.median(ceiling):.2f}x | {np.median(share):.2f} |")
 
 
 def _steady_table(args) -> None:
@@ -717,6 +778,10 @@ def main() -> None:
                     help="only the Python calls per launch, at 1 and N workers")
     ap.add_argument("--waits", action="store_true",
                     help="print only where each thread's time goes: native, Python, GIL waits (Linux)")
+    ap.add_argument("--rounds", type=int, default=0,
+                    help="print only R rounds of the paired and steady measurements of every cell, "
+                         "then their spread and how many reached --target")
+    ap.add_argument("--target", type=float, default=1.7, help="the speed-up --rounds counts rounds against")
     ap.add_argument("--switch-interval", type=float, default=None,
                     help="sys.setswitchinterval for the run, ms (Python's default: 5)")
     args = ap.parse_args()
@@ -724,6 +789,9 @@ def main() -> None:
         sys.setswitchinterval(args.switch_interval / 1e3)
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     print(f"cores allowed: {cores}; load average: {os.getloadavg()}")
+    if args.rounds:
+        _rounds_table(args)
+        return
     if args.serial or args.phases or args.model or args.waits or args.cpu or args.calls or args.steady:
         if args.steady:
             _steady_table(args)

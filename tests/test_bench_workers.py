@@ -165,3 +165,27 @@ def test_split_phases_counts_a_worker_s_apply_inside_its_range_once():
     assert math.isclose(got["workers_other"], 10 - 4 - 3 - 2)
     assert math.isclose(got["all_cpu"], 11 + 10 + (5 - 2))
     assert math.isclose(got["workers_apply"], 5) and math.isclose(got["main_other"], 11 - 4 - 2 - 3)
+
+
+def test_rounds_measure_every_cell_each_round_and_count_the_rounds_at_the_target(monkeypatch, capsys):
+    # a fake kernel whose two-worker launch is 1.8x one worker's in round 1 and 1.6x in round 2:
+    # the summary gives least / median / largest and 1 of 2 rounds at 1.7x
+    speeds = iter([1.8, 1.6])
+    cells = []
+
+    def cell(launch, n, repeats, stats):
+        got = next(speeds) if stats else 2.0
+        cells.append(stats)
+        return {"min": {1: 1.0, n: 1.0 / got}, "median": {1: 1.0, n: 1.0 / got},
+                "paired": got, "ceiling": 2.0, "share": got / 2.0}
+    monkeypatch.setattr(bench_workers, "speed_cell", cell)
+    monkeypatch.setattr(bench_workers, "steady_turns", lambda launch, n, rounds: {1: [[2.0]], n: [[1.0]]})
+    monkeypatch.setattr(bench_workers, "_same_at", lambda *a: "identical")
+    bench = bench_workers.Bench("fake", 1, 32, lambda **kw: None, lambda: None, None)
+    monkeypatch.setattr(bench_workers, "_kernels", lambda args: iter([bench]))
+    args = type("Args", (), {"workers": 2, "target": 1.7, "repeats": 5, "rounds": 2})()
+    bench_workers._rounds_table(args)
+    out = capsys.readouterr().out
+    assert cells == [False, True, False, True]            # every cell, each round
+    assert "| fake | on | 1.60 / 1.70 / 1.80x | 1 of 2 | 2.00 / 2.00 / 2.00x | 2 of 2 | 2.00x | 0.85 |" in out
+    assert "| fake | off | 2.00 / 2.00 / 2.00x | 2 of 2 |" in out

@@ -623,7 +623,7 @@ def _rounds_table(args) -> None:
     cells = [(k, stats) for k in kernels for stats in (False, True)]
     for k in kernels:
         assert _same_at(k.launch, k.get, k.want, k.name, n) == "identical", f"{k.name}: counters differ"
-    rounds = max(1, args.repeats // STEADY_BLOCK * 2)
+    rounds = steady_rounds(args.repeats)
     got: dict = {}
     print(f"\nRounds: each measures every cell once, paired ({args.repeats} turns, beside the machine's "
           f"ceiling) then steady ({rounds} rounds of {STEADY_BLOCK} launches); outputs and counters "
@@ -633,9 +633,7 @@ def _rounds_table(args) -> None:
     for r in range(args.rounds):
         for k, stats in cells:
             c = speed_cell(k.launch, n, args.repeats, stats)
-            for w in (1, n):
-                k.launch(workers=w, stats=stats)
-            steady = steady_ratio(steady_turns(lambda w: k.launch(workers=w, stats=stats), n, rounds), n)
+            steady = steady_ratio(steady_cell(k.launch, n, rounds, stats), n)
             got.setdefault((k.name, stats), []).append((c["paired"], c["ceiling"], c["share"], steady))
             print(f"| {r + 1} | {k.name} | {'on' if stats else 'off'} | {c['median'][1]:.4f} | "
                   f"{c['paired']:.2f}x | {c['ceiling']:.2f}x | {c['share']:.2f} | {steady:.2f}x |", flush=True)
@@ -653,9 +651,22 @@ def _rounds_table(args) -> None:
               f"{np.median(ceiling):.2f}x | {np.median(share):.2f} |")
 
 
+def steady_rounds(repeats: int) -> int:
+    """Rounds of the steady state for --repeats (as many launches per worker count)."""
+    return max(1, repeats // STEADY_BLOCK * 2)
+
+
+def steady_cell(launch: Callable, n: int, rounds: int, stats: bool) -> dict:
+    """One cell of the steady table: both worker counts warmed, then
+    `rounds` rounds of steady_turns; {w: [[seconds] per round]}."""
+    for w in (1, n):
+        launch(workers=w, stats=stats)
+    return steady_turns(lambda w: launch(workers=w, stats=stats), n, rounds)
+
+
 def _steady_table(args) -> None:
     n = args.workers
-    rounds = max(1, args.repeats // STEADY_BLOCK * 2)
+    rounds = steady_rounds(args.repeats)
     print(f"\nSteady state: launches back to back, as a loop of launches runs them: each round "
           f"{STEADY_BLOCK} launches at 1 worker, then {STEADY_BLOCK} at {n}, the first {STEADY_SKIP} "
           f"of each block dropped (they follow the other count's launches); {rounds} rounds; per "
@@ -665,9 +676,7 @@ def _steady_table(args) -> None:
     print("|---|---|---|---|---|---|")
     for name, blocks, tpb, launch, get, want in _kernels(args):
         for stats in (False, True):
-            for w in (1, n):
-                launch(workers=w, stats=stats)
-            got = steady_turns(lambda w: launch(workers=w, stats=stats), n, rounds)
+            got = steady_cell(launch, n, rounds, stats)
             med = {w: float(np.median([t for block in v for t in block])) for w, v in got.items()}
             print(f"| {name} | {blocks * tpb:,} | {'on' if stats else 'off'} | {med[1]:.4f} | "
                   f"{med[n]:.4f} | {steady_ratio(got, n):.2f}x |")

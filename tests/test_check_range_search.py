@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuemu.check.range_search import B, first_at_least, first_at_least_reference
+from gpuemu.check.range_search import B, RangeMax, first_at_least, first_at_least_reference
 
 
 def test_the_first_value_at_least_the_bound_is_found():
@@ -31,3 +31,15 @@ def test_agrees_with_the_plain_rule_across_many_blocks(seed):
     hi = np.minimum(lo + rng.integers(0, 4 * B, 300), n)
     bound = rng.integers(900, 1001, 300)         # rare hits: far answers, many none
     assert first_at_least(v, lo, hi, bound).tolist() == first_at_least_reference(v, lo, hi, bound)
+
+
+def test_one_range_max_answers_rounds_of_queries_that_start_past_the_last_answer():
+    # racecheck's rounds: each asks again from one past the access it found
+    rng = np.random.default_rng(3)
+    v = rng.integers(0, 1000, 7 * B)
+    search = RangeMax(v)
+    lo, hi, bound = rng.integers(0, B, 50), np.full(50, len(v)), rng.integers(950, 1001, 50)
+    for _ in range(4):
+        got = search.first_at_least(lo, hi, bound)
+        assert got.tolist() == first_at_least_reference(v, lo, hi, bound)
+        lo = np.where(got >= 0, got + 1, hi)

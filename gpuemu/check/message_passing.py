@@ -36,6 +36,7 @@ Python, for the reference finders.
 """
 from __future__ import annotations
 
+from functools import cached_property
 from typing import NamedTuple, Optional, Union
 
 import numpy as np
@@ -233,15 +234,13 @@ class _ReadIndex:
         got[known] = self.times[self.rkeys[k[known]] % self.width]
         return got
 
+    @cached_property
     def by_reader(self) -> tuple:
-        """(reader key, time) of every read, sorted (made once)."""
-        got = self.__dict__.get("_by_reader")
-        if got is None:
-            pr = self.rkeys // self.width
-            reader, time = self.readers[self.rpairs[pr] // self.nf], self.times[self.rkeys % self.width]
-            o = np.lexsort((time, reader))
-            got = self.__dict__["_by_reader"] = (reader[o], time[o])
-        return got
+        """(reader key, time) of every read, sorted."""
+        pr = self.rkeys // self.width
+        reader, time = self.readers[self.rpairs[pr] // self.nf], self.times[self.rkeys % self.width]
+        o = np.lexsort((time, reader))
+        return reader[o], time[o]
 
     def latest_before(self, reader: np.ndarray, flag: np.ndarray, t: np.ndarray) -> np.ndarray:
         """The time of reader's latest read of flag before t (none: -1)."""
@@ -444,18 +443,16 @@ class Acquired:
         reader's first read of any published flag after wa's first
         publication after `after`, no later than the flag-by-flag answer (it
         may order what that would not: a race missed, none made up)."""
-        agents, seqs = self._publications_by_agent()
+        agents, seqs = self._publications_by_agent
         pub = _first_in_group(agents, seqs, wa, after)
-        return _first_in_group(*index.by_reader(), reader, pub)
+        return _first_in_group(*index.by_reader, reader, pub)
 
+    @cached_property
     def _publications_by_agent(self) -> tuple:
-        """(agent, seq) of every publication, sorted (made once)."""
-        got = self.__dict__.get("_pub_by_agent")
-        if got is None:
-            agent = self._pk // max(len(self._flags), 1)
-            o = np.lexsort((self._ps, agent))
-            got = self.__dict__["_pub_by_agent"] = (agent[o], self._ps[o])
-        return got
+        """(agent, seq) of every publication, sorted."""
+        agent = self._pk // max(len(self._flags), 1)
+        o = np.lexsort((self._ps, agent))
+        return agent[o], self._ps[o]
 
     def reads_before(self, y: np.ndarray) -> tuple:
         """(count, flag, latest) per row y: how many published flags its agent
@@ -467,7 +464,7 @@ class Acquired:
         count, flag, latest = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
         if not nf or not len(reads.readers):
             return count, flag, latest
-        firsts, first_flag = self._first_reads()
+        firsts, first_flag = self._first_reads
         ra, sy = self.agent[y], self.seq[y]
         rdr = np.minimum(np.searchsorted(reads.readers, ra), len(reads.readers) - 1)
         q = np.flatnonzero(reads.readers[rdr] == ra)
@@ -493,21 +490,19 @@ class Acquired:
         got = np.maximum(got, self._by_thread.latest_before(warp * 32 + ly, flag, sy))
         return got
 
+    @cached_property
     def _first_reads(self) -> tuple:
         """(keys, flags): per (reader, flag) read, its first read as reader
-        rank * width + time rank, sorted, and the flag of each (made once)."""
-        got = self.__dict__.get("_firsts")
-        if got is None:
-            reads, nf = self._reads, len(self._flags)
-            w = reads.width
-            pair = reads.rkeys // w
-            head = np.ones(len(pair), bool)
-            head[1:] = pair[1:] != pair[:-1]          # the first read of each (reader, flag)
-            rp = reads.rpairs[pair[head]]
-            keys = (rp // nf) * w + reads.rkeys[head] % w
-            o = np.argsort(keys, kind="stable")
-            got = self.__dict__["_firsts"] = (keys[o], (rp % nf)[o])
-        return got
+        rank * width + time rank, sorted, and the flag of each."""
+        reads, nf = self._reads, len(self._flags)
+        w = reads.width
+        pair = reads.rkeys // w
+        head = np.ones(len(pair), bool)
+        head[1:] = pair[1:] != pair[:-1]          # the first read of each (reader, flag)
+        rp = reads.rpairs[pair[head]]
+        keys = (rp // nf) * w + reads.rkeys[head] % w
+        o = np.argsort(keys, kind="stable")
+        return keys[o], (rp % nf)[o]
 
 
 def _by_another(pa: np.ndarray, pf: np.ndarray, ps: np.ndarray, nf: int, ra: np.ndarray,

@@ -57,7 +57,7 @@ import numpy as np
 
 from .accesses import Rows, distinct, group_order, spread
 from .message_passing import Acquired, ordered, ordered_one
-from .range_search import first_at_least
+from .range_search import RangeMax
 
 KINDS = ("write-after-write", "read-after-write", "write-after-read")
 SYNC_CALL = 33      # a __syncwarp call in WarpSyncs.tables: active lanes, 32 masks
@@ -603,10 +603,11 @@ def _released_pairs(rows: Rows, tid: np.ndarray, r: np.ndarray, g: np.ndarray, s
         rest = np.flatnonzero(ask & (nflags > 1))
         for f in np.unique(flag[one]).tolist():
             q = one[flag[one] == f]
-            v = acquire.publication_after(acquire.agent[r[sub]], np.full(len(sub), f), acquire.after[r[sub]])
+            v = RangeMax(acquire.publication_after(acquire.agent[r[sub]], np.full(len(sub), f),
+                                                   acquire.after[r[sub]]))
             bound, start = read[q], lo[q]
             for _ in range(SEARCH_ROUNDS):
-                i = first_at_least(v, start, hi[q], bound)
+                i = v.first_at_least(start, hi[q], bound)
                 hit = i >= 0
                 xi = sub[np.maximum(i, 0)]
                 ok = hit.copy()

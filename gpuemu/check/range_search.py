@@ -6,8 +6,9 @@ per query: the values are cut into blocks of B; the query's first block is
 searched whole, the blocks after it through a sparse table of block maxima
 (binary lifting: the longest run of blocks all below the bound is skipped),
 then the block that holds the answer. racecheck asks it for the first access
-past a later access's witnesses that message passing does not order.
-`first_at_least_reference` is the plain rule.
+past a later access's witnesses that message passing does not order, several
+rounds over the same values (`RangeMax`: the blocks and their table made
+once). `first_at_least_reference` is the plain rule.
 """
 from __future__ import annotations
 
@@ -60,24 +61,37 @@ class _Blocks:
         return pos
 
 
+class RangeMax:
+    """The values v, ready for first_at_least queries (their blocks and the
+    blocks' sparse table made once)."""
+
+    def __init__(self, v: np.ndarray) -> None:
+        self.n = len(v)
+        self.blocks = _Blocks(np.asarray(v, np.int64)) if self.n else None
+
+    def first_at_least(self, lo, hi, bound) -> np.ndarray:
+        """Per query k: the least i in [lo[k], hi[k]) with v[i] >= bound[k], else -1."""
+        lo, hi, bound = (np.asarray(a, np.int64) for a in (lo, hi, bound))
+        out = np.full(len(lo), -1, np.int64)
+        if not self.n or not len(lo):
+            return out
+        blocks = self.blocks
+        for s in range(0, len(lo), QUERIES_AT_ONCE):
+            a, b, t = lo[s:s + QUERIES_AT_ONCE], hi[s:s + QUERIES_AT_ONCE], bound[s:s + QUERIES_AT_ONCE]
+            live = a < b
+            got = np.full(len(a), -1, np.int64)
+            # the rest of the first block
+            got[live] = blocks.scan(a[live], np.minimum(b[live], (a[live] // B + 1) * B), t[live])
+            more = np.flatnonzero(live & (got < 0) & ((a // B + 1) * B < b))
+            if len(more):
+                blk = blocks.first_block(a[more] // B + 1, t[more])
+                inside = blk * B < b[more]
+                sel = more[inside]
+                got[sel] = blocks.scan(blk[inside] * B, b[sel], t[sel])
+            out[s:s + len(a)] = got
+        return out
+
+
 def first_at_least(v: np.ndarray, lo: np.ndarray, hi: np.ndarray, bound: np.ndarray) -> np.ndarray:
     """Per query k: the least i in [lo[k], hi[k]) with v[i] >= bound[k], else -1."""
-    lo, hi, bound = (np.asarray(a, np.int64) for a in (lo, hi, bound))
-    out = np.full(len(lo), -1, np.int64)
-    if not len(v) or not len(lo):
-        return out
-    blocks = _Blocks(np.asarray(v, np.int64))
-    for s in range(0, len(lo), QUERIES_AT_ONCE):
-        a, b, t = lo[s:s + QUERIES_AT_ONCE], hi[s:s + QUERIES_AT_ONCE], bound[s:s + QUERIES_AT_ONCE]
-        live = a < b
-        got = np.full(len(a), -1, np.int64)
-        # the rest of the first block
-        got[live] = blocks.scan(a[live], np.minimum(b[live], (a[live] // B + 1) * B), t[live])
-        more = np.flatnonzero(live & (got < 0) & ((a // B + 1) * B < b))
-        if len(more):
-            blk = blocks.first_block(a[more] // B + 1, t[more])
-            inside = blk * B < b[more]
-            sel = more[inside]
-            got[sel] = blocks.scan(blk[inside] * B, b[sel], t[sel])
-        out[s:s + len(a)] = got
-    return out
+    return RangeMax(v).first_at_least(lo, hi, bound)

@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 
-def zeros(shape, dtype, align: int, pad: bool = False) -> np.ndarray:
-    """np.zeros(shape, dtype) starting on an `align`-byte boundary; `pad`:
-    its last `align` bytes hold nothing else either (a separate allocation
-    padded to a whole unit)."""
+def zeros(shape, dtype, align: int, pad: bool = False, offset: int = 0) -> np.ndarray:
+    """np.zeros(shape, dtype) starting `offset` bytes past an `align`-byte
+    boundary; `pad`: the `align`-byte units it touches hold nothing else (a
+    separate allocation padded to whole units)."""
     dtype = np.dtype(dtype)
     n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    size = -(-max(n, 1) // align) * align if pad else max(n, 1)
+    size = -(-(offset + max(n, 1)) // align) * align if pad else offset + max(n, 1)
     raw = np.zeros(size + align, np.uint8)
-    off = -raw.ctypes.data % align
+    off = -raw.ctypes.data % align + offset
     return raw[off:off + n].view(dtype).reshape(shape)

@@ -1,4 +1,4 @@
-"""gpuemu/machine/cache_lines.py: working state on cache lines of its own."""
+"""gpuemu/machine/cache_lines.py: working state on memory pages of its own."""
 import numpy as np
 
 from gpuemu.machine import cache_lines
@@ -11,12 +11,29 @@ def test_an_array_starts_on_a_line_and_is_zeroed_with_its_shape_and_dtype():
     assert a.flags.c_contiguous and a.flags.writeable
 
 
-def test_two_small_arrays_never_share_a_line():
-    arrays = [cache_lines.zeros(3, np.int32) for _ in range(16)]
-    line = cache_lines.LINE
-    held = [set(range(a.ctypes.data // line, (a.ctypes.data + a.nbytes - 1) // line + 1))
-            for a in arrays]
+def _pages(a) -> set:
+    page = cache_lines.PAGE
+    return set(range(a.ctypes.data // page, (a.ctypes.data + max(a.nbytes, 1) - 1) // page + 1))
+
+
+def test_two_arrays_never_share_a_page():
+    arrays = [cache_lines.zeros(n, np.uint8) for n in (3, 5000, 3, 12800, 40, 3)]
+    held = [_pages(a) for a in arrays]
     assert sum(len(h) for h in held) == len(set().union(*held))
+
+
+def test_an_array_with_no_room_left_in_its_first_page_goes_on_over_pages_of_its_own():
+    arrays = [cache_lines.zeros(4000, np.uint8) for _ in range(cache_lines.PAGE // cache_lines.LINE)]
+    held = [_pages(a) for a in arrays]
+    assert sum(len(h) for h in held) == len(set().union(*held))
+    for a in arrays:
+        a[:] = 7                                  # all of it is usable
+        assert (a == 7).all()
+
+
+def test_small_arrays_made_in_turn_start_at_different_offsets_into_their_pages():
+    offsets = {cache_lines.zeros(8, np.int64).ctypes.data % cache_lines.PAGE for _ in range(8)}
+    assert len(offsets) == 8
 
 
 def test_an_empty_array_is_allowed():

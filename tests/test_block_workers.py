@@ -382,6 +382,30 @@ def test_a_kept_run_renews_its_worker_copies_for_new_arguments(stats):
     assert kept[0] and kept[0] == kept[1] == kept[2]
 
 
+def _working_state(run) -> list:
+    """The arrays a run's native code writes all through a launch."""
+    got = [run.ctx, run.frames, run.shared, run.counters, run.store_order]
+    scratch = run.__dict__.get("_block_range_scratch")
+    return got + ([scratch[0], scratch[1]] if scratch is not None else [])
+
+
+@pytest.mark.parametrize("stats", [False, True])
+def test_a_worker_copys_working_state_shares_no_page_with_the_runs(stats):
+    # the L2 streamer prefetches for ownership anywhere in a 4 KB page, so two
+    # workers' arrays in one page slow both (gpuemu/machine/cache_lines.py)
+    from gpuemu.machine import cache_lines, worker_copy
+    n = 256
+    k = gpuemu.RawModule(path=str(PROGRAMS / "transpose_tiled33.cu")).get_function("transpose_tiled33")
+    a = np.random.default_rng(5).random((n, n), dtype=np.float32)
+    k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2, stats=stats)
+    run = next(r for r in _idle_runs(k) if r.__dict__.get(worker_copy.KEPT))
+    arrays = _working_state(run) + _working_state(run.__dict__[worker_copy.KEPT][0].run)
+    page = cache_lines.PAGE
+    held = [set(range(x.ctypes.data // page, (x.ctypes.data + max(x.nbytes, 1) - 1) // page + 1))
+            for x in arrays]
+    assert sum(len(h) for h in held) == len(set().union(*held))
+
+
 def test_the_worker_copies_a_run_keeps_are_counted_in_its_kept_bytes():
     # launch_plan keeps a kernel's idle runs within a byte budget: their worker copies count
     from gpuemu.machine import block_workers, launch_plan, worker_copy

@@ -21,7 +21,9 @@ none; on pages of their own 36 of 36 at 1.71-1.99x, one worker's time
 unchanged (benchmarks/results/own_pages_*.txt). So `zeros` gives each
 array pages no other allocation uses, and starts it at the next of
 PAGE // LINE offsets into its page, so that a thread's small arrays (ctx,
-loop state, launch array) do not all sit in the same L1 set.
+loop state, launch array) do not all sit in the same L1 set. An array
+then takes at least two pages of address space (8 KB; a run and each of
+its worker copies hold some ten such arrays).
 """
 from __future__ import annotations
 

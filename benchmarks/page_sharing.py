@@ -32,9 +32,6 @@ import gpuemu  # noqa: E402
 from gpuemu import aligned_memory  # noqa: E402
 from gpuemu.machine import cache_lines, worker_copy  # noqa: E402
 
-N = 1 << 20
-
-
 def _runs() -> dict:
     return {id(o): o for o in gc.get_objects() if type(o).__name__ == "LaunchRun"}
 
@@ -44,25 +41,36 @@ def _pages(a: np.ndarray) -> set:
     return set(range(a.ctypes.data // p, (a.ctypes.data + a.nbytes - 1) // p + 1))
 
 
-def main() -> None:
+def main(argv: list | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--placements", type=int, default=6)
     ap.add_argument("--turns", type=int, default=40, help="paired turns per measurement")
+    ap.add_argument("--threads", type=int, default=1 << 20, help="vecadd's threads (a multiple of 256)")
     ap.add_argument("--lines", action="store_true",
                     help="working state on lines of its own only (the rule before pages)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    zeros = cache_lines.zeros
     if args.lines:
         cache_lines.zeros = lambda shape, dtype: aligned_memory.zeros(shape, dtype, cache_lines.LINE, pad=True)
+    try:
+        _measure(args)
+    finally:
+        cache_lines.zeros = zeros
+    return 0
+
+
+def _measure(args) -> None:
     import bench_workers as bw
     t = bw._transpose(1024)                  # as bench_workers: the heap the launches see there
     bw._same_at(t.launch, t.get, t.want, t.name, 2)
+    n = args.threads
     rng = np.random.default_rng(1)
-    a, b = rng.random(N, dtype=np.float32), rng.random(N, dtype=np.float32)
-    x, y, c = gpuemu.asarray(a), gpuemu.asarray(b), gpuemu.zeros(N, dtype=np.float32)
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    x, y, c = gpuemu.asarray(a), gpuemu.asarray(b), gpuemu.zeros(n, dtype=np.float32)
     src = (Path(__file__).resolve().parents[1] / "programs" / "vecadd.cu").read_text()
 
     def launcher(k):
-        return lambda w: k((N // 256,), (256,), (x, y, c, np.int32(N)), workers=w, stats=False)
+        return lambda w: k((n // 256,), (256,), (x, y, c, np.int32(n)), workers=w, stats=False)
 
     placements = []
     for i in range(args.placements):
@@ -88,7 +96,7 @@ def main() -> None:
             got.append((statistics.median(o / w for o, w in ts), statistics.median(o for o, _ in ts),
                         statistics.median(w for _, w in ts)))
     rule = "lines of their own only" if args.lines else "pages of their own"
-    print(f"vecadd 1M, counters off, {args.turns} paired turns a measurement; working state on {rule}")
+    print(f"vecadd {n:,} threads, counters off, {args.turns} paired turns a measurement; working state on {rule}")
     print("| placement | frames share a page | paired, first | paired, second | 1 worker (ms) | 2 workers (ms) |")
     print("|---|---|---|---|---|---|")
     for i, (_, shared, got) in enumerate(placements):
@@ -103,4 +111,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

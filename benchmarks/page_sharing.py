@@ -36,11 +36,6 @@ def _runs() -> dict:
     return {id(o): o for o in gc.get_objects() if type(o).__name__ == "LaunchRun"}
 
 
-def _pages(a: np.ndarray) -> set:
-    p = cache_lines.PAGE
-    return set(range(a.ctypes.data // p, (a.ctypes.data + a.nbytes - 1) // p + 1))
-
-
 def main(argv: list | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--placements", type=int, default=6)
@@ -67,7 +62,7 @@ def _measure(args) -> None:
     rng = np.random.default_rng(1)
     a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     x, y, c = gpuemu.asarray(a), gpuemu.asarray(b), gpuemu.zeros(n, dtype=np.float32)
-    src = (Path(__file__).resolve().parents[1] / "programs" / "vecadd.cu").read_text()
+    path = str(Path(__file__).resolve().parents[1] / "programs" / "vecadd.cu")
 
     def launcher(k):
         return lambda w: k((n // 256,), (256,), (x, y, c, np.int32(n)), workers=w, stats=False)
@@ -75,14 +70,14 @@ def _measure(args) -> None:
     placements = []
     for i in range(args.placements):
         before = _runs()
-        k = gpuemu.RawModule(code=src + f"\n// placement {i}\n").get_function("vecadd")
+        k = gpuemu.RawModule(path=path).get_function("vecadd")     # a kernel of its own: its own runs
         launch = launcher(k)
         launch(1)
         launch(2)
         assert np.array_equal(c.get(), a + b)
         run = next(r for j, r in _runs().items() if j not in before and r.__dict__.get(worker_copy.KEPT))
         copy = run.__dict__[worker_copy.KEPT][0].run
-        placements.append((launch, bool(_pages(run.frames) & _pages(copy.frames)), []))
+        placements.append((launch, bool(set(cache_lines.pages(run.frames)) & set(cache_lines.pages(copy.frames))), []))
 
     for _ in range(2):
         for launch, _, got in placements:

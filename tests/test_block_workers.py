@@ -400,9 +400,7 @@ def test_a_worker_copys_working_state_shares_no_page_with_the_runs(stats):
     k((n // 32, n // 32), (32, 8), (np.zeros_like(a), a, np.int32(n)), workers=2, stats=stats)
     run = next(r for r in _idle_runs(k) if r.__dict__.get(worker_copy.KEPT))
     arrays = _working_state(run) + _working_state(run.__dict__[worker_copy.KEPT][0].run)
-    page = cache_lines.PAGE
-    held = [set(range(x.ctypes.data // page, (x.ctypes.data + max(x.nbytes, 1) - 1) // page + 1))
-            for x in arrays]
+    held = [set(cache_lines.pages(x)) for x in arrays]
     assert sum(len(h) for h in held) == len(set().union(*held))
 
 

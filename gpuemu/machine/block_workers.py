@@ -202,11 +202,11 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
     source = _source(batches, nworkers, run.shape.threads_per_block, even=True)
     charge = ordered_charge.OrderedCharge(run, source)
     start = run.ctx.copy()       # what every worker's ctx starts from
-    workers: list = []           # each thread's copy
     # the pool threads' copies renewed here, before they wake: on a pool thread
     # that took 0.07-0.09 ms of GIL waits before its first range (vecadd 1M,
     # counters on: two workers 1-1.5% faster, steady turns of 40-60 rounds)
-    theirs = [worker_copy.take(run, start) for _ in range(nworkers - 1)]
+    workers = [worker_copy.take(run, start) for _ in range(nworkers - 1)]
+    theirs = list(workers)       # each pool thread pops one (list.pop is atomic)
     merged = threading.Lock()
     got: dict = {"reported": 0}  # the calling thread's: its copy, blocks told to progress
 
@@ -235,8 +235,7 @@ def _run_traced(run, batches: Iterable, nworkers: int, progress: Optional[Callab
             if mine:
                 wk = got["mine"] = worker_copy.take(run, start, lend=True)
             else:
-                wk = theirs.pop()        # (list.pop is atomic)
-            workers.append(wk)       # list.append is atomic
+                wk = theirs.pop()
             t0 = time.thread_time()
             done = False
             while True:

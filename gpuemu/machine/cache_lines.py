@@ -49,3 +49,9 @@ def zeros(shape, dtype) -> np.ndarray:
     """np.zeros(shape, dtype) on pages of its own, starting on a line (the
     next of the staggered offsets into its first page)."""
     return aligned_memory.zeros(shape, dtype, PAGE, pad=True, offset=next(_offsets))
+
+
+def pages(a: np.ndarray) -> range:
+    """The numbers of the PAGE-byte pages `a`'s data touches (at least its first)."""
+    start = a.ctypes.data
+    return range(start // PAGE, (start + max(a.nbytes, 1) - 1) // PAGE + 1)
